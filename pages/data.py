@@ -1,0 +1,82 @@
+"""Data: pick the built-in corpus, upload files, or point at local files; the last good dataset stays loaded."""
+
+import streamlit as st
+
+from core.cleaning import CleaningConfig
+from core.corpus import CorpusConfig
+from core.data import ColumnMapping, DataSpec, load_dataset, store_upload
+from core.errors import InputError
+from core.paths import studio_home
+
+
+def mapping_inputs(key: str) -> ColumnMapping:
+    with st.expander("Column mapping (for CSV, Parquet or non-standard JSONL)"):
+        c1, c2, c3 = st.columns(3)
+        return ColumnMapping(text=c1.text_input("Text column", "text", key=f"{key}_text"),
+                             label=c2.text_input("Label column", "label", key=f"{key}_label"),
+                             source=c3.text_input("Source column (optional)", "source", key=f"{key}_source"))
+
+
+def try_load(spec: DataSpec) -> None:
+    """Swap in the new dataset only when it loads cleanly; otherwise say why and keep the old one."""
+    try:
+        with st.spinner("Loading and checking…"):
+            ds = load_dataset(spec)
+    except InputError as e:
+        st.error(f"Could not load this data: {e}. The previous dataset is still loaded.")
+        return
+    st.session_state.dataset = ds
+    st.success(f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items()))
+
+
+if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
+    st.switch_page("app.py")
+st.title("Data")
+st.caption(f"Current: **{st.session_state.dataset.name}**")
+built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"])
+
+with built_in:
+    st.markdown("A deterministic **synthetic** corpus: six invented writers named after the Subtask B classes, "
+                "over shared topics. A TF-IDF + logistic-regression baseline scores about 76% on its test split.")
+    c1, c2, c3 = st.columns(3)
+    train_n = c1.number_input("Train texts per class", 50, 20000, 2000, step=250, key="bi_train")
+    test_n = c2.number_input("Test texts per class", 20, 5000, 500, step=100, key="bi_test")
+    seed = c3.number_input("Seed", 0, 10_000, 13, key="bi_seed")
+    if st.button("Use the built-in corpus", key="bi_load"):
+        try_load(DataSpec(builtin=CorpusConfig(int(train_n), int(test_n), int(seed))))
+
+with upload:
+    st.markdown("Subtask B JSONL (`id`, `text`, `model`, `source`, `label`), or any JSONL, CSV or Parquet file "
+                "with a text and a label column. Test labels are optional.")
+    train_file = st.file_uploader("Train file", type=["jsonl", "json", "csv", "parquet"], key="up_train")
+    test_file = st.file_uploader("Test file (optional)", type=["jsonl", "json", "csv", "parquet"], key="up_test")
+    up_mapping = mapping_inputs("up")
+    if st.button("Load uploaded files", key="up_load", disabled=train_file is None):
+        try:
+            folder = studio_home() / "uploads"
+            paths = {k: str(store_upload(f.getvalue(), f.name, folder)) if f else None
+                     for k, f in (("train", train_file), ("test", test_file))}
+        except InputError as e:
+            st.error(f"Could not load this upload: {e}. The previous dataset is still loaded.")
+        else:
+            try_load(DataSpec(train=paths["train"], test=paths["test"], mapping=up_mapping))
+
+with local:
+    st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "
+                "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`.")
+    train_path = st.text_input("Train file or directory", key="lp_train")
+    test_path = st.text_input("Test file (optional)", key="lp_test")
+    lp_mapping = mapping_inputs("lp")
+    if st.button("Load from path", key="lp_load", disabled=not train_path.strip()):
+        try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))
+
+st.subheader("Cleaning")
+st.caption("The seed report's preprocessing. Off by default: punctuation, digits and case are part of a writer's "
+           "style. Applied the same way in Explore, training and Classify.")
+current = st.session_state.cleaning
+c1, c2, c3 = st.columns(3)
+st.session_state.cleaning = CleaningConfig(
+    expand_contractions=c1.toggle("Expand contractions", current.expand_contractions, key="cl_contr"),
+    strip_special=c2.toggle("Strip special characters and digits", current.strip_special, key="cl_special"),
+    lowercase=c3.toggle("Lowercase", current.lowercase, key="cl_lower"),
+)

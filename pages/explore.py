@@ -1,0 +1,127 @@
+"""Explore: counts, lengths, words, 2-D maps and train/test shift of the current dataset."""
+
+import streamlit as st
+
+from core import charts, explore
+from core.backbone import load_tokenizer
+from core.data import with_cleaning
+from core.labels import class_colors
+from core.paths import studio_home
+from core.report import KL_EXPLANATION
+
+CACHE = studio_home() / "explore"
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def cleaned(fingerprint: str, cleaning, _ds):
+    return with_cleaning(_ds, cleaning)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def lengths(fingerprint: str, _ds):
+    return explore.lengths(_ds, load_tokenizer(), cache=CACHE)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def ngrams(fingerprint: str, n: int, stop_words: bool, k: int, _ds):
+    return explore.top_ngrams(_ds, n, stop_words, k, cache=CACHE)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def word_cloud(fingerprint: str, name: str, color: str, _freqs):
+    return charts.word_cloud_png(_freqs, color)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def tfidf_map(fingerprint: str, method: str, _ds):
+    return explore.tfidf_map(_ds, method, cache=CACHE)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def embedding_map(fingerprint: str, per_split: int, _ds, _progress):
+    return explore.embedding_map(_ds, per_split=per_split, cache=CACHE, on_progress=_progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def kl(fingerprint: str, _ds):
+    return explore.kl_shift(_ds, cache=CACHE)
+
+
+if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
+    st.switch_page("app.py")
+ds = cleaned(st.session_state.dataset.fingerprint, st.session_state.cleaning, st.session_state.dataset)
+key, labels = ds.fingerprint, ds.labels
+st.title("Explore")
+if ds.synthetic:
+    st.caption("Data: the built-in **synthetic** corpus.")
+
+overview, tab_lengths, words, maps, shift = st.tabs(["Overview", "Lengths", "Words", "Maps", "Train/test shift"])
+
+with overview:
+    st.altair_chart(charts.class_counts(ds.class_counts(), labels))
+    absent = [c for c, n in ds.class_counts()["train"].items() if n == 0]
+    if absent:
+        st.warning(f"Declared but absent from train: {', '.join(absent)}.")
+    sources = explore.source_breakdown(ds)
+    if not sources.empty:
+        st.subheader("Per source")
+        st.altair_chart(charts.source_breakdown(sources, labels))
+
+with tab_lengths:
+    with st.status("Counting characters, words and tokens…", expanded=False) as status:
+        lens = lengths(key, ds)
+        status.update(label="Lengths ready", state="complete")
+    c1, c2, c3 = st.columns([1, 1, 2])
+    measure = c1.radio("Measure", ["tokens", "words", "chars"], horizontal=True, key="ex_measure")
+    max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen")
+    trunc = explore.truncation_share(lens, int(max_len)).set_index("class")["share"]
+    c3.metric("Texts truncated at this max length", f"{trunc['all']:.1%}")
+    st.altair_chart(charts.length_histogram(explore.length_histogram(lens, measure), labels, measure, int(max_len)))
+    st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content")
+
+with words:
+    c1, c2 = st.columns(2)
+    n = c1.radio("n-gram size", [1, 2, 3], horizontal=True, key="ex_n")
+    stop = c2.toggle("Remove English stop words", True, key="ex_stop")
+    with st.spinner("Counting n-grams…"):
+        st.altair_chart(charts.top_ngrams(ngrams(key, n, stop, 15, ds), labels))
+        freqs = ngrams(key, 1, True, 150, ds)
+    st.subheader("Word clouds")
+    colors = class_colors(labels)
+    cols = st.columns(3)
+    for i, (name, group) in enumerate(freqs.groupby("class")):
+        cols[i % 3].image(word_cloud(key, name, colors[name], group), caption=name)
+
+with maps:
+    c1, c2 = st.columns(2)
+    method = c1.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map",
+                      format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
+    with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
+        points = tfidf_map(key, method, ds)
+        status.update(label="Map ready", state="complete", expanded=False)
+    sample = explore.scatter_sample(points)
+    st.caption(f"Showing {len(sample):,} of {int(points['sampled_from'].iloc[0]):,} texts as points "
+               f"({'UMAP is fitted on a sample; ' if method == 'umap' else ''}the hexbins count every mapped text).")
+    st.altair_chart(charts.scatter_map(sample, labels, f"TF-IDF {method.upper()}"))
+    st.subheader("Density per class and split")
+    st.altair_chart(charts.hexbin_map(explore.hexbin(points, 25), labels))
+    st.subheader("Backbone embeddings")
+    per_split = c2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n")
+    if st.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb"):
+        bar = st.progress(0.0, text="Embedding texts…")
+        emb = embedding_map(key, int(per_split), ds, lambda done, total: bar.progress(done / total,
+                                                                                      text=f"Embedded {done}/{total}"))
+        bar.empty()
+        st.altair_chart(charts.scatter_map(emb, labels, "MiniLM embeddings, PCA"))
+
+with shift:
+    st.caption(KL_EXPLANATION)
+    matrix = kl(key, ds)
+    if matrix.empty:
+        st.info("No test split is loaded, so there is no shift to measure. Add a test file on the Data page.")
+    else:
+        overall = float(matrix.loc[matrix["train"] == "all", "kl"].iloc[0])
+        st.metric("KL(train‖test), all classes", f"{overall:.3f} nats")
+        c1, c2 = st.columns([1, 2])
+        c1.dataframe(explore.kl_per_class(matrix).set_index("class").style.format("{:.3f}"), width="content")
+        c2.altair_chart(charts.kl_matrix(matrix, labels))

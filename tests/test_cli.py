@@ -1,0 +1,62 @@
+"""The CLI: summaries, reports, and exit code 2 with a clear message on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import main
+from core.paths import REPO_ROOT
+from tests.conftest import semeval_rows, write_jsonl
+
+
+def test_data_check_prints_counts(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "t.jsonl", semeval_rows(10, (0, 1)))
+    assert main(["data", "check", str(path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["class_counts"]["train"]["human"] + info["class_counts"]["val"]["human"] == 10
+    assert "bloomz" in info["absent_classes"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["data", "check", "/no/such/file.jsonl"], "File not found"),
+    (["data", "check"], "required"),
+    (["data", "check", "builtin", "--bogus"], "unrecognized arguments"),
+    (["explore", "builtin", "--out", "x", "--map", "tsne"], "invalid choice"),
+])
+def test_bad_usage_exits_2_with_message(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_malformed_file_exits_2_naming_the_line(tmp_path, capsys):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "a", "label": 0}\n{oops\n')
+    assert main(["data", "check", str(path)]) == 2
+    assert "malformed JSON on line 2" in capsys.readouterr().err
+
+
+def test_explore_writes_report_and_summary(m4_dir, tmp_path):
+    out = tmp_path / "report"
+    code = main(["explore", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"), "--out", str(out)])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["class_counts"]["test"]["human"] == 14
+    assert set(summary["kl_per_class"]) == {"human", "chatGPT", "cohere", "davinci", "dolly"}
+    assert all(v > 0 for v in summary["kl_per_class"].values())
+    assert summary["length_quantiles"]["human"]["tokens"]["0.5"] > 10
+    assert len(summary["top_ngrams"]["2"]["chatGPT"]) == 15
+    html = (out / "report.html").read_text()
+    assert "vegaEmbed" in html and "data:image/png;base64" in html
+    assert "http://" not in html.split("<script>")[0] and "cdn.jsdelivr" not in html
+
+
+def test_python_dash_m_entry_point(tmp_path):
+    """`python -m core` runs as a program and maps bad input to exit code 2."""
+    result = subprocess.run([sys.executable, "-m", "core", "data", "check", str(tmp_path / "none.csv")],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "error: File not found" in result.stderr

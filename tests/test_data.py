@@ -1,0 +1,197 @@
+"""Loaders, validation errors, splits and labeled-subset sampling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.data import (
+    UNLABELED, ColumnMapping, DataError, DataSpec, load_dataset, load_file, load_frame, official_files,
+    sample_labeled, split_off, store_upload,
+)
+from core.labels import SEMEVAL_LABELS
+from tests.conftest import semeval_rows, write_jsonl
+
+
+# ---------------------------------------------------------------- loaders
+
+def test_semeval_jsonl_ids_map_to_official_names(tmp_path):
+    frame, labels = load_file(write_jsonl(tmp_path / "t.jsonl", semeval_rows(labels=(0, 3, 5))))
+    assert labels == SEMEVAL_LABELS
+    assert sorted(set(frame["label"])) == [0, 3, 5]
+    assert list(frame.columns) == ["id", "text", "label", "source"]
+    assert frame.loc[frame["id"] == "3-0", "label"].item() == 3
+
+
+def test_label_names_accepted_case_insensitively(tmp_path):
+    rows = [{"text": f"t{i}", "label": name} for i, name in enumerate(["Human", "chatgpt", "DOLLY", "human"])]
+    frame, labels = load_file(write_jsonl(tmp_path / "t.jsonl", rows))
+    assert labels == SEMEVAL_LABELS
+    assert frame["label"].tolist() == [0, 1, 5, 0]
+
+
+def test_model_field_stands_in_for_missing_label(tmp_path):
+    rows = [{k: v for k, v in r.items() if k != "label"} for r in semeval_rows()]
+    frame, _ = load_file(write_jsonl(tmp_path / "t.jsonl", rows))
+    assert sorted(set(frame["label"])) == [0, 1, 2]
+
+
+def test_test_file_without_labels_is_unlabeled(tmp_path):
+    rows = [{"id": str(i), "text": f"essay {i}"} for i in range(4)]
+    frame, _ = load_file(write_jsonl(tmp_path / "t.jsonl", rows), labels=SEMEVAL_LABELS, require_labels=False)
+    assert (frame["label"] == UNLABELED).all()
+
+
+def test_official_directory_with_gold_labels(tmp_path):
+    write_jsonl(tmp_path / "subtaskB_train.jsonl", semeval_rows(4, (0, 1, 2, 3)))
+    write_jsonl(tmp_path / "subtaskB_dev.jsonl", semeval_rows(2, (0, 1, 2, 3)))
+    write_jsonl(tmp_path / "subtaskB_test.jsonl", [{"id": f"x{i}", "text": f"essay {i}"} for i in range(4)])
+    write_jsonl(tmp_path / "subtaskB_gold.jsonl", [{"id": f"x{i}", "text": "-", "label": i} for i in range(4)])
+    assert set(official_files(tmp_path)) == {"train", "val", "test", "gold"}
+    ds = load_dataset(DataSpec(train=str(tmp_path)))
+    assert len(ds.train) == 16 and len(ds.val) == 8
+    assert ds.test["label"].tolist() == [0, 1, 2, 3]
+
+
+def test_generic_csv_with_column_mapping_and_string_labels(tmp_path):
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"body": ["a b", "c d", "e f", "g h"], "who": ["bot", "person", "bot", "person"],
+                  "domain": ["x", "y", "x", "y"]}).to_csv(path, index=False)
+    frame, labels = load_file(path, ColumnMapping(text="body", label="who", source="domain"))
+    assert labels == ("bot", "person")
+    assert frame["label"].tolist() == [0, 1, 0, 1]
+    assert frame["source"].tolist() == ["x", "y", "x", "y"]
+
+
+def test_generic_integer_labels_keep_their_numbers(tmp_path):
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"text": list("abcd"), "label": [10, 2, 10, 2]}).to_csv(path, index=False)
+    frame, labels = load_file(path)
+    assert labels == ("2", "10")
+    assert frame["label"].tolist() == [1, 0, 1, 0]
+
+
+def test_parquet_and_split_column(tmp_path):
+    path = tmp_path / "d.parquet"
+    n = 30
+    pd.DataFrame({"text": [f"doc {i}" for i in range(n)], "label": [i % 2 for i in range(n)],
+                  "split": ["train"] * 20 + ["dev"] * 4 + ["test"] * 6}).to_parquet(path)
+    ds = load_dataset(DataSpec(train=str(path)))
+    assert (len(ds.train), len(ds.val), len(ds.test)) == (20, 4, 6)
+    assert ds.labels == ("0", "1")
+
+
+def test_upload_bytes_take_the_same_path_as_files(tmp_path, studio_home):
+    raw = "".join(json.dumps(r) + "\n" for r in semeval_rows()).encode()
+    frame, labels = load_frame(raw, "upload.jsonl")
+    stored = store_upload(raw, "../../evil name.jsonl", studio_home / "uploads")
+    assert stored.parent == studio_home / "uploads" and stored.suffix == ".jsonl"
+    assert load_file(stored)[0].equals(frame)
+
+
+def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    counts = ds.class_counts()
+    assert counts.loc["bloomz"].sum() == 0
+    assert counts["train"].sum() + counts["val"].sum() == 128 and counts["test"].sum() == 65
+    assert set(ds.train["source"]) == {"arxiv", "reddit"}
+
+
+# ---------------------------------------------------------------- every validation error
+
+@pytest.mark.parametrize("content, name, message", [
+    (b"", "e.jsonl", "is empty"),
+    (b"\n\n  \n", "e.jsonl", "is empty"),
+    (b'{"text": "a", "label": 0}\n{"text": "b", "label": 1\n', "m.jsonl", "malformed JSON on line 2"),
+    (b'{"text": "a", "label": 0}\n[1, 2]\n', "m.jsonl", "line 2 is a JSON list"),
+    (b'{"text": "caf\xe9", "label": 0}\n', "enc.jsonl", "not UTF-8 text: byte 0xe9 on line 1"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "bin.jsonl", "binary file"),
+    (b'{"body": "a", "label": 0}\n', "c.jsonl", "no text column 'text'; the columns are body, label"),
+    (b'{"text": "a", "who": 0}\n', "c.jsonl", "no label column 'label'"),
+    (b'{"text": "a", "label": 0}\n{"text": "  ", "label": 1}\n', "t.jsonl", "empty or missing text (the first on line 2)"),
+    (b'{"text": "a", "label": 0}\n{"text": null, "label": 1}\n', "t.jsonl", "empty or missing text"),
+    (b'{"text": "a", "label": 0}\n{"text": "b", "label": 9, "model": "x"}\n', "u.jsonl", "unknown label(s) 9 (the first on line 2)"),
+    (b'{"text": "a", "label": "human", "model": "human"}\n{"text": "b", "label": "gpt4", "model": "gpt4"}\n',
+     "u.jsonl", "unknown label(s) gpt4 (the first on line 2); known labels are human, chatGPT"),
+    (b"text,label\na,0\n", "x.txt", "unknown file type"),
+    (b"not parquet at all", "p.parquet", "not a readable Parquet file"),
+])
+def test_bad_input_gets_a_specific_message(content, name, message):
+    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_frame(content, name)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataError, match="File not found"):
+        load_file(tmp_path / "nope.jsonl")
+
+
+def test_file_over_the_size_limit(tmp_path):
+    from core.data import read_bytes
+
+    path = write_jsonl(tmp_path / "big.jsonl", semeval_rows(50))
+    with pytest.raises(DataError, match="over the 0 MB limit"):
+        read_bytes(path, max_bytes=100)
+
+
+def test_single_class_is_refused(tmp_path):
+    path = write_jsonl(tmp_path / "one.jsonl", semeval_rows(5, (2,)))
+    with pytest.raises(DataError, match=r"only one class \(cohere\)"):
+        load_dataset(DataSpec(train=str(path)))
+
+
+def test_unknown_label_in_test_file_names_train_labels(tmp_path):
+    train = write_jsonl(tmp_path / "train.csv.jsonl", [{"text": f"t{i}", "label": "ab"[i % 2]} for i in range(6)])
+    test = write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": "c"}])
+    with pytest.raises(DataError, match="unknown label.*c.*known labels are a, b"):
+        load_dataset(DataSpec(train=str(train), test=str(test)))
+
+
+def test_official_directory_without_train_file(tmp_path):
+    with pytest.raises(DataError, match="no subtaskB_train.jsonl"):
+        load_dataset(DataSpec(train=str(tmp_path)))
+
+
+# ---------------------------------------------------------------- splits and sampling
+
+def test_split_off_is_stratified_and_reproducible(small_builtin):
+    train, val = split_off(small_builtin.train, 0.25, seed=3)
+    again = split_off(small_builtin.train, 0.25, seed=3)[1]
+    assert val["id"].tolist() == again["id"].tolist()
+    assert set(train["id"]).isdisjoint(val["id"])
+    assert val["label"].value_counts().nunique() == 1  # the same share of every class
+
+
+def test_sample_labeled_by_fraction():
+    labels = np.repeat(np.arange(4), [100, 200, 50, 10])
+    mask = sample_labeled(labels, fraction=0.1, seed=0)
+    assert [int(mask[labels == c].sum()) for c in range(4)] == [10, 20, 5, 1]
+    assert np.array_equal(mask, sample_labeled(labels, fraction=0.1, seed=0))
+    assert not np.array_equal(mask, sample_labeled(labels, fraction=0.1, seed=1))
+
+
+def test_sample_labeled_keeps_one_row_of_rare_classes_and_caps_per_class():
+    labels = np.repeat(np.arange(3), [1000, 5, 2])
+    assert sample_labeled(labels, fraction=0.01)[labels == 2].sum() == 1
+    per = sample_labeled(labels, per_class=4)
+    assert [int(per[labels == c].sum()) for c in range(3)] == [4, 4, 2]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"fraction": 0.1, "per_class": 2}, {"fraction": 0}, {"fraction": 1.5},
+                                    {"per_class": 0}])
+def test_sample_labeled_rejects_bad_arguments(kwargs):
+    with pytest.raises(ValueError):
+        sample_labeled(np.zeros(10, dtype=int), **kwargs)
+
+
+def test_fingerprint_follows_content(tmp_path):
+    a = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "a.jsonl", semeval_rows()))))
+    b = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "b.jsonl", semeval_rows()))))
+    rows = semeval_rows()
+    rows[0]["text"] += "!"
+    c = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "c.jsonl", rows))))
+    assert a.fingerprint == b.fingerprint != c.fingerprint

@@ -1,0 +1,109 @@
+"""Exploration statistics on tiny hand-made inputs with known answers, and the disk cache."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import explore
+from core.data import Dataset
+from core.labels import SEMEVAL_LABELS
+
+
+def tiny(train_texts: dict[int, list[str]], test_texts: dict[int, list[str]] | None = None,
+         labels=("a", "b")) -> Dataset:
+    def frame(texts):
+        rows = [(t, lab) for lab, ts in texts.items() for t in ts]
+        return pd.DataFrame({"id": [str(i) for i in range(len(rows))], "text": [r[0] for r in rows],
+                             "label": [r[1] for r in rows], "source": ""})
+    return Dataset(name="tiny", labels=labels, train=frame(train_texts),
+                   test=frame(test_texts) if test_texts else None)
+
+
+def test_kl_of_identical_distributions_is_zero():
+    counts = np.array([3.0, 1.0, 0.0, 6.0])
+    assert explore.kl_divergence(counts, counts) == pytest.approx(0.0, abs=1e-12)
+    assert explore.kl_divergence(counts, 2 * counts, alpha=0.0) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_kl_matches_the_formula():
+    p, q = np.array([1.0, 1.0]), np.array([3.0, 1.0])
+    expected = 0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(0.5 / 0.25)
+    assert explore.kl_divergence(p, q, alpha=0.0) == pytest.approx(expected)
+
+
+def test_kl_shift_diagonal_zero_when_test_repeats_train():
+    texts = {0: ["red red blue", "blue green"], 1: ["cat dog", "dog dog fish"]}
+    shift = explore.kl_shift(tiny(texts, texts))
+    per_class = explore.kl_per_class(shift).set_index("class")["kl"]
+    assert per_class.tolist() == pytest.approx([0.0, 0.0], abs=1e-12)
+    off = shift[(shift["train"] == "a") & (shift["test"] == "b")]["kl"].item()
+    assert off > 0.5
+    assert shift[shift["train"] == "all"]["kl"].item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_kl_shift_empty_without_test_split():
+    assert explore.kl_shift(tiny({0: ["x y"], 1: ["z w"]})).empty
+
+
+def test_top_ngrams_counts_and_stop_words():
+    ds = tiny({0: ["the cat sat", "the cat ran"], 1: ["a dog barked at the dog"]})
+    uni = explore.top_ngrams(ds, 1, stop_words=False, k=2)
+    a = uni[uni["class"] == "a"]
+    assert a["ngram"].tolist() == ["cat", "the"] and a["count"].tolist() == [2, 2]
+    b = explore.top_ngrams(ds, 1, stop_words=True, k=5)
+    assert "the" not in set(b["ngram"]) and b[b["class"] == "b"]["ngram"].iloc[0] == "dog"
+    bi = explore.top_ngrams(ds, 2, stop_words=False, k=1)
+    assert bi[bi["class"] == "a"]["ngram"].item() == "the cat"
+
+
+def test_lengths_histogram_and_truncation(small_builtin):
+    from core.backbone import load_tokenizer
+
+    lens = explore.lengths(small_builtin, load_tokenizer())
+    assert len(lens) == len(small_builtin.train) + len(small_builtin.test)
+    assert (lens["tokens"] >= 3).all() and (lens["chars"] >= lens["words"]).all()
+    hist = explore.length_histogram(lens, "tokens", bins=10)
+    assert hist.groupby("class")["count"].sum().sum() == len(lens)
+    share = explore.truncation_share(lens, max_len=0).set_index("class")["share"]
+    assert share["all"] == 1.0
+    med = int(lens["tokens"].median())
+    assert explore.truncation_share(lens, med).set_index("class")["share"]["all"] <= 0.5
+
+
+def test_truncation_share_on_known_values():
+    lens = pd.DataFrame({"class": ["a", "a", "b", "b"], "tokens": [10, 300, 100, 600]})
+    share = explore.truncation_share(lens, 256).set_index("class")["share"]
+    assert share.to_dict() == {"a": 0.5, "b": 0.5, "all": 0.5}
+
+
+def test_hexbin_counts_every_point_once():
+    rng = np.random.default_rng(0)
+    pts = pd.DataFrame({"split": ["train"] * 500 + ["test"] * 200, "class": rng.choice(["a", "b"], 700),
+                        "x": rng.normal(size=700), "y": rng.normal(size=700)})
+    bins = explore.hexbin(pts, gridsize=10)
+    assert bins["count"].sum() == 700
+    assert bins.groupby("split")["count"].sum().to_dict() == {"test": 200, "train": 500}
+    assert len(bins[["x", "y"]].drop_duplicates()) < 150
+
+
+def test_tfidf_map_keeps_every_row_and_caches(small_builtin, studio_home, monkeypatch):
+    cache = studio_home / "explore"
+    points = explore.tfidf_map(small_builtin, cache=cache)
+    assert len(points) == len(small_builtin.train) + len(small_builtin.test)
+    assert set(points["class"]) == set(SEMEVAL_LABELS)
+    # A warm call reads the cache: it must not fit PCA again.
+    monkeypatch.setattr(explore, "PCA", None)
+    again = explore.tfidf_map(small_builtin, cache=cache)
+    pd.testing.assert_frame_equal(points, again)
+
+
+def test_source_breakdown():
+    ds = tiny({0: ["x", "y"], 1: ["z"]})
+    assert explore.source_breakdown(ds).empty
+    ds.train["source"] = ["wiki", "reddit", "wiki"]
+    table = explore.source_breakdown(ds)
+    assert table["count"].sum() == 3 and set(table["source"]) == {"wiki", "reddit"}

@@ -1,0 +1,79 @@
+"""AppTest of the dashboard pages on the built-in corpus and on the real M4 sample."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.data import DataSpec, load_dataset
+from core.paths import REPO_ROOT
+
+APP = str(REPO_ROOT / "app.py")
+
+
+def open_page(page: str, dataset=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    if dataset is not None:
+        at.session_state["dataset"] = dataset
+    at.run()
+    if page != "pages/home.py":  # home is the default page
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_home_shows_the_synthetic_corpus():
+    at = open_page("pages/home.py")
+    assert at.title[0].value == "GAN-BERT Studio"
+    assert any("synthetic" in i.value for i in at.info)
+    assert "synthetic" in " ".join(c.value for c in at.caption)
+
+
+def test_explore_on_builtin_corpus(small_builtin):
+    at = open_page("pages/explore.py", small_builtin)
+    assert [t.label for t in at.tabs] == ["Overview", "Lengths", "Words", "Maps", "Train/test shift"]
+    assert len(at.get("vega_lite_chart")) >= 6
+    assert at.metric[0].label == "Texts truncated at this max length"
+    assert len(at.get("image")) == 6  # one word cloud per class
+
+
+def test_explore_on_real_m4_sample(m4_dir):
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    at = open_page("pages/explore.py", ds)
+    assert any("bloomz" in w.value for w in at.warning)  # declared but absent
+    assert len(at.get("image")) == 5
+    kl_metric = [m for m in at.metric if m.label.startswith("KL")]
+    assert kl_metric and float(kl_metric[0].value.split()[0]) > 0
+
+
+def test_changing_max_length_updates_truncation(small_builtin):
+    at = open_page("pages/explore.py", small_builtin)
+    before = at.metric[0].value
+    at.number_input(key="ex_maxlen").set_value(16).run()
+    assert not at.exception
+    assert at.metric[0].value == "100.0%" != before
+
+
+def test_data_page_keeps_previous_dataset_on_bad_path(small_builtin):
+    at = open_page("pages/data.py", small_builtin)
+    at.text_input(key="lp_train").set_value("/no/such/file.jsonl").run()
+    at.button(key="lp_load").click().run()
+    assert not at.exception
+    assert "File not found" in at.error[0].value and "previous dataset is still loaded" in at.error[0].value
+    assert at.session_state["dataset"] is small_builtin
+
+
+def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
+    at = open_page("pages/data.py", small_builtin)
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()
+    at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
+    at.button(key="lp_load").click().run()
+    assert not at.exception and at.success
+    assert at.session_state["dataset"].name == "train.jsonl"
+
+
+@pytest.mark.parametrize("key", ["cl_lower"])
+def test_cleaning_toggle_is_kept_in_session(key, small_builtin):
+    at = open_page("pages/data.py", small_builtin)
+    at.toggle(key=key).set_value(True).run()
+    assert at.session_state["cleaning"].lowercase
