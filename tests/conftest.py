@@ -44,3 +44,24 @@ def semeval_rows(n_per_class: int = 3, labels: tuple[int, ...] = (0, 1, 2)) -> l
     return [{"id": f"{lab}-{i}", "text": f"text number {i} written by {names[lab]}", "model": names[lab],
              "source": "wikipedia" if i % 2 else "reddit", "label": lab}
             for lab in labels for i in range(n_per_class)]
+
+
+def make_tiny_backbone(folder: Path) -> Path:
+    """A random 2-layer, hidden-32 BERT with the MiniLM tokenizer: the real code paths in a blink."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from core.backbone import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512)
+    BertModel(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory) -> Path:
+    return make_tiny_backbone(tmp_path_factory.mktemp("tiny-bert"))

@@ -1,0 +1,107 @@
+"""Executing one registered run, in the foreground (CLI `train`) or as a background worker process.
+
+`python -m core.worker RUN_ID` is what the queue starts. Training is wrapped in try/except/finally,
+so a run always ends done, failed (with its traceback in train.log), cancelled or diverged; only a
+killed process leaves it running, and `Registry.reconcile` then marks it interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+
+from core.backbone import describe_device
+from core.runs import Registry, check_run_id
+from core.training import Cancelled, Diverged, train
+
+log = logging.getLogger("studio.worker")
+
+
+class StopFlag:
+    """Set by SIGTERM or by a cancel request in the registry (checked at most every 2 s)."""
+
+    def __init__(self, registry: Registry, run_id: str):
+        self.registry, self.run_id = registry, run_id
+        self.signalled, self.checked = False, 0.0
+
+    def handle(self, signum, frame) -> None:
+        self.signalled = True
+
+    def __call__(self) -> bool:
+        if not self.signalled and time.monotonic() - self.checked > 2.0:
+            self.checked = time.monotonic()
+            self.signalled = self.registry.get(self.run_id).cancel_requested
+        return self.signalled
+
+
+def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
+    """Training events → registry rows: progress, per-epoch metrics, status messages."""
+    last = [0.0]
+
+    def on_event(event: dict) -> None:
+        kind = event["type"]
+        if kind == "progress" and time.monotonic() - last[0] > 1.0:
+            last[0] = time.monotonic()
+            registry.update_progress(run_id, event["step"] / event["total_steps"], event["epoch"],
+                                     event.get("samples_per_s"))
+        elif kind == "epoch":
+            val = {f"val_{k}": event["val"][k] for k in ("accuracy", "macro_f1", "mcc")}
+            registry.add_epoch(run_id, event["epoch"], {**event["losses"], **val, "best": event["best"]})
+            registry.update_progress(run_id, event["step"] / event["total_steps"], event["epoch"],
+                                     event.get("samples_per_s"),
+                                     f"epoch {event['epoch']}: val macro-F1 {val['val_macro_f1']:.3f}")
+        elif kind == "features":
+            registry.update_progress(run_id, 0.0, 0, message=f"encoding texts {event['done']}/{event['total']}")
+        elif kind == "status":
+            registry.set_message(run_id, event["message"])
+        log.info("%s", event if kind != "epoch" else {k: v for k, v in event.items() if k != "val"})
+    return on_event
+
+
+def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] = lambda e: None) -> str:
+    """Run a registered config to its end and record how it ended; returns the final status."""
+    run = registry.get(run_id)
+    stop = StopFlag(registry, run_id)
+    if threading.current_thread() is threading.main_thread():  # signals can only be set there
+        signal.signal(signal.SIGTERM, stop.handle)
+    registry.mark_running(run_id, os.getpid(), describe_device())
+    to_registry = registry_events(registry, run_id)
+
+    def on_event(event: dict) -> None:
+        to_registry(event)
+        extra(event)
+
+    try:
+        result = train(run.config, registry.run_dir(run_id), on_event, stop)
+        registry.finish(run_id, "done", "finished", result)
+    except Cancelled as e:
+        registry.finish(run_id, "cancelled", str(e))
+    except Diverged as e:
+        registry.finish(run_id, "diverged", str(e))
+    except Exception as e:  # any failure ends the run failed, with the traceback in its log
+        log.error("%s", traceback.format_exc())
+        registry.finish(run_id, "failed", f"{type(e).__name__}: {e}")
+    return registry.get(run_id).status
+
+
+def main(argv: list[str]) -> int:
+    from core.jobs import pump
+
+    run_id = check_run_id(argv[0])
+    registry = Registry()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        status = execute_run(registry, run_id)
+    finally:
+        pump(registry)  # start whatever is queued next
+    return 0 if status == "done" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

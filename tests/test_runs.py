@@ -1,0 +1,112 @@
+"""The registry lifecycle and background runs: real worker processes, SIGKILL, cancel, the queue."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from core import jobs
+from core.config import TrainConfig
+from core.corpus import CorpusConfig
+from core.data import DataSpec
+from core.runs import Registry, RunError, check_run_id
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+
+
+def cfg(tiny_backbone, **kw) -> TrainConfig:
+    base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1, fraction=0.5,
+                batch_size=8)
+    return TrainConfig(**{**base, **kw})
+
+
+def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_lifecycle_in_one_process(tiny_backbone, studio_home):
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    assert reg.get(run_id).status == "queued" and (reg.run_dir(run_id) / "config.json").exists()
+    assert reg.claim(run_id) and not reg.claim(run_id)  # exactly one claimer
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.update_progress(run_id, 0.5, 1, 12.0)
+    reg.add_epoch(run_id, 1, {"loss": 1.0, "val_macro_f1": 0.3})
+    reg.finish(run_id, "done", metrics={"test": {"accuracy": 0.5, "macro_f1": 0.4, "mcc": 0.1}})
+    reg.finish(run_id, "failed", "late")  # a finished run keeps its first ending
+    run = reg.get(run_id)
+    assert run.status == "done" and run.progress == 1.0 and run.summary["accuracy"] == 0.5
+    assert reg.epochs(run_id) == [{"epoch": 1, "loss": 1.0, "val_macro_f1": 0.3}]
+    reg.set_deleted(run_id)
+    assert reg.list() == [] and len(reg.list(include_deleted=True)) == 1
+    reg.set_deleted(run_id, False)
+    assert [r.id for r in reg.list()] == [run_id]
+
+
+@pytest.mark.parametrize("bad", ["../etc", "20260101-120000-zzzzzz", "", "x/../../y", "20260101-120000-a1b2c3/.."])
+def test_run_ids_are_validated(bad, studio_home):
+    with pytest.raises(RunError, match="not a run id"):
+        check_run_id(bad)
+    with pytest.raises(RunError):
+        Registry().get(bad)
+
+
+def test_unknown_run_id(studio_home):
+    with pytest.raises(RunError, match="no run 20260101-120000-abcdef"):
+        Registry().get("20260101-120000-abcdef")
+
+
+def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home):
+    reg = Registry()
+    run_id = jobs.submit(reg, cfg(tiny_backbone))
+    run = wait_for(lambda: (r := reg.get(run_id)).status in ("done", "failed") and r, what="run end")
+    assert run.status == "done", jobs.tail_log(reg, run_id)
+    assert run.metrics["test"]["accuracy"] > 0 and reg.epochs(run_id)
+    assert "epoch" in jobs.tail_log(reg, run_id)
+
+
+def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):
+    reg = Registry()
+    run_id = jobs.submit(reg, cfg(tiny_backbone, frozen=False, epochs=200, patience=200))
+    run = wait_for(lambda: (r := reg.get(run_id)).status == "running" and r.epoch >= 1 and r, what="first epoch")
+    os.kill(run.pid, signal.SIGKILL)
+    wait_for(lambda: reg.reconcile() or reg.get(run_id).status == "interrupted", what="interrupted")
+    assert reg.get(run_id).status == "interrupted"
+    folder = reg.run_dir(run_id)
+    assert not [p for p in folder.rglob("*") if p.name.startswith(".") or p.suffix in (".partial", ".tmp")]
+    with sqlite3.connect(reg.path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    first = jobs.submit(reg, cfg(tiny_backbone, frozen=False, epochs=200, patience=200))
+    second = jobs.submit(reg, cfg(tiny_backbone, seed=1))
+    assert reg.get(second).status == "queued"  # one slot, taken by the first
+    wait_for(lambda: reg.get(first).status == "running", what="first running")
+    assert jobs.cancel(reg, second) == "cancelled"
+    assert jobs.cancel(reg, first, grace=60) == "cancelled"
+    assert "cancelled" in reg.get(first).message
+    with pytest.raises(RunError, match="already cancelled"):
+        jobs.cancel(reg, first)
+
+
+def test_queue_runs_in_order_with_concurrency_one(tiny_backbone, studio_home):
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    ids = [jobs.submit(reg, cfg(tiny_backbone, seed=s)) for s in range(3)]
+    assert [reg.get(i).status for i in ids[1:]] == ["queued", "queued"]
+    wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=240, what="all done")
+    runs = [reg.get(i) for i in ids]
+    assert runs[0].ended <= runs[1].started and runs[1].ended <= runs[2].started

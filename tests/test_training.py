@@ -1,0 +1,142 @@
+"""Every method on a tiny random BERT: losses go down, checkpoints round-trip, guards fire."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from safetensors.torch import load_file
+
+from core import training
+from core.config import TrainConfig
+from core.corpus import CorpusConfig
+from core.data import DataSpec
+from core.errors import InputError
+from core.models.classifier import WEIGHTS
+from core.predict import classify
+from core.training import CHECKPOINT, PREDICTIONS, Diverged, bucketed_batches, load_best, train
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+
+
+def config(tiny_backbone, **kw) -> TrainConfig:
+    base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, fraction=0.5, batch_size=8, lr=1e-3,
+                patience=10, collapse_evals=10, max_len=64)
+    return TrainConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize("kw, loss", [
+    ({"method": "finetune"}, "loss"),
+    ({"method": "adapter", "lr": 3e-3}, "loss"),
+    ({"method": "ganbert"}, "d_supervised"),
+    ({"method": "ganbert", "generator": "bow"}, "d_supervised"),
+    ({"method": "finetune", "frozen": True, "lr": 1e-2}, "loss"),
+    ({"method": "ganbert", "frozen": True, "lr": 1e-2}, "d_supervised"),
+    ({"method": "ganbert", "frozen": True, "generator": "bow", "gan_preset": "seed-report", "lr": 1e-3}, "d_supervised"),
+])
+def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss):
+    result = train(config(tiny_backbone, **kw), tmp_path)
+    history = result["history"]
+    assert len(history) == 4
+    assert history[-1][loss] < history[0][loss], [h[loss] for h in history]
+    assert set(result["test"]) >= {"accuracy", "macro_f1", "mcc", "confusion", "per_class"}
+    assert np.asarray(result["test"]["confusion"]).sum() == 60
+    assert (tmp_path / CHECKPOINT / WEIGHTS).exists() and (tmp_path / "result.json").exists()
+    if kw["method"] == "ganbert":
+        assert {"d_loss", "g_loss", "g_feature_matching"} <= set(history[0])
+
+
+@pytest.mark.parametrize("kw", [{"method": "finetune"}, {"method": "adapter"}, {"method": "ganbert", "frozen": True}])
+def test_checkpoint_round_trip_gives_identical_predictions(tiny_backbone, tmp_path, kw):
+    train(config(tiny_backbone, epochs=1, **kw), tmp_path)
+    saved = pd.read_parquet(tmp_path / PREDICTIONS)
+    model = load_best(tmp_path)
+    from core.data import builtin_dataset
+
+    texts = builtin_dataset(DATA.builtin).test["text"].tolist()
+    probs = np.array([[p.probabilities[c] for c in model.labels] for p in classify(model, texts)])
+    expected = saved[[f"p_{c}" for c in model.labels]].to_numpy()
+    np.testing.assert_allclose(probs, expected, atol=1e-4)
+    if kw["method"] == "ganbert":
+        assert saved["fake_prob"].between(0, 1).all()
+
+
+def test_adapter_checkpoint_holds_only_adapters_and_head(tiny_backbone, tmp_path):
+    train(config(tiny_backbone, method="adapter", epochs=1), tmp_path)
+    keys = load_file(str(tmp_path / CHECKPOINT / WEIGHTS)).keys()
+    encoder_keys = [k for k in keys if k.startswith("encoder.")]
+    assert encoder_keys and all("adapters" in k for k in encoder_keys)
+    assert any(k.startswith("head.") for k in keys)
+
+
+def test_frozen_checkpoint_has_no_encoder_and_features_are_cached(tiny_backbone, tmp_path, monkeypatch, studio_home):
+    train(config(tiny_backbone, method="finetune", frozen=True, epochs=1), tmp_path / "a")
+    keys = load_file(str(tmp_path / "a" / CHECKPOINT / WEIGHTS)).keys()
+    assert not any(k.startswith("encoder.") for k in keys) and "feature_mean" in keys
+    assert len(list((studio_home / "features").glob("*.safetensors"))) == 1
+
+    def no_encoding(*a, **k):
+        raise AssertionError("features should come from the cache")
+    monkeypatch.setattr("core.features.embed_texts", no_encoding)
+    train(config(tiny_backbone, method="ganbert", frozen=True, epochs=1, seed=3), tmp_path / "b")
+
+
+def test_unlabeled_rows_never_carry_labels(tiny_backbone):
+    cfg = config(tiny_backbone, method="ganbert", frozen=False, fraction=0.1)
+    ds = training.load_data(cfg)
+    model = training.build_model(cfg, ds.labels, training.pick_device("cpu"))
+    prepared = training.prepare(cfg, ds, model, lambda e: None)
+    assert (prepared.pool_labels[prepared.unlabeled] == -1).all()
+    assert (prepared.pool_labels[prepared.labeled] >= 0).all()
+    assert len(prepared.labeled) == 6 * 3  # 10% of 27 per class, rounded
+    assert len(prepared.labeled) + len(prepared.unlabeled) == len(ds.train)
+
+
+def test_nan_loss_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
+    monkeypatch.setattr(training, "supervised_step", lambda *a, **k: {"loss": float("nan")})
+    with pytest.raises(Diverged, match="the loss loss became nan at epoch 1, step 1"):
+        train(config(tiny_backbone, method="finetune", frozen=True), tmp_path)
+
+
+def test_collapse_onto_one_class_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
+    def one_class(model, rep, split, batch_size):
+        n = len(rep.lengths(split))
+        probs = np.zeros((n, len(model.labels)), dtype=np.float32)
+        probs[:, 2] = 1
+        return probs, np.zeros(n, dtype=np.float32)
+    monkeypatch.setattr(training, "predict_split", one_class)
+    with pytest.raises(Diverged, match="every validation prediction was 'cohere' for 2 evaluations"):
+        train(config(tiny_backbone, method="finetune", frozen=True, collapse_evals=2), tmp_path)
+
+
+def test_early_stopping_ends_before_the_last_epoch(tiny_backbone, tmp_path):
+    result = train(config(tiny_backbone, method="finetune", frozen=True, epochs=30, patience=1, lr=1e-4), tmp_path)
+    assert result["epochs_run"] < 30
+
+
+def test_bucketed_batches_cover_every_row_once_with_similar_lengths():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(5, 500, size=1000)
+    batches = bucketed_batches(lengths, 16, rng, bucket=10)
+    flat = np.concatenate(batches)
+    assert sorted(flat) == list(range(1000))
+    spread = np.mean([lengths[b].max() - lengths[b].min() for b in batches])
+    assert spread < 60  # random batches would spread over ~450 tokens
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"method": "adapter", "frozen": True}, "cannot use frozen-feature mode"),
+    ({"fraction": 0.0}, "fraction must be in"),
+    ({"fraction": None, "per_class": None}, "exactly one of fraction or per_class"),
+    ({"method": "gan"}, "method must be one of"),
+    ({"pooling": "layers"}, "layers pooling needs frozen-feature mode"),
+    ({"max_len": 1024}, "at most 512"),
+])
+def test_bad_configs_are_refused(tiny_backbone, kw, message):
+    with pytest.raises(InputError, match=message):
+        config(tiny_backbone, **kw)
+
+
+def test_config_json_round_trip(tiny_backbone):
+    cfg = config(tiny_backbone, method="ganbert", generator="bow", tags=("a", "b"))
+    assert TrainConfig.from_json(cfg.to_json()) == cfg
