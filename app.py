@@ -29,6 +29,9 @@ pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
     st.Page("pages/explore.py", title="Explore", icon=":material/query_stats:"),
+    st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("pages/classify.py", title="Classify", icon=":material/label:"),
 ]
 nav = st.navigation(pages)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from core.backbone import resolve_backbone
 from core.cleaning import CleaningConfig
-from core.config import ADAPTER_KINDS, GANBERT_PRESETS, GENERATORS, METHODS, TrainConfig
+from core.config import ADAPTER_KINDS, GANBERT_PRESETS, GENERATORS, METHODS, TrainConfig, grid
 from core.corpus import CorpusConfig
 from core.data import ColumnMapping, DataSpec, Dataset, load_dataset
 from core.errors import InputError
@@ -190,9 +190,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     base = config_from_args(args, method="finetune", fraction=args.fractions[0])
     resolve_backbone(base.backbone)
     load_data(base)
-    configs = [base.with_(method=m, generator=g, fraction=f, seed=s)
-               for m in args.methods for g in (args.generators if m == "ganbert" else ["noise"])
-               for f in args.fractions for s in args.seeds]
+    configs = grid(base, args.methods, args.generators, args.fractions, None, args.seeds)
     registry = Registry()
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)

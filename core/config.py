@@ -131,3 +131,34 @@ def check(c: TrainConfig) -> None:
         bad(f"max_len must be at most 512 (BERT's position limit), got {c.max_len}")
     if c.lr is not None and not 0 < c.lr < 1:
         bad(f"learning rate must be in (0, 1), got {c.lr}")
+
+
+def parse_numbers(text: str, kind: str) -> list[float]:
+    """'1%, 0.05 10%' → [0.01, 0.05, 0.1] for fractions; '0 1 2' → [0, 1, 2] for seeds."""
+    values = []
+    for part in text.replace(",", " ").split():
+        try:
+            value = float(part.rstrip("%")) / 100 if part.endswith("%") else float(part)
+        except ValueError:
+            raise InputError(f"{part!r} is not a number (in the {kind} list)") from None
+        if kind == "seed" and not value.is_integer():
+            raise InputError(f"seeds are whole numbers, got {part!r}")
+        values.append(value)
+    return values
+
+
+def grid(base: TrainConfig, methods: list[str], generators: list[str], fractions: list[float] | None,
+         per_class: list[int] | None, seeds: list[int]) -> list[TrainConfig]:
+    """Methods × generators (GAN-BERT only) × labeled amounts × seeds, each a checked config."""
+    if not methods:
+        raise InputError("choose at least one method")
+    if "ganbert" in methods and not generators:
+        raise InputError("choose at least one GAN-BERT generator (G1 noise or G2 bag of words)")
+    if not seeds:
+        raise InputError("give at least one seed")
+    amounts = [{"fraction": f, "per_class": None} for f in fractions or []] + \
+              [{"fraction": None, "per_class": n} for n in per_class or []]
+    if not amounts:
+        raise InputError("give at least one labeled fraction or count per class")
+    return [base.with_(method=m, generator=g, seed=int(s), **a)
+            for m in methods for g in (generators if m == "ganbert" else ["noise"]) for a in amounts for s in seeds]

@@ -1,6 +1,10 @@
-"""Home: what the studio is, the current dataset, and where to go next."""
+"""Home: what the studio is, the current dataset, the device, recent runs, and where to go next."""
 
 import streamlit as st
+
+from core.backbone import describe_device
+from core.jobs import pump
+from core.runs import Registry
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -12,13 +16,32 @@ st.markdown(
     "trains classifiers that learn from **few labels** (BERT fine-tuning, adapters, GAN-BERT)."
 )
 
-st.subheader("Current dataset")
-if ds.synthetic:
-    st.info("This is the **built-in synthetic corpus**: six invented writers named after the SemEval-2024 "
-            "Task 8 Subtask B classes, so the studio works offline. Load the official files on the Data page.")
-st.markdown(f"**{ds.name}** — {len(ds.labels)} classes")
-st.dataframe(ds.class_counts(), width="content")
+c1, c2 = st.columns([3, 2])
+with c1:
+    st.subheader("Current dataset")
+    if ds.synthetic:
+        st.info("This is the **built-in synthetic corpus**: six invented writers named after the SemEval-2024 "
+                "Task 8 Subtask B classes, so the studio works offline. Load the official files on the Data page.")
+    st.markdown(f"**{ds.name}** — {len(ds.labels)} classes")
+    st.dataframe(ds.class_counts(), width="content")
+with c2:
+    st.subheader("Device")
+    st.markdown(describe_device())
+    st.subheader("Recent runs")
+    registry = Registry()
+    pump(registry)
+    recent = registry.list()[-5:][::-1]
+    if not recent:
+        st.caption("No runs yet: start one on the Train page.")
+    for run in recent:
+        test = (run.metrics or {}).get("test", {})
+        score = f" · macro-F1 {test['macro_f1']:.3f}" if test else ""
+        st.markdown(f"`{run.status}` {run.label}{score}")
 
 st.subheader("Next steps")
-st.page_link("pages/data.py", label="Load a dataset (official Subtask B files, JSONL, CSV or Parquet)", icon=":material/folder_open:")
+st.page_link("pages/data.py", label="Load a dataset (official Subtask B files, JSONL, CSV or Parquet)",
+             icon=":material/folder_open:")
 st.page_link("pages/explore.py", label="Explore lengths, words, maps and train/test shift", icon=":material/query_stats:")
+st.page_link("pages/train.py", label="Train low-label classifiers in the background", icon=":material/model_training:")
+st.page_link("pages/compare.py", label="Compare runs against the labeled fraction", icon=":material/compare_arrows:")
+st.page_link("pages/classify.py", label="Classify a text with a trained model", icon=":material/label:")

@@ -1,0 +1,85 @@
+"""Compare: filter runs, aggregate over seeds, plot metrics against the labeled fraction, test differences."""
+
+import streamlit as st
+
+from core import charts, compare, jobs
+from core.runs import Registry
+
+if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
+    st.switch_page("app.py")
+registry = Registry()
+jobs.pump(registry)
+runs = registry.list()
+
+st.title("Compare")
+if not runs:
+    st.info("No runs to compare yet. Launch some on the Train page.")
+    st.stop()
+
+frame = compare.runs_frame(runs)
+with st.expander("Filters", expanded=False):
+    cols = st.columns(4)
+    chosen = {}
+    for i, column in enumerate(["dataset", "method", "fraction", "backbone", "status", "generator", "tags", "seed"]):
+        options = sorted(frame[column].dropna().unique().tolist(), key=str)
+        chosen[column] = cols[i % 4].multiselect(column, options, key=f"cmp_{column}")
+for column, values in chosen.items():
+    if values:
+        frame = frame[frame[column].isin(values)]
+
+st.subheader("Runs")
+event = st.dataframe(frame.drop(columns=["message"]), hide_index=True, key="cmp_table", on_select="rerun",
+                     selection_mode="multi-row",
+                     column_config={m: st.column_config.NumberColumn(format="%.3f") for m in compare.METRICS} |
+                     {"fraction": st.column_config.NumberColumn(format="%.3f")})
+st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
+
+agg = compare.aggregate(frame)
+if agg.empty:
+    st.info("No finished runs match. Metrics appear here when runs end `done`.")
+    st.stop()
+
+st.subheader("Metrics (mean ± std over seeds)")
+st.dataframe(agg, hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                                  for c in agg.columns if c.endswith(("_mean", "_std"))})
+metric = st.radio("Metric", list(compare.METRICS), horizontal=True, key="cmp_metric",
+                  format_func=lambda m: {"accuracy": "Accuracy", "macro_f1": "Macro-F1", "mcc": "MCC"}[m])
+c1, c2 = st.columns(2)
+line = charts.metric_vs_fraction(agg, metric)
+c1.altair_chart(line)
+bars = charts.grouped_bars(agg, metric)
+c2.altair_chart(bars)
+d1, d2, d3 = st.columns(3)
+d1.download_button("Line chart (PNG)", charts.chart_png(line), f"{metric}_vs_fraction.png", key="cmp_png")
+d2.download_button("Line chart (SVG)", charts.chart_svg(line), f"{metric}_vs_fraction.svg", key="cmp_svg")
+d3.download_button("Bars (SVG)", charts.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
+
+selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
+selected = [r for r in runs if r.id in selected_ids and r.status == "done"]
+st.subheader("Selected runs")
+if not selected:
+    st.caption("Select finished runs in the table above to overlay their curves and compare them closely.")
+    st.stop()
+
+epochs = compare.epochs_frame(registry, selected)
+st.altair_chart(charts.epoch_curves(epochs, ["val_accuracy", "val_macro_f1", "val_mcc"]))
+normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm")
+cols = st.columns(min(3, len(selected)))
+for i, run in enumerate(selected):
+    cells = compare.confusion_frame(run, normalized)
+    labels = list(cells["true"].unique())
+    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, run.label, normalized))
+st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected), tuple(labels)))
+
+if len(selected) == 2:
+    a, b = selected
+    try:
+        test = compare.paired_test(registry, a.id, b.id)
+    except ValueError as e:
+        st.warning(str(e))
+    else:
+        st.markdown(f"**McNemar's test** ({'exact' if test.exact else 'χ² with continuity correction'}): "
+                    f"only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
+        st.info(test.verdict(a.label, b.label))
+else:
+    st.caption("Select exactly two finished runs for McNemar's paired significance test.")

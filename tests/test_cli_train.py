@@ -1,0 +1,68 @@
+"""The training CLI: train, sweep, runs, cancel and predict, on the real M4 sample and a tiny BERT."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.cli import main
+from core.runs import Registry
+from tests.test_runs import wait_for
+
+
+def data_args(m4_dir) -> list[str]:
+    return ["--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl")]
+
+
+def last_json(out: str) -> dict:
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
+    code = main(["train", *data_args(m4_dir), "--method", "ganbert", "--generator", "bow", "--per-class", "5",
+                 "--frozen", "--epochs", "2", "--backbone", str(tiny_backbone)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    result = last_json(out.out)
+    assert result["status"] == "done" and set(result) >= {"run_id", "accuracy", "macro_f1", "mcc"}
+    assert 0 <= result["accuracy"] <= 1
+
+    assert main(["predict", result["run_id"], "An essay about neural networks."]) == 0
+    pred = json.loads(capsys.readouterr().out)
+    assert pred["label"] in pred["probabilities"] and len(pred["probabilities"]) == 6
+    assert sum(pred["probabilities"].values()) == pytest.approx(1.0, abs=1e-5)
+    assert 0 <= pred["fake_probability"] <= 1
+
+    assert main(["runs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in rows] == [result["run_id"]] and rows[0]["method"] == "ganbert"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["predict", "../../etc/passwd", "hi"], "not a run id"),
+    (["predict", "20260101-120000-abcdef", "hi"], "no run 20260101-120000-abcdef"),
+    (["cancel", "20260101-120000-abcdef"], "no run"),
+    (["train", "--train", "builtin", "--method", "adapter", "--frozen", "--fraction", "0.1"], "frozen-feature mode"),
+    (["train", "--train", "builtin", "--method", "finetune", "--fraction", "2"], "fraction must be in"),
+    (["train", "--train", "builtin", "--method", "finetune"], "one of the arguments --fraction --per-class"),
+    (["train", "--train", "/no/file.jsonl", "--method", "finetune", "--fraction", "0.1"], "File not found"),
+    (["train", "--train", "builtin", "--method", "finetune", "--fraction", "0.1", "--backbone", "/no/model"],
+     "backbone folder not found"),
+])
+def test_bad_training_input_exits_2(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, studio_home):
+    code = main(["sweep", *data_args(m4_dir), "--methods", "finetune", "ganbert", "--generators", "noise", "bow",
+                 "--fractions", "0.2", "0.5", "--seeds", "0", "--frozen", "--epochs", "1", "--concurrency", "1",
+                 "--backbone", str(tiny_backbone)])
+    assert code == 0
+    ids = last_json(capsys.readouterr().out)["run_ids"]
+    assert len(ids) == 6  # finetune × 2 fractions + ganbert × 2 generators × 2 fractions
+    reg = Registry()
+    wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
+    labels = sorted(reg.get(i).label for i in ids)
+    assert labels[0] == "finetune frozen @ 0.2 seed 0" and "ganbert-bow frozen @ 0.5 seed 0" in labels

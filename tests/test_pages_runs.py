@@ -1,0 +1,104 @@
+"""AppTest of Home, Train, Compare and Classify with runs made by the engine on a tiny BERT."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.compare import mcnemar
+from core.config import TrainConfig
+from core.corpus import CorpusConfig
+from core.data import builtin_dataset
+from core.runs import Registry
+from core.worker import execute_run
+from tests.test_pages import open_page
+from tests.test_runs import wait_for
+
+CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return builtin_dataset(CORPUS)
+
+
+def finished_run(tiny_backbone, dataset, **kw) -> str:
+    reg = Registry()
+    config = TrainConfig(**{**dict(data=dataset.spec, backbone=str(tiny_backbone), method="finetune", frozen=True,
+                                   epochs=2, fraction=0.5, batch_size=8, lr=1e-2), **kw})
+    run_id = reg.create(config)
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "done"
+    return run_id
+
+
+def test_empty_states_say_what_to_do(dataset):
+    assert "Launch" in open_page("pages/train.py", dataset).info[0].value
+    assert "Train page" in open_page("pages/compare.py", dataset).info[0].value
+    assert "Train a model" in open_page("pages/classify.py", dataset).info[0].value
+    home = open_page("pages/home.py", dataset)
+    assert any("No runs yet" in c.value for c in home.caption)
+
+
+def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
+    at = open_page("pages/train.py", dataset)
+    at.multiselect(key="tr_methods").set_value(["finetune", "ganbert"])
+    at.multiselect(key="tr_generators").set_value(["bow"])
+    at.multiselect(key="tr_fractions").set_value([0.5])
+    at.text_input(key="tr_seeds").set_value("0")
+    at.number_input(key="tr_epochs").set_value(1)
+    at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
+    assert not at.exception
+    assert any("**2 run(s)**" in m.value and "min" in m.value for m in at.markdown)
+    at.button(key="tr_launch").click().run()
+    assert "Queued 2 run(s)" in at.success[0].value
+    reg = Registry()
+    wait_for(lambda: all(r.status == "done" for r in reg.list()) and len(reg.list()) == 2, timeout=180,
+             what="both runs done")
+    at.run()
+    table = at.dataframe(key="tr_table").value if hasattr(at, "dataframe") else None
+    assert table is not None and list(table["status"]) == ["done", "done"]
+
+
+def test_train_page_rejects_bad_grid_input(dataset):
+    at = open_page("pages/train.py", dataset)
+    at.text_input(key="tr_seeds").set_value("0, one").run()
+    assert "'one' is not a number (in the seed list)" in at.error[0].value
+    at.text_input(key="tr_seeds").set_value("0")
+    at.text_input(key="tr_backbone").set_value("/no/such/model").run()
+    assert "backbone folder not found" in at.error[0].value
+    assert at.button(key="tr_launch").disabled
+
+
+def test_compare_aggregates_and_plots(tiny_backbone, dataset):
+    for seed in (0, 1):
+        finished_run(tiny_backbone, dataset, seed=seed)
+    finished_run(tiny_backbone, dataset, method="ganbert", generator="bow")
+    failed = Registry().create(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), frozen=True))
+    Registry().finish(failed, "failed", "RuntimeError: boom")
+    at = open_page("pages/compare.py", dataset)
+    agg = at.dataframe[1].value
+    row = agg[agg["method"] == "BERT fine-tuning [frozen]"].iloc[0]
+    assert row["runs"] == 2 and 0 <= row["accuracy_mean"] <= 1
+    assert len(at.get("vega_lite_chart")) >= 2
+    statuses = set(at.dataframe(key="cmp_table").value["status"])
+    assert statuses == {"done", "failed"}
+
+
+def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
+    finished_run(tiny_backbone, dataset, method="ganbert")
+    at = open_page("pages/classify.py", dataset)
+    at.button(key="cl_draw").click().run()
+    assert not at.exception
+    assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels
+    assert any("fake-class probability" in c.value for c in at.caption)
+    assert any("True label of the drawn example" in c.value for c in at.caption)
+
+
+def test_mcnemar_exact_and_chi_squared():
+    exact = mcnemar([True] * 10 + [False] * 2, [False] * 10 + [True] * 2)
+    assert (exact.only_a, exact.only_b, exact.exact) == (10, 2, True)
+    assert exact.p_value == pytest.approx(0.0386, abs=1e-3)  # two-sided binomial, 10 of 12
+    big = mcnemar([True] * 60 + [False] * 40, [False] * 60 + [True] * 40)
+    assert not big.exact and big.p_value == pytest.approx(0.0574, abs=1e-3)  # P(chi2_1 > (|60-40|-1)^2/100 = 3.61)
+    assert "significantly" in exact.verdict("A", "B") and "No significant" in big.verdict("A", "B")
+    assert "exactly the same texts" in mcnemar([True, False], [True, False]).verdict("A", "B")
