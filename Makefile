@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test bench setup
+.PHONY: app test bench setup browser
 
 setup: $(STAMP)
 
@@ -22,3 +22,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/explore.py
+	$(BIN)/python bench/train.py
+	$(BIN)/python bench/frozen_grid.py
+
+# Debian's Chromium for the browser test (needs root, as on CI); without it that one test skips.
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)

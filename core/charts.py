@@ -140,7 +140,8 @@ def metric_vs_fraction(agg: pd.DataFrame, metric: str) -> alt.Chart:
     data = agg.assign(low=agg[f"{metric}_mean"] - agg[f"{metric}_std"], high=agg[f"{metric}_mean"] + agg[f"{metric}_std"])
     x = alt.X("fraction:Q", scale=alt.Scale(type="log"), title="labeled fraction (log scale)",
               axis=alt.Axis(format="%"))
-    base = alt.Chart(data).encode(x=x, color=alt.Color("method:N", title="method"))
+    base = alt.Chart(data).encode(x=x, color=alt.Color("method:N", title="method",
+                                                       legend=alt.Legend(orient="bottom", columns=1)))
     band = base.mark_area(opacity=0.2).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
@@ -153,7 +154,7 @@ def grouped_bars(agg: pd.DataFrame, metric: str) -> alt.Chart:
     return alt.Chart(agg).mark_bar().encode(
         x=alt.X("method:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
-        color=alt.Color("method:N"),
+        color=alt.Color("method:N", legend=alt.Legend(orient="bottom", columns=1)),
         column=alt.Column("fraction:O", title="labeled fraction", header=alt.Header(format=".0%")),
         tooltip=["method", "fraction", "runs", alt.Tooltip(f"{metric}_mean:Q", format=".3f")],
     ).properties(width=110, height=220)
@@ -194,4 +195,4 @@ def probabilities(probs: dict[str, float], labels: tuple[str, ...]) -> alt.Chart
         y=alt.Y("class:N", sort=list(labels), title=None),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", alt.Tooltip("probability:Q", format=".1%")],
-    ).properties(height=150)
+    ).properties(height=24 * len(labels))

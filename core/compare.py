@@ -30,7 +30,9 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
         test = (r.metrics or {}).get("test", {})
         rows.append({
             "run_id": r.id, "status": r.status, "method": method_name(r), "generator": c.generator if c.method == "ganbert" else "",
-            "fraction": (r.metrics or {}).get("fraction", c.fraction), "per_class": c.per_class, "seed": c.seed,
+            # the requested fraction groups runs; per-class runs fall back to the share they labeled
+            "fraction": c.fraction if c.fraction is not None else (r.metrics or {}).get("fraction"),
+            "per_class": c.per_class, "seed": c.seed,
             "epochs": c.epochs, "dataset": "built-in (synthetic)" if c.data.builtin else (c.data.train or ""),
             "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
             "progress": r.progress, "epoch": r.epoch, "message": r.message or "",

@@ -411,13 +411,13 @@ def with_cleaning(dataset: Dataset, cleaning: CleaningConfig) -> Dataset:
     return replace(dataset, fingerprint="", **cleaned)
 
 
-def store_upload(raw: bytes, name: str, folder: Path) -> Path:
+def store_upload(raw: bytes, name: str, folder: Path, max_bytes: int = MAX_FILE_BYTES) -> Path:
     """Keep an uploaded file under the studio home so background runs can read it again.
 
     The stored name is content-addressed (no user text becomes a path) and keeps only the extension.
     The bytes are checked first, so a bad upload never lands on disk.
     """
-    read_table(raw, name)
+    read_table(raw, name, max_bytes)
     path = folder / f"{hashlib.sha1(raw).hexdigest()[:16]}{Path(name).suffix.lower()}"
     if not path.exists():
         from core.paths import atomic_write_bytes

@@ -28,8 +28,8 @@ for column, values in chosen.items():
         frame = frame[frame[column].isin(values)]
 
 st.subheader("Runs")
-event = st.dataframe(frame.drop(columns=["message"]), hide_index=True, key="cmp_table", on_select="rerun",
-                     selection_mode="multi-row",
+event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
+                     column_order=["status", "method", "fraction", "seed", *compare.METRICS, "dataset", "tags", "run_id"],
                      column_config={m: st.column_config.NumberColumn(format="%.3f") for m in compare.METRICS} |
                      {"fraction": st.column_config.NumberColumn(format="%.3f")})
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")

@@ -23,6 +23,10 @@ from core.paths import atomic_write_text
 WEIGHTS, DESCRIPTION = "model.safetensors", "model.json"
 
 
+class CheckpointError(RuntimeError):
+    """The run directory could not be written (full disk, lost permissions, removed folder)."""
+
+
 def add_bottleneck_adapter(encoder: nn.Module, kind: str, reduction_factor: int) -> None:
     """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) bottleneck adapters through AdapterHub's
     `adapters`; afterwards only the adapter weights require gradients."""
@@ -91,18 +95,20 @@ class StudioModel(nn.Module):
 
     def save(self, folder: Path) -> None:
         """Atomically write weights and description; a killed save never leaves half a checkpoint."""
-        folder.mkdir(parents=True, exist_ok=True)
         tensors = {k: v.detach().contiguous().cpu() for k, v in self.trainable_state().items()}
-        tmp = folder / f".{WEIGHTS}.partial"
-        try:
-            save_file(tensors, str(tmp))
-            os.replace(tmp, folder / WEIGHTS)
-        finally:
-            tmp.unlink(missing_ok=True)
         description = {"config": json.loads(self.config.to_json()), "labels": list(self.labels),
                        "feature_dim": self.feature_dim, "hidden_size": self.hidden_size,
                        "backbone": str(resolve_backbone(self.config.backbone))}
-        atomic_write_text(folder / DESCRIPTION, json.dumps(description, indent=2))
+        tmp = folder / f".{WEIGHTS}.partial"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            save_file(tensors, str(tmp))
+            os.replace(tmp, folder / WEIGHTS)
+            atomic_write_text(folder / DESCRIPTION, json.dumps(description, indent=2))
+        except OSError as e:
+            raise CheckpointError(f"could not write the checkpoint to {folder}: {e.strerror or e}") from e
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def build_model(config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:

@@ -1,0 +1,129 @@
+"""End to end in a real browser: `streamlit run app.py` on a free loopback port, driven by headless Chromium.
+
+The journey: the built-in corpus → Explore (charts render) → Train a tiny frozen-mode GAN-BERT grid →
+watch it finish → Compare shows it → Classify a text. A screenshot of every page goes to artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.paths import REPO_ROOT
+from core.runs import FINISHED, Registry
+from tests.test_runs import wait_for
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = REPO_ROOT / "artifacts" / "browser"
+
+pytestmark = pytest.mark.browser
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def server(studio_home):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("STUDIO_REQUIRE_BROWSER"):
+            pytest.fail(f"no Chromium at {CHROMIUM}, and this run requires the browser test")
+        pytest.skip("Debian's chromium is not installed (make browser, or .ci/run, installs it)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    port = free_port()
+    env = {**os.environ, "STUDIO_HOME": str(studio_home)}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def check_page(page, name: str) -> None:
+    """No Streamlit exception box on the page; save its screenshot."""
+    page.wait_for_timeout(1500)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    assert page.locator("[data-testid='stException']").count() == 0, f"exception box on {name}"
+
+
+def nav(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.get_by_role("heading", name=title if title != "Home" else "GAN-BERT Studio").first.wait_for(timeout=60_000)
+
+
+def test_whole_journey_in_chromium(server, tiny_backbone, studio_home):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(90_000)
+        page.goto(server)
+        page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
+        check_page(page, "1-home")
+
+        # a small built-in corpus keeps the journey quick
+        nav(page, "Data")
+        for label, value in (("Train texts per class", "40"), ("Test texts per class", "20")):
+            page.get_by_label(label).fill(value)
+            page.get_by_label(label).press("Enter")  # number inputs commit on Enter
+        page.get_by_role("button", name="Use the built-in corpus").click()
+        page.get_by_text("Loaded Built-in synthetic corpus: 216 train, 24 val, 120 test").wait_for()
+        check_page(page, "2-data")
+
+        nav(page, "Explore")
+        page.locator(".vega-embed").first.wait_for()
+        assert page.locator(".vega-embed").count() >= 1
+        check_page(page, "3-explore")
+
+        nav(page, "Train")
+        page.get_by_text("per class", exact=True).click()
+        page.get_by_label("Labeled texts per class").fill("5")
+        page.get_by_label("Labeled texts per class").press("Enter")
+        page.get_by_label("Epochs").fill("2")
+        page.get_by_label("Epochs").press("Enter")
+        page.get_by_label("Backbone folder (empty: bundled MiniLM)").fill(str(tiny_backbone))
+        page.get_by_label("Backbone folder (empty: bundled MiniLM)").press("Enter")
+        page.get_by_text("3 run(s)").wait_for()
+        page.get_by_role("button", name="Launch").click()
+        page.get_by_text("Queued 3 run(s)").wait_for()
+        registry = Registry(studio_home)
+        wait_for(lambda: len(registry.list()) == 3 and all(r.status in FINISHED for r in registry.list()),
+                 timeout=400, what="the three runs to finish")
+        assert [r.status for r in registry.list()] == ["done"] * 3, [(r.status, r.message) for r in registry.list()]
+        page.wait_for_timeout(3000)  # the monitor refreshes every 2 s
+        check_page(page, "4-train")
+
+        nav(page, "Compare")
+        page.get_by_text("Metrics (mean ± std over seeds)").wait_for()
+        page.locator(".vega-embed").first.wait_for()
+        check_page(page, "5-compare")
+
+        nav(page, "Classify")
+        page.get_by_label("Text", exact=True).fill("Additionally, it is worth noting that compost feeds the soil.")
+        page.get_by_label("Text", exact=True).press("Control+Enter")
+        page.get_by_text("Predicted").first.wait_for()
+        check_page(page, "6-classify")
+        browser.close()

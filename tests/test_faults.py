@@ -1,0 +1,143 @@
+"""Faults: killed processes, app restarts, a long queue, an unwritable run directory; and bad input."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import jobs
+from core.cli import main
+from core.data import DataError, load_frame, store_upload
+from core.paths import REPO_ROOT
+from core.predict import classify
+from core.runs import Registry
+from core.training import load_best
+from core.worker import execute_run
+from tests.test_runs import cfg, wait_for
+
+
+def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
+    reg = Registry()
+    jobs.set_concurrency(reg, 2)
+    victim = jobs.submit(reg, cfg(tiny_backbone, frozen=False, epochs=200, patience=200))
+    other = jobs.submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
+    run = wait_for(lambda: (r := reg.get(victim)).status == "running" and r.epoch >= 1 and r, what="victim epoch 1")
+    os.kill(run.pid, signal.SIGKILL)
+    wait_for(lambda: reg.reconcile() or reg.get(victim).status == "interrupted", what="interrupted")
+    wait_for(lambda: reg.get(other).status == "done", what="the other run to finish")
+    assert reg.get(other).metrics["test"]["macro_f1"] >= 0
+
+
+def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_home):
+    """Runs queued and running while the dashboard process dies and comes back."""
+    def start_app() -> subprocess.Popen:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                 "--server.headless", "true"], cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env={**os.environ, "STUDIO_HOME": str(studio_home)})
+
+    app = start_app()
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    ids = [jobs.submit(reg, cfg(tiny_backbone, seed=s, epochs=2)) for s in range(3)]
+    wait_for(lambda: reg.get(ids[0]).status == "running", what="first run running")
+    app.send_signal(signal.SIGKILL)
+    app.wait()
+    assert [reg.get(i).status for i in ids[1:]] == ["queued", "queued"]
+    app = start_app()
+    try:
+        wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=240, what="queue drained")
+    finally:
+        app.terminate()
+        app.wait()
+    assert len(reg.list()) == 3
+
+
+def test_twenty_queued_runs_finish_in_order(tiny_backbone, studio_home):
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    ids = [reg.create(cfg(tiny_backbone, seed=s, epochs=1)) for s in range(20)]
+    jobs.pump(reg)
+    wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=900, what="20 runs done")
+    runs = [reg.get(i) for i in ids]
+    assert all(a.ended <= b.started for a, b in zip(runs, runs[1:]))  # one at a time, in queue order
+
+
+def test_unwritable_run_directory_fails_the_run_clearly(tiny_backbone, studio_home, monkeypatch):
+    def denied(tensors, filename, *a, **k):
+        raise PermissionError(13, "Permission denied", filename)
+    monkeypatch.setattr("core.models.classifier.save_file", denied)
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "failed"
+    message = reg.get(run_id).message
+    assert "could not write the checkpoint to" in message and "Permission denied" in message
+    assert not list(reg.run_dir(run_id).rglob("*.partial"))
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_text_of_a_million_characters_loads_and_classifies(tiny_backbone, studio_home, tmp_path):
+    raw = ('{"text": "' + "word " * 200_000 + '", "label": 0}\n{"text": "short", "label": 1}\n').encode()
+    frame, _ = load_frame(raw, "long.jsonl")
+    assert len(frame["text"].iloc[0]) == 1_000_000
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    execute_run(reg, run_id)
+    pred = classify(load_best(reg.run_dir(run_id)), [frame["text"].iloc[0]])[0]
+    assert pred.label and sum(pred.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_upload_over_the_limit_is_refused_and_not_stored(studio_home):
+    folder = studio_home / "uploads"
+    with pytest.raises(DataError, match="over the 0 MB limit"):
+        store_upload(b'{"text": "a", "label": 0}\n' * 100, "big.jsonl", folder, max_bytes=1000)
+    assert not folder.exists() or not any(folder.iterdir())
+
+
+def test_bad_upload_is_not_stored(studio_home):
+    folder = studio_home / "uploads"
+    with pytest.raises(DataError, match="malformed JSON on line 1"):
+        store_upload(b"{nope\n", "bad.jsonl", folder)
+    assert not folder.exists() or not any(folder.iterdir())
+
+
+@pytest.mark.parametrize("content, name, message", [
+    (b"", "empty.csv", "is empty"),
+    (b"\x00\x01\x02binary", "b.csv", "binary file"),
+    ("text,label\ncafé,0\n".encode("latin-1"), "latin.csv", "not UTF-8 text"),
+    (b"body,label\na,0\n", "nocol.csv", "no text column 'text'"),
+    (b"text,label\na,0\nb,0\n", "one.csv", "only one class"),
+    (b'{"text": "a", "label": 0, "model": "human"}\n{"text": "b", "label": 7, "model": "x"}\n', "u.jsonl",
+     "unknown label(s) 7"),
+    (b'{"text": "", "label": 0}\n', "e.jsonl", "empty or missing text"),
+])
+def test_cli_data_check_refuses_bad_files_with_exit_2(content, name, message, tmp_path, capsys):
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["data", "check", str(path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_no_code_path_unpickles():
+    """Uploads, caches and checkpoints are read as data only: no pickle, no torch.load, no eval."""
+    banned = re.compile(r"import pickle|pickle\.loads?\(|torch\.load\(|(?<![.\w])eval\(|(?<![.\w])exec\(|allow_pickle=True")
+    offenders = [str(p) for p in list((REPO_ROOT / "core").rglob("*.py")) + list((REPO_ROOT / "pages").glob("*.py"))
+                 if banned.search(p.read_text())]
+    assert offenders == []
+
+
+def test_server_listens_on_localhost_by_default():
+    config = (REPO_ROOT / ".streamlit" / "config.toml").read_text()
+    assert re.search(r'^address = "127\.0\.0\.1"$', config, re.M)
