@@ -86,11 +86,11 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home):
 
         # a small built-in corpus keeps the journey quick
         nav(page, "Data")
-        for label, value in (("Train texts per class", "40"), ("Test texts per class", "20")):
+        for label, value in (("Train texts per class", "60"), ("Test texts per class", "20")):
             page.get_by_label(label).fill(value)
             page.get_by_label(label).press("Enter")  # number inputs commit on Enter
         page.get_by_role("button", name="Use the built-in corpus").click()
-        page.get_by_text("Loaded Built-in synthetic corpus: 216 train, 24 val, 120 test").wait_for()
+        page.get_by_text("Loaded Built-in synthetic corpus: 324 train, 36 val, 120 test").wait_for()
         check_page(page, "2-data")
 
         nav(page, "Explore")
