@@ -44,6 +44,17 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+FILTERS = ("dataset", "method", "generator", "fraction", "backbone", "status", "tags", "seed")
+
+
+def filter_runs(frame: pd.DataFrame, chosen: dict[str, list]) -> pd.DataFrame:
+    """Rows matching every non-empty choice (a column's chosen values are alternatives)."""
+    for column, values in chosen.items():
+        if values:
+            frame = frame[frame[column].isin(values)]
+    return frame
+
+
 def aggregate(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation over seeds of each metric, per method and labeled fraction."""
     done = frame[frame["status"] == "done"].dropna(subset=["accuracy"])

@@ -59,15 +59,14 @@ def token_counts(tokenizer, texts: list[str]) -> list[int]:
     return [len(e.ids) for e in backend.encode_batch_fast(texts, add_special_tokens=True)]
 
 
-def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, per_class: bool = True,
-                     clip_quantile: float = 0.99) -> pd.DataFrame:
-    """Binned counts of one length measure; the long tail past the 99th percentile lands in the last bin."""
+def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quantile: float = 0.99) -> pd.DataFrame:
+    """Binned counts of one length measure per class and overall ('all'), on shared bin edges; the long
+    tail past the 99th percentile lands in the last bin."""
     values = lens[measure].to_numpy()
     top = max(float(np.quantile(values, clip_quantile)), 1.0)
     edges = np.linspace(0, top, bins + 1)
-    groups = lens.groupby("class") if per_class else [("all", lens)]
     out = []
-    for name, group in groups:
+    for name, group in [*lens.groupby("class"), ("all", lens)]:
         counts, _ = np.histogram(np.clip(group[measure].to_numpy(), 0, top), bins=edges)
         out.append(pd.DataFrame({"class": name, "start": edges[:-1], "end": edges[1:], "count": counts}))
     return pd.concat(out, ignore_index=True)
@@ -203,7 +202,7 @@ def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
     sqrt(3) the cells are regular hexagons. Returns centres in data units and counts.
     """
     x, y = points["x"].to_numpy(), points["y"].to_numpy()
-    xmin, xmax, ymin, ymax = x.min(), x.max(), y.min(), y.max()
+    xmin, xmax, ymin = x.min(), x.max(), y.min()
     sx = (xmax - xmin) / gridsize or 1.0
     sy = sx * np.sqrt(3)
     ix, iy = (x - xmin) / sx, (y - ymin) / sy

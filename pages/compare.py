@@ -20,12 +20,10 @@ frame = compare.runs_frame(runs)
 with st.expander("Filters", expanded=False):
     cols = st.columns(4)
     chosen = {}
-    for i, column in enumerate(["dataset", "method", "fraction", "backbone", "status", "generator", "tags", "seed"]):
+    for i, column in enumerate(compare.FILTERS):
         options = sorted(frame[column].dropna().unique().tolist(), key=str)
         chosen[column] = cols[i % 4].multiselect(column, options, key=f"cmp_{column}")
-for column, values in chosen.items():
-    if values:
-        frame = frame[frame[column].isin(values)]
+frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",

@@ -102,3 +102,34 @@ def test_mcnemar_exact_and_chi_squared():
     assert not big.exact and big.p_value == pytest.approx(0.0574, abs=1e-3)  # P(chi2_1 > (|60-40|-1)^2/100 = 3.61)
     assert "significantly" in exact.verdict("A", "B") and "No significant" in big.verdict("A", "B")
     assert "exactly the same texts" in mcnemar([True, False], [True, False]).verdict("A", "B")
+
+
+def test_data_page_bad_upload_keeps_the_dataset(dataset, studio_home):
+    at = open_page("pages/data.py", dataset)
+    at.file_uploader(key="up_train").set_value(("train.jsonl", b'{"text": "a", "label": 0}\n{oops\n',
+                                                "application/json")).run()
+    at.button(key="up_load").click().run()
+    assert not at.exception
+    assert "malformed JSON on line 2" in at.error[0].value and "previous dataset is still loaded" in at.error[0].value
+    assert at.session_state["dataset"] is dataset
+    assert not (studio_home / "uploads").exists() or not any((studio_home / "uploads").iterdir())
+
+
+def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset):
+    finished_run(tiny_backbone, dataset)
+    at = open_page("pages/classify.py", dataset)
+    at.file_uploader(key="cl_upload").set_value(("x.csv", b"\xff\xfe\x00binary", "text/csv")).run()
+    assert not at.exception and "Could not read this file" in at.error[0].value
+    at.file_uploader(key="cl_upload").set_value(("x.csv", b"text\nhello there\nsecond text\n", "text/csv")).run()
+    assert not at.exception
+    preview = at.dataframe[0].value
+    assert len(preview) == 2 and set(preview["predicted"]) <= set(dataset.labels)
+
+
+def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
+    finished_run(tiny_backbone, dataset, seed=0)
+    finished_run(tiny_backbone, dataset, method="ganbert")
+    at = open_page("pages/compare.py", dataset)
+    at.multiselect(key="cmp_method").set_value(["GAN-BERT G1 (noise) [frozen]"]).run()
+    assert not at.exception
+    assert list(at.dataframe(key="cmp_table").value["method"]) == ["GAN-BERT G1 (noise) [frozen]"]
