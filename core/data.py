@@ -20,6 +20,7 @@ from core.cleaning import CleaningConfig, clean_texts
 from core.errors import InputError
 from core.corpus import SYNTHETIC_NAME, CorpusConfig, generate
 from core.labels import SEMEVAL_LABELS
+from core.paths import atomic_write_bytes
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # the official train file is about 150 MB; .streamlit/config.toml matches
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -420,7 +421,5 @@ def store_upload(raw: bytes, name: str, folder: Path, max_bytes: int = MAX_FILE_
     read_table(raw, name, max_bytes)
     path = folder / f"{hashlib.sha1(raw).hexdigest()[:16]}{Path(name).suffix.lower()}"
     if not path.exists():
-        from core.paths import atomic_write_bytes
-
         atomic_write_bytes(path, raw)
     return path

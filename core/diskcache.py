@@ -7,14 +7,13 @@ stale entry. Parquet rather than pickle: the cache folder may be shared, and rea
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from core.paths import atomic_write_bytes
+from core.paths import atomic_write_parquet
 
 
 def cache_key(name: str, **parts: object) -> str:
@@ -33,7 +32,5 @@ def load_or_compute(folder: Path | None, key: str, compute: Callable[[], pd.Data
         except Exception:  # a foreign or damaged file: recompute and overwrite it
             path.unlink(missing_ok=True)
     frame = compute()
-    buf = io.BytesIO()
-    frame.to_parquet(buf, index=False)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write_parquet(path, frame)
     return frame

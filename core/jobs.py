@@ -63,9 +63,10 @@ def pump(registry: Registry) -> list[str]:
     """Reconcile dead runs, then start queued runs (oldest first) while slots are free."""
     registry.reconcile()
     busy = len(registry.list(include_deleted=True, statuses=("starting", "running")))
+    slots = concurrency(registry)
     started = []
     for run in registry.list(statuses=("queued",)):
-        if busy >= concurrency(registry):
+        if busy >= slots:
             break
         if registry.claim(run.id):
             spawn(registry, run.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -29,6 +30,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_parquet(path: Path, frame) -> None:
+    """A data frame as Parquet (our caches and predictions: data only, never pickle), atomically."""
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def atomic_write_text(path: Path, text: str) -> None:

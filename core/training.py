@@ -7,7 +7,6 @@ early stopping and checkpoints → the test set once, with the best checkpoint.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import random
@@ -30,7 +29,7 @@ from core.metrics import classification_metrics
 from core.models.classifier import StudioModel, build_model, load_model
 from core.models.ganbert import BowGenerator, gan_losses, preset_sizes, repeats_for
 from core.errors import InputError
-from core.paths import atomic_write_bytes, atomic_write_text, studio_home
+from core.paths import atomic_write_parquet, atomic_write_text, studio_home
 
 Event = Callable[[dict], None]
 CHECKPOINT = "checkpoint"
@@ -340,9 +339,7 @@ def write_predictions(run_dir: Path, ids: list[str], y_true: np.ndarray, probs: 
     frame = pd.DataFrame({"id": ids, "label": y_true, "pred": probs.argmax(1), "fake_prob": fake})
     for i, name in enumerate(labels):
         frame[f"p_{name}"] = probs[:, i]
-    buf = io.BytesIO()
-    frame.to_parquet(buf, index=False)
-    atomic_write_bytes(run_dir / PREDICTIONS, buf.getvalue())
+    atomic_write_parquet(run_dir / PREDICTIONS, frame)
 
 
 def load_best(run_dir: Path, device: str = "cpu") -> StudioModel:
