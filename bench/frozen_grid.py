@@ -43,7 +43,7 @@ def main() -> int:
             for method, generator in GRID if pooling == "layers" else (("finetune", "noise"),):
                 for fraction in FRACTIONS:
                     cfg = TrainConfig(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
-                                      pooling=pooling, epochs=args.epochs, batch_size=64, bf16=args.bf16)
+                                      pooling=pooling, epochs=args.epochs, bf16=args.bf16)
                     t0 = time.perf_counter()
                     result = train(cfg, Path(home) / "runs" / f"{pooling}-{method}-{generator}-{fraction}")
                     rows.append((pooling, cfg.label(), time.perf_counter() - t0, result["test"]["accuracy"],

@@ -115,7 +115,8 @@ def add_train_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
         p.add_argument("--background", action="store_true", help="queue the run and return its id at once")
     p.add_argument("--epochs", type=int, default=3, help="maximum epochs (early stopping may end sooner)")
     p.add_argument("--max-len", type=int, default=128, help="tokens per text (longer texts are truncated)")
-    p.add_argument("--batch-size", type=int, default=16, help="texts per batch")
+    p.add_argument("--batch-size", type=int,
+                   help="texts per batch (default: 16; frozen: 64, GAN-BERT 256)")
     p.add_argument("--lr", type=float, help="learning rate (default: 2e-5 encoder, 1e-4 adapters, 1e-3 frozen)")
     p.add_argument("--frozen", action="store_true", help="frozen encoder with cached features: fast on a CPU")
     p.add_argument("--pooling", choices=("cls", "mean", "layers"), help="default: layers frozen, else mean")

@@ -50,7 +50,8 @@ with st.expander("New runs", expanded=not registry.list()):
     c1, c2, c3, c4 = st.columns(4)
     epochs = c1.number_input("Epochs", 1, 200, 10 if frozen else 3, key="tr_epochs")
     lr = c2.number_input("Learning rate (0: method default)", 0.0, 0.5, 0.0, format="%.0e", key="tr_lr")
-    batch = c3.number_input("Batch size", 1, 512, 64 if frozen else 16, key="tr_batch")
+    batch = c3.number_input("Batch size (0: method default)", 0, 512, 0, key="tr_batch",
+                            help="16 when the encoder trains; frozen: 64 for finetune, 256 for GAN-BERT.")
     max_len = c4.number_input("Max length (tokens)", 16, 512, 128, step=16, key="tr_maxlen")
     c1, c2, c3, c4 = st.columns(4)
     backbone = c1.text_input("Backbone folder (empty: bundled MiniLM)", key="tr_backbone")
@@ -63,7 +64,7 @@ with st.expander("New runs", expanded=not registry.list()):
     try:
         resolve_backbone(backbone.strip() or None)
         base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, epochs=int(epochs),
-                           lr=lr or None, batch_size=int(batch), max_len=int(max_len),
+                           lr=lr or None, batch_size=int(batch) or None, max_len=int(max_len),
                            backbone=backbone.strip() or None, device=device, bf16=bf16)
         configs = grid(base, methods, generators, fractions + parse_numbers(custom, "fraction") or None,
                        [int(n) for n in parse_numbers(per_class_text, "per-class count")] or None,
