@@ -17,7 +17,7 @@ from core.corpus import CorpusConfig
 from core.data import ColumnMapping, DataSpec, Dataset, load_dataset
 from core.errors import InputError
 from core.paths import studio_home
-from core.runs import Registry
+from core.runs import BACKENDS, Registry
 
 BUILTIN = "builtin"
 
@@ -104,7 +104,8 @@ def add_train_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
         p.add_argument("--fractions", nargs="+", type=float, default=[0.01, 0.05, 0.1, 0.5],
                        help="labeled fractions (0.01 is 1%%)")
         p.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds")
-        p.add_argument("--concurrency", type=int, help="runs at once (default: one per GPU, else one)")
+        p.add_argument("--concurrency", type=int, help="local runs at once (default: one per GPU, else one)")
+        add_backend_args(p)
     else:
         p.add_argument("--method", choices=METHODS, required=True, help="finetune, adapter or ganbert")
         p.add_argument("--generator", choices=GENERATORS, default="noise", help="GAN-BERT: noise (G1) or bow (G2)")
@@ -113,6 +114,7 @@ def add_train_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
         share.add_argument("--per-class", type=int, help="labeled texts per class")
         p.add_argument("--seed", type=int, default=0, help="seed for sampling and initialisation")
         p.add_argument("--background", action="store_true", help="queue the run and return its id at once")
+        add_backend_args(p)
     p.add_argument("--epochs", type=int, default=3, help="maximum epochs (early stopping may end sooner)")
     p.add_argument("--max-len", type=int, default=128, help="tokens per text (longer texts are truncated)")
     p.add_argument("--batch-size", type=int,
@@ -131,6 +133,29 @@ def add_train_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--strip-special", action="store_true", help="cleaning: strip special characters and digits")
     p.add_argument("--lowercase", action="store_true", help="cleaning: lowercase")
     p.add_argument("--tag", action="append", default=[], help="a tag to filter runs by (repeatable)")
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="where background runs execute: local processes, or tasks on a Ray cluster")
+    p.add_argument("--ray-address", help="Ray cluster to use (default: RAY_ADDRESS, the latest local cluster, "
+                                         "else a new local instance)")
+    p.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs each Ray run asks for")
+    p.add_argument("--ray-gpu-fraction", type=float, default=1.0,
+                   help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
+
+
+def backend_from_args(args: argparse.Namespace, registry: Registry, configs: list[TrainConfig]) -> dict | None:
+    """Check the backend flags; for Ray, remember the address and return each run's resource request."""
+    from core.ray_runs import ray_resources
+
+    if args.backend != "ray":
+        return None
+    if args.ray_address:
+        registry.set_setting("ray_address", args.ray_address)
+    for config in configs:  # the same request for every run, checked against each (frozen or not)
+        resources = ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
+    return resources
 
 
 def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:
@@ -159,8 +184,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     resolve_backbone(config.backbone)
     load_data(config)  # bad data: exit 2 now, not a failed run later
     registry = Registry()
+    if args.backend != "local" and not args.background:
+        raise UsageError("--backend ray runs in the background: add --background")
     if args.background:
-        run_id = submit(registry, config)
+        run_id = submit(registry, config, backend=args.backend, resources=backend_from_args(args, registry, [config]))
         print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status}))
         return 0
     run_id = registry.create(config)
@@ -195,7 +222,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     registry = Registry()
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)
-    run_ids = [registry.create(c) for c in configs]
+    resources = backend_from_args(args, registry, configs)
+    run_ids = [registry.create(c, args.backend, resources) for c in configs]
     pump(registry)
     print(json.dumps({"run_ids": run_ids, "queued": len(run_ids)}))
     return 0

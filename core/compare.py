@@ -159,9 +159,10 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
         test = (r.metrics or {}).get("test", {})
         rows.append({"run_id": r.id, "status": r.status, "run": r.label, "progress": r.progress,
                      "epoch": f"{r.epoch}/{r.config.epochs}", "time left": _duration(left),
-                     "test macro-F1": test.get("macro_f1"), "latest": r.message or ""})
+                     "test macro-F1": test.get("macro_f1"), "where": r.device if r.backend == "ray" and r.device
+                     else r.backend, "latest": r.message or ""})
     return pd.DataFrame(rows, columns=["run_id", "status", "run", "progress", "epoch", "time left",
-                                       "test macro-F1", "latest"])
+                                       "test macro-F1", "where", "latest"])
 
 
 def _duration(seconds: float | None) -> str:

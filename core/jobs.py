@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core.config import TrainConfig
 from core.paths import REPO_ROOT
+from core.ray_runs import DISPATCH_SLACK, ensure_dispatcher
 from core.runs import ACTIVE, Registry, RunError, check_run_id
 
 LOG = "train.log"
@@ -39,9 +40,11 @@ def set_concurrency(registry: Registry, n: int) -> None:
     registry.set_setting("max_concurrent", str(n))
 
 
-def submit(registry: Registry, config: TrainConfig, start: bool = True) -> str:
-    """Queue a run and start it if a slot is free; returns its id at once."""
-    run_id = registry.create(config)
+def submit(registry: Registry, config: TrainConfig, start: bool = True, backend: str = "local",
+           resources: dict | None = None) -> str:
+    """Queue a run and start it if a slot is free (local) or hand it to the Ray dispatcher (ray);
+    returns its id at once."""
+    run_id = registry.create(config, backend, resources)
     if start:
         pump(registry)
     return run_id
@@ -60,12 +63,19 @@ def spawn(registry: Registry, run_id: str) -> int:
 
 
 def pump(registry: Registry) -> list[str]:
-    """Reconcile dead runs, then start queued runs (oldest first) while slots are free."""
+    """Reconcile dead runs, then start queued local runs (oldest first) while slots are free, and make
+    sure a Ray dispatcher is up when Ray runs wait (Ray, not this queue, schedules those)."""
     registry.reconcile()
-    busy = len(registry.list(include_deleted=True, statuses=("starting", "running")))
+    active = registry.list(include_deleted=True, statuses=("starting", "running"))
+    busy = sum(run.backend == "local" for run in active)
     slots = concurrency(registry)
     started = []
-    for run in registry.list(statuses=("queued",)):
+    queued = registry.list(statuses=("queued",))
+    if any(run.backend == "ray" for run in queued):
+        ensure_dispatcher(registry)
+    for run in queued:
+        if run.backend != "local":
+            continue
         if busy >= slots:
             break
         if registry.claim(run.id):
@@ -84,6 +94,12 @@ def cancel(registry: Registry, run_id: str, grace: float = 15.0) -> str:
     registry.request_cancel(run_id)
     if run.status == "queued" or run.pid is None:
         registry.finish(run_id, "cancelled", "cancelled before it started")
+        return registry.get(run_id).status
+    if run.backend == "ray":  # the dispatcher relays the request and forces it after its own grace
+        deadline = time.monotonic() + grace + DISPATCH_SLACK
+        while time.monotonic() < deadline and registry.get(run_id).status in ACTIVE:
+            registry.reconcile()
+            time.sleep(0.2)
         return registry.get(run_id).status
     _signal(run.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace

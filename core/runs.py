@@ -43,7 +43,9 @@ CREATE TABLE IF NOT EXISTS runs (
     message TEXT,
     metrics TEXT,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
-    deleted INTEGER NOT NULL DEFAULT 0
+    deleted INTEGER NOT NULL DEFAULT 0,
+    backend TEXT NOT NULL DEFAULT 'local',
+    resources TEXT
 );
 CREATE TABLE IF NOT EXISTS epochs (
     run_id TEXT NOT NULL REFERENCES runs(id),
@@ -54,6 +56,8 @@ CREATE TABLE IF NOT EXISTS epochs (
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 """
+MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"))
+BACKENDS = ("local", "ray")
 
 
 class RunError(InputError):
@@ -79,6 +83,8 @@ class Run:
     metrics: dict | None
     cancel_requested: bool
     deleted: bool
+    backend: str = "local"  # local (an OS process here) | ray (a Ray task, relayed by the dispatcher)
+    resources: dict | None = None  # what a Ray run asks for: {"cpus": 1.0, "gpu_fraction": 1.0}
 
     @property
     def summary(self) -> dict:
@@ -89,7 +95,7 @@ class Run:
                 "fraction": self.config.fraction, "per_class": self.config.per_class, "seed": self.config.seed,
                 "frozen": self.config.frozen, "progress": self.progress, "epoch": self.epoch,
                 "accuracy": test.get("accuracy"), "macro_f1": test.get("macro_f1"), "mcc": test.get("mcc"),
-                "message": self.message, "created": self.created}
+                "message": self.message, "created": self.created, "backend": self.backend}
 
 
 def check_run_id(run_id: str) -> str:
@@ -109,6 +115,10 @@ class Registry:
         try:  # WAL lets readers (the dashboard) and the writing worker proceed together; it persists
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+            for name, kind in MIGRATIONS:  # registries made before a column existed gain it in place
+                if name not in columns:
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
         finally:
             db.close()
 
@@ -133,14 +143,18 @@ class Registry:
 
     # ------------------------------------------------------------ create and read
 
-    def create(self, config: TrainConfig) -> str:
+    def create(self, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
+        if backend not in BACKENDS:
+            raise RunError(f"backend must be local or ray, got {backend!r}")
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         folder = self.run_dir(run_id)
         folder.mkdir(parents=True)
         atomic_write_text(folder / "config.json", json.dumps(json.loads(config.to_json()), indent=2))
         with self._connect() as db:
-            db.execute("INSERT INTO runs (id, created, status, config, label) VALUES (?, ?, 'queued', ?, ?)",
-                       (run_id, time.time(), config.to_json(), config.label()))
+            db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources) "
+                       "VALUES (?, ?, 'queued', ?, ?, ?, ?)",
+                       (run_id, time.time(), config.to_json(), config.label(), backend,
+                        json.dumps(resources) if resources is not None else None))
         return run_id
 
     def get(self, run_id: str) -> Run:
@@ -166,11 +180,12 @@ class Registry:
 
     # ------------------------------------------------------------ lifecycle
 
-    def claim(self, run_id: str) -> bool:
-        """queued → starting, for exactly one caller (the queue may be pumped from many processes)."""
+    def claim(self, run_id: str, pid: int | None = None) -> bool:
+        """queued → starting, for exactly one caller (the queue may be pumped from many processes); a
+        caller that will run it itself (the Ray dispatcher) gives its pid in the same transaction."""
         with self._connect() as db:
-            cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ? WHERE id = ? AND status = 'queued'",
-                             (time.time(), run_id))
+            cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ?, pid = COALESCE(?, pid) "
+                             "WHERE id = ? AND status = 'queued'", (time.time(), pid, run_id))
             return cur.rowcount == 1
 
     def set_pid(self, run_id: str, pid: int) -> None:
@@ -272,4 +287,5 @@ def _to_run(row: sqlite3.Row) -> Run:
                pid=row["pid"], device=row["device"], heartbeat=row["heartbeat"], progress=row["progress"],
                epoch=row["epoch"], samples_per_s=row["samples_per_s"], message=row["message"],
                metrics=json.loads(row["metrics"]) if row["metrics"] else None,
-               cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]))
+               cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
+               backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None)

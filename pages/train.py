@@ -9,6 +9,7 @@ from core.backbone import BackboneError, describe_device, resolve_backbone
 from core.config import METHODS, TrainConfig, grid, parse_numbers
 from core.errors import InputError
 from core.estimate import grid_seconds
+from core.ray_runs import RAY_HINT, ray_available, ray_resources
 from core.runs import Registry
 
 METHOD_NAMES = {"finetune": "BERT fine-tuning", "adapter": "BERT + adapters", "ganbert": "GAN-BERT"}
@@ -59,7 +60,20 @@ with st.expander("New runs", expanded=not registry.list()):
     bf16 = c3.toggle("bf16 autocast", key="tr_bf16",
                      help="Faster on GPUs and CPUs with native bfloat16; on CPUs without it, much slower "
                           "(7x slower for MiniLM on the 2-core test machine).")
-    concurrency = c4.number_input("Runs at once", 1, 16, jobs.concurrency(registry), key="tr_conc")
+    concurrency = c4.number_input("Local runs at once", 1, 16, jobs.concurrency(registry), key="tr_conc")
+    c1, c2, c3, c4 = st.columns(4)
+    address, ray_cpus, gpu_fraction, resources = "", 1.0, 1.0, None
+    backend = c1.radio("Run on", ["local", "ray"], horizontal=True, key="tr_backend",
+                       format_func={"local": "this machine", "ray": "Ray cluster"}.get, disabled=not ray_available(),
+                       help="Ray spreads a sweep over a cluster's CPUs and GPUs; results come back here.")
+    if not ray_available():
+        c2.caption(f"{RAY_HINT}, then restart the app.")
+    elif backend == "ray":
+        address = c2.text_input("Ray address (empty: RAY_ADDRESS or a local Ray)", registry.setting("ray_address") or "",
+                                key="tr_ray_address")
+        ray_cpus = c3.number_input("CPUs per run", 0.5, 64.0, 1.0, step=0.5, key="tr_ray_cpus")
+        gpu_fraction = c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05,
+                                       key="tr_ray_gpu", disabled=not frozen)
 
     try:
         resolve_backbone(backbone.strip() or None)
@@ -69,6 +83,7 @@ with st.expander("New runs", expanded=not registry.list()):
         configs = grid(base, methods, generators, fractions + parse_numbers(custom, "fraction") or None,
                        [int(n) for n in parse_numbers(per_class_text, "per-class count")] or None,
                        [int(s) for s in parse_numbers(seeds_text, "seed")])
+        resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
     except (InputError, BackboneError) as e:
         st.error(str(e))
         configs = []
@@ -78,7 +93,9 @@ with st.expander("New runs", expanded=not registry.list()):
                     f"(from measured throughput where runs have finished, else from laptop-CPU figures).")
     if st.button("Launch", type="primary", disabled=not configs, key="tr_launch"):
         jobs.set_concurrency(registry, int(concurrency))
-        ids = [registry.create(c) for c in configs]
+        if backend == "ray":
+            registry.set_setting("ray_address", address.strip())
+        ids = [registry.create(c, backend, resources) for c in configs]
         jobs.pump(registry)
         st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
@@ -114,7 +131,7 @@ def monitor() -> None:
         registry.set_deleted(run.id)
         st.rerun(scope="fragment")
     if c3.button("Run again", key="tr_again"):
-        jobs.submit(registry, run.config)
+        jobs.submit(registry, run.config, backend=run.backend, resources=run.resources)
         st.rerun(scope="fragment")
 
 

@@ -1,0 +1,133 @@
+"""The Ray backend on a real local Ray cluster bound to loopback: a sweep of tiny runs through the CLI,
+metrics and checkpoints back in the local registry, and a cancel mid-run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from core import jobs
+from core.errors import InputError
+from core.labels import SEMEVAL_LABELS
+from core.paths import REPO_ROOT
+from core.ray_runs import localize, ray_available, ray_resources, ship_data, task_options
+from core.runs import Registry
+from core.training import load_best
+from tests.test_runs import DATA, cfg, wait_for
+
+if os.environ.get("STUDIO_REQUIRE_RAY") != "1" and not ray_available():
+    pytest.skip("Ray is not installed (pip install -r requirements-ray.txt)", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """`ray start --head` on 127.0.0.1 with 2 CPUs and its own temp folder; stopped afterwards."""
+    ray_bin = Path(sys.executable).with_name("ray")
+    temp = tempfile.mkdtemp(prefix="ray")  # short: Ray's socket paths must fit in 107 bytes
+    port = free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    subprocess.run([str(ray_bin), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}",
+                    "--num-cpus=2", "--num-gpus=0", f"--temp-dir={temp}", "--include-dashboard=false",
+                    "--object-store-memory=200000000", "--disable-usage-stats"],
+                   check=True, env=env, capture_output=True, timeout=120)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, env=env,
+                          cwd=REPO_ROOT, timeout=300)
+
+
+def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home):
+    registry = Registry()
+    # a long run first, to cancel once it has reported an epoch
+    long = cli("train", "--train", "builtin", "--backbone", str(tiny_backbone), "--method", "finetune", "--frozen",
+               "--fraction", "0.5", "--epochs", "200", "--background", "--backend", "ray",
+               "--ray-address", ray_cluster)
+    assert long.returncode == 0, long.stderr
+    long_id = json.loads(long.stdout.splitlines()[-1])["run_id"]
+    sweep = cli("sweep", "--train", "builtin", "--backbone", str(tiny_backbone), "--frozen", "--epochs", "2",
+                "--methods", "finetune", "ganbert", "--generators", "noise", "--fractions", "0.1", "0.5",
+                "--backend", "ray", "--ray-address", ray_cluster)
+    assert sweep.returncode == 0, sweep.stderr
+    run_ids = json.loads(sweep.stdout.splitlines()[-1])["run_ids"]
+    assert len(run_ids) == 4 and all(registry.get(r).backend == "ray" for r in run_ids)
+
+    wait_for(lambda: registry.epochs(long_id), timeout=240, what="the long Ray run's first epoch")
+    running = registry.get(long_id)
+    assert running.status == "running" and running.device.startswith("Ray node")
+    assert jobs.cancel(registry, long_id, grace=60) == "cancelled"
+
+    def finished() -> bool:
+        jobs.pump(registry)
+        return all(registry.get(r).status not in ("queued", "starting", "running") for r in run_ids)
+
+    wait_for(finished, timeout=600, what="the Ray sweep")
+    for run_id in run_ids:
+        run = registry.get(run_id)
+        assert run.status == "done", (run.status, run.message, jobs.tail_log(registry, run_id))
+        assert 0 <= run.metrics["test"]["macro_f1"] <= 1 and run.summary["accuracy"] is not None
+        assert len(registry.epochs(run_id)) == 2  # per-epoch metrics flowed back while it ran
+        assert "Ray node" in run.device
+        run_dir = registry.run_dir(run_id)
+        assert (run_dir / "predictions.parquet").exists() and (run_dir / "result.json").exists()
+        assert load_best(run_dir).labels == SEMEVAL_LABELS  # the checkpoint came back and loads
+        assert "started on Ray node" in jobs.tail_log(registry, run_id)
+    cancelled = registry.get(long_id)
+    assert cancelled.status == "cancelled" and "cancelled" in cancelled.message
+
+
+def test_resources_follow_the_device_and_frozen_mode(tiny_backbone):
+    frozen, tuned = cfg(tiny_backbone), cfg(tiny_backbone, frozen=False)
+    assert task_options(frozen, ray_resources(frozen, 2, 0.25), cluster_gpus=0) == {"num_cpus": 2.0, "num_gpus": 0.0}
+    assert task_options(frozen, ray_resources(frozen, 1, 0.25), cluster_gpus=4)["num_gpus"] == 0.25
+    assert task_options(tuned, ray_resources(tuned), cluster_gpus=4)["num_gpus"] == 1.0
+    assert task_options(tuned.with_(device="cpu"), None, cluster_gpus=4)["num_gpus"] == 0.0
+    with pytest.raises(InputError, match="fractional GPUs are for frozen-feature runs"):
+        ray_resources(tuned, 1, 0.5)
+    with pytest.raises(InputError, match="CPUs per Ray run"):
+        ray_resources(frozen, 0)
+
+
+def test_data_files_travel_to_nodes_that_lack_them(tmp_path):
+    from core.data import DataSpec
+
+    folder = tmp_path / "official"
+    folder.mkdir()
+    (folder / "subtaskB_train.jsonl").write_text('{"text": "a", "label": 0}\n')
+    test_file = tmp_path / "test.jsonl"
+    test_file.write_text('{"text": "b", "label": 1}\n')
+    shipped = ship_data(DataSpec(train=str(folder), test=str(test_file)))
+    shutil.rmtree(folder)  # as on a node without the user's files
+    spec = localize(DataSpec(train=str(folder), test=str(test_file)), shipped, tmp_path / "node")
+    assert spec.test == str(test_file)  # present: used in place
+    assert (Path(spec.train) / "subtaskB_train.jsonl").read_text() == '{"text": "a", "label": 0}\n'
+    assert DATA.builtin is not None and ship_data(DATA) == {}
+
+
+def test_ray_flags_are_checked(tiny_backbone, studio_home):
+    out = cli("train", "--train", "builtin", "--backbone", str(tiny_backbone), "--method", "finetune",
+              "--fraction", "0.5", "--backend", "ray")
+    assert out.returncode == 2 and "--background" in out.stderr
+    out = cli("sweep", "--train", "builtin", "--backbone", str(tiny_backbone), "--backend", "ray",
+              "--ray-gpu-fraction", "0.5")
+    assert out.returncode == 2 and "fractional GPUs" in out.stderr
