@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test bench setup browser
+.PHONY: app test bench setup setup-ray browser
 
 setup: $(STAMP)
 
@@ -13,6 +13,10 @@ $(STAMP): requirements.txt
 	$(BIN)/pip install --upgrade --quiet pip
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(STAMP)
+
+# Optional: the Ray backend (`--backend ray`, the Train page's "Run on" setting).
+setup-ray: $(STAMP)
+	$(BIN)/pip install --quiet -r requirements-ray.txt
 
 app: $(STAMP)
 	$(BIN)/streamlit run app.py

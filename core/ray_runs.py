@@ -61,6 +61,20 @@ def ray_resources(config: TrainConfig, cpus: float = 1.0, gpu_fraction: float = 
     return {"cpus": float(cpus), "gpu_fraction": float(gpu_fraction)}
 
 
+def check_address(address: str | None, timeout: float = 5.0) -> None:
+    """Fail fast on a cluster address nothing answers at: `ray.init` would wait minutes before giving up.
+    Ray Client addresses (`ray://`) and None (RAY_ADDRESS, a local Ray) are left to Ray."""
+    if not address or address.startswith("ray://") or address == "auto":
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"a Ray address looks like HOST:PORT (e.g. 10.0.0.5:6379), got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise InputError(f"no Ray cluster answers at {address}: {e.strerror or e}") from None
+
+
 def task_options(config: TrainConfig, resources: dict | None, cluster_gpus: float) -> dict:
     """Ray's resource request: a GPU (or its fraction) when the run would use CUDA, else CPUs only."""
     resources = resources or {}
@@ -118,9 +132,10 @@ def localize(spec: DataSpec, shipped: dict[str, dict], folder: Path) -> DataSpec
     return replace(spec, **changes) if changes else spec
 
 
-def execute_remote(run_id: str, config_json: str, hub, shipped) -> dict:
+def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict]) -> dict:
     """The Ray task: train in a scratch folder on whatever node Ray chose, report through the hub, and
-    return how it ended with the run folder's files. Every ending is returned, never raised."""
+    return how it ended with the run folder's files. Every ending is returned, never raised. `shipped`
+    arrives resolved (Ray fetches a top-level object-store argument to the node once)."""
     import ray
 
     from core.backbone import describe_device
@@ -147,8 +162,7 @@ def execute_remote(run_id: str, config_json: str, hub, shipped) -> dict:
         outcome: dict = {"result": None, "trace": None}
         try:
             config = TrainConfig.from_json(config_json)
-            config = config.with_(data=localize(config.data, ray.get(shipped) if shipped else {},
-                                                Path(scratch) / "data"))
+            config = config.with_(data=localize(config.data, shipped, Path(scratch) / "data"))
             result = train(config, Path(scratch) / "run", on_event, should_stop)
             outcome.update(status="done", message="finished", result=result)
         except Cancelled as e:
@@ -201,7 +215,7 @@ def settle(registry: Registry, run_id: str, flight: Flight, get: Callable[[objec
     from ray import exceptions as rex
 
     try:
-        land(registry, run_id, get(flight.ref))
+        outcome = get(flight.ref)
     except rex.TaskCancelledError:
         registry.finish(run_id, "cancelled", "cancelled before Ray started it")
     except (rex.WorkerCrashedError, rex.NodeDiedError, rex.OwnerDiedError, rex.ObjectLostError) as e:
@@ -213,6 +227,11 @@ def settle(registry: Registry, run_id: str, flight: Flight, get: Callable[[objec
         message = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
         append_log(registry, run_id, str(e))
         registry.finish(run_id, "failed", f"Ray could not run it: {message}")
+    else:
+        try:
+            land(registry, run_id, outcome)
+        except (OSError, ValueError) as e:
+            registry.finish(run_id, "failed", f"could not store what the run returned: {e}")
 
 
 def runtime_env() -> dict:
@@ -224,14 +243,15 @@ def runtime_env() -> dict:
 def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> None:
     """Submit queued Ray runs, relay their events and cancels, record their endings; return after
     `idle_exit` seconds with nothing to do."""
-    import ray
-
     from core.worker import registry_events
 
     address = registry.setting("ray_address") or None  # None: RAY_ADDRESS, the latest local cluster, or a new one
     try:
+        import ray
+
+        check_address(address)
         ray.init(address=address, runtime_env=runtime_env(), log_to_driver=False, logging_level=logging.WARNING)
-    except Exception as e:  # a wrong address or a dead cluster: say so on every waiting run
+    except Exception as e:  # Ray missing, a wrong address or a dead cluster: say so on every waiting run
         where = address or os.environ.get("RAY_ADDRESS") or "a local instance"
         for run in registry.list(statuses=("queued",)):
             if run.backend == "ray":
@@ -264,8 +284,12 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 continue
             options = task_options(run.config, run.resources, ray.cluster_resources().get("GPU", 0))
             key = repr(run.config.data)
-            if key not in shipped:
-                shipped[key] = ray.put(ship_data(run.config.data)) if not run.config.data.builtin else None
+            try:
+                if key not in shipped:
+                    shipped[key] = ray.put(ship_data(run.config.data))
+            except OSError as e:  # the data file went away after the run was queued
+                registry.finish(run.id, "failed", f"could not read the run's data: {e}")
+                continue
             flights[run.id] = Flight(task.options(name=run.label, max_retries=0, **options)
                                      .remote(run.id, run.config.to_json(), hub, shipped[key]))
             relays[run.id] = registry_events(registry, run.id)

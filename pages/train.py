@@ -9,7 +9,7 @@ from core.backbone import BackboneError, describe_device, resolve_backbone
 from core.config import METHODS, TrainConfig, grid, parse_numbers
 from core.errors import InputError
 from core.estimate import grid_seconds
-from core.ray_runs import RAY_HINT, ray_available, ray_resources
+from core.ray_runs import RAY_HINT, check_address, ray_available, ray_resources
 from core.runs import Registry
 
 METHOD_NAMES = {"finetune": "BERT fine-tuning", "adapter": "BERT + adapters", "ganbert": "GAN-BERT"}
@@ -93,11 +93,16 @@ with st.expander("New runs", expanded=not registry.list()):
                     f"(from measured throughput where runs have finished, else from laptop-CPU figures).")
     if st.button("Launch", type="primary", disabled=not configs, key="tr_launch"):
         jobs.set_concurrency(registry, int(concurrency))
-        if backend == "ray":
-            registry.set_setting("ray_address", address.strip())
-        ids = [registry.create(c, backend, resources) for c in configs]
-        jobs.pump(registry)
-        st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
+        try:
+            if backend == "ray":
+                check_address(address.strip())
+                registry.set_setting("ray_address", address.strip())
+        except InputError as e:
+            st.error(str(e))
+        else:
+            ids = [registry.create(c, backend, resources) for c in configs]
+            jobs.pump(registry)
+            st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
 
 @st.fragment(run_every="2s")

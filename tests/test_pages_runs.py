@@ -133,3 +133,15 @@ def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
     at.multiselect(key="cmp_method").set_value(["GAN-BERT G1 (noise) [frozen]"]).run()
     assert not at.exception
     assert list(at.dataframe(key="cmp_table").value["method"]) == ["GAN-BERT G1 (noise) [frozen]"]
+
+
+def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, tiny_backbone):
+    from core import ray_runs
+    from core.errors import InputError
+
+    monkeypatch.setattr(ray_runs, "ray_available", lambda: False)
+    at = open_page("pages/train.py", dataset)
+    assert at.radio(key="tr_backend").disabled
+    assert any("pip install -r requirements-ray.txt" in c.value for c in at.caption)
+    with pytest.raises(InputError, match="requirements-ray.txt"):
+        ray_runs.ray_resources(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone)))
