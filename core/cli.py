@@ -149,13 +149,12 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 
 def backend_from_args(args: argparse.Namespace, registry: Registry, configs: list[TrainConfig]) -> dict | None:
     """Check the backend flags; for Ray, remember the address and return each run's resource request."""
-    from core.ray_runs import check_address, ray_resources
+    from core.ray_runs import ray_resources, use_address
 
     if args.backend != "ray":
         return None
     if args.ray_address:
-        check_address(args.ray_address)
-        registry.set_setting("ray_address", args.ray_address)
+        use_address(registry, args.ray_address)
     for config in configs:  # the same request for every run, checked against each (frozen or not)
         resources = ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
     return resources
@@ -165,7 +164,8 @@ def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:
     values = dict(
         data=spec_from_args(args.train, args, args.unlabeled),
         cleaning=CleaningConfig(args.expand_contractions, args.strip_special, args.lowercase),
-        epochs=args.epochs, patience=args.patience, max_len=args.max_len, batch_size=args.batch_size, lr=args.lr, frozen=args.frozen,
+        epochs=args.epochs, patience=args.patience, max_len=args.max_len, batch_size=args.batch_size, lr=args.lr,
+        frozen=args.frozen,
         pooling=args.pooling, backbone=args.backbone, device=args.device, bf16=args.bf16,
         adapter_kind=args.adapter, reduction_factor=args.reduction_factor, gan_preset=args.gan_preset,
         noise=args.noise, tags=tuple(args.tag))

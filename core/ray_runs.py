@@ -75,6 +75,13 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
         raise InputError(f"no Ray cluster answers at {address}: {e.strerror or e}") from None
 
 
+def use_address(registry: Registry, address: str) -> None:
+    """Check a cluster address and remember it for the dispatcher; empty means Ray's own default."""
+    address = address.strip()
+    check_address(address)
+    registry.set_setting("ray_address", address)
+
+
 def task_options(config: TrainConfig, resources: dict | None, cluster_gpus: float) -> dict:
     """Ray's resource request: a GPU (or its fraction) when the run would use CUDA, else CPUs only."""
     resources = resources or {}

@@ -9,7 +9,7 @@ from core.backbone import BackboneError, describe_device, resolve_backbone
 from core.config import METHODS, TrainConfig, grid, parse_numbers
 from core.errors import InputError
 from core.estimate import grid_seconds
-from core.ray_runs import RAY_HINT, check_address, ray_available, ray_resources
+from core.ray_runs import RAY_HINT, ray_available, ray_resources, use_address
 from core.runs import Registry
 
 METHOD_NAMES = {"finetune": "BERT fine-tuning", "adapter": "BERT + adapters", "ganbert": "GAN-BERT"}
@@ -90,13 +90,13 @@ with st.expander("New runs", expanded=not registry.list()):
     if configs:
         seconds = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
         st.markdown(f"**{len(configs)} run(s)**, about **{seconds / 60:.0f} min** in all on this machine "
-                    f"(from measured throughput where runs have finished, else from laptop-CPU figures).")
+                    f"(from measured throughput where runs have finished, else from laptop-CPU figures)"
+                    + ("; Ray runs them side by side, as its workers allow." if backend == "ray" else "."))
     if st.button("Launch", type="primary", disabled=not configs, key="tr_launch"):
         jobs.set_concurrency(registry, int(concurrency))
         try:
             if backend == "ray":
-                check_address(address.strip())
-                registry.set_setting("ray_address", address.strip())
+                use_address(registry, address)
         except InputError as e:
             st.error(str(e))
         else:
