@@ -142,19 +142,25 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    help="where background runs execute: local processes, or tasks on a Ray cluster")
     p.add_argument("--ray-address", help="Ray cluster to use (default: RAY_ADDRESS, the latest local cluster, "
                                          "else a new local instance)")
+    p.add_argument("--ray-storage", help="where Ray runs write their results, then copied here: an absolute "
+                                         "folder the nodes share or a URI such as s3://bucket/studio "
+                                         "(default: sent back directly)")
     p.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs each Ray run asks for")
     p.add_argument("--ray-gpu-fraction", type=float, default=1.0,
                    help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
 
 
 def backend_from_args(args: argparse.Namespace, registry: Registry, configs: list[TrainConfig]) -> dict | None:
-    """Check the backend flags; for Ray, remember the address and return each run's resource request."""
-    from core.ray_runs import ray_resources, use_address
+    """Check the backend flags; for Ray, remember the address and storage, and return each run's
+    resource request."""
+    from core.ray_runs import ray_resources, use_address, use_storage
 
     if args.backend != "ray":
         return None
     if args.ray_address:
         use_address(registry, args.ray_address)
+    if args.ray_storage is not None:
+        use_storage(registry, args.ray_storage)
     for config in configs:  # the same request for every run, checked against each (frozen or not)
         resources = ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
     return resources

@@ -134,7 +134,8 @@ def check(c: TrainConfig) -> None:
         bad(f"noise must be uniform or gaussian, got {c.noise!r}")
     if c.device not in ("auto", "cpu", "cuda"):
         bad(f"device must be auto, cpu or cuda, got {c.device!r}")
-    for name, value, low in (("epochs", c.epochs, 1), ("max_len", c.max_len, 8), ("batch_size", c.resolved_batch_size, 1),
+    for name, value, low in (("epochs", c.epochs, 1), ("max_len", c.max_len, 8),
+                             ("batch_size", c.resolved_batch_size, 1),
                              ("patience", c.patience, 1), ("reduction_factor", c.reduction_factor, 1),
                              ("noise_dim", c.noise_dim, 1), ("collapse_evals", c.collapse_evals, 1)):
         if value < low:

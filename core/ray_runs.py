@@ -4,8 +4,9 @@ One dispatcher process on the user's machine (`python -m core.ray_runs`, started
 Ray runs wait, one at a time through a file lock) connects to the cluster, submits every queued Ray run
 as a task and relays what the tasks report through a small actor, the hub: progress and per-epoch
 metrics go into the local registry as they happen, cancel requests go the other way. A finished task
-returns its checkpoint, predictions and result as bytes, which land in the local run directory, so the
-registry stays the one source of truth and nothing needs a shared file system.
+returns its checkpoint, predictions and result as bytes, or, when the user names a storage path (a
+shared folder or a URI such as s3://bucket/studio), writes them there and the dispatcher copies them
+back; either way they land in the local run directory and the registry stays the one source of truth.
 
 The dispatcher's process id is each Ray run's pid: if it dies, `Registry.reconcile` marks its runs
 interrupted, and Ray, which ties a task to the driver that owns it, stops them. Ray is optional: this
@@ -82,6 +83,45 @@ def use_address(registry: Registry, address: str) -> None:
     registry.set_setting("ray_address", address)
 
 
+def use_storage(registry: Registry, storage: str) -> None:
+    """Check and remember where Ray runs write their results (empty: send them back as bytes). Any
+    pyarrow file system URI works (s3://, gs://, hdfs://) or an absolute folder that nodes share."""
+    storage = storage.strip()
+    if storage:
+        from pyarrow import fs
+
+        try:
+            fs.FileSystem.from_uri(storage)
+        except Exception as e:  # pyarrow raises several kinds for a bad URI
+            raise InputError(f"not a storage path or URI: {storage!r} ({e}); give an absolute folder "
+                             "or a URI such as s3://bucket/studio") from None
+    registry.set_setting("ray_storage", storage)
+
+
+def store(folder: Path, uri: str) -> None:
+    """Copy a run folder to storage (a folder or a pyarrow URI)."""
+    from pyarrow import fs
+
+    fs.copy_files(str(folder), uri.rstrip("/"), destination_filesystem=fs.FileSystem.from_uri(uri)[0])
+
+
+def fetch(uri: str, run_dir: Path) -> None:
+    """Copy a stored run folder into the local run folder; each file appears whole (copied beside it,
+    then renamed into place)."""
+    import shutil
+
+    from pyarrow import fs
+
+    incoming = run_dir / ".incoming"
+    shutil.rmtree(incoming, ignore_errors=True)
+    fs.copy_files(uri.rstrip("/"), str(incoming), source_filesystem=fs.FileSystem.from_uri(uri)[0])
+    for f in sorted(p for p in incoming.rglob("*") if p.is_file()):
+        target = run_dir / f.relative_to(incoming)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, target)
+    shutil.rmtree(incoming, ignore_errors=True)
+
+
 def task_options(config: TrainConfig, resources: dict | None, cluster_gpus: float) -> dict:
     """Ray's resource request: a GPU (or its fraction) when the run would use CUDA, else CPUs only."""
     resources = resources or {}
@@ -139,7 +179,8 @@ def localize(spec: DataSpec, shipped: dict[str, dict], folder: Path) -> DataSpec
     return replace(spec, **changes) if changes else spec
 
 
-def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict]) -> dict:
+def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict], storage: str | None = None
+                   ) -> dict:
     """The Ray task: train in a scratch folder on whatever node Ray chose, report through the hub, and
     return how it ended with the run folder's files. Every ending is returned, never raised. `shipped`
     arrives resolved (Ray fetches a top-level object-store argument to the node once)."""
@@ -180,8 +221,16 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict])
             outcome.update(status="failed", message=f"{type(e).__name__}: {e} (on Ray node {node})",
                            trace=traceback.format_exc())
         run_dir = Path(scratch) / "run"
-        outcome["files"] = {str(f.relative_to(run_dir)): f.read_bytes()
-                            for f in sorted(run_dir.rglob("*")) if f.is_file()} if run_dir.exists() else {}
+        outcome.update(files={}, stored=None, warning=None)
+        if run_dir.exists() and storage:
+            try:
+                store(run_dir, f"{storage.rstrip('/')}/{run_id}")
+                outcome["stored"] = f"{storage.rstrip('/')}/{run_id}"
+            except Exception as e:  # pyarrow raises several kinds; the bytes still come back below
+                outcome["warning"] = f"could not write to {storage} from node {node} ({e}); sent back instead"
+        if run_dir.exists() and not outcome["stored"]:
+            outcome["files"] = {str(f.relative_to(run_dir)): f.read_bytes()
+                                for f in sorted(run_dir.rglob("*")) if f.is_file()}
         return outcome
 
 
@@ -205,13 +254,17 @@ def append_log(registry: Registry, run_id: str, line: str) -> None:
 def land(registry: Registry, run_id: str, outcome: dict) -> None:
     """Write a finished task's files into the run folder (atomically, checkpoint first), then record it."""
     run_dir = registry.run_dir(run_id)
+    if outcome["stored"]:
+        fetch(outcome["stored"], run_dir)
+        append_log(registry, run_id, f"results stored at {outcome['stored']} and copied here")
     for rel, data in outcome["files"].items():
         if ".." in Path(rel).parts or Path(rel).is_absolute():
             raise ValueError(f"refusing a returned file outside the run folder: {rel}")
         (run_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(run_dir / rel, data)
-    if outcome["trace"]:
-        append_log(registry, run_id, outcome["trace"])
+    for note in (outcome["warning"], outcome["trace"]):
+        if note:
+            append_log(registry, run_id, note)
     append_log(registry, run_id, f"{outcome['status']}: {outcome['message']}")
     registry.finish(run_id, outcome["status"], outcome["message"], outcome["result"])
 
@@ -298,7 +351,8 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 registry.finish(run.id, "failed", f"could not read the run's data: {e}")
                 continue
             flights[run.id] = Flight(task.options(name=run.label, max_retries=0, **options)
-                                     .remote(run.id, run.config.to_json(), hub, shipped[key]))
+                                     .remote(run.id, run.config.to_json(), hub, shipped[key],
+                                             registry.setting("ray_storage") or None))
             relays[run.id] = registry_events(registry, run.id)
             asked = f"{options['num_cpus']:g} CPU" + (f", {options['num_gpus']:g} GPU" if options["num_gpus"] else "")
             registry.set_message(run.id, f"waiting for Ray resources ({asked})")

@@ -9,7 +9,7 @@ from core.backbone import BackboneError, describe_device, resolve_backbone
 from core.config import METHODS, TrainConfig, grid, parse_numbers
 from core.errors import InputError
 from core.estimate import grid_seconds
-from core.ray_runs import RAY_HINT, ray_available, ray_resources, use_address
+from core.ray_runs import RAY_HINT, ray_available, ray_resources, use_address, use_storage
 from core.runs import Registry
 
 METHOD_NAMES = {"finetune": "BERT fine-tuning", "adapter": "BERT + adapters", "ganbert": "GAN-BERT"}
@@ -62,15 +62,19 @@ with st.expander("New runs", expanded=not registry.list()):
                           "(7x slower for MiniLM on the 2-core test machine).")
     concurrency = c4.number_input("Local runs at once", 1, 16, jobs.concurrency(registry), key="tr_conc")
     c1, c2, c3, c4 = st.columns(4)
-    address, ray_cpus, gpu_fraction, resources = "", 1.0, 1.0, None
+    address, storage, ray_cpus, gpu_fraction, resources = "", "", 1.0, 1.0, None
     backend = c1.radio("Run on", ["local", "ray"], horizontal=True, key="tr_backend",
                        format_func={"local": "this machine", "ray": "Ray cluster"}.get, disabled=not ray_available(),
                        help="Ray spreads a sweep over a cluster's CPUs and GPUs; results come back here.")
     if not ray_available():
         c2.caption(f"{RAY_HINT}, then restart the app.")
     elif backend == "ray":
-        address = c2.text_input("Ray address (empty: RAY_ADDRESS or a local Ray)", registry.setting("ray_address") or "",
-                                key="tr_ray_address")
+        address = c2.text_input("Ray address (empty: RAY_ADDRESS or a local Ray)",
+                                registry.setting("ray_address") or "", key="tr_ray_address")
+        storage = c2.text_input("Storage for results (empty: sent back directly)",
+                                registry.setting("ray_storage") or "", key="tr_ray_storage",
+                                help="An absolute folder every node shares, or a URI such as s3://bucket/studio; "
+                                     "results are copied from there into this machine's run folders.")
         ray_cpus = c3.number_input("CPUs per run", 0.5, 64.0, 1.0, step=0.5, key="tr_ray_cpus")
         gpu_fraction = c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05,
                                        key="tr_ray_gpu", disabled=not frozen)
@@ -97,6 +101,7 @@ with st.expander("New runs", expanded=not registry.list()):
         try:
             if backend == "ray":
                 use_address(registry, address)
+                use_storage(registry, storage)
         except InputError as e:
             st.error(str(e))
         else:

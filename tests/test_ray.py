@@ -18,7 +18,8 @@ import pytest
 from core import jobs
 from core.errors import InputError
 from core.paths import REPO_ROOT
-from core.ray_runs import Flight, localize, settle, ray_available, ray_resources, ship_data, task_options
+from core.ray_runs import (Flight, localize, ray_available, ray_resources, settle, ship_data, task_options, use_address,
+                           use_storage)
 from core.runs import Registry
 from core.training import PREDICTIONS, load_best
 from tests.test_runs import DATA, cfg, wait_for
@@ -178,7 +179,29 @@ def test_ray_flags_are_checked(tiny_backbone, studio_home):
     out = cli("sweep", "--train", "builtin", "--backbone", str(tiny_backbone), "--backend", "ray",
               "--ray-address", "headnode")
     assert out.returncode == 2 and "HOST:PORT" in out.stderr
+    out = cli("sweep", "--train", "builtin", "--backbone", str(tiny_backbone), "--backend", "ray",
+              "--ray-storage", "relative/folder")
+    assert out.returncode == 2 and "not a storage path or URI" in out.stderr
     assert Registry().list() == []  # nothing was queued
+
+
+def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studio_home, tmp_path):
+    registry = Registry()
+    use_address(registry, ray_cluster)
+    use_storage(registry, str(tmp_path / "shared"))  # a folder every node sees (here: one machine)
+    run_id = jobs.submit(registry, cfg(tiny_backbone, method="ganbert", generator="bow"), backend="ray",
+                         resources={"cpus": 1.0, "gpu_fraction": 1.0})
+    wait_for(lambda: jobs.pump(registry) is not None and registry.get(run_id).status not in
+             ("queued", "starting", "running"), timeout=240, what="the run via storage")
+    run = registry.get(run_id)
+    assert run.status == "done", (run.message, jobs.tail_log(registry, run_id))
+    stored = tmp_path / "shared" / run_id
+    local = registry.run_dir(run_id)
+    for rel in ("checkpoint/model.safetensors", "checkpoint/model.json", PREDICTIONS, "result.json"):
+        assert (stored / rel).read_bytes() == (local / rel).read_bytes()
+    assert not (local / ".incoming").exists()
+    assert f"results stored at {stored}" in jobs.tail_log(registry, run_id)
+    assert load_best(local).has_fake_class
 
 
 def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
