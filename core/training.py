@@ -210,9 +210,8 @@ def train(config: TrainConfig, run_dir: Path, on_event: Event = lambda e: None,
 
     # -- optimizers: D (encoder + head) and G apart, as in the original TF code
     d_params = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("generator.")]
-    # fused AdamW: one kernel per step instead of several per tensor (40 → 25 ms per frozen GAN-BERT step)
-    d_opt = torch.optim.AdamW(d_params, lr=config.learning_rate, fused=True)
-    g_opt = torch.optim.AdamW(model.generator.parameters(), lr=config.learning_rate, fused=True) if gan else None
+    d_opt = adamw(d_params, config.learning_rate)
+    g_opt = adamw(model.generator.parameters(), config.learning_rate) if gan else None
     schedule = None if gan else get_linear_schedule_with_warmup(d_opt, int(config.warmup * total_steps), total_steps)
 
     # -- loop
@@ -278,6 +277,12 @@ def train(config: TrainConfig, run_dir: Path, on_event: Event = lambda e: None,
               "fraction": prepared.fraction}
     atomic_write_text(run_dir / "result.json", json.dumps(result, indent=2))
     return result
+
+
+def adamw(params, lr: float) -> torch.optim.AdamW:
+    """Fused AdamW: one kernel per step instead of several per tensor (40 → 25 ms per frozen GAN-BERT
+    step at batch 64 on this CPU)."""
+    return torch.optim.AdamW(params, lr=lr, fused=True)
 
 
 def supervised_step(model: StudioModel, rep: torch.Tensor, labels: torch.Tensor, params: list, opt, schedule

@@ -110,3 +110,21 @@ def test_queue_runs_in_order_with_concurrency_one(tiny_backbone, studio_home):
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=240, what="all done")
     runs = [reg.get(i) for i in ids]
     assert runs[0].ended <= runs[1].started and runs[1].ended <= runs[2].started
+
+
+def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone, studio_home):
+    studio_home.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(studio_home / "studio.db") as db:  # the schema as it was, with one run in it
+        db.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, created REAL NOT NULL, started REAL, ended REAL, "
+                   "status TEXT NOT NULL, config TEXT NOT NULL, label TEXT NOT NULL, pid INTEGER, device TEXT, "
+                   "heartbeat REAL, progress REAL NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0, "
+                   "samples_per_s REAL, message TEXT, metrics TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0, "
+                   "deleted INTEGER NOT NULL DEFAULT 0)")
+        config = cfg(tiny_backbone)
+        db.execute("INSERT INTO runs (id, created, status, config, label) VALUES (?, 1, 'done', ?, ?)",
+                   ("20260101-120000-a1b2c3", config.to_json(), config.label()))
+    reg = Registry()
+    old = reg.get("20260101-120000-a1b2c3")
+    assert old.backend == "local" and old.resources is None and old.config == config
+    new = reg.get(reg.create(config, "ray", {"cpus": 2.0, "gpu_fraction": 1.0}))
+    assert new.backend == "ray" and new.resources == {"cpus": 2.0, "gpu_fraction": 1.0}

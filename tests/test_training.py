@@ -140,3 +140,10 @@ def test_bad_configs_are_refused(tiny_backbone, kw, message):
 def test_config_json_round_trip(tiny_backbone):
     cfg = config(tiny_backbone, method="ganbert", generator="bow", tags=("a", "b"))
     assert TrainConfig.from_json(cfg.to_json()) == cfg
+
+
+def test_batch_size_defaults_follow_the_mode():
+    assert TrainConfig().resolved_batch_size == 16  # the encoder trains
+    assert TrainConfig(frozen=True).resolved_batch_size == 64  # a head on the few labeled texts
+    assert TrainConfig(frozen=True, method="ganbert").resolved_batch_size == 256  # the whole unlabeled pool
+    assert TrainConfig(frozen=True, method="ganbert", batch_size=8).resolved_batch_size == 8
