@@ -14,8 +14,10 @@ from core.runs import Registry
 
 # samples/s at 128 tokens, batch 16, 2 CPU threads (MiniLM); GAN-BERT costs about a fine-tuning step
 FALLBACK_TRAIN = {"finetune": 13.0, "adapter": 21.0, "ganbert": 13.0}
-FALLBACK_FORWARD = 49.0  # texts/s, encoder forward only (evaluation, frozen features)
-FALLBACK_HEAD = 3000.0  # samples/s, heads on cached features
+FALLBACK_FORWARD = 49.0  # texts/s, encoder forward only, batches as they come (evaluation)
+FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
+# samples/s on cached 4,608-d `layers` features at the default batch sizes, evaluation included
+FALLBACK_HEAD = {"finetune": 20000.0, "ganbert": 7000.0}
 
 
 def measured_speed(registry: Registry, config: TrainConfig) -> float | None:
@@ -33,7 +35,8 @@ def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: in
         per_epoch = labeled * repeats_for(labeled / pool) + (pool - labeled)
     scale = config.max_len / 128
     if config.frozen:
-        return config.epochs * (per_epoch + val) / (speed or FALLBACK_HEAD) + test / FALLBACK_HEAD
+        head_speed = speed or FALLBACK_HEAD[config.method]
+        return config.epochs * (per_epoch + val) / head_speed + test / head_speed
     train_speed = speed or FALLBACK_TRAIN[config.method] / scale
     return config.epochs * (per_epoch / train_speed + val / (FALLBACK_FORWARD / scale)) + test / (FALLBACK_FORWARD / scale)
 
@@ -44,5 +47,5 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
     total = sum(run_seconds(c, pool, val, test, classes, measured_speed(registry, c)) for c in configs)
     if any(c.frozen for c in configs) and not features_cached:
         max_len = max(c.max_len for c in configs if c.frozen)
-        total += (pool + val + test) / (FALLBACK_FORWARD * 128 / max_len)
+        total += (pool + val + test) / (FALLBACK_ENCODE * 128 / max_len)
     return total

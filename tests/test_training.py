@@ -147,3 +147,23 @@ def test_batch_size_defaults_follow_the_mode():
     assert TrainConfig(frozen=True).resolved_batch_size == 64  # a head on the few labeled texts
     assert TrainConfig(frozen=True, method="ganbert").resolved_batch_size == 256  # the whole unlabeled pool
     assert TrainConfig(frozen=True, method="ganbert", batch_size=8).resolved_batch_size == 8
+
+
+def test_the_estimate_counts_what_an_epoch_iterates_over():
+    from core.estimate import FALLBACK_ENCODE, FALLBACK_HEAD, grid_seconds, run_seconds
+
+    head = TrainConfig(frozen=True, fraction=0.01, epochs=10)
+    gan = head.with_(method="ganbert")
+    # GAN-BERT: 100 labeled rows repeated int(log2(100)) = 6 times, plus the 9,900 unlabeled, each epoch
+    assert run_seconds(gan, 10_000, 1_000, 3_000, 6, None) == pytest.approx(
+        (10 * (600 + 9_900 + 1_000) + 3_000) / FALLBACK_HEAD["ganbert"])
+    assert run_seconds(head, 10_000, 1_000, 3_000, 6, None) == pytest.approx(
+        (10 * (100 + 1_000) + 3_000) / FALLBACK_HEAD["finetune"])
+
+    class NoRuns:
+        def list(self, statuses=None):
+            return []
+
+    both = grid_seconds(NoRuns(), [head, gan], 10_000, 1_000, 3_000, 6)
+    assert both == pytest.approx(run_seconds(head, 10_000, 1_000, 3_000, 6, None)
+                                 + run_seconds(gan, 10_000, 1_000, 3_000, 6, None) + 14_000 / FALLBACK_ENCODE)
