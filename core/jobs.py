@@ -17,10 +17,8 @@ from pathlib import Path
 
 from core.config import TrainConfig
 from core.paths import REPO_ROOT
-from core.ray_runs import DISPATCH_SLACK, ensure_dispatcher
-from core.runs import ACTIVE, Registry, RunError, check_run_id
-
-LOG = "train.log"
+from core.ray_runs import DISPATCH_SLACK, DISPATCHER_LOG, dispatcher_running
+from core.runs import ACTIVE, LOG, Registry, RunError, check_run_id
 
 
 def default_concurrency() -> int:
@@ -50,16 +48,26 @@ def submit(registry: Registry, config: TrainConfig, start: bool = True, backend:
     return run_id
 
 
+def launch(registry: Registry, args: list[str], log_path: Path) -> int:
+    """Start `python -m ARGS` in its own session (so it outlives the app), logging to `log_path`."""
+    env = {**os.environ, "STUDIO_HOME": str(registry.home), "PYTHONPATH": str(REPO_ROOT)}
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", *args], cwd=REPO_ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    return proc.pid
+
+
 def spawn(registry: Registry, run_id: str) -> int:
     """Start `python -m core.worker RUN_ID` detached, logging to the run's train.log."""
-    folder = registry.run_dir(run_id)
-    env = {**os.environ, "STUDIO_HOME": str(registry.home), "PYTHONPATH": str(REPO_ROOT)}
-    with open(folder / LOG, "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "core.worker", run_id], cwd=REPO_ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-    registry.set_pid(run_id, proc.pid)
-    return proc.pid
+    pid = launch(registry, ["core.worker", run_id], registry.run_dir(run_id) / LOG)
+    registry.set_pid(run_id, pid)
+    return pid
+
+
+def ensure_dispatcher(registry: Registry) -> None:
+    """Start the Ray dispatcher unless one runs (a second one started in a race exits at once)."""
+    if not dispatcher_running(registry):
+        launch(registry, ["core.ray_runs"], registry.home / DISPATCHER_LOG)
 
 
 def pump(registry: Registry) -> list[str]:
@@ -96,23 +104,25 @@ def cancel(registry: Registry, run_id: str, grace: float = 15.0) -> str:
         registry.finish(run_id, "cancelled", "cancelled before it started")
         return registry.get(run_id).status
     if run.backend == "ray":  # the dispatcher relays the request and forces it after its own grace
-        deadline = time.monotonic() + grace + DISPATCH_SLACK
-        while time.monotonic() < deadline and registry.get(run_id).status in ACTIVE:
-            registry.reconcile()
-            time.sleep(0.2)
+        _wait_for_end(registry, run_id, grace + DISPATCH_SLACK)
         return registry.get(run_id).status
     _signal(run.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        registry.reconcile()
-        if registry.get(run_id).status not in ACTIVE:
-            break
-        time.sleep(0.2)
-    else:
+    if not _wait_for_end(registry, run_id, grace):
         _signal(run.pid, signal.SIGKILL)
         registry.finish(run_id, "cancelled", f"cancelled (forced after {grace:.0f} s)")
     pump(registry)
     return registry.get(run_id).status
+
+
+def _wait_for_end(registry: Registry, run_id: str, seconds: float) -> bool:
+    """Poll (reconciling dead processes) until the run has ended; False if it still runs after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        registry.reconcile()
+        if registry.get(run_id).status not in ACTIVE:
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def _signal(pid: int, sig: int) -> None:

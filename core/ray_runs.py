@@ -20,7 +20,6 @@ import importlib.util
 import logging
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from core.config import TrainConfig
 from core.data import DataSpec
 from core.errors import InputError
 from core.paths import REPO_ROOT, atomic_write_bytes
-from core.runs import ACTIVE, Registry
+from core.runs import ACTIVE, LOG, Registry
 
 log = logging.getLogger("studio.ray")
 
@@ -207,7 +206,7 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
         return stop[0]
 
     with tempfile.TemporaryDirectory(prefix=f"studio-{run_id}-") as scratch:
-        outcome: dict = {"result": None, "trace": None}
+        outcome: dict = {"result": None, "trace": None, "files": {}, "stored": None, "warning": None}
         try:
             config = TrainConfig.from_json(config_json)
             config = config.with_(data=localize(config.data, shipped, Path(scratch) / "data"))
@@ -221,11 +220,11 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
             outcome.update(status="failed", message=f"{type(e).__name__}: {e} (on Ray node {node})",
                            trace=traceback.format_exc())
         run_dir = Path(scratch) / "run"
-        outcome.update(files={}, stored=None, warning=None)
         if run_dir.exists() and storage:
+            uri = f"{storage.rstrip('/')}/{run_id}"
             try:
-                store(run_dir, f"{storage.rstrip('/')}/{run_id}")
-                outcome["stored"] = f"{storage.rstrip('/')}/{run_id}"
+                store(run_dir, uri)
+                outcome["stored"] = uri
             except Exception as e:  # pyarrow raises several kinds; the bytes still come back below
                 outcome["warning"] = f"could not write to {storage} from node {node} ({e}); sent back instead"
         if run_dir.exists() and not outcome["stored"]:
@@ -247,7 +246,7 @@ class Flight:
 
 
 def append_log(registry: Registry, run_id: str, line: str) -> None:
-    with open(registry.run_dir(run_id) / "train.log", "a", encoding="utf-8") as f:
+    with open(registry.run_dir(run_id) / LOG, "a", encoding="utf-8") as f:
         f.write(time.strftime("%Y-%m-%d %H:%M:%S ") + line.rstrip("\n") + "\n")
 
 
@@ -284,8 +283,9 @@ def settle(registry: Registry, run_id: str, flight: Flight, get: Callable[[objec
         else:
             registry.finish(run_id, "interrupted", f"the Ray worker running it was lost: {type(e).__name__}")
     except rex.RayError as e:  # the task could not even start: a missing package on the node, for example
-        message = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-        append_log(registry, run_id, str(e))
+        text = str(e).strip()
+        message = text.splitlines()[-1] if text else type(e).__name__
+        append_log(registry, run_id, text)
         registry.finish(run_id, "failed", f"Ray could not run it: {message}")
     else:
         try:
@@ -388,24 +388,20 @@ def lock_file(registry: Registry):
     return open(registry.home / LOCK, "a")
 
 
+def try_lock(f) -> bool:
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def dispatcher_running(registry: Registry) -> bool:
     with lock_file(registry) as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not try_lock(f):
             return True
         fcntl.flock(f, fcntl.LOCK_UN)
         return False
-
-
-def ensure_dispatcher(registry: Registry) -> None:
-    """Start the dispatcher unless one runs (a second one started in a race exits at once)."""
-    if dispatcher_running(registry):
-        return
-    env = {**os.environ, "STUDIO_HOME": str(registry.home), "PYTHONPATH": str(REPO_ROOT)}
-    with open(registry.home / DISPATCHER_LOG, "ab") as out:
-        subprocess.Popen([sys.executable, "-m", "core.ray_runs"], cwd=REPO_ROOT, env=env, stdout=out,
-                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
 
 def main() -> int:
@@ -414,9 +410,7 @@ def main() -> int:
     registry = Registry()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     with lock_file(registry) as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not try_lock(lock):
             return 0  # another dispatcher serves this studio home
         try:
             dispatch(registry)

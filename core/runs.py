@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS epochs (
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 """
+LOG = "train.log"  # each run folder's log, written by its worker (or the Ray dispatcher)
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"))
 BACKENDS = ("local", "ray")
 
