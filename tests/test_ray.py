@@ -20,7 +20,7 @@ from core.errors import InputError
 from core.paths import REPO_ROOT
 from core.ray_runs import (Flight, localize, ray_available, ray_resources, settle, ship_data, task_options, use_address,
                            use_storage)
-from core.runs import Registry
+from core.runs import FINISHED, Registry
 from core.training import PREDICTIONS, load_best
 from tests.test_runs import DATA, cfg, wait_for
 
@@ -52,6 +52,12 @@ def ray_cluster():
         shutil.rmtree(temp, ignore_errors=True)
 
 
+def ended(registry: Registry, run_ids: list[str]) -> bool:
+    """Every run has ended (looking pumps the queue, as the pages do)."""
+    jobs.pump(registry)
+    return all(registry.get(r).status in FINISHED for r in run_ids)
+
+
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, env=env,
@@ -67,8 +73,9 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
                "--ray-address", ray_cluster)
     assert long.returncode == 0, long.stderr
     long_id = json.loads(long.stdout.splitlines()[-1])["run_id"]
-    sweep = cli("sweep", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"), "--backbone", str(tiny_backbone), "--frozen", "--epochs", "2",
-                "--methods", "finetune", "ganbert", "--generators", "noise", "--fractions", "0.1", "0.5",
+    sweep = cli("sweep", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"),
+                "--backbone", str(tiny_backbone), "--frozen", "--epochs", "2", "--methods", "finetune", "ganbert",
+                "--generators", "noise", "--fractions", "0.1", "0.5",
                 "--backend", "ray", "--ray-address", ray_cluster)
     assert sweep.returncode == 0, sweep.stderr
     run_ids = json.loads(sweep.stdout.splitlines()[-1])["run_ids"]
@@ -79,11 +86,7 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     assert running.status == "running" and running.device.startswith("Ray node")
     assert jobs.cancel(registry, long_id, grace=60) == "cancelled"
 
-    def finished() -> bool:
-        jobs.pump(registry)
-        return all(registry.get(r).status not in ("queued", "starting", "running") for r in run_ids)
-
-    wait_for(finished, timeout=600, what="the Ray sweep")
+    wait_for(lambda: ended(registry, run_ids), timeout=600, what="the Ray sweep")
     for run_id in run_ids:
         run = registry.get(run_id)
         assert run.status == "done", (run.status, run.message, jobs.tail_log(registry, run_id))
@@ -191,8 +194,7 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
     use_storage(registry, str(tmp_path / "shared"))  # a folder every node sees (here: one machine)
     run_id = jobs.submit(registry, cfg(tiny_backbone, method="ganbert", generator="bow"), backend="ray",
                          resources={"cpus": 1.0, "gpu_fraction": 1.0})
-    wait_for(lambda: jobs.pump(registry) is not None and registry.get(run_id).status not in
-             ("queued", "starting", "running"), timeout=240, what="the run via storage")
+    wait_for(lambda: ended(registry, [run_id]), timeout=240, what="the run via storage")
     run = registry.get(run_id)
     assert run.status == "done", (run.message, jobs.tail_log(registry, run_id))
     stored = tmp_path / "shared" / run_id
