@@ -128,3 +128,12 @@ def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone,
     assert old.backend == "local" and old.resources is None and old.config == config
     new = reg.get(reg.create(config, "ray", {"cpus": 2.0, "gpu_fraction": 1.0}))
     assert new.backend == "ray" and new.resources == {"cpus": 2.0, "gpu_fraction": 1.0}
+
+
+def test_nothing_the_studio_starts_reaches_the_internet():
+    """Set by `core` itself, so every worker and the Ray dispatcher inherit it."""
+    import core  # noqa: F401  (its import sets them)
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        assert os.environ[name] == "1"
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
