@@ -19,15 +19,15 @@ from core.predict import classify
 from core.runs import Registry
 from core.training import load_best
 from core.worker import execute_run
-from tests.test_runs import cfg, wait_for
+from tests.test_runs import LONG, active_run, cfg, wait_for
 
 
 def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 2)
-    victim = jobs.submit(reg, cfg(tiny_backbone, frozen=False, epochs=200, patience=200))
+    victim = jobs.submit(reg, cfg(tiny_backbone, **LONG))
     other = jobs.submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
-    run = wait_for(lambda: (r := reg.get(victim)).status == "running" and r.epoch >= 1 and r, what="victim epoch 1")
+    run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.epoch >= 1 and r, what="victim epoch 1")
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: reg.reconcile() or reg.get(victim).status == "interrupted", what="interrupted")
     wait_for(lambda: reg.get(other).status == "done", what="the other run to finish")
@@ -47,8 +47,10 @@ def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_h
     app = start_app()
     reg = Registry()
     jobs.set_concurrency(reg, 1)
-    ids = [jobs.submit(reg, cfg(tiny_backbone, seed=s, epochs=2)) for s in range(3)]
-    wait_for(lambda: reg.get(ids[0]).status == "running", what="first run running")
+    # the first run lasts seconds (a 2-epoch run is 'running' for less than a poll) and then ends on its own
+    ids = [jobs.submit(reg, cfg(tiny_backbone, epochs=1000, patience=1000))]
+    ids += [jobs.submit(reg, cfg(tiny_backbone, seed=s, epochs=2)) for s in (1, 2)]
+    wait_for(lambda: active_run(reg, ids[0]).status == "running", what="first run running")
     app.send_signal(signal.SIGKILL)
     app.wait()
     assert [reg.get(i).status for i in ids[1:]] == ["queued", "queued"]

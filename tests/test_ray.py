@@ -22,7 +22,7 @@ from core.ray_runs import (Flight, localize, ray_available, ray_resources, settl
                            use_storage)
 from core.runs import FINISHED, Registry
 from core.training import PREDICTIONS, load_best
-from tests.test_runs import DATA, cfg, wait_for
+from tests.test_runs import DATA, LONG, cfg, wait_for
 
 if os.environ.get("STUDIO_REQUIRE_RAY") != "1" and not ray_available():
     pytest.skip("Ray is not installed (pip install -r requirements-ray.txt)", allow_module_level=True)
@@ -69,7 +69,7 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     registry = Registry()
     # a long run first, to cancel once it has reported an epoch
     long = cli("train", "--train", "builtin", "--backbone", str(tiny_backbone), "--method", "finetune", "--frozen",
-               "--fraction", "0.5", "--epochs", "500", "--patience", "500", "--background", "--backend", "ray",
+               "--fraction", "0.5", "--epochs", "5000", "--patience", "5000", "--background", "--backend", "ray",
                "--ray-address", ray_cluster)
     assert long.returncode == 0, long.stderr
     long_id = json.loads(long.stdout.splitlines()[-1])["run_id"]
@@ -111,7 +111,7 @@ def test_pending_cancel_and_a_dead_dispatcher(ray_cluster, tiny_backbone, studio
     assert jobs.cancel(registry, pending) == "cancelled"
     assert "before Ray started it" in registry.get(pending).message
 
-    long_id = jobs.submit(registry, cfg(tiny_backbone, epochs=500, patience=500), backend="ray",
+    long_id = jobs.submit(registry, cfg(tiny_backbone, **LONG), backend="ray",
                           resources={"cpus": 1.0, "gpu_fraction": 1.0})
     wait_for(lambda: registry.epochs(long_id), timeout=240, what="the Ray run's first epoch")
     os.kill(registry.get(long_id).pid, signal.SIGKILL)  # the dispatcher, on this machine

@@ -13,9 +13,12 @@ from core import jobs
 from core.config import TrainConfig
 from core.corpus import CorpusConfig
 from core.data import DataSpec
-from core.runs import Registry, RunError, check_run_id
+from core.runs import ACTIVE, Registry, Run, RunError, check_run_id
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+# A run that lasts about a minute: a frozen head on many epochs. (A tiny random BERT trained end to end
+# trips the divergence guard within a second for most seeds, so it cannot stand for a long run.)
+LONG = dict(epochs=5000, patience=5000)
 
 
 def cfg(tiny_backbone, **kw) -> TrainConfig:
@@ -32,6 +35,13 @@ def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
             return value
         time.sleep(0.3)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def active_run(reg: Registry, run_id: str) -> Run:
+    """The run, failing at once (saying how it ended) if it ended before the test could act on it."""
+    run = reg.get(run_id)
+    assert run.status in ACTIVE, f"run {run_id} ended {run.status} too early: {run.message}"
+    return run
 
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
@@ -77,8 +87,8 @@ def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home
 
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):
     reg = Registry()
-    run_id = jobs.submit(reg, cfg(tiny_backbone, frozen=False, epochs=200, patience=200))
-    run = wait_for(lambda: (r := reg.get(run_id)).status == "running" and r.epoch >= 1 and r, what="first epoch")
+    run_id = jobs.submit(reg, cfg(tiny_backbone, **LONG))
+    run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.epoch >= 1 and r, what="first epoch")
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: reg.reconcile() or reg.get(run_id).status == "interrupted", what="interrupted")
     assert reg.get(run_id).status == "interrupted"
@@ -91,10 +101,10 @@ def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backb
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 1)
-    first = jobs.submit(reg, cfg(tiny_backbone, frozen=False, epochs=200, patience=200))
+    first = jobs.submit(reg, cfg(tiny_backbone, **LONG))
     second = jobs.submit(reg, cfg(tiny_backbone, seed=1))
     assert reg.get(second).status == "queued"  # one slot, taken by the first
-    wait_for(lambda: reg.get(first).status == "running", what="first running")
+    wait_for(lambda: active_run(reg, first).status == "running", what="first running")
     assert jobs.cancel(reg, second) == "cancelled"
     assert jobs.cancel(reg, first, grace=60) == "cancelled"
     assert "cancelled" in reg.get(first).message
