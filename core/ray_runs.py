@@ -186,12 +186,13 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
     import ray
 
     from core.backbone import describe_device
-    from core.training import Cancelled, Diverged, train
+    from core.training import train
+    from core.worker import StopFlag, train_to_end
 
     node = socket.gethostname()
     os.environ.setdefault("STUDIO_HOME", str(Path(tempfile.gettempdir()) / "gan-bert-studio-ray"))
     hub.push.remote(run_id, {"type": "started", "node": node, "device": describe_device()})
-    last_progress, last_check, stop = [0.0], [0.0], [False]
+    last_progress = [0.0]
 
     def on_event(event: dict) -> None:
         if event["type"] in ("progress", "features") and time.monotonic() - last_progress[0] < 1.0:
@@ -199,26 +200,18 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
         last_progress[0] = time.monotonic()
         hub.push.remote(run_id, event)
 
-    def should_stop() -> bool:
-        if not stop[0] and time.monotonic() - last_check[0] > 2.0:
-            last_check[0] = time.monotonic()
-            stop[0] = ray.get(hub.is_cancelled.remote(run_id))
-        return stop[0]
+    should_stop = StopFlag(lambda: ray.get(hub.is_cancelled.remote(run_id)))
 
     with tempfile.TemporaryDirectory(prefix=f"studio-{run_id}-") as scratch:
-        outcome: dict = {"result": None, "trace": None, "files": {}, "stored": None, "warning": None}
-        try:
+        def work() -> dict:
             config = TrainConfig.from_json(config_json)
             config = config.with_(data=localize(config.data, shipped, Path(scratch) / "data"))
-            result = train(config, Path(scratch) / "run", on_event, should_stop)
-            outcome.update(status="done", message="finished", result=result)
-        except Cancelled as e:
-            outcome.update(status="cancelled", message=str(e))
-        except Diverged as e:
-            outcome.update(status="diverged", message=str(e))
-        except Exception as e:  # any failure ends the run failed, with the traceback in its log
-            outcome.update(status="failed", message=f"{type(e).__name__}: {e} (on Ray node {node})",
-                           trace=traceback.format_exc())
+            return train(config, Path(scratch) / "run", on_event, should_stop)
+
+        ending = train_to_end(work)
+        where = f" (on Ray node {node})" if ending.status == "failed" else ""
+        outcome = {"status": ending.status, "message": ending.message + where, "result": ending.result,
+                   "trace": ending.trace, "files": {}, "stored": None, "warning": None}
         run_dir = Path(scratch) / "run"
         if run_dir.exists() and storage:
             uri = f"{storage.rstrip('/')}/{run_id}"

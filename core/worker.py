@@ -15,6 +15,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from core.backbone import describe_device
 from core.runs import Registry, check_run_id
@@ -24,10 +25,11 @@ log = logging.getLogger("studio.worker")
 
 
 class StopFlag:
-    """Set by SIGTERM or by a cancel request in the registry (checked at most every 2 s)."""
+    """Set by SIGTERM or by a cancel request: `requested()` asks the registry (or, on Ray, the hub) and is
+    called at most every 2 s, since training polls this every batch."""
 
-    def __init__(self, registry: Registry, run_id: str):
-        self.registry, self.run_id = registry, run_id
+    def __init__(self, requested: Callable[[], bool]):
+        self.requested = requested
         self.signalled, self.checked = False, 0.0
 
     def handle(self, signum, frame) -> None:
@@ -36,7 +38,7 @@ class StopFlag:
     def __call__(self) -> bool:
         if not self.signalled and time.monotonic() - self.checked > 2.0:
             self.checked = time.monotonic()
-            self.signalled = self.registry.get(self.run_id).cancel_requested
+            self.signalled = self.requested()
         return self.signalled
 
 
@@ -64,10 +66,33 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
     return on_event
 
 
+@dataclass(frozen=True)
+class Ending:
+    """How a training ended: done, cancelled, diverged or failed (with the traceback for the run's log)."""
+
+    status: str
+    message: str
+    result: dict | None = None
+    trace: str | None = None
+
+
+def train_to_end(work: Callable[[], dict]) -> Ending:
+    """Run `work` (a call of `train`) and say how it ended; every ending is returned, none raised, so a
+    run always ends recorded, here or on a Ray node."""
+    try:
+        return Ending("done", "finished", work())
+    except Cancelled as e:
+        return Ending("cancelled", str(e))
+    except Diverged as e:
+        return Ending("diverged", str(e))
+    except Exception as e:  # any failure ends the run failed
+        return Ending("failed", f"{type(e).__name__}: {e}", trace=traceback.format_exc())
+
+
 def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] = lambda e: None) -> str:
     """Run a registered config to its end and record how it ended; returns the final status."""
     run = registry.get(run_id)
-    stop = StopFlag(registry, run_id)
+    stop = StopFlag(lambda: registry.get(run_id).cancel_requested)
     if threading.current_thread() is threading.main_thread():  # signals can only be set there
         signal.signal(signal.SIGTERM, stop.handle)
     registry.mark_running(run_id, os.getpid(), describe_device())
@@ -77,16 +102,10 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         to_registry(event)
         extra(event)
 
-    try:
-        result = train(run.config, registry.run_dir(run_id), on_event, stop)
-        registry.finish(run_id, "done", "finished", result)
-    except Cancelled as e:
-        registry.finish(run_id, "cancelled", str(e))
-    except Diverged as e:
-        registry.finish(run_id, "diverged", str(e))
-    except Exception as e:  # any failure ends the run failed, with the traceback in its log
-        log.error("%s", traceback.format_exc())
-        registry.finish(run_id, "failed", f"{type(e).__name__}: {e}")
+    ending = train_to_end(lambda: train(run.config, registry.run_dir(run_id), on_event, stop))
+    if ending.trace:
+        log.error("%s", ending.trace)  # into the run's log
+    registry.finish(run_id, ending.status, ending.message, ending.result)
     return registry.get(run_id).status
 
 

@@ -141,6 +141,31 @@ def test_how_ray_endings_are_recorded(error, args, forced, status, words, tiny_b
     assert run.status == status and words in run.message
 
 
+def test_a_task_that_fails_on_a_node_says_where_and_returns_its_traceback(tiny_backbone, tmp_path):
+    """`execute_remote` called here, with a stand-in for the hub actor: a failure is returned, not raised."""
+    from core.ray_runs import execute_remote
+
+    class Method:
+        def __init__(self, calls: list):
+            self.calls = calls
+
+        def remote(self, *args):
+            self.calls.append(args)
+
+    class Hub:
+        def __init__(self):
+            self.pushed: list = []
+            self.push = Method(self.pushed)
+
+    hub = Hub()
+    config = cfg(tiny_backbone, backbone=str(tmp_path / "no-such-model"))
+    outcome = execute_remote("20260101-120000-a1b2c3", config.to_json(), hub, {})
+    assert outcome["status"] == "failed" and f"(on Ray node {socket.gethostname()})" in outcome["message"]
+    assert "no-such-model" in outcome["message"] and "Traceback" in outcome["trace"]
+    assert outcome["result"] is None and outcome["files"] == {}
+    assert hub.pushed[0][1]["type"] == "started"
+
+
 def test_resources_follow_the_device_and_frozen_mode(tiny_backbone):
     frozen, tuned = cfg(tiny_backbone), cfg(tiny_backbone, frozen=False)
     assert task_options(frozen, ray_resources(frozen, 2, 0.25), cluster_gpus=0) == {"num_cpus": 2.0, "num_gpus": 0.0}

@@ -147,3 +147,21 @@ def test_nothing_the_studio_starts_reaches_the_internet():
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         assert os.environ[name] == "1"
     assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+
+
+def test_every_training_ending_is_a_value():
+    """One mapping from how `train` ended to a run status, shared by workers and Ray tasks."""
+    from core.training import Cancelled, Diverged
+    from core.worker import Ending, train_to_end
+
+    def raises(error: Exception):
+        def work() -> dict:
+            raise error
+        return work
+
+    assert train_to_end(lambda: {"test": {}}) == Ending("done", "finished", {"test": {}})
+    assert train_to_end(raises(Cancelled("cancelled by request"))) == Ending("cancelled", "cancelled by request")
+    assert train_to_end(raises(Diverged("loss is NaN"))) == Ending("diverged", "loss is NaN")
+    failed = train_to_end(raises(OSError(28, "No space left on device")))
+    assert failed.status == "failed" and failed.message == "OSError: [Errno 28] No space left on device"
+    assert failed.result is None and "Traceback" in failed.trace and "No space left" in failed.trace
