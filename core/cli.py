@@ -150,9 +150,9 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
 
 
-def backend_from_args(args: argparse.Namespace, registry: Registry, configs: list[TrainConfig]) -> dict | None:
-    """Check the backend flags; for Ray, remember the address and storage, and return each run's
-    resource request."""
+def backend_from_args(args: argparse.Namespace, registry: Registry, config: TrainConfig) -> dict | None:
+    """Check the backend flags; for Ray, remember the address and storage, and return the resource
+    request of each run (a sweep's runs share --frozen, which is all the request depends on)."""
     from core.ray_runs import ray_resources, use_address, use_storage
 
     if args.backend != "ray":
@@ -161,9 +161,7 @@ def backend_from_args(args: argparse.Namespace, registry: Registry, configs: lis
         use_address(registry, args.ray_address)
     if args.ray_storage is not None:
         use_storage(registry, args.ray_storage)
-    for config in configs:  # the same request for every run, checked against each (frozen or not)
-        resources = ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
-    return resources
+    return ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
 
 
 def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:
@@ -196,7 +194,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.backend != "local" and not args.background:
         raise UsageError("--backend ray runs in the background: add --background")
     if args.background:
-        run_id = submit(registry, config, backend=args.backend, resources=backend_from_args(args, registry, [config]))
+        run_id = submit(registry, config, backend=args.backend, resources=backend_from_args(args, registry, config))
         print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status}))
         return 0
     run_id = registry.create(config)
@@ -231,7 +229,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     registry = Registry()
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)
-    resources = backend_from_args(args, registry, configs)
+    resources = backend_from_args(args, registry, base)
     run_ids = [registry.create(c, args.backend, resources) for c in configs]
     pump(registry)
     print(json.dumps({"run_ids": run_ids, "queued": len(run_ids)}))
