@@ -35,8 +35,7 @@ def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: in
         per_epoch = labeled * repeats_for(labeled / pool) + (pool - labeled)
     scale = config.max_len / 128
     if config.frozen:
-        head_speed = speed or FALLBACK_HEAD[config.method]
-        return config.epochs * (per_epoch + val) / head_speed + test / head_speed
+        return (config.epochs * (per_epoch + val) + test) / (speed or FALLBACK_HEAD[config.method])
     train_speed = speed or FALLBACK_TRAIN[config.method] / scale
     return config.epochs * (per_epoch / train_speed + val / (FALLBACK_FORWARD / scale)) + test / (FALLBACK_FORWARD / scale)
 
