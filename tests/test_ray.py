@@ -101,13 +101,17 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     assert cancelled.status == "cancelled" and "cancelled by request" in cancelled.message
 
 
+def handed_to_ray(run) -> bool:
+    """Read from one snapshot: the dispatcher claims a run (status `starting`, no message yet) before it says why it waits."""
+    return run.status == "starting" and "waiting for Ray" in (run.message or "")
+
+
 def test_pending_cancel_and_a_dead_dispatcher(ray_cluster, tiny_backbone, studio_home):
     registry = Registry()
     registry.set_setting("ray_address", ray_cluster)
     # more CPUs than the cluster has: Ray keeps it pending, and a cancel must still end it
     pending = jobs.submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 64.0, "gpu_fraction": 1.0})
-    wait_for(lambda: registry.get(pending).status == "starting" and "waiting for Ray" in registry.get(pending).message,
-             timeout=120, what="the pending run handed to Ray")
+    wait_for(lambda: handed_to_ray(registry.get(pending)), timeout=120, what="the pending run handed to Ray")
     assert jobs.cancel(registry, pending) == "cancelled"
     assert "before Ray started it" in registry.get(pending).message
 
