@@ -19,6 +19,7 @@ import fcntl
 import importlib.util
 import logging
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -107,8 +108,6 @@ def store(folder: Path, uri: str) -> None:
 def fetch(uri: str, run_dir: Path) -> None:
     """Copy a stored run folder into the local run folder; each file appears whole (copied beside it,
     then renamed into place)."""
-    import shutil
-
     from pyarrow import fs
 
     incoming = run_dir / ".incoming"
