@@ -69,8 +69,8 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     registry = Registry()
     # a long run first, to cancel once it has reported an epoch
     long = cli("train", "--train", "builtin", "--backbone", str(tiny_backbone), "--method", "finetune", "--frozen",
-               "--fraction", "0.5", "--epochs", "5000", "--patience", "5000", "--background", "--backend", "ray",
-               "--ray-address", ray_cluster)
+               "--fraction", "0.5", "--epochs", str(LONG["epochs"]), "--patience", str(LONG["patience"]),
+               "--background", "--backend", "ray", "--ray-address", ray_cluster)
     assert long.returncode == 0, long.stderr
     long_id = json.loads(long.stdout.splitlines()[-1])["run_id"]
     sweep = cli("sweep", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"),
