@@ -32,6 +32,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_write_leftovers(folder: Path) -> list[Path]:
+    """Delete the temporary files that a process killed mid-write left in `folder` (the `.name.*.tmp` of
+    `atomic_write_bytes`, a checkpoint's `.name.partial`); the files they were to replace are still whole."""
+    leftovers = [p for p in folder.rglob(".*") if p.is_file() and p.suffix in (".tmp", ".partial")]
+    for p in leftovers:
+        p.unlink(missing_ok=True)
+    return leftovers
+
+
 def atomic_write_parquet(path: Path, frame) -> None:
     """A data frame as Parquet (our caches and predictions: data only, never pickle), atomically."""
     buf = io.BytesIO()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from core.config import TrainConfig
 from core.errors import InputError
-from core.paths import atomic_write_text, studio_home
+from core.paths import atomic_write_text, remove_write_leftovers, studio_home
 
 STATUSES = ("queued", "starting", "running", "done", "failed", "cancelled", "diverged", "interrupted")
 ACTIVE = ("queued", "starting", "running")
@@ -245,14 +245,16 @@ class Registry:
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
 
     def reconcile(self) -> list[str]:
-        """Mark runs whose process is gone as interrupted; returns their ids. Cheap: call it on every look."""
+        """Mark runs whose process is gone as interrupted, and clear the temporary files a kill mid-write left
+        in their folders; returns their ids. Cheap: call it on every look."""
         gone = []
         with self._connect() as db:
             for row in db.execute("SELECT id, pid, status, heartbeat FROM runs WHERE status IN ('starting', 'running')"):
                 stuck_start = row["status"] == "starting" and row["pid"] is None and time.time() - (row["heartbeat"] or 0) > 60
                 if stuck_start or (row["pid"] is not None and not pid_alive(row["pid"])):
                     gone.append(row["id"])
-            for run_id in gone:
+            for run_id in gone:  # swept before the status changes, so an interrupted run never shows leftovers
+                remove_write_leftovers(self.run_dir(run_id))
                 db.execute("UPDATE runs SET status = 'interrupted', ended = ?, message = ? WHERE id = ?",
                            (time.time(), "the training process ended without recording a result", run_id))
         return gone

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import subprocess
 import time
 
 import pytest
@@ -96,6 +97,28 @@ def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backb
     assert not [p for p in folder.rglob("*") if p.name.startswith(".") or p.suffix in (".partial", ".tmp")]
     with sqlite3.connect(reg.path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, studio_home):
+    """The SIGKILL above lands mid-write only by chance; here the leftovers of such a kill are set out by hand."""
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    reg.claim(run_id)
+    reg.mark_running(run_id, dead.pid, "CPU")
+    checkpoint = reg.run_dir(run_id) / "checkpoint"
+    checkpoint.mkdir()
+    kept = [checkpoint / "model.json", checkpoint / "model.safetensors", reg.run_dir(run_id) / "config.json"]
+    for path in kept[:2]:
+        path.write_text("whole")
+    leftovers = [checkpoint / ".model.json.51w3u34w.tmp", checkpoint / ".model.safetensors.partial"]
+    for path in leftovers:
+        path.write_text("half")
+    assert reg.reconcile() == [run_id]
+    assert reg.get(run_id).status == "interrupted"
+    assert not any(p.exists() for p in leftovers) and all(p.exists() for p in kept)
+    assert (checkpoint / "model.json").read_text() == "whole"
 
 
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
