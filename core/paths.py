@@ -32,13 +32,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def remove_write_leftovers(folder: Path) -> list[Path]:
+def remove_write_leftovers(folder: Path) -> None:
     """Delete the temporary files that a process killed mid-write left in `folder` (the `.name.*.tmp` of
     `atomic_write_bytes`, a checkpoint's `.name.partial`); the files they were to replace are still whole."""
-    leftovers = [p for p in folder.rglob(".*") if p.is_file() and p.suffix in (".tmp", ".partial")]
-    for p in leftovers:
-        p.unlink(missing_ok=True)
-    return leftovers
+    for p in list(folder.rglob(".*")):  # listed first: nothing is deleted from under the walk
+        if p.is_file() and p.suffix in (".tmp", ".partial"):
+            p.unlink(missing_ok=True)
 
 
 def atomic_write_parquet(path: Path, frame) -> None:
