@@ -14,6 +14,7 @@ from core import jobs
 from core.config import TrainConfig
 from core.corpus import CorpusConfig
 from core.data import DataSpec
+from core.models.classifier import DESCRIPTION, WEIGHTS
 from core.runs import ACTIVE, Registry, Run, RunError, check_run_id
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
@@ -109,16 +110,17 @@ def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, s
     reg.mark_running(run_id, dead.pid, "CPU")
     checkpoint = reg.run_dir(run_id) / "checkpoint"
     checkpoint.mkdir()
-    kept = [checkpoint / "model.json", checkpoint / "model.safetensors", reg.run_dir(run_id) / "config.json"]
+    kept = [checkpoint / DESCRIPTION, checkpoint / WEIGHTS, reg.run_dir(run_id) / "config.json"]
     for path in kept[:2]:
         path.write_text("whole")
-    leftovers = [checkpoint / ".model.json.51w3u34w.tmp", checkpoint / ".model.safetensors.partial"]
+    # named as `atomic_write_bytes` and `Classifier.save` name their temporary files
+    leftovers = [checkpoint / f".{DESCRIPTION}.51w3u34w.tmp", checkpoint / f".{WEIGHTS}.partial"]
     for path in leftovers:
         path.write_text("half")
     assert reg.reconcile() == [run_id]
     assert reg.get(run_id).status == "interrupted"
     assert not any(p.exists() for p in leftovers) and all(p.exists() for p in kept)
-    assert (checkpoint / "model.json").read_text() == "whole"
+    assert (checkpoint / DESCRIPTION).read_text() == "whole"
 
 
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
