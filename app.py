@@ -1,18 +1,33 @@
-"""GAN-BERT Studio: navigation and the shared sidebar (current dataset, device)."""
+"""GAN-BERT Studio: navigation first, then the session's state (registry, dataset), then the shared sidebar."""
 
 import streamlit as st
 
 import core  # noqa: F401  (sets the offline environment before anything loads a model)
 from core.backbone import describe_device
-from core.cleaning import CleaningConfig
-from core.data import builtin_dataset
+from core.data import CleaningConfig, CorpusConfig, builtin_dataset
+from core.runs import Registry
 
 st.set_page_config(page_title="GAN-BERT Studio", page_icon=":material/fingerprint:", layout="wide")
 
+# Navigation before any slow work, so the sidebar lists the pages (not file names) from the first paint.
+nav = st.navigation([
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
+    st.Page("pages/explore.py", title="Explore", icon=":material/query_stats:"),
+    st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("pages/classify.py", title="Classify", icon=":material/label:"),
+])
 
-@st.cache_resource(show_spinner="Generating the built-in synthetic corpus…")
+
+@st.cache_resource(show_spinner=False)
 def default_dataset():
-    return builtin_dataset()
+    """Generated once per server; the first session sees the generation's progress on the page."""
+    bar = st.progress(0.0, text="Generating the built-in synthetic corpus…")
+    dataset = builtin_dataset(CorpusConfig(), on_progress=lambda done, total: bar.progress(
+        done / total, text=f"Generating the built-in synthetic corpus… ({done} of {total} writer-splits)"))
+    bar.empty()
+    return dataset
 
 
 @st.cache_resource
@@ -20,20 +35,12 @@ def device() -> str:
     return describe_device()
 
 
+if "registry" not in st.session_state:  # one per session: opening it checks the schema
+    st.session_state.registry = Registry()
 if "dataset" not in st.session_state:
     st.session_state.dataset = default_dataset()
 if "cleaning" not in st.session_state:
     st.session_state.cleaning = CleaningConfig()
-
-pages = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
-    st.Page("pages/explore.py", title="Explore", icon=":material/query_stats:"),
-    st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-    st.Page("pages/classify.py", title="Classify", icon=":material/label:"),
-]
-nav = st.navigation(pages)
 
 with st.sidebar:
     ds = st.session_state.dataset

@@ -16,9 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.backbone import load_tokenizer  # noqa: E402
-from core.corpus import CorpusConfig  # noqa: E402
+from core.data import CorpusConfig  # noqa: E402
 from core.data import builtin_dataset  # noqa: E402
-from core.report import ExploreOptions, compute_views  # noqa: E402
+from core.explore import ExploreOptions, compute_views  # noqa: E402
 
 COLD_TARGET_S, WARM_TARGET_S = 60.0, 1.0
 

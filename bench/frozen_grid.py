@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import TrainConfig  # noqa: E402
-from core.corpus import CorpusConfig  # noqa: E402
-from core.data import DataSpec  # noqa: E402
-from core.training import train  # noqa: E402
+from core.data import CorpusConfig, DataSpec  # noqa: E402
+from core.runs import RunFolder  # noqa: E402
+from core.runs.execute import train_into  # noqa: E402
+from core.train import TrainConfig, run_label  # noqa: E402
 
 FRACTIONS = (0.01, 0.05, 0.1, 0.5)
 GRID = (("finetune", "noise"), ("ganbert", "noise"), ("ganbert", "bow"))
@@ -45,10 +45,11 @@ def main() -> int:
                     cfg = TrainConfig(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
                                       pooling=pooling, epochs=args.epochs, bf16=args.bf16)
                     t0 = time.perf_counter()
-                    result = train(cfg, Path(home) / "runs" / f"{pooling}-{method}-{generator}-{fraction}")
-                    rows.append((pooling, cfg.label(), time.perf_counter() - t0, result["test"]["accuracy"],
+                    result = train_into(cfg, RunFolder(Path(home) / "runs" / f"{pooling}-{method}-{generator}-{fraction}"),
+                                        lambda e: None, lambda: False)
+                    rows.append((pooling, run_label(cfg), time.perf_counter() - t0, result["test"]["accuracy"],
                                  result["test"]["macro_f1"]))
-                    print(f"{pooling:<7}{cfg.label():<36}{rows[-1][2]:>7.1f} s  acc {rows[-1][3]:.3f}  "
+                    print(f"{pooling:<7}{run_label(cfg):<36}{rows[-1][2]:>7.1f} s  acc {rows[-1][3]:.3f}  "
                           f"macro-F1 {rows[-1][4]:.3f}", flush=True)
             if pooling == "layers":
                 grid_seconds = time.perf_counter() - grid_start

@@ -22,40 +22,39 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from core.backbone import load_tokenizer  # noqa: E402
-from core.config import TrainConfig  # noqa: E402
 from core.data import builtin_dataset  # noqa: E402
-from core.models.classifier import build_model  # noqa: E402
-from core.training import adamw, bucketed_batches, pad_batch, supervised_step  # noqa: E402
+from core.train import METHODS, TrainConfig, bucketed_batches, build_model, pad_batch  # noqa: E402
 
 
-def fresh(labels, max_len, batch_size, optimizer=torch.optim.AdamW):
+def fresh(labels, max_len, batch_size):
     torch.manual_seed(0)
     config = TrainConfig(method="finetune", max_len=max_len, batch_size=batch_size, device="cpu")
-    model = build_model(config, labels, torch.device("cpu")).train()
-    params = [p for p in model.parameters() if p.requires_grad]
-    return model, params, optimizer(params, lr=2e-5)
+    return config, build_model(config, labels, torch.device("cpu")).train()
 
 
 def project(texts, labels, names, max_len, batch_size, pad_to_max) -> float:
-    """The studio's path: pre-tokenized ids, bucketed batches, dynamic padding, fused AdamW, `supervised_step`."""
-    model, params, opt = fresh(names, max_len, batch_size, adamw)
-    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    """The studio's path: pre-tokenized ids, bucketed batches, dynamic padding, and the finetune method's own
+    optimizer step (fused AdamW)."""
+    config, model = fresh(names, max_len, batch_size)
     tok = load_tokenizer()
     ids = tok(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]
     lengths = np.array([len(x) for x in ids])
     batches = bucketed_batches(lengths, batch_size, np.random.default_rng(0))
+    step = METHODS["finetune"].start(model, config, None, len(batches))
     start = time.perf_counter()
     for b in batches:
         input_ids, mask = pad_batch([ids[i] for i in b], tok.pad_token_id, torch.device("cpu"),
                                     pad_to=max_len if pad_to_max else None)
         rep = model.encode(input_ids, mask)
-        supervised_step(model, rep, torch.tensor(labels[b]), params, opt, schedule)
+        step(rep, torch.tensor(labels[b]))
     return len(texts) / (time.perf_counter() - start)
 
 
 def reference(texts, labels, names, max_len, batch_size) -> float:
     """A plain loop as in most notebooks: tokenize each batch padded to max length, forward, step."""
-    model, params, opt = fresh(names, max_len, batch_size)
+    _, model = fresh(names, max_len, batch_size)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=2e-5)
     tok = load_tokenizer()
     order = np.random.default_rng(0).permutation(len(texts))
     start = time.perf_counter()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import torch
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.errors import InputError
 
@@ -59,10 +61,8 @@ def describe_device() -> str:
 POOLINGS = ("cls", "mean", "layers")
 
 
-def load_encoder(path: str | Path | None = None, device: torch.device | str = "cpu"):
+def load_encoder(path: str | Path | None = None, device: torch.device | str = "cpu") -> PreTrainedModel:
     """The backbone's bare encoder (no head) from a local folder, in eval mode."""
-    from transformers import AutoModel
-
     model = AutoModel.from_pretrained(str(resolve_backbone(path)), local_files_only=True)
     return model.to(device).eval()
 
@@ -89,14 +89,12 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
 
 @torch.inference_mode()
 def embed_texts(texts: list[str], backbone: str | Path | None = None, max_len: int = 128, pooling: str = "mean",
-                batch_size: int = 32, device: str = "auto", bf16: bool = False, model=None,
-                on_progress=None):
+                batch_size: int = 32, device: str = "auto", bf16: bool = False,
+                on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Frozen sentence vectors as a float32 numpy array, in length-sorted batches to pad little."""
-    import numpy as np
-
     dev = pick_device(device)
     tokenizer = load_tokenizer(backbone)
-    model = model if model is not None else load_encoder(backbone, dev)
+    model = load_encoder(backbone, dev)
     order = np.argsort([len(t) for t in texts], kind="stable")
     out: list[np.ndarray | None] = [None] * len(texts)
     for start in range(0, len(texts), batch_size):

@@ -5,20 +5,19 @@ import random
 import pandas as pd
 import streamlit as st
 
-from core import charts
+from core.compare import charts
 from core.data import load_frame
 from core.errors import InputError
-from core.predict import classify, load_run_model
-from core.runs import Registry
+from core.train import classify
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
-registry = Registry()
+registry = st.session_state.registry
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
 def model_for(run_id: str):
-    return load_run_model(registry, run_id)
+    return registry.folder(run_id).load_model()
 
 
 st.title("Classify")

@@ -1,14 +1,15 @@
-"""Compare: filter runs, aggregate over seeds, plot metrics against the labeled fraction, test differences."""
+"""Compare: filter runs, aggregate over seeds, plot metrics against the labeled amount, test differences."""
 
 import streamlit as st
 
-from core import charts, compare, jobs
-from core.runs import Registry
+from core import compare, plotting
+from core.compare import charts
+from core.runs import pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
-registry = Registry()
-jobs.pump(registry)
+registry = st.session_state.registry
+pump(registry)
 runs = registry.list()
 
 st.title("Compare")
@@ -27,9 +28,10 @@ frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
-                     column_order=["status", "method", "fraction", "seed", *compare.METRICS, "dataset", "tags", "run_id"],
+                     column_order=["status", "method", "amount", "seed", *compare.METRICS, "dataset", "tags", "run_id"],
                      column_config={m: st.column_config.NumberColumn(format="%.3f") for m in compare.METRICS} |
-                     {"fraction": st.column_config.NumberColumn(format="%.3f")})
+                     {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
+                                                                  "in the CSV and under Selected runs.")})
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 
 agg = compare.aggregate(frame)
@@ -43,14 +45,14 @@ st.dataframe(agg, hide_index=True, column_config={c: st.column_config.NumberColu
 metric = st.radio("Metric", list(compare.METRICS), horizontal=True, key="cmp_metric",
                   format_func=lambda m: {"accuracy": "Accuracy", "macro_f1": "Macro-F1", "mcc": "MCC"}[m])
 c1, c2 = st.columns(2)
-line = charts.metric_vs_fraction(agg, metric)
+line = charts.metric_vs_amount(agg, metric)
 c1.altair_chart(line)
 bars = charts.grouped_bars(agg, metric)
 c2.altair_chart(bars)
 d1, d2, d3 = st.columns(3)
-d1.download_button("Line chart (PNG)", charts.chart_png(line), f"{metric}_vs_fraction.png", key="cmp_png")
-d2.download_button("Line chart (SVG)", charts.chart_svg(line), f"{metric}_vs_fraction.svg", key="cmp_svg")
-d3.download_button("Bars (SVG)", charts.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
+d1.download_button("Line chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
+d2.download_button("Line chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
+d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
 selected = [r for r in runs if r.id in selected_ids and r.status == "done"]
@@ -59,6 +61,9 @@ if not selected:
     st.caption("Select finished runs in the table above to overlay their curves and compare them closely.")
     st.stop()
 
+with st.expander("Details of the selected runs"):
+    st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
+        ["run_id", "method", "amount", "labeled", "seed", "epochs", "backbone", "dataset", "data_path"]], hide_index=True)
 epochs = compare.epochs_frame(registry, selected)
 st.altair_chart(charts.epoch_curves(epochs, ["val_accuracy", "val_macro_f1", "val_mcc"]))
 normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm")
@@ -66,7 +71,7 @@ cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):
     cells = compare.confusion_frame(run, normalized)
     labels = list(cells["true"].unique())
-    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, run.label, normalized))
+    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, compare.run_name(run), normalized))
 st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected), tuple(labels)))
 
 if len(selected) == 2:
@@ -78,6 +83,6 @@ if len(selected) == 2:
     else:
         st.markdown(f"**McNemar's test** ({'exact' if test.exact else 'χ² with continuity correction'}): "
                     f"only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
-        st.info(test.verdict(a.label, b.label))
+        st.info(test.verdict(compare.run_name(a), compare.run_name(b)))
 else:
     st.caption("Select exactly two finished runs for McNemar's paired significance test.")

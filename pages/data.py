@@ -2,9 +2,7 @@
 
 import streamlit as st
 
-from core.cleaning import CleaningConfig
-from core.corpus import CorpusConfig
-from core.data import ColumnMapping, DataSpec, load_dataset, store_upload
+from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset, store_upload
 from core.errors import InputError
 from core.paths import studio_home
 

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from core import charts, explore
 from core.backbone import load_tokenizer
 from core.data import with_cleaning
-from core.labels import class_colors
+from core.explore import KL_EXPLANATION, charts
+from core.explore import stats as explore
 from core.paths import studio_home
-from core.report import KL_EXPLANATION
+from core.plotting import class_colors
 
 CACHE = studio_home() / "explore"
 

@@ -3,8 +3,7 @@
 import streamlit as st
 
 from core.backbone import describe_device
-from core.jobs import pump
-from core.runs import Registry
+from core.runs import pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -28,7 +27,7 @@ with c2:
     st.subheader("Device")
     st.markdown(describe_device())
     st.subheader("Recent runs")
-    registry = Registry()
+    registry = st.session_state.registry
     pump(registry)
     recent = registry.list()[-5:][::-1]
     if not recent:

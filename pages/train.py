@@ -1,24 +1,51 @@
-"""Train: choose a grid of runs, see its size and estimated time, launch it, and watch the runs."""
+"""Train: choose a grid of runs, see its size and estimated time, launch it, and watch the runs.
+
+The methods come from the method table and every option widget from `TrainConfig`'s field metadata.
+"""
 
 import time
 
 import streamlit as st
 
-from core import charts, compare, jobs
-from core.backbone import BackboneError, describe_device, resolve_backbone
-from core.config import METHODS, TrainConfig, grid, parse_numbers
+from core import compare
+from core.backbone import describe_device, resolve_backbone
+from core.compare import charts
 from core.errors import InputError
-from core.estimate import grid_seconds
-from core.ray_runs import RAY_HINT, ray_available, ray_resources, use_address, use_storage
-from core.runs import Registry
+from core.runs import (ACTIVE, RAY_HINT, cancel, concurrency, enqueue, grid_seconds, pump, ray_available,
+                       ray_resources, set_concurrency, use_address, use_storage)
+from core.train import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, parse_numbers
+from core.train.config import Option, options
 
-METHOD_NAMES = {"finetune": "BERT fine-tuning", "adapter": "BERT + adapters", "ganbert": "GAN-BERT"}
-GENERATOR_NAMES = {"noise": "G1: noise", "bow": "G2: bag of words"}
-PRESETS = [0.01, 0.05, 0.1, 0.5]
+OPTIONS = options()
+COMMON = ("epochs", "lr", "batch_size", "max_len", "backbone", "device", "bf16", "patience")
+
+
+def widget(column, o: Option):
+    """The widget an option asks for. A number or text whose default is 'the method's own' takes 0 or
+    empty for that default."""
+    key, default_is_none = f"tr_{o.name}", o.default is None
+    if o.kind == "bool":
+        return column.toggle(o.label, value=o.default, key=key, help=o.help)
+    if o.choices:
+        values = [None, *o.choices] if default_is_none else list(o.choices)
+        return column.selectbox(o.label, values, index=values.index(o.default), key=key, help=o.help,
+                                format_func=lambda v: "default" if v is None else o.choices[v])
+    if o.kind in ("int", "float"):
+        cast = int if o.kind == "int" else float
+        low = cast(0 if default_is_none or o.low is None else o.low)
+        high = None if o.high is None else cast(o.high)
+        value = o.default if not default_is_none else cast(0)
+        chosen = column.number_input(f"{o.label} (0: default)" if default_is_none else o.label, low, high, value,
+                                     key=key, help=o.help, format="%.0e" if o.name == "lr" else None)
+        return (chosen or None) if default_is_none else chosen
+    text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
+                             key=key, help=o.help)
+    return text.strip() or None
+
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
-ds, registry = st.session_state.dataset, Registry()
+ds, registry = st.session_state.dataset, st.session_state.registry
 gpu = describe_device().startswith("GPU")
 
 st.title("Train")
@@ -31,36 +58,35 @@ if ds.test is None:
 
 with st.expander("New runs", expanded=not registry.list()):
     c1, c2, c3 = st.columns(3)
-    methods = c1.multiselect("Methods", METHODS, default=["finetune", "ganbert"], format_func=METHOD_NAMES.get,
-                             key="tr_methods")
-    generators = c2.multiselect("GAN-BERT generators", ["noise", "bow"], default=["noise", "bow"],
-                                format_func=GENERATOR_NAMES.get, key="tr_generators")
-    frozen = c3.toggle("Frozen-feature mode (fast on a CPU)", value=not gpu, key="tr_frozen",
-                       help="Encode every text once with the frozen backbone and cache it; train heads only.")
+    methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods",
+                             format_func=lambda m: METHODS[m].title)
+    variants = {}
+    for field in dict.fromkeys(METHODS[m].variant for m in methods if METHODS[m].variant):
+        o = OPTIONS[field]
+        variants[field] = c2.multiselect(o.label + "s", list(o.choices), default=list(o.choices),
+                                         format_func=o.choices.get, key=f"tr_{field}s", help=o.help)
+    frozen = c3.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
     c1, c2, c3 = st.columns(3)
     amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount")
     if amount == "fraction":
-        fractions = c2.multiselect("Labeled fractions", PRESETS, default=PRESETS, format_func="{:.0%}".format,
-                                   key="tr_fractions")
+        fractions = c2.multiselect("Labeled fractions", list(DEFAULT_FRACTIONS), default=list(DEFAULT_FRACTIONS),
+                                   format_func="{:.0%}".format, key="tr_fractions")
         custom = c3.text_input("Custom fractions", placeholder="e.g. 2%, 0.2", key="tr_custom")
         per_class_text = ""
     else:
         fractions, custom = [], ""
-        per_class_text = c2.text_input("Labeled texts per class", "5, 20", key="tr_per_class")
-    seeds_text = c3.text_input("Seeds", "0", key="tr_seeds")
-    c1, c2, c3, c4 = st.columns(4)
-    epochs = c1.number_input("Epochs", 1, 200, 10 if frozen else 3, key="tr_epochs")
-    lr = c2.number_input("Learning rate (0: method default)", 0.0, 0.5, 0.0, format="%.0e", key="tr_lr")
-    batch = c3.number_input("Batch size (0: method default)", 0, 512, 0, key="tr_batch",
-                            help="16 when the encoder trains; frozen: 64 for finetune, 256 for GAN-BERT.")
-    max_len = c4.number_input("Max length (tokens)", 16, 512, 128, step=16, key="tr_maxlen")
-    c1, c2, c3, c4 = st.columns(4)
-    backbone = c1.text_input("Backbone folder (empty: bundled MiniLM)", key="tr_backbone")
-    device = c2.selectbox("Device", ["auto", "cpu", "cuda"], key="tr_device")
-    bf16 = c3.toggle("bf16 autocast", key="tr_bf16",
-                     help="Faster on GPUs and CPUs with native bfloat16; on CPUs without it, much slower "
-                          "(7x slower for MiniLM on the 2-core test machine).")
-    concurrency = c4.number_input("Local runs at once", 1, 16, jobs.concurrency(registry), key="tr_conc")
+        per_class_text = c2.text_input(OPTIONS["per_class"].label, "5, 20", key="tr_per_class")
+    seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds")
+    columns = st.columns(4)
+    values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
+    for name in dict.fromkeys(m for m in methods):
+        own = [o for o in METHODS[name].options if o != METHODS[name].variant]
+        if own:
+            st.markdown(f"**{METHODS[name].title}**")
+            columns = st.columns(4)
+            values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(own)}
+    concurrency_n = st.number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc")
+
     c1, c2, c3, c4 = st.columns(4)
     address, storage, ray_cpus, gpu_fraction, resources = "", "", 1.0, 1.0, None
     backend = c1.radio("Run on", ["local", "ray"], horizontal=True, key="tr_backend",
@@ -80,15 +106,13 @@ with st.expander("New runs", expanded=not registry.list()):
                                        key="tr_ray_gpu", disabled=not frozen)
 
     try:
-        resolve_backbone(backbone.strip() or None)
-        base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, epochs=int(epochs),
-                           lr=lr or None, batch_size=int(batch) or None, max_len=int(max_len),
-                           backbone=backbone.strip() or None, device=device, bf16=bf16)
-        configs = grid(base, methods, generators, fractions + parse_numbers(custom, "fraction") or None,
+        resolve_backbone(values["backbone"])
+        base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
+        configs = grid(base, methods, variants, fractions + parse_numbers(custom, "fraction") or None,
                        [int(n) for n in parse_numbers(per_class_text, "per-class count")] or None,
                        [int(s) for s in parse_numbers(seeds_text, "seed")])
         resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
-    except (InputError, BackboneError) as e:
+    except InputError as e:
         st.error(str(e))
         configs = []
     if configs:
@@ -97,7 +121,7 @@ with st.expander("New runs", expanded=not registry.list()):
                     f"(from measured throughput where runs have finished, else from laptop-CPU figures)"
                     + ("; Ray runs them side by side, as its workers allow." if backend == "ray" else "."))
     if st.button("Launch", type="primary", disabled=not configs, key="tr_launch"):
-        jobs.set_concurrency(registry, int(concurrency))
+        set_concurrency(registry, int(concurrency_n))
         try:
             if backend == "ray":
                 use_address(registry, address)
@@ -105,17 +129,16 @@ with st.expander("New runs", expanded=not registry.list()):
         except InputError as e:
             st.error(str(e))
         else:
-            ids = [registry.create(c, backend, resources) for c in configs]
-            jobs.pump(registry)
+            ids = enqueue(registry, configs, backend, resources)
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
 
 @st.fragment(run_every="2s")
 def monitor() -> None:
-    jobs.pump(registry)
+    pump(registry)
     runs = registry.list()
     if not runs:
-        st.info("No runs yet: choose methods and fractions above, then Launch.")
+        st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
     table = compare.monitor_frame(runs, time.time())
     event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="single-row",
@@ -132,16 +155,16 @@ def monitor() -> None:
         metrics = sorted(m for m in epochs["metric"].unique() if not m.startswith("val_")) + \
             ["val_accuracy", "val_macro_f1", "val_mcc"]
         st.altair_chart(charts.epoch_curves(epochs, metrics))
-    st.code(jobs.tail_log(registry, run.id, 30) or "(no log yet)", language=None)
+    st.code(registry.folder(run.id).tail_log(30) or "(no log yet)", language=None)
     c1, c2, c3 = st.columns(3)
-    if c1.button("Cancel", disabled=run.status not in ("queued", "starting", "running"), key="tr_cancel"):
-        jobs.cancel(registry, run.id)
+    if c1.button("Cancel", disabled=run.status not in ACTIVE, key="tr_cancel"):
+        cancel(registry, run.id)
         st.rerun(scope="fragment")
-    if c2.button("Delete", disabled=run.status in ("queued", "starting", "running"), key="tr_delete"):
+    if c2.button("Delete", disabled=run.status in ACTIVE, key="tr_delete"):
         registry.set_deleted(run.id)
         st.rerun(scope="fragment")
     if c3.button("Run again", key="tr_again"):
-        jobs.submit(registry, run.config, backend=run.backend, resources=run.resources)
+        enqueue(registry, [run.config], run.backend, run.resources)
         st.rerun(scope="fragment")
 
 

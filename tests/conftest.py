@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.corpus import CorpusConfig
-from core.data import builtin_dataset
+from core.data import CorpusConfig, builtin_dataset
 from core.paths import REPO_ROOT
 
 M4_DIR = REPO_ROOT.parent / "shared" / "data" / "m4-sample"

@@ -1,5 +1,4 @@
-from core.cleaning import CleaningConfig, clean_text
-from core.data import with_cleaning
+from core.data import CleaningConfig, clean_text, with_cleaning
 
 
 def test_all_steps_off_by_default_leave_text_alone():

@@ -45,7 +45,7 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     (["cancel", "20260101-120000-abcdef"], "no run"),
     (["train", "--train", "builtin", "--method", "adapter", "--frozen", "--fraction", "0.1"], "frozen-feature mode"),
     (["train", "--train", "builtin", "--method", "finetune", "--fraction", "2"], "fraction must be in"),
-    (["train", "--train", "builtin", "--method", "finetune"], "one of the arguments --fraction --per-class"),
+    (["train", "--train", "builtin", "--fraction", "0.1", "--per-class", "5"], "not allowed with argument"),
     (["train", "--train", "/no/file.jsonl", "--method", "finetune", "--fraction", "0.1"], "File not found"),
     (["train", "--train", "builtin", "--method", "finetune", "--fraction", "0.1", "--backbone", "/no/model"],
      "backbone folder not found"),
@@ -65,4 +65,4 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     reg = Registry()
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
     labels = sorted(reg.get(i).label for i in ids)
-    assert labels[0] == "finetune frozen @ 0.2 seed 0" and "ganbert-bow frozen @ 0.5 seed 0" in labels
+    assert labels[0] == "finetune frozen @ 20% seed 0" and "ganbert-bow frozen @ 50% seed 0" in labels

@@ -4,8 +4,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
-from core.corpus import CorpusConfig, generate
-from core.labels import SEMEVAL_LABELS
+from core.data import CorpusConfig, SEMEVAL_LABELS, generate
 
 
 def test_same_config_same_texts_and_subtask_b_shape():

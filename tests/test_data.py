@@ -9,10 +9,9 @@ import pandas as pd
 import pytest
 
 from core.data import (
-    UNLABELED, ColumnMapping, DataError, DataSpec, load_dataset, load_file, load_frame, official_files,
-    sample_labeled, split_off, store_upload,
+    SEMEVAL_LABELS, UNLABELED, ColumnMapping, CorpusConfig, DataError, DataSpec, load_dataset, load_file, load_frame,
+    official_files, sample_labeled, split_off, store_upload,
 )
-from core.labels import SEMEVAL_LABELS
 from tests.conftest import semeval_rows, write_jsonl
 
 
@@ -194,3 +193,11 @@ def test_fingerprint_follows_content(tmp_path):
     rows[0]["text"] += "!"
     c = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "c.jsonl", rows))))
     assert a.fingerprint == b.fingerprint != c.fingerprint
+
+
+def test_the_builtin_corpus_carves_the_validation_share_it_is_asked_for():
+    spec = DataSpec(builtin=CorpusConfig(train_per_class=50, test_per_class=10))
+    for share in (0.1, 0.3):
+        ds = load_dataset(spec, val_fraction=share)
+        assert (ds.class_counts()["val"] == round(50 * share)).all()
+        assert len(ds.train) + len(ds.val) == 300

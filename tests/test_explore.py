@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import explore
-from core.data import Dataset
-from core.labels import SEMEVAL_LABELS
+from core.explore import stats as explore
+from core.data import Dataset, SEMEVAL_LABELS
 
 
 def tiny(train_texts: dict[int, list[str]], test_texts: dict[int, list[str]] | None = None,

@@ -11,25 +11,23 @@ import sys
 
 import pytest
 
-from core import jobs
+from core import runs as jobs
 from core.cli import main
 from core.data import DataError, load_frame, store_upload
 from core.paths import REPO_ROOT
-from core.predict import classify
-from core.runs import Registry
-from core.training import load_best
-from core.worker import execute_run
-from tests.test_runs import LONG, active_run, cfg, wait_for
+from core.train import classify
+from core.runs import Registry, execute_run
+from tests.test_runs import LONG, active_run, cfg, submit, wait_for
 
 
 def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 2)
-    victim = jobs.submit(reg, cfg(tiny_backbone, **LONG))
-    other = jobs.submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
+    victim = submit(reg, cfg(tiny_backbone, **LONG))
+    other = submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
     run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.epoch >= 1 and r, what="victim epoch 1")
     os.kill(run.pid, signal.SIGKILL)
-    wait_for(lambda: reg.reconcile() or reg.get(victim).status == "interrupted", what="interrupted")
+    wait_for(lambda: jobs.reconcile(reg) or reg.get(victim).status == "interrupted", what="interrupted")
     wait_for(lambda: reg.get(other).status == "done", what="the other run to finish")
     assert reg.get(other).metrics["test"]["macro_f1"] >= 0
 
@@ -48,8 +46,8 @@ def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_h
     reg = Registry()
     jobs.set_concurrency(reg, 1)
     # the first run lasts seconds (a 2-epoch run is 'running' for less than a poll) and then ends on its own
-    ids = [jobs.submit(reg, cfg(tiny_backbone, epochs=1000, patience=1000))]
-    ids += [jobs.submit(reg, cfg(tiny_backbone, seed=s, epochs=2)) for s in (1, 2)]
+    ids = [submit(reg, cfg(tiny_backbone, epochs=1000, patience=1000))]
+    ids += [submit(reg, cfg(tiny_backbone, seed=s, epochs=2)) for s in (1, 2)]
     wait_for(lambda: active_run(reg, ids[0]).status == "running", what="first run running")
     app.send_signal(signal.SIGKILL)
     app.wait()
@@ -76,14 +74,14 @@ def test_twenty_queued_runs_finish_in_order(tiny_backbone, studio_home):
 def test_unwritable_run_directory_fails_the_run_clearly(tiny_backbone, studio_home, monkeypatch):
     def denied(tensors, filename, *a, **k):
         raise PermissionError(13, "Permission denied", filename)
-    monkeypatch.setattr("core.models.classifier.save_file", denied)
+    monkeypatch.setattr("core.train.checkpoint.save_file", denied)
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "failed"
     message = reg.get(run_id).message
     assert "could not write the checkpoint to" in message and "Permission denied" in message
-    assert not list(reg.run_dir(run_id).rglob("*.partial"))
+    assert not list(reg.folder(run_id).path.rglob("*.partial"))
 
 
 # ---------------------------------------------------------------- bad input
@@ -96,7 +94,7 @@ def test_text_of_a_million_characters_loads_and_classifies(tiny_backbone, studio
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     execute_run(reg, run_id)
-    pred = classify(load_best(reg.run_dir(run_id)), [frame["text"].iloc[0]])[0]
+    pred = classify(reg.folder(run_id).load_model(), [frame["text"].iloc[0]])[0]
     assert pred.label and sum(pred.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from core.models.ganbert import BowGenerator, Discriminator, NoiseGenerator, gan_losses, preset_sizes, repeats_for
+from core.train.methods.ganbert import BowGenerator, Discriminator, NoiseGenerator, gan_losses, preset_sizes, repeats_for
 
 
 def test_loss_terms_on_hand_set_logits():

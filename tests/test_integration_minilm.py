@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.config import TrainConfig
 from core.data import DataSpec
-from core.predict import classify
-from core.training import load_best, train
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, classify
 
 pytestmark = pytest.mark.integration
 
@@ -19,7 +19,7 @@ def spec(m4_dir) -> DataSpec:
 
 def run(spec, tmp_path, **kw) -> dict:
     base = dict(data=spec, frozen=True, epochs=20, batch_size=16, patience=5)
-    return train(TrainConfig(**{**base, **kw}), tmp_path)
+    return train_into(TrainConfig(**{**base, **kw}), RunFolder(tmp_path), lambda e: None, lambda: False)
 
 
 def test_layers_pooling_learns_style_where_last_layer_mean_does_not(spec, tmp_path):
@@ -32,6 +32,6 @@ def test_layers_pooling_learns_style_where_last_layer_mean_does_not(spec, tmp_pa
 def test_ganbert_bow_on_real_text_beats_chance_and_predicts(spec, tmp_path):
     result = run(spec, tmp_path, method="ganbert", generator="bow", fraction=0.5)
     assert result["test"]["accuracy"] > 0.25, result["test"]["accuracy"]  # measured 0.354
-    model = load_best(tmp_path)
+    model = RunFolder(tmp_path).load_model()
     pred = classify(model, ["We propose a novel method for graph neural networks and evaluate it on three benchmarks."])
     assert pred[0].label in model.labels and pred[0].fake_probability is not None

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from core.compare import mcnemar
-from core.config import TrainConfig
-from core.corpus import CorpusConfig
-from core.data import builtin_dataset
+from core.train import TrainConfig
+from core.data import CorpusConfig, builtin_dataset
 from core.runs import Registry
-from core.worker import execute_run
+from core.runs import execute_run
 from tests.test_pages import open_page
 from tests.test_runs import wait_for
 
@@ -136,12 +135,14 @@ def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
 
 
 def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, tiny_backbone):
-    from core import ray_runs
+    from core import runs
     from core.errors import InputError
+    from core.runs import ray_backend
 
-    monkeypatch.setattr(ray_runs, "ray_available", lambda: False)
+    for module in (runs, ray_backend):  # the page reads the package's name, the backend its own
+        monkeypatch.setattr(module, "ray_available", lambda: False)
     at = open_page("pages/train.py", dataset)
     assert at.radio(key="tr_backend").disabled
     assert any("pip install -r requirements-ray.txt" in c.value for c in at.caption)
     with pytest.raises(InputError, match="requirements-ray.txt"):
-        ray_runs.ray_resources(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone)))
+        runs.ray_resources(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone)))

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from core import jobs
+from core import runs as jobs
 from core.errors import InputError
 from core.paths import REPO_ROOT
-from core.ray_runs import (Flight, localize, ray_available, ray_resources, settle, ship_data, task_options, use_address,
-                           use_storage)
-from core.runs import FINISHED, Registry
-from core.training import PREDICTIONS, load_best
-from tests.test_runs import DATA, LONG, cfg, wait_for
+from core.runs import FINISHED, Registry, RunFolder, ray_available, ray_resources, use_address, use_storage
+from core.runs.ray_backend import task_options
+from core.runs.ray_dispatch import Flight, settle
+from core.runs.ray_task import execute_remote, localize, ship_data
+from core.train import method_for
+from tests.test_runs import DATA, LONG, cfg, submit, tail_log, wait_for
 
 if os.environ.get("STUDIO_REQUIRE_RAY") != "1" and not ray_available():
     pytest.skip("Ray is not installed (pip install -r requirements-ray.txt)", allow_module_level=True)
@@ -89,14 +90,14 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     wait_for(lambda: ended(registry, run_ids), timeout=600, what="the Ray sweep")
     for run_id in run_ids:
         run = registry.get(run_id)
-        assert run.status == "done", (run.status, run.message, jobs.tail_log(registry, run_id))
+        assert run.status == "done", (run.status, run.message, tail_log(registry, run_id))
         assert 0 <= run.metrics["test"]["macro_f1"] <= 1 and run.summary["accuracy"] is not None
         assert len(registry.epochs(run_id)) == 2  # per-epoch metrics flowed back while it ran
         assert "Ray node" in run.device
-        run_dir = registry.run_dir(run_id)
-        assert (run_dir / PREDICTIONS).exists() and (run_dir / "result.json").exists()
-        assert len(load_best(run_dir).labels) >= 5  # the checkpoint came back and loads
-        assert "started on Ray node" in jobs.tail_log(registry, run_id)
+        run_dir = registry.folder(run_id).path
+        assert (run_dir / RunFolder.PREDICTIONS).exists() and (run_dir / RunFolder.RESULT).exists()
+        assert len(RunFolder(run_dir).load_model().labels) >= 5  # the checkpoint came back and loads
+        assert "started on Ray node" in tail_log(registry, run_id)
     cancelled = registry.get(long_id)
     assert cancelled.status == "cancelled" and "cancelled by request" in cancelled.message
 
@@ -110,16 +111,16 @@ def test_pending_cancel_and_a_dead_dispatcher(ray_cluster, tiny_backbone, studio
     registry = Registry()
     registry.set_setting("ray_address", ray_cluster)
     # more CPUs than the cluster has: Ray keeps it pending, and a cancel must still end it
-    pending = jobs.submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 64.0, "gpu_fraction": 1.0})
+    pending = submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 64.0, "gpu_fraction": 1.0})
     wait_for(lambda: handed_to_ray(registry.get(pending)), timeout=120, what="the pending run handed to Ray")
     assert jobs.cancel(registry, pending) == "cancelled"
     assert "before Ray started it" in registry.get(pending).message
 
-    long_id = jobs.submit(registry, cfg(tiny_backbone, **LONG), backend="ray",
+    long_id = submit(registry, cfg(tiny_backbone, **LONG), backend="ray",
                           resources={"cpus": 1.0, "gpu_fraction": 1.0})
     wait_for(lambda: registry.epochs(long_id), timeout=240, what="the Ray run's first epoch")
     os.kill(registry.get(long_id).pid, signal.SIGKILL)  # the dispatcher, on this machine
-    wait_for(lambda: registry.reconcile() or registry.get(long_id).status == "interrupted", timeout=30,
+    wait_for(lambda: jobs.reconcile(registry) or registry.get(long_id).status == "interrupted", timeout=30,
              what="the run marked interrupted")
 
 
@@ -147,8 +148,6 @@ def test_how_ray_endings_are_recorded(error, args, forced, status, words, tiny_b
 
 def test_a_task_that_fails_on_a_node_says_where_and_returns_its_traceback(tiny_backbone, tmp_path):
     """`execute_remote` called here, with a stand-in for the hub actor: a failure is returned, not raised."""
-    from core.ray_runs import execute_remote
-
     class Method:
         def __init__(self, calls: list):
             self.calls = calls
@@ -221,22 +220,22 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
     registry = Registry()
     use_address(registry, ray_cluster)
     use_storage(registry, str(tmp_path / "shared"))  # a folder every node sees (here: one machine)
-    run_id = jobs.submit(registry, cfg(tiny_backbone, method="ganbert", generator="bow"), backend="ray",
+    run_id = submit(registry, cfg(tiny_backbone, method="ganbert", generator="bow"), backend="ray",
                          resources={"cpus": 1.0, "gpu_fraction": 1.0})
     wait_for(lambda: ended(registry, [run_id]), timeout=240, what="the run via storage")
     run = registry.get(run_id)
-    assert run.status == "done", (run.message, jobs.tail_log(registry, run_id))
+    assert run.status == "done", (run.message, tail_log(registry, run_id))
     stored = tmp_path / "shared" / run_id
-    local = registry.run_dir(run_id)
-    for rel in ("checkpoint/model.safetensors", "checkpoint/model.json", PREDICTIONS, "result.json"):
+    local = registry.folder(run_id).path
+    for rel in ("checkpoint/model.safetensors", "checkpoint/model.json", RunFolder.PREDICTIONS, RunFolder.RESULT):
         assert (stored / rel).read_bytes() == (local / rel).read_bytes()
     assert not (local / ".incoming").exists()
-    assert f"results stored at {stored}" in jobs.tail_log(registry, run_id)
-    assert load_best(local).has_fake_class
+    assert f"results stored at {stored}" in tail_log(registry, run_id)
+    assert method_for(RunFolder(local).load_model().config).fake_class
 
 
 def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
-    from core.corpus import CorpusConfig
+    from core.data import CorpusConfig
     from core.data import builtin_dataset
     from tests.test_pages import open_page
 
@@ -264,6 +263,6 @@ def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
 def test_queued_runs_fail_clearly_when_the_cluster_is_gone(tiny_backbone, studio_home):
     registry = Registry()
     registry.set_setting("ray_address", f"127.0.0.1:{free_port()}")  # was up when queued, gone now
-    run_id = jobs.submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 1.0, "gpu_fraction": 1.0})
+    run_id = submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 1.0, "gpu_fraction": 1.0})
     wait_for(lambda: registry.get(run_id).status == "failed", timeout=120, what="the run failed")
     assert "could not connect to Ray (127.0.0.1:" in registry.get(run_id).message

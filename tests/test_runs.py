@@ -10,12 +10,11 @@ import time
 
 import pytest
 
-from core import jobs
-from core.config import TrainConfig
-from core.corpus import CorpusConfig
-from core.data import DataSpec
-from core.models.classifier import DESCRIPTION, WEIGHTS
-from core.runs import ACTIVE, Registry, Run, RunError, check_run_id
+from core import runs as jobs
+from core.data import CorpusConfig, DataSpec
+from core.train import TrainConfig, run_label
+from core.train.checkpoint import DESCRIPTION, WEIGHTS
+from core.runs import ACTIVE, IllegalMove, Registry, Run, RunError, RunFolder, check_run_id
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 # A run that lasts about a minute: a frozen head on many epochs. (A tiny random BERT trained end to end
@@ -27,6 +26,14 @@ def cfg(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1, fraction=0.5,
                 batch_size=8)
     return TrainConfig(**{**base, **kw})
+
+
+def submit(reg: Registry, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
+    return jobs.enqueue(reg, [config], backend, resources)[0]
+
+
+def tail_log(reg: Registry, run_id: str, lines: int = 40) -> str:
+    return reg.folder(run_id).tail_log(lines)
 
 
 def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
@@ -49,13 +56,14 @@ def active_run(reg: Registry, run_id: str) -> Run:
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
-    assert reg.get(run_id).status == "queued" and (reg.run_dir(run_id) / "config.json").exists()
+    assert reg.get(run_id).status == "queued" and (reg.folder(run_id).path / RunFolder.CONFIG).exists()
     assert reg.claim(run_id) and not reg.claim(run_id)  # exactly one claimer
     reg.mark_running(run_id, os.getpid(), "CPU")
     reg.update_progress(run_id, 0.5, 1, 12.0)
     reg.add_epoch(run_id, 1, {"loss": 1.0, "val_macro_f1": 0.3})
     reg.finish(run_id, "done", metrics={"test": {"accuracy": 0.5, "macro_f1": 0.4, "mcc": 0.1}})
-    reg.finish(run_id, "failed", "late")  # a finished run keeps its first ending
+    with pytest.raises(IllegalMove, match="is done and cannot become failed"):
+        reg.finish(run_id, "failed", "late")  # a finished run keeps its first ending
     run = reg.get(run_id)
     assert run.status == "done" and run.progress == 1.0 and run.summary["accuracy"] == 0.5
     assert reg.epochs(run_id) == [{"epoch": 1, "loss": 1.0, "val_macro_f1": 0.3}]
@@ -80,21 +88,21 @@ def test_unknown_run_id(studio_home):
 
 def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home):
     reg = Registry()
-    run_id = jobs.submit(reg, cfg(tiny_backbone))
+    run_id = submit(reg, cfg(tiny_backbone))
     run = wait_for(lambda: (r := reg.get(run_id)).status in ("done", "failed") and r, what="run end")
-    assert run.status == "done", jobs.tail_log(reg, run_id)
+    assert run.status == "done", tail_log(reg, run_id)
     assert run.metrics["test"]["accuracy"] > 0 and reg.epochs(run_id)
-    assert "epoch" in jobs.tail_log(reg, run_id)
+    assert "epoch" in tail_log(reg, run_id)
 
 
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):
     reg = Registry()
-    run_id = jobs.submit(reg, cfg(tiny_backbone, **LONG))
+    run_id = submit(reg, cfg(tiny_backbone, **LONG))
     run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.epoch >= 1 and r, what="first epoch")
     os.kill(run.pid, signal.SIGKILL)
-    wait_for(lambda: reg.reconcile() or reg.get(run_id).status == "interrupted", what="interrupted")
+    wait_for(lambda: jobs.reconcile(reg) or reg.get(run_id).status == "interrupted", what="interrupted")
     assert reg.get(run_id).status == "interrupted"
-    folder = reg.run_dir(run_id)
+    folder = reg.folder(run_id).path
     assert not [p for p in folder.rglob("*") if p.name.startswith(".") or p.suffix in (".partial", ".tmp")]
     with sqlite3.connect(reg.path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -108,16 +116,16 @@ def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, s
     dead.wait()
     reg.claim(run_id)
     reg.mark_running(run_id, dead.pid, "CPU")
-    checkpoint = reg.run_dir(run_id) / "checkpoint"
+    checkpoint = reg.folder(run_id).path / RunFolder.CHECKPOINT
     checkpoint.mkdir()
-    kept = [checkpoint / DESCRIPTION, checkpoint / WEIGHTS, reg.run_dir(run_id) / "config.json"]
+    kept = [checkpoint / DESCRIPTION, checkpoint / WEIGHTS, reg.folder(run_id).path / RunFolder.CONFIG]
     for path in kept[:2]:
         path.write_text("whole")
     # named as `atomic_write_bytes` and `Classifier.save` name their temporary files
     leftovers = [checkpoint / f".{DESCRIPTION}.51w3u34w.tmp", checkpoint / f".{WEIGHTS}.partial"]
     for path in leftovers:
         path.write_text("half")
-    assert reg.reconcile() == [run_id]
+    assert jobs.reconcile(reg) == [run_id]
     assert reg.get(run_id).status == "interrupted"
     assert not any(p.exists() for p in leftovers) and all(p.exists() for p in kept)
     assert (checkpoint / DESCRIPTION).read_text() == "whole"
@@ -126,8 +134,8 @@ def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, s
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 1)
-    first = jobs.submit(reg, cfg(tiny_backbone, **LONG))
-    second = jobs.submit(reg, cfg(tiny_backbone, seed=1))
+    first = submit(reg, cfg(tiny_backbone, **LONG))
+    second = submit(reg, cfg(tiny_backbone, seed=1))
     assert reg.get(second).status == "queued"  # one slot, taken by the first
     wait_for(lambda: active_run(reg, first).status == "running", what="first running")
     assert jobs.cancel(reg, second) == "cancelled"
@@ -140,7 +148,7 @@ def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
 def test_queue_runs_in_order_with_concurrency_one(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 1)
-    ids = [jobs.submit(reg, cfg(tiny_backbone, seed=s)) for s in range(3)]
+    ids = [submit(reg, cfg(tiny_backbone, seed=s)) for s in range(3)]
     assert [reg.get(i).status for i in ids[1:]] == ["queued", "queued"]
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=240, what="all done")
     runs = [reg.get(i) for i in ids]
@@ -157,7 +165,7 @@ def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone,
                    "deleted INTEGER NOT NULL DEFAULT 0)")
         config = cfg(tiny_backbone)
         db.execute("INSERT INTO runs (id, created, status, config, label) VALUES (?, 1, 'done', ?, ?)",
-                   ("20260101-120000-a1b2c3", config.to_json(), config.label()))
+                   ("20260101-120000-a1b2c3", config.to_json(), run_label(config)))
     reg = Registry()
     old = reg.get("20260101-120000-a1b2c3")
     assert old.backend == "local" and old.resources is None and old.config == config
@@ -176,8 +184,8 @@ def test_nothing_the_studio_starts_reaches_the_internet():
 
 def test_every_training_ending_is_a_value():
     """One mapping from how `train` ended to a run status, shared by workers and Ray tasks."""
-    from core.training import Cancelled, Diverged
-    from core.worker import Ending, train_to_end
+    from core.train import Cancelled, Diverged
+    from core.runs.execute import Ending, train_to_end
 
     def raises(error: Exception):
         def work() -> dict:

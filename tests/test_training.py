@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from safetensors.torch import load_file
 
-from core import training
-from core.config import TrainConfig
-from core.corpus import CorpusConfig
-from core.data import DataSpec
+from core.backbone import pick_device
+from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
-from core.models.classifier import WEIGHTS
-from core.predict import classify
-from core.training import CHECKPOINT, PREDICTIONS, Diverged, bucketed_batches, load_best, train
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import (METHODS, Diverged, TrainConfig, build_model, bucketed_batches, classify, load_data, loop,
+                        method_for, validate)
+from core.train.checkpoint import WEIGHTS
+from core.train.inputs import prepare
+from core.train.methods.finetune import Finetune
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -22,7 +26,19 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def config(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, fraction=0.5, batch_size=8, lr=1e-3,
                 patience=10, collapse_evals=10, max_len=64)
-    return TrainConfig(**{**base, **kw})
+    return validate(TrainConfig(**{**base, **kw}))
+
+
+def train(cfg: TrainConfig, folder: Path) -> dict:
+    return fit(cfg, folder)[0]
+
+
+def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
+    """Train into a run folder; the result, and each epoch's mean losses as the epoch events told them."""
+    history: list[dict] = []
+    result = train_into(cfg, RunFolder(folder), lambda e: e["type"] == "epoch" and history.append(e["losses"]),
+                        lambda: False)
+    return result, history
 
 
 @pytest.mark.parametrize("kw, loss", [
@@ -35,13 +51,12 @@ def config(tiny_backbone, **kw) -> TrainConfig:
     ({"method": "ganbert", "frozen": True, "generator": "bow", "gan_preset": "seed-report", "lr": 1e-3}, "d_supervised"),
 ])
 def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss):
-    result = train(config(tiny_backbone, **kw), tmp_path)
-    history = result["history"]
-    assert len(history) == 4
+    result, history = fit(config(tiny_backbone, **kw), tmp_path)
+    assert len(history) == 4 and result["epochs_run"] == 4 and "history" not in result
     assert history[-1][loss] < history[0][loss], [h[loss] for h in history]
     assert set(result["test"]) >= {"accuracy", "macro_f1", "mcc", "confusion", "per_class"}
     assert np.asarray(result["test"]["confusion"]).sum() == 60
-    assert (tmp_path / CHECKPOINT / WEIGHTS).exists() and (tmp_path / "result.json").exists()
+    assert (tmp_path / RunFolder.CHECKPOINT / WEIGHTS).exists() and (tmp_path / RunFolder.RESULT).exists()
     if kw["method"] == "ganbert":
         assert {"d_loss", "g_loss", "g_feature_matching"} <= set(history[0])
 
@@ -49,8 +64,8 @@ def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, 
 @pytest.mark.parametrize("kw", [{"method": "finetune"}, {"method": "adapter"}, {"method": "ganbert", "frozen": True}])
 def test_checkpoint_round_trip_gives_identical_predictions(tiny_backbone, tmp_path, kw):
     train(config(tiny_backbone, epochs=1, **kw), tmp_path)
-    saved = pd.read_parquet(tmp_path / PREDICTIONS)
-    model = load_best(tmp_path)
+    saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
+    model = RunFolder(tmp_path).load_model()
     from core.data import builtin_dataset
 
     texts = builtin_dataset(DATA.builtin).test["text"].tolist()
@@ -63,7 +78,7 @@ def test_checkpoint_round_trip_gives_identical_predictions(tiny_backbone, tmp_pa
 
 def test_adapter_checkpoint_holds_only_adapters_and_head(tiny_backbone, tmp_path):
     train(config(tiny_backbone, method="adapter", epochs=1), tmp_path)
-    keys = load_file(str(tmp_path / CHECKPOINT / WEIGHTS)).keys()
+    keys = load_file(str(tmp_path / RunFolder.CHECKPOINT / WEIGHTS)).keys()
     encoder_keys = [k for k in keys if k.startswith("encoder.")]
     assert encoder_keys and all("adapters" in k for k in encoder_keys)
     assert any(k.startswith("head.") for k in keys)
@@ -71,21 +86,21 @@ def test_adapter_checkpoint_holds_only_adapters_and_head(tiny_backbone, tmp_path
 
 def test_frozen_checkpoint_has_no_encoder_and_features_are_cached(tiny_backbone, tmp_path, monkeypatch, studio_home):
     train(config(tiny_backbone, method="finetune", frozen=True, epochs=1), tmp_path / "a")
-    keys = load_file(str(tmp_path / "a" / CHECKPOINT / WEIGHTS)).keys()
+    keys = load_file(str(tmp_path / "a" / RunFolder.CHECKPOINT / WEIGHTS)).keys()
     assert not any(k.startswith("encoder.") for k in keys) and "feature_mean" in keys
     assert len(list((studio_home / "features").glob("*.safetensors"))) == 1
 
     def no_encoding(*a, **k):
         raise AssertionError("features should come from the cache")
-    monkeypatch.setattr("core.features.embed_texts", no_encoding)
+    monkeypatch.setattr("core.train.features.embed_texts", no_encoding)
     train(config(tiny_backbone, method="ganbert", frozen=True, epochs=1, seed=3), tmp_path / "b")
 
 
 def test_unlabeled_rows_never_carry_labels(tiny_backbone):
     cfg = config(tiny_backbone, method="ganbert", frozen=False, fraction=0.1)
-    ds = training.load_data(cfg)
-    model = training.build_model(cfg, ds.labels, training.pick_device("cpu"))
-    prepared = training.prepare(cfg, ds, model, lambda e: None)
+    ds = load_data(cfg)
+    model = build_model(cfg, ds.labels, pick_device("cpu"))
+    prepared = prepare(cfg, ds, model, lambda e: None)
     assert (prepared.pool_labels[prepared.unlabeled] == -1).all()
     assert (prepared.pool_labels[prepared.labeled] >= 0).all()
     assert len(prepared.labeled) == 6 * 3  # 10% of 27 per class, rounded
@@ -93,18 +108,18 @@ def test_unlabeled_rows_never_carry_labels(tiny_backbone):
 
 
 def test_nan_loss_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
-    monkeypatch.setattr(training, "supervised_step", lambda *a, **k: {"loss": float("nan")})
+    monkeypatch.setattr(Finetune, "start", lambda *a: lambda rep, labels: {"loss": float("nan")})
     with pytest.raises(Diverged, match="the loss loss became nan at epoch 1, step 1"):
         train(config(tiny_backbone, method="finetune", frozen=True), tmp_path)
 
 
 def test_collapse_onto_one_class_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
-    def one_class(model, rep, split, batch_size):
+    def one_class(model, method, rep, split, batch_size):
         n = len(rep.lengths(split))
         probs = np.zeros((n, len(model.labels)), dtype=np.float32)
         probs[:, 2] = 1
         return probs, np.zeros(n, dtype=np.float32)
-    monkeypatch.setattr(training, "predict_split", one_class)
+    monkeypatch.setattr(loop, "predict_split", one_class)
     with pytest.raises(Diverged, match="every validation prediction was 'cohere' for 2 evaluations"):
         train(config(tiny_backbone, method="finetune", frozen=True, collapse_evals=2), tmp_path)
 
@@ -143,22 +158,25 @@ def test_config_json_round_trip(tiny_backbone):
 
 
 def test_batch_size_defaults_follow_the_mode():
-    assert TrainConfig().resolved_batch_size == 16  # the encoder trains
-    assert TrainConfig(frozen=True).resolved_batch_size == 64  # a head on the few labeled texts
-    assert TrainConfig(frozen=True, method="ganbert").resolved_batch_size == 256  # the whole unlabeled pool
-    assert TrainConfig(frozen=True, method="ganbert", batch_size=8).resolved_batch_size == 8
+    def batch(**kw) -> int:
+        config = TrainConfig(**kw)
+        return method_for(config).batch_size(config)
+    assert batch() == 16  # the encoder trains
+    assert batch(frozen=True) == 64  # a head on the few labeled texts
+    assert batch(frozen=True, method="ganbert") == 256  # the whole unlabeled pool
+    assert batch(frozen=True, method="ganbert", batch_size=8) == 8
 
 
 def test_the_estimate_counts_what_an_epoch_iterates_over():
-    from core.estimate import FALLBACK_ENCODE, FALLBACK_HEAD, grid_seconds, run_seconds
+    from core.runs.estimate import FALLBACK_ENCODE, grid_seconds, run_seconds
 
     head = TrainConfig(frozen=True, fraction=0.01, epochs=10)
     gan = head.with_(method="ganbert")
     # GAN-BERT: 100 labeled rows repeated int(log2(100)) = 6 times, plus the 9,900 unlabeled, each epoch
     assert run_seconds(gan, 10_000, 1_000, 3_000, 6, None) == pytest.approx(
-        (10 * (600 + 9_900 + 1_000) + 3_000) / FALLBACK_HEAD["ganbert"])
+        (10 * (600 + 9_900 + 1_000) + 3_000) / METHODS["ganbert"].head_speed)
     assert run_seconds(head, 10_000, 1_000, 3_000, 6, None) == pytest.approx(
-        (10 * (100 + 1_000) + 3_000) / FALLBACK_HEAD["finetune"])
+        (10 * (100 + 1_000) + 3_000) / METHODS["finetune"].head_speed)
 
     class NoRuns:
         def list(self, statuses=None):

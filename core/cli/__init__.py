@@ -1,0 +1,76 @@
+"""The command line: `python -m core ...`. Only the parser lives here; the work is in `commands`.
+
+Exit codes: 0 success, 2 bad input or usage (with a one-line message on stderr), 1 internal failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli.commands import (add_backend_args, cmd_cancel, cmd_data_check, cmd_explore, cmd_predict, cmd_runs,
+                               cmd_sweep, cmd_train)
+from core.cli.options import BUILTIN, Parser, add_config_args, add_data_args
+from core.errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m core", description="GAN-BERT Studio: explore corpora, train low-label "
+                                                          "classifiers, compare runs, classify texts.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    data = sub.add_parser("data", help="check a dataset").add_subparsers(dest="data_command", required=True,
+                                                                        parser_class=Parser)
+    check = data.add_parser("check", help="validate a dataset and print its class counts")
+    check.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
+    add_data_args(check)
+    check.add_argument("--json", action="store_true", help="print the summary as JSON")
+    check.set_defaults(func=cmd_data_check)
+
+    exp = sub.add_parser("explore", help="write an HTML exploration report and summary.json")
+    exp.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
+    add_data_args(exp)
+    exp.add_argument("--out", required=True, help="output folder")
+    exp.add_argument("--backbone", help="local model folder whose tokenizer counts tokens (default: MiniLM)")
+    exp.add_argument("--max-len", type=int, default=128, help="token limit shown on length charts")
+    exp.add_argument("--map", choices=("pca", "umap"), default="pca", help="2-D map method")
+    exp.add_argument("--no-cache", action="store_true", help="recompute every view")
+    exp.set_defaults(func=cmd_explore)
+
+    tr = sub.add_parser("train", help="train one run (foreground with a progress bar, or --background)")
+    add_config_args(tr)
+    tr.add_argument("--background", action="store_true", help="queue the run and return its id at once")
+    add_backend_args(tr)
+    tr.set_defaults(func=cmd_train)
+
+    sw = sub.add_parser("sweep", help="queue methods × generators × labeled amounts × seeds in the background")
+    add_config_args(sw, sweep=True)
+    sw.add_argument("--concurrency", type=int, help="local runs at once (default: one per GPU, else one)")
+    add_backend_args(sw)
+    sw.set_defaults(func=cmd_sweep)
+
+    runs = sub.add_parser("runs", help="list runs")
+    runs.add_argument("--json", action="store_true", help="print JSON")
+    runs.set_defaults(func=cmd_runs)
+
+    cn = sub.add_parser("cancel", help="cancel a queued or running run")
+    cn.add_argument("run_id")
+    cn.set_defaults(func=cmd_cancel)
+
+    pr = sub.add_parser("predict", help="classify texts with a run's best checkpoint")
+    pr.add_argument("run_id")
+    pr.add_argument("text", nargs="*", help="texts to classify")
+    pr.set_defaults(func=cmd_predict)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

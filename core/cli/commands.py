@@ -1,0 +1,164 @@
+"""What each command does; the parser in `core.cli` only routes to these."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from core.backbone import load_tokenizer, resolve_backbone
+from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_amounts
+from core.data import Dataset, load_dataset
+from core.explore import VIEWS, ExploreOptions, write_report
+from core.paths import studio_home
+from core.runs import (BACKENDS, Registry, cancel, enqueue, execute_run, pump, ray_resources, set_concurrency,
+                       use_address, use_storage)
+from core.train import TrainConfig, classify, grid, load_data, run_label, validate
+
+
+def describe(ds: Dataset) -> dict:
+    counts = ds.class_counts()
+    return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
+            "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
+            "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
+            "absent_classes": [c for c, n in zip(ds.labels, counts["train"]) if n == 0]}
+
+
+def cmd_data_check(args: argparse.Namespace) -> int:
+    ds = load_dataset(spec_from_args(args.path, args))
+    info = describe(ds)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"{info['dataset']}: " + ", ".join(f"{n} {s}" for s, n in info["rows"].items()) + " rows")
+    print(ds.class_counts().to_string())
+    if info["absent_classes"]:
+        print(f"note: declared but absent from train: {', '.join(info['absent_classes'])}")
+    return 0
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    ds = load_dataset(spec_from_args(args.path, args))
+    tokenizer = load_tokenizer(args.backbone)
+    options = ExploreOptions(max_len=args.max_len, map_method=args.map)
+    cache = None if args.no_cache else studio_home() / "explore"
+    with tqdm(total=len(VIEWS) + 1, desc="explore", unit="step", file=sys.stderr) as bar:
+        def step(name: str) -> None:
+            bar.set_postfix_str(name)
+            bar.update(1)
+        data = write_report(ds, tokenizer, Path(args.out), options, cache, on_step=step)
+    print(json.dumps({"report": str(Path(args.out) / "report.html"), "summary": str(Path(args.out) / "summary.json"),
+                      "kl_overall": data["kl_overall"]}))
+    return 0
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=list(BACKENDS), default="local",
+                   help="where background runs execute: local processes, or tasks on a Ray cluster")
+    p.add_argument("--ray-address", help="Ray cluster to use (default: RAY_ADDRESS, the latest local cluster, "
+                                         "else a new local instance)")
+    p.add_argument("--ray-storage", help="where Ray runs write their results, then copied here: an absolute "
+                                         "folder the nodes share or a URI such as s3://bucket/studio "
+                                         "(default: sent back directly)")
+    p.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs each Ray run asks for")
+    p.add_argument("--ray-gpu-fraction", type=float, default=1.0,
+                   help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
+
+
+def backend_from_args(args: argparse.Namespace, registry: Registry, config: TrainConfig) -> dict | None:
+    """Check the backend flags; for Ray, remember the address and storage, and return the resource
+    request of each run (a sweep's runs share --frozen, which is all the request depends on)."""
+    if args.backend != "ray":
+        return None
+    if args.ray_address:
+        use_address(registry, args.ray_address)
+    if args.ray_storage is not None:
+        use_storage(registry, args.ray_storage)
+    return ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    config = validate(config_from_args(args))
+    resolve_backbone(config.backbone)
+    load_data(config)  # bad data: exit 2 now, not a failed run later
+    registry = Registry()
+    if args.backend != "local" and not args.background:
+        raise UsageError("--backend ray runs in the background: add --background")
+    if args.background:
+        resources = backend_from_args(args, registry, config)
+        run_id, = enqueue(registry, [config], args.backend, resources)
+        print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status}))
+        return 0
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    with tqdm(total=1, desc=run_label(config), unit="step", file=sys.stderr) as bar:
+        def show(event: dict) -> None:
+            if event["type"] in ("progress", "epoch"):
+                bar.total = event["total_steps"]
+                bar.n = event["step"]
+                if event["type"] == "epoch":
+                    bar.set_postfix_str(f"epoch {event['epoch']} val macro-F1 {event['val']['macro_f1']:.3f}")
+                bar.refresh()
+            elif event["type"] == "features":
+                bar.set_postfix_str(f"encoding {event['done']}/{event['total']}")
+        status = execute_run(registry, run_id, show)
+    run = registry.get(run_id)
+    if status != "done":
+        print(f"run {run_id} ended {status}: {run.message}", file=sys.stderr)
+    summary = run.summary
+    print(json.dumps({k: summary[k] for k in ("run_id", "status", "accuracy", "macro_f1", "mcc", "message")}))
+    return 0 if status == "done" else 1
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    fractions, per_class = sweep_amounts(args)
+    amount = {"fraction": fractions[0], "per_class": None} if fractions else {"fraction": None,
+                                                                             "per_class": per_class[0]}
+    base = config_from_args(args, method=args.method[0], generator=args.generator[0], seed=args.seed[0], **amount)
+    resolve_backbone(base.backbone)
+    load_data(base)
+    configs = grid(base, args.method, {"generator": args.generator}, fractions, per_class, args.seed)
+    registry = Registry()
+    if args.concurrency is not None:
+        set_concurrency(registry, args.concurrency)
+    run_ids = enqueue(registry, configs, args.backend, backend_from_args(args, registry, base))
+    print(json.dumps({"run_ids": run_ids, "queued": len(run_ids)}))
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    registry = Registry()
+    pump(registry)
+    rows = [r.summary for r in registry.list()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no runs yet: start one with `python -m core train ...`")
+        return 0
+    for r in rows:
+        score = f"acc {r['accuracy']:.3f} F1 {r['macro_f1']:.3f}" if r["accuracy"] is not None else f"{r['progress']:.0%}"
+        print(f"{r['run_id']}  {r['status']:<11} {r['label']:<40} {score}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    status = cancel(Registry(), args.run_id)
+    print(json.dumps({"run_id": args.run_id, "status": status}))
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    if not args.text:
+        raise UsageError("give at least one text")
+    registry = Registry()
+    run = registry.get(args.run_id)
+    folder = registry.folder(args.run_id)
+    if not folder.has_checkpoint():
+        raise UsageError(f"run {run.id} is {run.status} and has no checkpoint to predict with")
+    preds = [p.to_json() for p in classify(folder.load_model(), args.text)]
+    print(json.dumps(preds[0] if len(preds) == 1 else preds, indent=2))
+    return 0

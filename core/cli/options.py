@@ -1,0 +1,115 @@
+"""Flags from the one description of the options: every `TrainConfig` field (and every cleaning toggle)
+becomes a flag with the field's help, choices and default, so the CLI cannot drift from the config.
+
+`sweep` takes lists where `train` takes one value: the method, its variants (GAN-BERT's generators), the
+labeled amount and the seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+
+from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
+from core.errors import InputError
+from core.train import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig
+from core.train.config import Option, option_of, options
+
+BUILTIN = "builtin"
+# Fields a sweep takes as lists, under these flags.
+SWEPT = {"method": "--methods", "generator": "--generators", "fraction": "--fractions", "per_class": "--per-class",
+         "seed": "--seeds"}
+
+
+class UsageError(InputError):
+    """A bad flag value, reported like bad data: message and exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short and on stderr
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def add_data_args(p: argparse.ArgumentParser, train_flag: bool = False) -> None:
+    """Data arguments shared by every command that reads a dataset."""
+    if train_flag:
+        p.add_argument("--train", required=True, help="train file, a directory of subtaskB_*.jsonl files, "
+                                                       f"or '{BUILTIN}' for the synthetic corpus")
+        p.add_argument("--unlabeled", help="extra texts for GAN-BERT's unlabeled set (labels in it are ignored)")
+    p.add_argument("--test", help="test file (labels optional)")
+    p.add_argument("--val", help="validation file; default: a share of train (--val-fraction), stratified")
+    mapping = ColumnMapping()
+    p.add_argument("--text-col", default=mapping.text, help=f"column holding the text (default: {mapping.text})")
+    p.add_argument("--label-col", default=mapping.label, help=f"column holding the label (default: {mapping.label})")
+    p.add_argument("--source-col", default=mapping.source, help="optional column holding the source/domain")
+    p.add_argument("--split-col", default=mapping.split, help="optional column holding train/val/test")
+
+
+def spec_from_args(train: str, args: argparse.Namespace) -> DataSpec:
+    if train == BUILTIN:
+        return DataSpec(builtin=CorpusConfig())
+    mapping = ColumnMapping(text=args.text_col, label=args.label_col, source=args.source_col, split=args.split_col)
+    return DataSpec(train=train, test=args.test, val=args.val, unlabeled=getattr(args, "unlabeled", None),
+                    mapping=mapping)
+
+
+def _add(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, o: Option, flag: str | None = None,
+         many: bool = False, default: object = None) -> None:
+    """One flag for an option: its type, choices, help and default from the field."""
+    help_text = o.help.replace("%", "%%")
+    choices = list(o.choices) if o.choices else None
+    if o.name == "method":
+        choices = list(METHODS)
+        help_text += ": " + ", ".join(f"{name} ({m.title})" for name, m in METHODS.items())
+    if o.kind == "bool":
+        p.add_argument(flag or o.flag, dest=o.name, action="store_true", help=help_text)
+    elif o.kind == "tags":
+        p.add_argument(flag or o.flag, dest=o.name, action="append", default=list(o.default),
+                       help=help_text + " (repeatable)")
+    else:
+        p.add_argument(flag or o.flag, dest=o.name, type={"int": int, "float": float, "str": str}[o.kind],
+                       choices=choices, nargs="+" if many else None, default=o.default if default is None else default,
+                       help=help_text)
+
+
+def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    """A flag for every TrainConfig field; `sweep` takes lists for the swept fields."""
+    add_data_args(p, train_flag=True)
+    opts = options()
+    if sweep:
+        for name, default in (("method", DEFAULT_METHODS), ("generator", opts["generator"].choices),
+                              ("fraction", ()), ("per_class", ()), ("seed", DEFAULT_SEEDS)):
+            _add(p, opts[name], SWEPT[name], many=True, default=list(default))
+    else:
+        for name in ("method", "generator", "seed"):
+            _add(p, opts[name])
+        share = p.add_mutually_exclusive_group()
+        for name in ("fraction", "per_class"):
+            _add(share, opts[name])
+    for name, o in opts.items():
+        if name not in SWEPT:
+            _add(p, o)
+    for f in fields(CleaningConfig):
+        _add(p, option_of(f))
+
+
+def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:
+    """The TrainConfig the flags describe (a sweep's base config, when `overrides` fill the swept fields)."""
+    names = {f.name for f in fields(TrainConfig)} - {"data", "cleaning", *SWEPT}
+    values = {name: getattr(args, name) for name in names}
+    values["tags"] = tuple(args.tags)
+    values["cleaning"] = CleaningConfig(**{f.name: getattr(args, f.name) for f in fields(CleaningConfig)})
+    values["data"] = spec_from_args(args.train, args)
+    if not overrides:
+        values.update(method=args.method, generator=args.generator, seed=args.seed,
+                      fraction=None if args.per_class is not None else args.fraction, per_class=args.per_class)
+    return TrainConfig(**{**values, **overrides})
+
+
+def sweep_amounts(args: argparse.Namespace) -> tuple[list[float], list[int]]:
+    """The sweep's labeled amounts: the fractions and counts per class given, else the default fractions."""
+    if not args.fraction and not args.per_class:
+        return list(DEFAULT_FRACTIONS), []
+    return list(args.fraction), list(args.per_class)

@@ -1,0 +1,137 @@
+"""Comparing runs: tidy tables of final and per-epoch metrics, seed aggregates, and the Train page's
+live table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.runs import Registry, Run
+from core.train import TrainConfig, method_for
+
+METRICS = ("accuracy", "macro_f1", "mcc")
+
+
+def method_name(run: Run) -> str:
+    """The line a run belongs to in comparisons: the method's own name for its config."""
+    return method_for(run.config).display(run.config)
+
+
+def run_name(run: Run) -> str:
+    """A run in a legend: its line, the labeled amount as chosen, and its seed."""
+    return f"{method_name(run)} @ {run.config.amount} s{run.config.seed}"
+
+
+def dataset_name(config: TrainConfig) -> str:
+    """The dataset's name without its folders (the path is in `data_path`)."""
+    return "built-in (synthetic)" if config.data.builtin else Path(config.data.train or "").name
+
+
+def runs_frame(runs: list[Run]) -> pd.DataFrame:
+    """One row per run with its settings and final test metrics, for tables, filters and charts."""
+    rows = []
+    for r in runs:
+        c = r.config
+        test = (r.metrics or {}).get("test", {})
+        rows.append({
+            "run_id": r.id, "status": r.status, "method": method_name(r),
+            "generator": c.generator if method_for(c).variant == "generator" else "",
+            "amount": c.amount, "labeled": (r.metrics or {}).get("labeled"), "fraction": c.fraction,
+            "per_class": c.per_class, "seed": c.seed, "epochs": c.resolved_epochs, "dataset": dataset_name(c),
+            "data_path": "" if c.data.builtin else c.data.train or "",
+            "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
+            "progress": r.progress, "epoch": r.epoch, "message": r.message or "",
+            **{m: test.get(m) for m in METRICS},
+            "created": pd.to_datetime(r.created, unit="s"),
+        })
+    columns = ["run_id", "status", "method", "generator", "amount", "labeled", "fraction", "per_class", "seed",
+               "epochs", "dataset", "data_path", "backbone", "frozen", "tags", "progress", "epoch", "message",
+               *METRICS, "created"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+FILTERS = ("dataset", "method", "generator", "amount", "backbone", "status", "tags", "seed")
+
+
+def filter_runs(frame: pd.DataFrame, chosen: dict[str, list]) -> pd.DataFrame:
+    """Rows matching every non-empty choice (a column's chosen values are alternatives)."""
+    for column, values in chosen.items():
+        if values:
+            frame = frame[frame[column].isin(values)]
+    return frame
+
+
+def aggregate(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over seeds of each metric, per method and labeled amount (as chosen),
+    with the mean number of labeled texts, the x of the curves, ordered by it."""
+    columns = ["method", "amount", "labeled", "runs", *[f"{m}_{s}" for m in METRICS for s in ("mean", "std")]]
+    done = frame[frame["status"] == "done"].dropna(subset=["accuracy"])
+    if done.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = done.groupby(["method", "amount"])
+    out = grouped[list(METRICS)].agg(["mean", "std"])
+    out.columns = [f"{m}_{s}" for m, s in out.columns]
+    out = out.fillna({c: 0.0 for c in out.columns if c.endswith("_std")})
+    out.insert(0, "runs", grouped.size())
+    out.insert(0, "labeled", grouped["labeled"].mean())
+    return out.reset_index()[columns].sort_values(["labeled", "method"], ignore_index=True)
+
+
+def epochs_frame(registry: Registry, runs: list[Run]) -> pd.DataFrame:
+    """Per-epoch losses and validation metrics of several runs, long form (run, epoch, metric, value)."""
+    rows = []
+    for r in runs:
+        for e in registry.epochs(r.id):
+            for key, value in e.items():
+                if key not in ("epoch", "best") and isinstance(value, (int, float)):
+                    rows.append({"run_id": r.id, "run": run_name(r),
+                                 "epoch": e["epoch"], "metric": key, "value": float(value)})
+    return pd.DataFrame(rows, columns=["run_id", "run", "epoch", "metric", "value"])
+
+
+def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
+    """The test confusion matrix as (true, predicted, value); rows sum to 1 when normalized."""
+    test = (run.metrics or {}).get("test", {})
+    matrix = np.asarray(test.get("confusion", []), dtype=float)
+    names = list(test.get("per_class", {}))  # in label-id order, as the matrix
+    if normalize and matrix.size:
+        matrix = matrix / matrix.sum(1, keepdims=True).clip(min=1)
+    return pd.DataFrame([{"true": names[i], "predicted": names[j], "value": matrix[i, j]}
+                         for i in range(len(names)) for j in range(len(names))])
+
+
+def per_class_f1(runs: list[Run]) -> pd.DataFrame:
+    rows = []
+    for r in runs:
+        for name, scores in (r.metrics or {}).get("test", {}).get("per_class", {}).items():
+            if scores["support"] > 0:
+                rows.append({"run": run_name(r), "class": name,
+                             "f1": scores["f1"]})
+    return pd.DataFrame(rows, columns=["run", "class", "f1"])
+
+
+def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
+    """The Train page's live table: status, progress, epoch, time left and the latest message."""
+    rows = []
+    for r in runs:
+        left = None
+        if r.status == "running" and r.started and r.progress > 0.01:
+            elapsed = now - r.started
+            left = elapsed * (1 - r.progress) / r.progress
+        test = (r.metrics or {}).get("test", {})
+        rows.append({"run_id": r.id, "status": r.status, "run": r.label, "progress": r.progress,
+                     "epoch": f"{r.epoch}/{r.config.resolved_epochs}", "time left": _duration(left),
+                     "test macro-F1": test.get("macro_f1"), "where": r.device if r.backend == "ray" and r.device
+                     else r.backend, "latest": r.message or ""})
+    return pd.DataFrame(rows, columns=["run_id", "status", "run", "progress", "epoch", "time left",
+                                       "test macro-F1", "where", "latest"])
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"

@@ -1,0 +1,116 @@
+"""Loading whole datasets: the built-in corpus, a directory of official Subtask B files, or files
+with a column mapping; validation is carved from train when none is given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from core.data.cleaning import CleaningConfig, clean_texts
+from core.data.corpus import SYNTHETIC_NAME, CorpusConfig, generate
+from core.data.labels import SEMEVAL_LABELS
+from core.data.readers import load_file, normalize, require_classes
+from core.data.sampling import split_off
+from core.data.schema import UNLABELED, DataError, DataSpec, Dataset
+
+VAL_NAMES = {"val", "valid", "validation", "dev"}
+SPLIT_NAMES = {"train", "test"} | VAL_NAMES
+
+def official_files(directory: str | Path) -> dict[str, Path]:
+    """The official Subtask B files in a directory: train, dev as validation, test (with its gold labels)."""
+    directory = Path(directory)
+    found: dict[str, Path] = {}
+    for split, stem in (("train", "subtaskB_train"), ("val", "subtaskB_dev"), ("test", "subtaskB_test")):
+        path = directory / f"{stem}.jsonl"
+        if path.exists():
+            found[split] = path
+    gold = sorted(p for p in directory.glob("subtaskB*gold*.jsonl"))
+    if gold:
+        found["gold"] = gold[0]
+    if "train" not in found:
+        raise DataError(f"{directory}: no subtaskB_train.jsonl here (found: "
+                        f"{', '.join(p.name for p in directory.iterdir()) or 'nothing'})")
+    return found
+
+
+def _attach_gold(test: pd.DataFrame, gold_path: Path, labels: tuple[str, ...]) -> pd.DataFrame:
+    gold, _ = load_file(gold_path, labels=labels)
+    by_id = dict(zip(gold["id"], gold["label"]))
+    out = test.copy()
+    out["label"] = [by_id.get(i, lab) for i, lab in zip(out["id"], out["label"])]
+    return out
+
+
+def _split_column(frame: pd.DataFrame, name: str) -> dict[str, pd.DataFrame]:
+    """A file with a split column is divided by it; unknown split names are an error."""
+    if "split" not in frame.columns:
+        return {"train": frame}
+    bad = ~frame["split"].isin(SPLIT_NAMES)
+    if bad.any():
+        raise DataError(f"{name}: split value(s) {', '.join(sorted(set(frame.loc[bad, 'split'])))} not understood; "
+                        "use train, val (or dev) and test")
+    parts = {}
+    for split, group in frame.groupby(frame["split"].map(lambda s: "val" if s in VAL_NAMES else s)):
+        parts[split] = group.drop(columns="split").reset_index(drop=True)
+    return parts
+
+
+def load_dataset(spec: DataSpec, val_fraction: float = 0.1, seed: int = 0) -> Dataset:
+    """Load and validate every file of a spec; validation is carved from train when none is given."""
+    if spec.builtin is not None:
+        return builtin_dataset(spec.builtin, val_fraction)
+    if spec.train is None:
+        raise DataError("no training data: give a train file or directory")
+    mapping, parts, name = spec.mapping, {}, Path(spec.train).name
+    if Path(spec.train).is_dir():
+        files = official_files(spec.train)
+        parts["train"], labels = load_file(files["train"], mapping)
+        if "val" in files:
+            parts["val"], _ = load_file(files["val"], mapping, labels)
+        if "test" in files:
+            parts["test"], _ = load_file(files["test"], mapping, labels, require_labels=False)
+            if "gold" in files:
+                parts["test"] = _attach_gold(parts["test"], files["gold"], labels)
+    else:
+        frame, labels = load_file(spec.train, mapping)
+        parts = _split_column(frame, name)
+    for split, path in (("test", spec.test), ("val", spec.val)):
+        if path is not None:
+            parts[split], _ = load_file(path, mapping, labels, require_labels=(split == "val"))
+    if "train" not in parts:
+        raise DataError(f"{name}: no training rows")
+    require_classes(parts["train"], labels, name)
+    if "val" not in parts:
+        parts["train"], parts["val"] = split_off(parts["train"], val_fraction, seed)
+    unlabeled = None
+    if spec.unlabeled is not None:
+        unlabeled, _ = load_file(spec.unlabeled, mapping, labels, require_labels=False)
+        unlabeled = unlabeled.assign(label=UNLABELED)
+    return Dataset(name=name, labels=labels, train=parts["train"], val=parts["val"], test=parts.get("test"),
+                   unlabeled=unlabeled, spec=spec)
+
+
+def builtin_dataset(config: CorpusConfig = CorpusConfig(), val_fraction: float = 0.1,
+                    on_progress: Callable[[int, int], None] | None = None) -> Dataset:
+    """The synthetic corpus as a Dataset; `val_fraction` of its train split is carved for validation
+    (by the corpus seed, so the carve is one per corpus)."""
+    train, test = generate(config, on_progress)
+    frames = {}
+    for split, raw in (("train", train), ("test", test)):
+        frames[split], _ = normalize(raw.assign(_where=""), SYNTHETIC_NAME, labels=SEMEVAL_LABELS)
+    train_frame, val_frame = split_off(frames["train"], val_fraction, config.seed)
+    return Dataset(name=SYNTHETIC_NAME, labels=SEMEVAL_LABELS, train=train_frame, val=val_frame,
+                   test=frames["test"], synthetic=True, spec=DataSpec(builtin=config))
+
+
+def with_cleaning(dataset: Dataset, cleaning: CleaningConfig) -> Dataset:
+    """The same dataset with cleaned texts in every split; a new fingerprint follows."""
+    if not cleaning.active:
+        return dataset
+    cleaned = {k: v.assign(text=clean_texts(v["text"].tolist(), cleaning)) for k, v in dataset.splits.items()}
+    return replace(dataset, fingerprint="", **cleaned)
+
+

@@ -1,0 +1,218 @@
+"""Reading data: bytes (a path or a browser upload) to a checked frame in the schema.
+
+Every loader funnels through `read_table` (bytes to a raw frame) and `normalize` (raw frame to the
+schema), so a path, a directory of official files and an upload are checked the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.data.labels import SEMEVAL_LABELS
+from core.data.schema import UNLABELED, ColumnMapping, DataError
+from core.paths import atomic_write_bytes
+
+MAX_FILE_BYTES = 512 * 1024 * 1024  # the official train file is about 150 MB; .streamlit/config.toml matches
+FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+# ---------------------------------------------------------------- reading bytes
+
+def read_bytes(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"File not found: {path}")
+    if path.is_dir():
+        raise DataError(f"{path} is a directory; give a file, or a directory holding subtaskB_*.jsonl files")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise DataError(f"{path.name} is {size / 2**20:.0f} MB, over the {max_bytes / 2**20:.0f} MB limit")
+    return path.read_bytes()
+
+
+def _format_of(name: str) -> str:
+    fmt = FORMATS.get(Path(name).suffix.lower())
+    if fmt is None:
+        raise DataError(f"{name}: unknown file type; use .jsonl, .csv or .parquet")
+    return fmt
+
+
+def _decode(raw: bytes, name: str) -> str:
+    if b"\x00" in raw[:8192]:
+        raise DataError(f"{name} looks like a binary file (it holds NUL bytes), not UTF-8 text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise DataError(
+            f"{name} is not UTF-8 text: byte 0x{raw[e.start]:02x} on line {line} cannot be decoded. "
+            "Save the file as UTF-8."
+        ) from None
+
+
+def _read_jsonl(text: str, name: str) -> pd.DataFrame:
+    rows, lines = [], []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{name}: malformed JSON on line {lineno}: {e.msg} (column {e.colno})") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{name}: line {lineno} is a JSON {type(row).__name__}, not an object")
+        rows.append(row)
+        lines.append(lineno)
+    frame = pd.DataFrame(rows)
+    frame["_where"] = [f"line {n}" for n in lines]
+    return frame
+
+
+def read_table(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> pd.DataFrame:
+    """Parse JSONL, CSV or Parquet bytes into a raw frame with a `_where` column for error messages."""
+    if len(raw) > max_bytes:
+        raise DataError(f"{name} is {len(raw) / 2**20:.0f} MB, over the {max_bytes / 2**20:.0f} MB limit")
+    fmt = _format_of(name)
+    if not raw.strip():
+        raise DataError(f"{name} is empty")
+    if fmt == "parquet":
+        try:
+            frame = pd.read_parquet(io.BytesIO(raw))
+        except Exception as e:  # pyarrow raises several types for a non-Parquet file
+            raise DataError(f"{name} is not a readable Parquet file ({type(e).__name__})") from None
+        frame["_where"] = [f"row {i + 1}" for i in range(len(frame))]
+    elif fmt == "jsonl":
+        frame = _read_jsonl(_decode(raw, name), name)
+    else:
+        try:
+            frame = pd.read_csv(io.StringIO(_decode(raw, name)), dtype=str, keep_default_na=False)
+        except pd.errors.ParserError as e:
+            raise DataError(f"{name}: malformed CSV: {e}") from None
+        frame["_where"] = [f"line {i + 2}" for i in range(len(frame))]
+    if frame.empty or len(frame.columns) == 1:
+        raise DataError(f"{name} has no data rows")
+    return frame
+
+
+# ---------------------------------------------------------------- labels and schema
+
+def _label_key(value: object) -> str:
+    """Labels compare as stripped strings; 3, 3.0 and "3" are one label."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def infer_labels(values: pd.Series, semeval: bool) -> tuple[str, ...]:
+    """The label set of a training file: Subtask B's when the file is in its form, else sorted values."""
+    keys = {_label_key(v) for v in values}
+    if semeval or {k.lower() for k in keys} <= {n.lower() for n in SEMEVAL_LABELS}:
+        return SEMEVAL_LABELS  # normalize() reports values outside it, with their line
+    if all(k.lstrip("-").isdigit() for k in keys):
+        return tuple(str(k) for k in sorted(int(k) for k in keys))
+    return tuple(sorted(keys))
+
+
+def _label_ids(values: pd.Series, labels: tuple[str, ...], numeric_ids: bool) -> dict[str, int]:
+    """Map each distinct raw value to an id; names match case-insensitively, ids only when allowed."""
+    by_name = {n.lower(): i for i, n in enumerate(labels)}
+    out: dict[str, int] = {}
+    for key in {_label_key(v) for v in values}:
+        if key.lower() in by_name:
+            out[key] = by_name[key.lower()]
+        elif numeric_ids and key.isdigit() and int(key) < len(labels):
+            out[key] = int(key)
+    return out
+
+
+def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMapping(),
+              labels: tuple[str, ...] | None = None, require_labels: bool = True) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Check a raw frame and bring it to the schema; `labels` fixes the label set (else inferred)."""
+    cols = [c for c in raw.columns if c != "_where"]
+    if mapping.text not in raw.columns:
+        raise DataError(f"{name}: no text column '{mapping.text}'; the columns are {', '.join(map(str, cols))}")
+    # Subtask B rows name the generator in `model`; it stands in for a missing label.
+    semeval = "model" in raw.columns and mapping.text == "text"
+    label_col = mapping.label if mapping.label in raw.columns else ("model" if semeval else None)
+    if label_col is None and require_labels:
+        raise DataError(
+            f"{name}: no label column '{mapping.label}'; the columns are {', '.join(map(str, cols))}"
+        )
+
+    text = raw[mapping.text]
+    bad = text.isna() | ~text.map(lambda t: isinstance(t, str)) | (text.astype(str).str.strip() == "")
+    if bad.any():
+        first = raw.loc[bad, "_where"].iloc[0]
+        raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first})")
+
+    frame = pd.DataFrame({"text": text.astype(str).values})
+    frame["id"] = raw[mapping.id].astype(str).values if mapping.id in raw.columns else [
+        f"{Path(name).stem}-{i}" for i in range(len(raw))]
+    frame["source"] = raw[mapping.source].fillna("").astype(str).values if mapping.source in raw.columns else ""
+    if mapping.split and mapping.split in raw.columns:
+        frame["split"] = raw[mapping.split].astype(str).str.strip().str.lower().values
+
+    if label_col is None:
+        frame["label"] = UNLABELED
+        return frame[_columns(frame)], labels or ()
+
+    values = raw[label_col]
+    missing = values.isna() | (values.astype(str).str.strip() == "")
+    if missing.any():
+        if require_labels:
+            first = raw.loc[missing, "_where"].iloc[0]
+            raise DataError(f"{name}: {int(missing.sum())} row(s) have no label (the first on {first})")
+    labels = labels or infer_labels(values[~missing], semeval)
+    numeric_ids = labels == SEMEVAL_LABELS
+    ids = _label_ids(values[~missing], labels, numeric_ids)
+    keys = values.map(_label_key)
+    unknown = ~missing & ~keys.isin(ids.keys())
+    if unknown.any():
+        first = raw.loc[unknown, "_where"].iloc[0]
+        shown = ", ".join(sorted(set(keys[unknown]))[:5])
+        raise DataError(f"{name}: unknown label(s) {shown} (the first on {first}); "
+                        f"known labels are {', '.join(labels)}" + (" or their ids 0-5" if numeric_ids else ""))
+    frame["label"] = np.where(missing, UNLABELED, keys.map(ids).fillna(UNLABELED)).astype(int)
+    return frame[_columns(frame)], labels
+
+
+def _columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in ("id", "text", "label", "source", "split") if c in frame.columns]
+
+
+def require_classes(frame: pd.DataFrame, labels: tuple[str, ...], name: str) -> None:
+    present = sorted(set(frame.loc[frame["label"] >= 0, "label"]))
+    if len(present) < 2:
+        only = labels[present[0]] if present else "none"
+        raise DataError(f"{name}: only one class ({only}) has rows; a classifier needs at least two")
+
+
+def load_frame(raw: bytes, name: str, mapping: ColumnMapping = ColumnMapping(),
+               labels: tuple[str, ...] | None = None, require_labels: bool = True
+               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Bytes (from a path or an upload) to a schema frame and its label set."""
+    return normalize(read_table(raw, name), name, mapping, labels, require_labels)
+
+
+def load_file(path: str | Path, mapping: ColumnMapping = ColumnMapping(), labels: tuple[str, ...] | None = None,
+              require_labels: bool = True) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    return load_frame(read_bytes(path), Path(path).name, mapping, labels, require_labels)
+
+
+def store_upload(raw: bytes, name: str, folder: Path, max_bytes: int = MAX_FILE_BYTES) -> Path:
+    """Keep an uploaded file under the studio home so background runs can read it again.
+
+    The stored name is content-addressed (no user text becomes a path) and keeps only the extension.
+    The bytes are checked first, so a bad upload never lands on disk.
+    """
+    read_table(raw, name, max_bytes)
+    path = folder / f"{hashlib.sha1(raw).hexdigest()[:16]}{Path(name).suffix.lower()}"
+    if not path.exists():
+        atomic_write_bytes(path, raw)
+    return path

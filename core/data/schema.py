@@ -1,0 +1,88 @@
+"""The dataset schema: where data comes from (`DataSpec`), how columns map, and the loaded `Dataset`.
+
+The schema of every split: `id`, `text`, `label` (int id into `Dataset.labels`, -1 when the row has
+none), `source`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from core.data.corpus import CorpusConfig
+from core.errors import InputError
+
+UNLABELED = -1
+
+
+class DataError(InputError):
+    """Bad input data; the message names the file and says what to fix."""
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """Which columns hold what; `None` means the file has no such column."""
+
+    text: str = "text"
+    label: str | None = "label"
+    source: str | None = "source"
+    split: str | None = "split"
+    id: str | None = "id"
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Where a dataset comes from; enough to load it again in another process."""
+
+    train: str | None = None  # a file, or a directory of official subtaskB_*.jsonl files
+    test: str | None = None
+    val: str | None = None
+    unlabeled: str | None = None
+    mapping: ColumnMapping = ColumnMapping()
+    builtin: CorpusConfig | None = None  # set: the synthetic corpus instead of files
+
+
+@dataclass
+class Dataset:
+    """Labeled splits plus the label names; `labels[i]` is the name of label id i."""
+
+    name: str
+    labels: tuple[str, ...]
+    train: pd.DataFrame
+    test: pd.DataFrame | None = None
+    val: pd.DataFrame | None = None
+    unlabeled: pd.DataFrame | None = None
+    synthetic: bool = False
+    spec: DataSpec = field(default_factory=DataSpec)
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            self.fingerprint = fingerprint(self.labels, self.train, self.test, self.val, self.unlabeled)
+
+    @property
+    def splits(self) -> dict[str, pd.DataFrame]:
+        named = {"train": self.train, "val": self.val, "test": self.test, "unlabeled": self.unlabeled}
+        return {k: v for k, v in named.items() if v is not None}
+
+    def class_counts(self) -> pd.DataFrame:
+        """Rows per class and split, with every declared class present (an absent class counts 0)."""
+        out = pd.DataFrame(index=pd.Index(self.labels, name="class"))
+        for split, frame in self.splits.items():
+            counts = frame.loc[frame["label"] >= 0, "label"].value_counts()
+            out[split] = [int(counts.get(i, 0)) for i in range(len(self.labels))]
+        return out
+
+
+def fingerprint(labels: tuple[str, ...], *frames: pd.DataFrame | None) -> str:
+    """Content hash of the data, so caches key on what the data is, not where it came from."""
+    h = hashlib.sha1("\x1f".join(labels).encode())
+    for frame in frames:
+        h.update(b"|")
+        if frame is not None:
+            h.update(pd.util.hash_pandas_object(frame[["text", "label"]], index=False).values.tobytes())
+    return h.hexdigest()[:16]
+
+

@@ -1,0 +1,111 @@
+"""Altair figures of the exploration views; the dashboard and the HTML report share them."""
+
+from __future__ import annotations
+
+import io
+
+import altair as alt
+import pandas as pd
+
+from core.plotting import class_scale
+
+HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
+
+
+def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    tidy = counts.reset_index().melt(id_vars="class", var_name="split", value_name="rows")
+    return alt.Chart(tidy).mark_bar().encode(
+        x=alt.X("class:N", sort=list(labels), title=None),
+        y=alt.Y("rows:Q", title="texts"),
+        color=alt.Color("class:N", scale=class_scale(labels), legend=None),
+        column=alt.Column("split:N", title=None),
+        tooltip=["split", "class", "rows"],
+    ).properties(width=180, height=200)
+
+
+def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
+                     max_len: int | None = None) -> alt.Chart:
+    """Per-class histograms, one small panel per class, with the chosen max length as a rule."""
+    base = alt.Chart().mark_bar().encode(
+        x=alt.X("start:Q", bin="binned", title=measure),
+        x2="end:Q",
+        y=alt.Y("count:Q", title="texts"),
+        color=alt.Color("class:N", scale=class_scale(labels + ("all",)), legend=None),
+        tooltip=["class", alt.Tooltip("start:Q", format=".0f"), alt.Tooltip("end:Q", format=".0f"), "count"],
+    ).properties(width=220, height=120)
+    layers = [base]
+    if max_len is not None and measure == "tokens":
+        layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
+    return alt.layer(*layers, data=hist).facet(facet=alt.Facet("class:N", sort=list(labels) + ["all"]), columns=3)
+
+
+def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    return alt.Chart(ngrams).mark_bar().encode(
+        x=alt.X("count:Q", title="count"),
+        y=alt.Y("ngram:N", sort="-x", title=None),
+        color=alt.Color("class:N", scale=class_scale(labels), legend=None),
+        tooltip=["class", "ngram", "count"],
+    ).properties(width=230, height=240).facet(facet=alt.Facet("class:N", sort=list(labels)), columns=3).resolve_scale(
+        y="independent", x="independent")
+
+
+def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> alt.Chart:
+    """Train and test side by side on shared axes, coloured by class."""
+    return alt.Chart(points).mark_circle(size=12, opacity=0.6).encode(
+        x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False)),
+        y=alt.Y("y:Q", title=None, axis=alt.Axis(labels=False)),
+        color=alt.Color("class:N", scale=class_scale(labels)),
+        column=alt.Column("split:N", title=None),
+        tooltip=["split", "class"],
+    ).properties(width=340, height=300, title=title)
+
+
+def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = 150) -> alt.Chart:
+    """Density per split (rows) and class (columns) as hexagons sized to tile the grid."""
+    span = float(bins["x"].max() - bins["x"].min()) or 1.0
+    cells = span / float(bins["cell"].iloc[0]) + 1
+    size = (width / cells) ** 2 * 0.9
+    return alt.Chart(bins).mark_point(shape=HEXAGON, filled=True, size=size, opacity=1).encode(
+        x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("y:Q", title=None, axis=alt.Axis(labels=False, ticks=False)),
+        color=alt.Color("count:Q", scale=alt.Scale(scheme="viridis", type="log"), title="texts"),
+        tooltip=["split", "class", "count"],
+    ).properties(width=width, height=width).facet(
+        row=alt.Row("split:N", title=None), column=alt.Column("class:N", sort=list(labels), title=None))
+
+
+def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    cells = shift[shift["train"] != "all"]
+    order = [c for c in labels if c in set(cells["train"])]
+    base = alt.Chart(cells).encode(
+        x=alt.X("test:N", sort=order, title="test class"),
+        y=alt.Y("train:N", sort=order, title="train class"),
+    )
+    heat = base.mark_rect().encode(color=alt.Color("kl:Q", scale=alt.Scale(scheme="blues"), title="KL (nats)"),
+                                   tooltip=["train", "test", alt.Tooltip("kl:Q", format=".3f")])
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("kl:Q", format=".2f"))
+    return (heat + text).properties(width=300, height=300)
+
+
+def source_breakdown(sources: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    return alt.Chart(sources).mark_bar().encode(
+        x=alt.X("count:Q", title="texts"),
+        y=alt.Y("source:N", title=None),
+        color=alt.Color("class:N", scale=class_scale(labels)),
+        row=alt.Row("split:N", title=None),
+        tooltip=["split", "source", "class", "count"],
+    ).properties(width=500)
+
+
+def word_cloud_png(frequencies: pd.DataFrame, color: str, width: int = 400, height: int = 220) -> bytes:
+    """A PNG word cloud from word counts, drawn in the class colour."""
+    from wordcloud import WordCloud
+
+    freqs = dict(zip(frequencies["ngram"], frequencies["count"].astype(float)))
+    if not freqs:
+        freqs = {"(no words)": 1.0}
+    cloud = WordCloud(width=width, height=height, background_color="white", color_func=lambda *a, **k: color,
+                      random_state=0, prefer_horizontal=0.9).generate_from_frequencies(freqs)
+    buf = io.BytesIO()
+    cloud.to_image().save(buf, format="PNG")
+    return buf.getvalue()

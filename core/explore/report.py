@@ -1,0 +1,155 @@
+"""The exploration report: every view computed once, then a self-contained HTML page and summary.json.
+
+`compute_views` is also what `bench/explore.py` times, so the report, the benchmark and the
+dashboard's cache all exercise one list of views.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from core.data import Dataset
+from core.explore import charts
+from core.explore import stats as explore
+from core.paths import atomic_write_text
+from core.plotting import class_colors
+
+
+VIEWS = ("lengths", "ngrams_1", "ngrams_2", "ngrams_3", "wordcloud", "map", "kl", "sources")
+
+
+@dataclass(frozen=True)
+class ExploreOptions:
+    """What the report shows; the defaults match the Explore page's."""
+
+    max_len: int = 128  # the truncation rule on token-length charts
+    stop_words: bool = True
+    top_k: int = 15
+    map_method: str = "pca"  # or "umap" (sampled)
+    hex_gridsize: int = 25
+
+
+def compute_views(ds: Dataset, tokenizer, options: ExploreOptions, cache: Path | None,
+                  on_step: Callable[[str], None] = lambda name: None) -> dict[str, pd.DataFrame]:
+    """All views of the report, in order; each is read from `cache` when already there."""
+    views: dict[str, pd.DataFrame] = {}
+    steps: list[tuple[str, Callable[[], pd.DataFrame]]] = [
+        ("lengths", lambda: explore.lengths(ds, tokenizer, cache=cache)),
+        ("ngrams_1", lambda: explore.top_ngrams(ds, 1, options.stop_words, options.top_k, cache=cache)),
+        ("ngrams_2", lambda: explore.top_ngrams(ds, 2, options.stop_words, options.top_k, cache=cache)),
+        ("ngrams_3", lambda: explore.top_ngrams(ds, 3, options.stop_words, options.top_k, cache=cache)),
+        ("wordcloud", lambda: explore.top_ngrams(ds, 1, True, 150, cache=cache)),
+        ("map", lambda: explore.tfidf_map(ds, options.map_method, cache=cache)),
+        ("kl", lambda: explore.kl_shift(ds, cache=cache)),
+        ("sources", lambda: explore.source_breakdown(ds)),
+    ]
+    assert tuple(name for name, _ in steps) == VIEWS
+    for name, compute in steps:
+        on_step(name)
+        views[name] = compute()
+    return views
+
+
+def summary(ds: Dataset, views: dict[str, pd.DataFrame]) -> dict:
+    """The machine-readable part: class counts, length quantiles, top n-grams and KL per class."""
+    quantiles = explore.length_quantiles(views["lengths"])
+    return {
+        "dataset": ds.name,
+        "synthetic": ds.synthetic,
+        "labels": list(ds.labels),
+        "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in ds.class_counts().items()},
+        "length_quantiles": {
+            name: {measure: {f"{q:g}": float(v) for q, v in zip(g["quantile"], g[measure])}
+                   for measure in ("chars", "words", "tokens")}
+            for name, g in quantiles.groupby("class")
+        },
+        "top_ngrams": {
+            str(n): {name: g.sort_values("rank")["ngram"].tolist() for name, g in views[f"ngrams_{n}"].groupby("class")}
+            for n in (1, 2, 3)
+        },
+        "kl_per_class": {row["class"]: row["kl"] for _, row in explore.kl_per_class(views["kl"]).iterrows()},
+        "kl_overall": next((float(r["kl"]) for _, r in views["kl"].iterrows() if r["train"] == "all"), None),
+    }
+
+
+def _section(title: str, body: str, note: str = "") -> str:
+    note_html = f"<p class='note'>{html.escape(note)}</p>" if note else ""
+    return f"<section><h2>{html.escape(title)}</h2>{note_html}{body}</section>"
+
+
+def _chart_html(chart, name: str) -> str:
+    """A chart as an inline Vega embed: the JS is bundled into the page, so it opens offline."""
+    spec = chart.to_json(indent=None)
+    return f"<div id='{name}'></div><script>vegaEmbed('#{name}', {spec}, {{actions: false}});</script>"
+
+
+def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOptions) -> str:
+    import vl_convert as vlc
+
+    labels = ds.labels
+    lens = views["lengths"]
+    colors = class_colors(labels)
+    clouds = "".join(
+        f"<figure><img alt='{html.escape(c)}' src='data:image/png;base64,"
+        f"{base64.b64encode(charts.word_cloud_png(g, colors[c])).decode()}'/><figcaption>{html.escape(c)}"
+        f"</figcaption></figure>"
+        for c, g in views["wordcloud"].groupby("class"))
+    trunc = explore.truncation_share(lens, options.max_len)
+    trunc_rows = "".join(f"<tr><td>{html.escape(r['class'])}</td><td>{r['share']:.1%}</td></tr>"
+                         for _, r in trunc.iterrows())
+    points = views["map"]
+    sections = [
+        _section("Class counts", _chart_html(charts.class_counts(ds.class_counts(), labels), "counts")),
+        _section("Token lengths", _chart_html(charts.length_histogram(
+            explore.length_histogram(lens, "tokens"), labels, "tokens", options.max_len), "tokens")
+            + f"<table><tr><th>class</th><th>share over {options.max_len} tokens</th></tr>{trunc_rows}</table>"),
+        _section("Word lengths", _chart_html(charts.length_histogram(
+            explore.length_histogram(lens, "words"), labels, "words"), "words")),
+        _section("Word clouds", f"<div class='clouds'>{clouds}</div>"),
+        *[_section(f"Top {n}-grams", _chart_html(charts.top_ngrams(views[f'ngrams_{n}'], labels), f"ng{n}"))
+          for n in (1, 2, 3)],
+        _section(f"TF-IDF map ({options.map_method.upper()})",
+                 _chart_html(charts.scatter_map(explore.scatter_sample(points), labels, ""), "map"),
+                 note=f"{min(len(points), 3000)} of {int(points['sampled_from'].iloc[0])} texts drawn; "
+                      "the hexbins below count every mapped text."),
+        _section("Density per class and split", _chart_html(charts.hexbin_map(
+            explore.hexbin(points, options.hex_gridsize), labels), "hex")),
+    ]
+    if not views["kl"].empty:
+        sections.append(_section("Train/test shift", _chart_html(charts.kl_matrix(views["kl"], labels), "kl"),
+                                 note=KL_EXPLANATION))
+    if not views["sources"].empty:
+        sections.append(_section("Sources", _chart_html(charts.source_breakdown(views["sources"], labels), "src")))
+    scripts = f"<script>{vlc.javascript_bundle()}</script>"
+    badge = " <span class='badge'>synthetic</span>" if ds.synthetic else ""
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>Explore: {html.escape(ds.name)}</title>
+{scripts}
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}} section{{margin-bottom:2.5em}}
+.note{{color:#555}} .clouds{{display:flex;flex-wrap:wrap;gap:1em}} figure{{margin:0}}
+table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
+.badge{{background:#f28e2b;color:white;border-radius:4px;padding:1px 6px;font-size:0.7em}}</style></head>
+<body><h1>Explore: {html.escape(ds.name)}{badge}</h1>{''.join(sections)}</body></html>"""
+
+
+KL_EXPLANATION = ("KL(train‖test) of smoothed word distributions, in nats: 0 means the test texts of a class use "
+                  "words exactly as its train texts do; larger values mean a bigger shift, and an off-diagonal "
+                  "cell smaller than its diagonal means a test class reads more like another train class.")
+
+
+def write_report(ds: Dataset, tokenizer, out_dir: Path, options: ExploreOptions = ExploreOptions(),
+                 cache: Path | None = None, on_step: Callable[[str], None] = lambda name: None) -> dict:
+    """Write `report.html` and `summary.json` into `out_dir`; returns the summary."""
+    views = compute_views(ds, tokenizer, options, cache, on_step)
+    on_step("report")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = summary(ds, views)
+    atomic_write_text(out_dir / "summary.json", json.dumps(data, indent=2))
+    atomic_write_text(out_dir / "report.html", render_html(ds, views, options))
+    return data

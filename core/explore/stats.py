@@ -1,0 +1,266 @@
+"""Exploration statistics as tidy data frames, ready for charts, the HTML report and summary.json.
+
+Each heavy view takes `cache` (a folder, or None) and is stored there keyed by the data's
+fingerprint and the view's options. Views that cannot scale to 71k texts (UMAP, embeddings,
+scatter points) subsample, and say how many rows they used in a `sampled_from` column or field.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import rel_entr
+from sklearn.decomposition import PCA, TruncatedSVD
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+from core.backbone import embed_texts
+from core.data import Dataset, sample_per_group
+from core.explore.diskcache import cache_key, load_or_compute
+
+MAP_SPLITS = ("train", "test")
+
+
+def _labeled_splits(ds: Dataset, splits: tuple[str, ...] = MAP_SPLITS) -> pd.DataFrame:
+    """Rows of the named splits with `split` and `class` columns; unlabeled rows are class '(none)'."""
+    parts = []
+    for split in splits:
+        frame = ds.splits.get(split)
+        if frame is not None:
+            names = np.array(ds.labels + ("(none)",), dtype=object)
+            parts.append(pd.DataFrame({"split": split, "class": names[frame["label"].to_numpy()],
+                                       "text": frame["text"].to_numpy()}))
+    return pd.concat(parts, ignore_index=True)
+
+
+# ---------------------------------------------------------------- lengths
+
+def lengths(ds: Dataset, tokenizer, cache: Path | None = None) -> pd.DataFrame:
+    """Characters, words and backbone tokens (with special tokens) of every train and test text."""
+    def compute() -> pd.DataFrame:
+        rows = _labeled_splits(ds)
+        texts = rows["text"].tolist()
+        return pd.DataFrame({"split": rows["split"], "class": rows["class"], "chars": rows["text"].str.len(),
+                             "words": [len(t.split()) for t in texts], "tokens": token_counts(tokenizer, texts)})
+    key = cache_key("lengths", data=ds.fingerprint, tokenizer=tokenizer.name_or_path, vocab=len(tokenizer))
+    return load_or_compute(cache, key, compute)
+
+
+def token_counts(tokenizer, texts: list[str]) -> list[int]:
+    """Tokens per text with special tokens and no truncation, through the fast (Rust) tokenizer.
+
+    A copy of the backend is used because the model folder's tokenizer.json may switch truncation on,
+    and the fast batch call skips offsets: twice the speed of the plain tokenizer call on 71k texts.
+    """
+    backend = copy.deepcopy(tokenizer.backend_tokenizer)
+    backend.no_truncation()
+    backend.no_padding()
+    return [len(e.ids) for e in backend.encode_batch_fast(texts, add_special_tokens=True)]
+
+
+def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quantile: float = 0.99) -> pd.DataFrame:
+    """Binned counts of one length measure per class and overall ('all'), on shared bin edges; the long
+    tail past the 99th percentile lands in the last bin."""
+    values = lens[measure].to_numpy()
+    top = max(float(np.quantile(values, clip_quantile)), 1.0)
+    edges = np.linspace(0, top, bins + 1)
+    out = []
+    for name, group in [*lens.groupby("class"), ("all", lens)]:
+        counts, _ = np.histogram(np.clip(group[measure].to_numpy(), 0, top), bins=edges)
+        out.append(pd.DataFrame({"class": name, "start": edges[:-1], "end": edges[1:], "count": counts}))
+    return pd.concat(out, ignore_index=True)
+
+
+def truncation_share(lens: pd.DataFrame, max_len: int) -> pd.DataFrame:
+    """Share of texts per class (and overall) with more tokens than `max_len`, i.e. cut by truncation."""
+    over = lens["tokens"] > max_len
+    per_class = over.groupby(lens["class"]).mean().rename("share").reset_index()
+    overall = pd.DataFrame({"class": ["all"], "share": [float(over.mean())]})
+    return pd.concat([per_class, overall], ignore_index=True)
+
+
+def length_quantiles(lens: pd.DataFrame, quantiles: tuple[float, ...] = (0.1, 0.5, 0.9, 0.99)) -> pd.DataFrame:
+    table = lens.groupby("class")[["chars", "words", "tokens"]].quantile(list(quantiles))
+    table.index = table.index.set_names(["class", "quantile"])
+    return table.reset_index()
+
+
+# ---------------------------------------------------------------- words and n-grams
+
+NGRAM_KEEP = 200  # n-grams kept per class in the cache; charts and word clouds slice from them
+
+
+def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = "train",
+               cache: Path | None = None) -> pd.DataFrame:
+    """The k most frequent n-grams per class, with counts and ranks (1 is the most frequent).
+
+    One counting pass serves every k up to NGRAM_KEEP, so the bar chart and the word cloud share it.
+    """
+    def compute() -> pd.DataFrame:
+        rows = _labeled_splits(ds, (split,))
+        vec = CountVectorizer(ngram_range=(n, n), stop_words="english" if stop_words else None,
+                              dtype=np.int32)
+        counts = vec.fit_transform(rows["text"])
+        vocab = vec.get_feature_names_out()
+        out = []
+        for name in ds.labels:
+            mask = (rows["class"] == name).to_numpy()
+            if not mask.any():
+                continue
+            totals = np.asarray(counts[mask].sum(axis=0)).ravel()
+            top = np.argsort(-totals, kind="stable")[:max(k, NGRAM_KEEP)]
+            top = top[totals[top] > 0]
+            out.append(pd.DataFrame({"class": name, "ngram": vocab[top], "count": totals[top],
+                                     "rank": np.arange(1, len(top) + 1)}))
+        return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["class", "ngram", "count", "rank"])
+    key = cache_key("ngrams", data=ds.fingerprint, n=n, stop=stop_words, keep=max(k, NGRAM_KEEP), split=split)
+    table = load_or_compute(cache, key, compute)
+    return table[table["rank"] <= k].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- maps
+
+def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: int = 0,
+              cache: Path | None = None) -> pd.DataFrame:
+    """2-D coordinates of train and test texts from TF-IDF vectors fitted on train.
+
+    PCA maps every row (hexbins use them all). UMAP cannot scale to 71k rows on a CPU, so it maps
+    a stratified sample of at most `max_points` rows per split, after a 50-d SVD.
+    """
+    if method not in ("pca", "umap"):
+        raise ValueError(f"method must be pca or umap, got {method!r}")
+
+    def compute() -> pd.DataFrame:
+        rows = _labeled_splits(ds)
+        total = len(rows)
+        if method == "umap":
+            rows = sample_per_group(rows, "split", "class", max_points, seed)
+        vec = TfidfVectorizer(max_features=20000, sublinear_tf=True, min_df=2, dtype=np.float32)
+        train_mask = (rows["split"] == "train").to_numpy()
+        vec.fit(rows.loc[train_mask, "text"])
+        x = vec.transform(rows["text"])
+        if method == "pca":
+            pca = PCA(n_components=2, svd_solver="arpack", random_state=seed).fit(x[train_mask])
+            xy = pca.transform(x)
+        else:
+            import umap  # imported here: its numba compile costs ~9 s and only this view needs it
+
+            reduced = TruncatedSVD(n_components=50, random_state=seed).fit_transform(x)
+            reducer = umap.UMAP(n_components=2, random_state=seed, n_jobs=1)
+            reducer.fit(reduced[train_mask])
+            xy = reducer.transform(reduced)
+        return pd.DataFrame({"split": rows["split"], "class": rows["class"], "x": xy[:, 0], "y": xy[:, 1],
+                             "sampled_from": total})
+    key = cache_key("tfidf_map", data=ds.fingerprint, method=method, n=max_points, seed=seed)
+    return load_or_compute(cache, key, compute)
+
+
+def embedding_map(ds: Dataset, backbone: str | Path | None = None, per_split: int = 500, max_len: int = 128,
+                  seed: int = 0, cache: Path | None = None, on_progress=None) -> pd.DataFrame:
+    """PCA of backbone embeddings (mean-pooled last layer) for a stratified sample of each split.
+
+    A forward pass runs about 50 texts/s on a laptop CPU, so only `per_split` texts per split are embedded.
+    """
+    def compute() -> pd.DataFrame:
+        rows = _labeled_splits(ds)
+        sample = sample_per_group(rows, "split", "class", per_split, seed)
+        emb = embed_texts(sample["text"].tolist(), backbone, max_len=max_len, pooling="mean",
+                          on_progress=on_progress)
+        train_mask = (sample["split"] == "train").to_numpy()
+        pca = PCA(n_components=2, random_state=seed).fit(emb[train_mask])
+        xy = pca.transform(emb)
+        return pd.DataFrame({"split": sample["split"], "class": sample["class"], "x": xy[:, 0], "y": xy[:, 1],
+                             "sampled_from": len(rows)})
+    key = cache_key("embedding_map", data=ds.fingerprint, backbone=str(backbone), n=per_split, L=max_len, seed=seed)
+    return load_or_compute(cache, key, compute)
+
+
+def scatter_sample(points: pd.DataFrame, per_split: int = 1500, seed: int = 0) -> pd.DataFrame:
+    """A browser-sized sample of map points; hexbins show the density of all of them."""
+    return sample_per_group(points, "split", "class", per_split, seed)
+
+
+def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
+    """Hexagonal bin counts per split and class on one shared grid (matplotlib's lattice scheme).
+
+    Points are snapped to the nearer of two offset rectangular lattices; with the y step scaled by
+    sqrt(3) the cells are regular hexagons. Returns centres in data units and counts.
+    """
+    x, y = points["x"].to_numpy(), points["y"].to_numpy()
+    xmin, xmax, ymin = x.min(), x.max(), y.min()
+    sx = (xmax - xmin) / gridsize or 1.0
+    sy = sx * np.sqrt(3)
+    ix, iy = (x - xmin) / sx, (y - ymin) / sy
+    a_x, a_y = np.round(ix), np.round(iy)
+    b_x, b_y = np.floor(ix) + 0.5, np.floor(iy) + 0.5
+    use_a = (ix - a_x) ** 2 + 3 * (iy - a_y) ** 2 < (ix - b_x) ** 2 + 3 * (iy - b_y) ** 2
+    cx = np.where(use_a, a_x, b_x) * sx + xmin
+    cy = np.where(use_a, a_y, b_y) * sy + ymin
+    binned = pd.DataFrame({"split": points["split"], "class": points["class"], "x": cx, "y": cy})
+    out = binned.groupby(["split", "class", "x", "y"]).size().rename("count").reset_index()
+    out["cell"] = sx
+    return out
+
+
+# ---------------------------------------------------------------- shift between train and test
+
+def _class_word_counts(ds: Dataset, max_features: int = 50000) -> tuple[dict[tuple[str, str], np.ndarray], int]:
+    """Word counts per (split, class) over one vocabulary shared by train and test."""
+    rows = _labeled_splits(ds)
+    vec = CountVectorizer(max_features=max_features, dtype=np.int32)
+    counts = vec.fit_transform(rows["text"])
+    out = {}
+    for (split, name), idx in rows.groupby(["split", "class"]).indices.items():
+        out[(split, name)] = np.asarray(counts[idx].sum(axis=0)).ravel().astype(np.float64)
+    return out, counts.shape[1]
+
+
+def kl_divergence(p_counts: np.ndarray, q_counts: np.ndarray, alpha: float = 0.5) -> float:
+    """KL(P‖Q) in nats of two word-count vectors after additive (Jeffreys, alpha=0.5) smoothing."""
+    p = (p_counts + alpha) / (p_counts.sum() + alpha * len(p_counts))
+    q = (q_counts + alpha) / (q_counts.sum() + alpha * len(q_counts))
+    return float(np.sum(rel_entr(p, q)))  # 0 log 0 = 0
+
+
+def kl_shift(ds: Dataset, alpha: float = 0.5, cache: Path | None = None) -> pd.DataFrame:
+    """KL(train_i ‖ test_j) for every pair of classes present in both; the diagonal is per-class shift.
+
+    Rows with `train == test == "all"` hold the whole-split divergence. Empty when there is no test split.
+    """
+    def compute() -> pd.DataFrame:
+        if ds.test is None:
+            return pd.DataFrame(columns=["train", "test", "kl"])
+        counts, _ = _class_word_counts(ds)
+        train = {c: v for (s, c), v in counts.items() if s == "train" and c != "(none)"}
+        test = {c: v for (s, c), v in counts.items() if s == "test" and c != "(none)"}
+        rows = [{"train": a, "test": b, "kl": kl_divergence(pa, qb, alpha)}
+                for a, pa in train.items() for b, qb in test.items()]
+        all_train = sum(v for (s, _), v in counts.items() if s == "train")
+        all_test = sum(v for (s, _), v in counts.items() if s == "test")
+        rows.append({"train": "all", "test": "all", "kl": kl_divergence(all_train, all_test, alpha)})
+        return pd.DataFrame(rows)
+    return load_or_compute(cache, cache_key("kl", data=ds.fingerprint, alpha=alpha), compute)
+
+
+def kl_per_class(shift: pd.DataFrame) -> pd.DataFrame:
+    diag = shift[(shift["train"] == shift["test"]) & (shift["train"] != "all")]
+    return diag.rename(columns={"train": "class"})[["class", "kl"]].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- sources
+
+def source_breakdown(ds: Dataset) -> pd.DataFrame:
+    """Rows per split, source and class; empty when the data has no source field."""
+    parts = []
+    for split, frame in ds.splits.items():
+        if split == "unlabeled" or (frame["source"] == "").all():
+            continue
+        names = np.array(ds.labels + ("(none)",), dtype=object)
+        parts.append(pd.DataFrame({"split": split, "source": frame["source"].replace("", "(none)"),
+                                   "class": names[frame["label"].to_numpy()]}))
+    if not parts:
+        return pd.DataFrame(columns=["split", "source", "class", "count"])
+    rows = pd.concat(parts, ignore_index=True)
+    return rows.groupby(["split", "source", "class"]).size().rename("count").reset_index()

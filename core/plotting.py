@@ -1,0 +1,33 @@
+"""Chart basics every figure shares: one colour per class, and static PNG/SVG export."""
+
+from __future__ import annotations
+
+import altair as alt
+
+# Tableau 10, fixed per class position so a class keeps its colour on every page.
+_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+            "#9c755f", "#bab0ac")
+
+
+def class_colors(labels: tuple[str, ...]) -> dict[str, str]:
+    """Stable colour for each class name, by its position in the label set."""
+    return {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(labels)}
+
+
+def class_scale(labels: tuple[str, ...]) -> alt.Scale:
+    """A class keeps its colour on every page, report and export."""
+    colors = class_colors(labels)
+    return alt.Scale(domain=list(colors), range=list(colors.values()))
+
+
+def chart_png(chart: alt.TopLevelMixin) -> bytes:
+    """Static PNG export (vl-convert; no browser and no network)."""
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_png(chart.to_json(), scale=2)
+
+
+def chart_svg(chart: alt.TopLevelMixin) -> str:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(chart.to_json())

@@ -1,0 +1,64 @@
+"""The interface every place runs can execute on implements: local processes, a Ray cluster.
+
+The queue (`core.runs.queue`) holds one of each in its table and talks to them only through this; the
+local worker and the Ray dispatcher know nothing of each other.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from core.runs.lifecycle import ACTIVE, IllegalMove
+from core.runs.processes import pid_alive
+from core.runs.registry import Registry, Run
+
+GONE = "the training process ended without recording a result"
+STUCK_START = 60.0  # seconds a run may sit in `starting` without a process before it counts as gone
+
+
+class Backend(Protocol):
+    name: str
+
+    def submit(self, registry: Registry, queued: list[Run]) -> list[str]:
+        """Take on what it can of the runs queued for it (oldest first); returns the ids it started."""
+        ...
+
+    def cancel(self, registry: Registry, run: Run, grace: float) -> None:
+        """Make a run whose cancel was requested end, forcing it after `grace` seconds."""
+        ...
+
+    def alive(self, run: Run) -> bool:
+        """Whether the process that runs (or starts) `run` still exists."""
+        ...
+
+
+def process_alive(run: Run) -> bool:
+    """The rule both backends share: a run lives while its pid does; a run `starting` with no pid yet
+    has a minute to get one."""
+    if run.pid is None:
+        return run.status != "starting" or time.time() - (run.heartbeat or 0) <= STUCK_START
+    return pid_alive(run.pid)
+
+
+def end_if_gone(registry: Registry, run: Run, backend: Backend) -> bool:
+    """Mark an active run interrupted when its process is gone; True when the run has ended either way."""
+    if run.status not in ACTIVE:
+        return True
+    if backend.alive(run):
+        return False
+    try:
+        registry.interrupt(run.id, GONE)
+    except IllegalMove:  # it recorded its own ending in the meantime
+        pass
+    return True
+
+
+def wait_for_end(registry: Registry, run_id: str, seconds: float, backend: Backend) -> bool:
+    """Poll until the run has ended (or its process is gone); False if it still runs after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if end_if_gone(registry, registry.get(run_id), backend):
+            return True
+        time.sleep(0.2)
+    return False

@@ -1,0 +1,46 @@
+"""Time estimates for a grid of runs, from throughput measured on this machine.
+
+Finished runs record samples/s; an estimate uses the median of comparable runs (same method, frozen
+or not, max length) and falls back to each method's figures measured with MiniLM on a 2-core laptop CPU.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from core.runs.registry import Registry
+from core.train import TrainConfig, method_for
+
+FALLBACK_FORWARD = 49.0  # texts/s, encoder forward only, batches as they come (evaluation)
+FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
+
+
+def measured_speed(registry: Registry, config: TrainConfig) -> float | None:
+    speeds = [r.samples_per_s for r in registry.list(statuses=("done",))
+              if r.samples_per_s and r.config.method == config.method and r.config.frozen == config.frozen
+              and r.config.max_len == config.max_len]
+    return statistics.median(speeds) if speeds else None
+
+
+def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int, speed: float | None) -> float:
+    """Training samples over all epochs divided by throughput, plus the validation and test passes."""
+    method = method_for(config)
+    labeled = config.per_class * classes if config.per_class else round(config.fraction * pool)
+    per_epoch = method.epoch_size(labeled, pool - labeled)
+    epochs = config.resolved_epochs
+    if config.frozen:
+        return (epochs * (per_epoch + val) + test) / (speed or method.head_speed)
+    scale = config.max_len / 128
+    train_speed = speed or method.cpu_speed / scale
+    forward = FALLBACK_FORWARD / scale
+    return epochs * (per_epoch / train_speed + val / forward) + test / forward
+
+
+def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int
+                 ) -> float:
+    """The whole grid run one after another; frozen grids encode their features once."""
+    total = sum(run_seconds(c, pool, val, test, classes, measured_speed(registry, c)) for c in configs)
+    if any(c.frozen for c in configs):
+        max_len = max(c.max_len for c in configs if c.frozen)
+        total += (pool + val + test) / (FALLBACK_ENCODE * 128 / max_len)
+    return total

@@ -1,0 +1,127 @@
+"""Executing one registered run to its end, shared by every place runs execute: the CLI's foreground
+`train`, the local worker process and a Ray task.
+
+Training is wrapped so that a run always ends done, failed (with its traceback in its log), cancelled
+or diverged; only a killed process leaves it running, and the queue's `reconcile` then marks it
+interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.backbone import describe_device
+from core.runs.folder import RunFolder
+from core.runs.lifecycle import IllegalMove
+from core.runs.registry import Registry
+from core.train import Cancelled, Diverged, TrainConfig, train
+
+log = logging.getLogger("studio.worker")
+
+
+class StopFlag:
+    """Set by SIGTERM or by a cancel request: `requested()` asks the registry (or, on Ray, the hub) and is
+    called at most every 2 s, since training polls this every batch."""
+
+    def __init__(self, requested: Callable[[], bool]):
+        self.requested = requested
+        self.signalled, self.checked = False, 0.0
+
+    def handle(self, signum, frame) -> None:
+        self.signalled = True
+
+    def __call__(self) -> bool:
+        if not self.signalled and time.monotonic() - self.checked > 2.0:
+            self.checked = time.monotonic()
+            self.signalled = self.requested()
+        return self.signalled
+
+
+def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
+    """Training events → registry rows: progress, per-epoch metrics, status messages."""
+    last = [0.0]
+
+    def on_event(event: dict) -> None:
+        kind = event["type"]
+        if kind == "progress" and time.monotonic() - last[0] > 1.0:
+            last[0] = time.monotonic()
+            registry.update_progress(run_id, event["step"] / event["total_steps"], event["epoch"],
+                                     event.get("samples_per_s"))
+        elif kind == "epoch":
+            val = {f"val_{k}": event["val"][k] for k in ("accuracy", "macro_f1", "mcc")}
+            registry.add_epoch(run_id, event["epoch"], {**event["losses"], **val, "best": event["best"]})
+            registry.update_progress(run_id, event["step"] / event["total_steps"], event["epoch"],
+                                     event.get("samples_per_s"),
+                                     f"epoch {event['epoch']}: val macro-F1 {val['val_macro_f1']:.3f}")
+        elif kind == "features":
+            registry.update_progress(run_id, 0.0, 0, message=f"encoding texts {event['done']}/{event['total']}")
+        elif kind == "status":
+            registry.set_message(run_id, event["message"])
+        log.info("%s", event if kind != "epoch" else {k: v for k, v in event.items() if k != "val"})
+    return on_event
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a training ended: done, cancelled, diverged or failed (with the traceback for the run's log)."""
+
+    status: str
+    message: str
+    result: dict | None = None
+    trace: str | None = None
+
+
+def train_to_end(work: Callable[[], dict]) -> Ending:
+    """Run `work` (a call of `train`) and say how it ended; every ending is returned, none raised, so a
+    run always ends recorded, here or on a Ray node."""
+    try:
+        return Ending("done", "finished", work())
+    except Cancelled as e:
+        return Ending("cancelled", str(e))
+    except Diverged as e:
+        return Ending("diverged", str(e))
+    except Exception as e:  # any failure ends the run failed
+        return Ending("failed", f"{type(e).__name__}: {e}", trace=traceback.format_exc())
+
+
+def train_into(config: TrainConfig, folder: RunFolder, on_event: Callable[[dict], None],
+               should_stop: Callable[[], bool]) -> dict:
+    """Train with a run folder as the outputs, and keep the result beside them."""
+    result = train(config, folder, on_event, should_stop)
+    folder.write_result(result)
+    return result
+
+
+def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] = lambda e: None) -> str:
+    """Run a registered (and claimed) config to its end and record how it ended; returns the final status.
+    A run cancelled before it could start is left as it is."""
+    run = registry.get(run_id)
+    stop = StopFlag(lambda: registry.get(run_id).cancel_requested)
+    if threading.current_thread() is threading.main_thread():  # signals can only be set there
+        signal.signal(signal.SIGTERM, stop.handle)
+    try:
+        registry.mark_running(run_id, os.getpid(), describe_device())
+    except IllegalMove as e:
+        log.info("not started: %s", e)
+        return registry.get(run_id).status
+    to_registry = registry_events(registry, run_id)
+
+    def on_event(event: dict) -> None:
+        to_registry(event)
+        extra(event)
+
+    ending = train_to_end(lambda: train_into(run.config, registry.folder(run_id), on_event, stop))
+    if ending.trace:
+        log.error("%s", ending.trace)  # into the run's log
+    try:
+        registry.finish(run_id, ending.status, ending.message, ending.result)
+    except IllegalMove as e:  # a cancel of a run that was just starting ended it first
+        log.info("%s", e)
+    return registry.get(run_id).status

@@ -1,0 +1,60 @@
+"""The local backend: each run is a worker process on this machine (`python -m core.runs.worker RUN_ID`),
+at most `concurrency` at once. Workers run in their own session, so they outlive page reloads and app
+restarts; cancel is SIGTERM (the loop stops at its next batch), then SIGKILL after a grace period."""
+
+from __future__ import annotations
+
+import signal
+
+import torch
+
+from core.runs.backend import process_alive, wait_for_end
+from core.runs.lifecycle import IllegalMove
+from core.runs.processes import launch, signal_group
+from core.runs.registry import Registry, Run, RunError
+
+
+def default_concurrency() -> int:
+    """One run per GPU, or one on the CPU (two CPU runs would only share the same cores)."""
+    return max(1, torch.cuda.device_count())
+
+
+def concurrency(registry: Registry) -> int:
+    return int(registry.setting("max_concurrent") or default_concurrency())
+
+
+def set_concurrency(registry: Registry, n: int) -> None:
+    if n < 1:
+        raise RunError(f"concurrency must be at least 1, got {n}")
+    registry.set_setting("max_concurrent", str(n))
+
+
+class LocalBackend:
+    name = "local"
+
+    def submit(self, registry: Registry, queued: list[Run]) -> list[str]:
+        """Start queued runs (oldest first) while slots are free."""
+        busy = len([r for r in registry.list(include_deleted=True, statuses=("starting", "running"))
+                    if r.backend == self.name])
+        slots, started = concurrency(registry), []
+        for run in queued:
+            if busy >= slots:
+                break
+            if registry.claim(run.id):
+                folder = registry.folder(run.id)
+                registry.set_pid(run.id, launch(registry.home, ["core.runs.worker", run.id], folder.log))
+                started.append(run.id)
+                busy += 1
+        return started
+
+    def cancel(self, registry: Registry, run: Run, grace: float) -> None:
+        signal_group(run.pid, signal.SIGTERM)
+        if not wait_for_end(registry, run.id, grace, self):
+            signal_group(run.pid, signal.SIGKILL)
+            try:
+                registry.finish(run.id, "cancelled", f"cancelled (forced after {grace:.0f} s)")
+            except IllegalMove:  # someone saw the killed process first and marked it interrupted
+                pass
+
+    def alive(self, run: Run) -> bool:
+        return process_alive(run)

@@ -1,0 +1,64 @@
+"""Operating-system processes: start a detached `python -m …`, tell whether a pid still lives, signal a
+process group. Background runs and the Ray dispatcher are such processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from core.paths import REPO_ROOT
+
+
+def launch(home: Path, args: list[str], log_path: Path) -> int:
+    """Start `python -m ARGS` in its own session (so it outlives the app), logging to `log_path`."""
+    env = {**os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", *args], cwd=REPO_ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    return proc.pid
+
+
+def pid_alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie (reaped here when it is our own child)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    status = Path(f"/proc/{pid}/status")
+    if status.exists():
+        try:
+            return "\nState:\tZ" not in status.read_text()
+        except OSError:
+            return False
+    return True
+
+
+def runs_module(pid: int, module: str) -> bool:
+    """Whether `pid` is alive and is `python -m module` (not another process that got the pid later)."""
+    try:
+        return pid > 0 and pid_alive(pid) and module in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
+def signal_group(pid: int, sig: int) -> None:
+    """Signal a process's whole group (our workers are session leaders), ignoring one already gone."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass

@@ -1,0 +1,59 @@
+"""Background runs: the queue over the backends (local processes, Ray), cancel, and dead-process detection.
+
+There is no daemon. Every look at the runs (`pump`) reconciles dead processes and lets each backend take
+on its queued runs; a finishing worker pumps too, so the queue moves on with nobody watching.
+"""
+
+from __future__ import annotations
+
+from core.runs.backend import Backend, end_if_gone
+from core.runs.lifecycle import ACTIVE
+from core.runs.local import LocalBackend
+from core.runs.ray_backend import RayBackend
+from core.runs.registry import Registry, RunError
+from core.train import TrainConfig
+
+BACKENDS: dict[str, Backend] = {b.name: b for b in (LocalBackend(), RayBackend())}
+
+
+def reconcile(registry: Registry) -> list[str]:
+    """Mark runs whose process is gone as interrupted (their folders swept of half-written files); returns
+    their ids. Cheap: call it on every look."""
+    gone = []
+    for run in registry.list(include_deleted=True, statuses=("starting", "running")):
+        if end_if_gone(registry, run, BACKENDS[run.backend]):
+            gone.append(run.id)
+    return gone
+
+
+def pump(registry: Registry) -> list[str]:
+    """Reconcile dead runs, then let each backend take on its queued runs (oldest first)."""
+    reconcile(registry)
+    queued = registry.list(statuses=("queued",))
+    return [run_id for name, backend in BACKENDS.items()
+            for run_id in backend.submit(registry, [r for r in queued if r.backend == name])]
+
+
+def enqueue(registry: Registry, configs: list[TrainConfig], backend: str = "local", resources: dict | None = None
+            ) -> list[str]:
+    """Queue runs on a backend and start what can start; returns their ids at once."""
+    if backend not in BACKENDS:
+        raise RunError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    run_ids = [registry.create(c, backend, resources) for c in configs]
+    pump(registry)
+    return run_ids
+
+
+def cancel(registry: Registry, run_id: str, grace: float = 15.0) -> str:
+    """Queued: cancelled at once. Running: the backend stops it (asking first, forcing after `grace`
+    seconds). Returns the final status."""
+    run = registry.get(run_id)
+    if run.status not in ACTIVE:
+        raise RunError(f"run {run_id} is already {run.status}")
+    registry.request_cancel(run_id)
+    if run.status == "queued" or run.pid is None:
+        registry.finish(run_id, "cancelled", "cancelled before it started")
+    else:
+        BACKENDS[run.backend].cancel(registry, run, grace)
+    pump(registry)
+    return registry.get(run_id).status

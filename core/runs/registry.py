@@ -1,0 +1,270 @@
+"""The run registry: SQLite under the studio home, the one source of truth about runs.
+
+Like MLflow's tracking store: one status column, deletion as a separate flag (undoable), every write
+in a transaction. Every status change goes through the lifecycle's table of moves (`lifecycle.MOVES`),
+and an illegal one is refused with an error. Per-epoch metrics live here, and only here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import InputError
+from core.paths import studio_home
+from core.runs.folder import RunFolder
+from core.runs.lifecycle import ACTIVE, Status, check_move
+from core.train import TrainConfig, method_for, run_label, validate
+
+RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+BACKENDS = ("local", "ray")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    started REAL,
+    ended REAL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL,
+    label TEXT NOT NULL,
+    pid INTEGER,
+    device TEXT,
+    heartbeat REAL,
+    progress REAL NOT NULL DEFAULT 0,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    samples_per_s REAL,
+    message TEXT,
+    metrics TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    backend TEXT NOT NULL DEFAULT 'local',
+    resources TEXT
+);
+CREATE TABLE IF NOT EXISTS epochs (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    epoch INTEGER NOT NULL,
+    metrics TEXT NOT NULL,
+    PRIMARY KEY (run_id, epoch)
+);
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+"""
+# Columns added since the first registry; an older studio.db gains them in place when it is opened.
+MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"))
+
+
+class RunError(InputError):
+    """An unknown or malformed run id, or an action the run's status does not allow."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    created: float
+    started: float | None
+    ended: float | None
+    status: str
+    config: TrainConfig
+    label: str
+    pid: int | None
+    device: str | None
+    heartbeat: float | None
+    progress: float
+    epoch: int
+    samples_per_s: float | None
+    message: str | None
+    metrics: dict | None
+    cancel_requested: bool
+    deleted: bool
+    backend: str = "local"  # local (an OS process here) | ray (a Ray task, relayed by the dispatcher)
+    resources: dict | None = None  # what a Ray run asks for: {"cpus": 1.0, "gpu_fraction": 1.0}
+
+    @property
+    def summary(self) -> dict:
+        """The flat row the CLI's `runs --json` prints and the pages tabulate."""
+        test = (self.metrics or {}).get("test", {})
+        return {"run_id": self.id, "status": self.status, "label": self.label, "method": self.config.method,
+                "generator": self.config.generator if method_for(self.config).variant == "generator" else None,
+                "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
+                "seed": self.config.seed,
+                "frozen": self.config.frozen, "progress": self.progress, "epoch": self.epoch,
+                "accuracy": test.get("accuracy"), "macro_f1": test.get("macro_f1"), "mcc": test.get("mcc"),
+                "message": self.message, "created": self.created, "backend": self.backend}
+
+
+def check_run_id(run_id: str) -> str:
+    """Run ids are generated, never paths: anything else (such as `../x`) is refused."""
+    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        raise RunError(f"not a run id: {run_id!r} (run ids look like 20260101-120000-a1b2c3)")
+    return run_id
+
+
+class Registry:
+    def __init__(self, home: Path | None = None):
+        self.home = home or studio_home()
+        self.path = self.home / "studio.db"
+        self.runs_dir = self.home / "runs"
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=30)
+        try:  # WAL lets readers (the dashboard) and the writing worker proceed together; it persists
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+            for name, kind in MIGRATIONS:
+                if name not in columns:
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+        finally:
+            db.close()
+
+    @contextmanager
+    def _connect(self):
+        """One transaction: commit on success, roll back and re-raise on any error."""
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            db.close()
+
+    def folder(self, run_id: str) -> RunFolder:
+        return RunFolder(self.runs_dir / check_run_id(run_id))
+
+    # ------------------------------------------------------------ create and read
+
+    def create(self, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
+        if backend not in BACKENDS:
+            raise RunError(f"backend must be local or ray, got {backend!r}")
+        validate(config)
+        run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+        folder = self.folder(run_id)
+        folder.path.mkdir(parents=True)
+        folder.write_config(config)
+        with self._connect() as db:
+            db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources) "
+                       "VALUES (?, ?, 'queued', ?, ?, ?, ?)",
+                       (run_id, time.time(), config.to_json(), run_label(config), backend,
+                        json.dumps(resources) if resources is not None else None))
+        return run_id
+
+    def get(self, run_id: str) -> Run:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
+        if row is None:
+            raise RunError(f"no run {run_id}")
+        return _to_run(row)
+
+    def list(self, include_deleted: bool = False, statuses: tuple[str, ...] | None = None) -> list[Run]:
+        query, args = "SELECT * FROM runs WHERE (deleted = 0 OR ?)", [int(include_deleted)]
+        if statuses:
+            query += f" AND status IN ({','.join('?' * len(statuses))})"
+            args += list(statuses)
+        with self._connect() as db:
+            return [_to_run(r) for r in db.execute(query + " ORDER BY created, id", args)]
+
+    def epochs(self, run_id: str) -> list[dict]:
+        with self._connect() as db:
+            rows = db.execute("SELECT epoch, metrics FROM epochs WHERE run_id = ? ORDER BY epoch",
+                              (check_run_id(run_id),)).fetchall()
+        return [{"epoch": r["epoch"], **json.loads(r["metrics"])} for r in rows]
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _move(self, db: sqlite3.Connection, run_id: str, new: Status, sets: str = "", args: tuple = ()) -> None:
+        """Change a run's status inside `db`'s transaction, refusing a move the lifecycle does not allow."""
+        row = db.execute("SELECT status FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
+        if row is None:
+            raise RunError(f"no run {run_id}")
+        check_move(run_id, row["status"], new)
+        db.execute(f"UPDATE runs SET status = ?{', ' + sets if sets else ''} WHERE id = ?", (new, *args, run_id))
+
+    def claim(self, run_id: str, pid: int | None = None) -> bool:
+        """queued → starting, for exactly one caller (the queue may be pumped from many processes); a
+        caller that will run it itself (the Ray dispatcher) gives its pid in the same transaction."""
+        with self._connect() as db:
+            cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ?, pid = COALESCE(?, pid) "
+                             "WHERE id = ? AND status = 'queued'", (time.time(), pid, run_id))
+            return cur.rowcount == 1
+
+    def set_pid(self, run_id: str, pid: int) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET pid = ? WHERE id = ?", (pid, run_id))
+
+    def mark_running(self, run_id: str, pid: int, device: str) -> None:
+        now = time.time()
+        with self._connect() as db:
+            self._move(db, run_id, Status.RUNNING, "pid = ?, device = ?, started = ?, heartbeat = ?",
+                       (pid, device, now, now))
+
+    def update_progress(self, run_id: str, progress: float, epoch: int, samples_per_s: float | None = None,
+                        message: str | None = None) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET progress = ?, epoch = ?, samples_per_s = COALESCE(?, samples_per_s), "
+                       "message = COALESCE(?, message), heartbeat = ? WHERE id = ?",
+                       (progress, epoch, samples_per_s, message, time.time(), run_id))
+
+    def set_message(self, run_id: str, message: str) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET message = ?, heartbeat = ? WHERE id = ?", (message, time.time(), run_id))
+
+    def add_epoch(self, run_id: str, epoch: int, metrics: dict) -> None:
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO epochs (run_id, epoch, metrics) VALUES (?, ?, ?)",
+                       (run_id, epoch, json.dumps(metrics)))
+
+    def finish(self, run_id: str, status: str, message: str | None = None, metrics: dict | None = None) -> None:
+        """Record the end of a run; ending a run that has already ended is an IllegalMove."""
+        with self._connect() as db:
+            self._move(db, run_id, Status(status),
+                       "message = COALESCE(?, message), metrics = COALESCE(?, metrics), ended = ?, "
+                       "progress = CASE WHEN ? = 'done' THEN 1 ELSE progress END",
+                       (message, json.dumps(metrics) if metrics is not None else None, time.time(), status))
+
+    def interrupt(self, run_id: str, message: str) -> None:
+        """A run whose process is gone: swept of the temporary files a kill mid-write left (before the
+        status changes, so an interrupted run never shows leftovers), then marked interrupted."""
+        with self._connect() as db:
+            self.folder(run_id).remove_leftovers()
+            self._move(db, run_id, Status.INTERRUPTED, "ended = ?, message = ?", (time.time(), message))
+
+    def request_cancel(self, run_id: str) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET cancel_requested = 1 WHERE id = ?", (check_run_id(run_id),))
+
+    def set_deleted(self, run_id: str, deleted: bool = True) -> None:
+        run = self.get(run_id)
+        if deleted and run.status in ACTIVE:
+            raise RunError(f"run {run_id} is {run.status}; cancel it before deleting it")
+        with self._connect() as db:
+            db.execute("UPDATE runs SET deleted = ? WHERE id = ?", (int(deleted), run_id))
+
+    def setting(self, key: str, default: str | None = None) -> str | None:
+        with self._connect() as db:
+            row = db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return row["value"] if row else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
+
+
+def _to_run(row: sqlite3.Row) -> Run:
+    return Run(id=row["id"], created=row["created"], started=row["started"], ended=row["ended"],
+               status=row["status"], config=TrainConfig.from_json(row["config"]), label=row["label"],
+               pid=row["pid"], device=row["device"], heartbeat=row["heartbeat"], progress=row["progress"],
+               epoch=row["epoch"], samples_per_s=row["samples_per_s"], message=row["message"],
+               metrics=json.loads(row["metrics"]) if row["metrics"] else None,
+               cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
+               backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None)

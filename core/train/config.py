@@ -1,0 +1,180 @@
+"""`TrainConfig`: the one description of a training run, and of its options.
+
+The CLI and the dashboard both build it, and both read their flags and widgets from its fields' metadata
+(help text, choices, bounds), so a default or a choice is written once, here. Its `asdict()` goes into
+the run registry and into every checkpoint, so a saved model says how it was made.
+
+Which methods exist is the method table's business (`core.train.methods`): it imports this module, so
+this one checks only what holds for every method.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
+
+from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
+from core.errors import InputError
+
+ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
+
+
+def option(default, help: str, *, choices: dict[str, str] | tuple | None = None, low: float | None = None,
+           high: float | None = None, flag: str | None = None, label: str | None = None, factory=None) -> Field:
+    """A field with what the CLI and the Train page need to offer it: help text, choices (a dict gives
+    each choice a display name), bounds, and the flag name when it is not `--field-name`."""
+    meta = {"help": help, "choices": choices, "low": low, "high": high, "flag": flag, "label": label}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a run needs; defaults suit a CPU laptop."""
+
+    data: DataSpec = option(None, "where the data comes from (the data flags: --train, --test, …)",
+                            factory=lambda: DataSpec(builtin=CorpusConfig()))
+    cleaning: CleaningConfig = option(None, "text cleaning (the cleaning flags)", factory=CleaningConfig)
+    method: str = option("finetune", "training method", label="Method")
+    generator: str = option("noise", "GAN-BERT's generator: G1 noise into an MLP, or G2 conditioned on a bag of words",
+                            choices={"noise": "G1: noise", "bow": "G2: bag of words"}, label="GAN-BERT generator")
+    fraction: float | None = option(0.1, "labeled share of the train pool (0.01 is 1%)", low=0.0, high=1.0,
+                                    label="Labeled fraction")
+    per_class: int | None = option(None, "or: labeled texts per class (then fraction is unused)", low=1,
+                                   label="Labeled texts per class")
+    seed: int = option(0, "seed for sampling the labeled rows and for initialisation", low=0, label="Seed")
+    epochs: int | None = option(None, "maximum epochs, early stopping may end sooner (default: 10 with a frozen "
+                                      "encoder, where an epoch of a head costs seconds; else 3)", low=1, label="Epochs")
+    max_len: int = option(128, "tokens per text; longer texts are truncated", low=8, high=512,
+                          label="Max length (tokens)")
+    batch_size: int | None = option(None, "texts per batch (default: the method's; 16 when the encoder trains)",
+                                    low=1, high=4096, label="Batch size")
+    lr: float | None = option(None, "learning rate (default: the method's; 1e-3 for frozen heads)", low=0.0, high=1.0,
+                              label="Learning rate")
+    frozen: bool = option(False, "frozen encoder with features cached on disk; only heads (and G) train: fast on a "
+                                 "CPU", label="Frozen-feature mode")
+    pooling: str | None = option(None, "sentence vector: cls, mean, or every layer's mean and CLS (layers; frozen "
+                                       "only). Default: layers when frozen, else mean",
+                                 choices=("cls", "mean", "layers"), label="Pooling")
+    backbone: str | None = option(None, "local Hugging Face model folder (default: the bundled MiniLM)",
+                                  label="Backbone folder")
+    device: str = option("auto", "auto takes a GPU when there is one", choices=("auto", "cpu", "cuda"),
+                         label="Device")
+    bf16: bool = option(False, "bfloat16 autocast for the encoder: faster on GPUs and CPUs with native bf16, much "
+                               "slower elsewhere (7x for MiniLM on a 2-core test machine)", label="bf16 autocast")
+    warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
+                           high=1.0, label="Warm-up share")
+    patience: int = option(3, "early stopping: epochs without a better validation macro-F1", low=1,
+                           label="Patience (epochs)")
+    adapter_kind: str = option("houlsby", "adapter architecture: Houlsby (double_seq_bn) or Pfeiffer (seq_bn)",
+                               choices=tuple(ADAPTER_KINDS), flag="--adapter", label="Adapter")
+    reduction_factor: int = option(16, "adapter bottleneck: hidden size / this", low=1, label="Reduction factor")
+    gan_preset: str = option("official", "GAN-BERT layer sizes: official (crux82 code) or seed-report (D 512-256-256, "
+                                         "G1 100→256, Gaussian noise)", choices=("official", "seed-report"),
+                             label="GAN-BERT preset")
+    noise_dim: int = option(100, "size of G's noise vector", low=1, label="Noise size")
+    noise: str = option("uniform", "G's noise: uniform (official code) or gaussian (seed report)",
+                        choices=("uniform", "gaussian"), label="Noise")
+    collapse_evals: int = option(3, "diverged when every validation prediction is one class this many evaluations "
+                                    "running", low=1, label="Collapse guard (evaluations)")
+    val_fraction: float = option(0.1, "validation share carved from train when the data has no validation split",
+                                 low=0.01, high=0.9, label="Validation share")
+    tags: tuple[str, ...] = option((), "tags to filter runs by", flag="--tag", label="Tags")
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    @property
+    def resolved_pooling(self) -> str:
+        return self.pooling or ("layers" if self.frozen else "mean")
+
+    @property
+    def resolved_epochs(self) -> int:
+        return self.epochs or (10 if self.frozen else 3)
+
+    @property
+    def amount(self) -> str:
+        """The labeled amount as the user chose it: '5/class', or a share such as '1%'."""
+        if self.per_class is not None:
+            return f"{self.per_class}/class"
+        return f"{self.fraction * 100:.4g}%"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> TrainConfig:
+        """Read a stored config; fields added since it was written take their defaults."""
+        raw = json.loads(text)
+        data = raw.pop("data")
+        builtin = data.pop("builtin")
+        spec = DataSpec(**{**data, "mapping": ColumnMapping(**data["mapping"]),
+                           "builtin": CorpusConfig(**builtin) if builtin else None})
+        known = {f.name for f in fields(cls)} - {"data"}
+        kwargs = {k: v for k, v in raw.items() if k in known}
+        kwargs["cleaning"] = CleaningConfig(**raw["cleaning"])
+        kwargs["tags"] = tuple(raw.get("tags", ()))
+        return cls(data=spec, **kwargs)
+
+    def with_(self, **changes) -> TrainConfig:
+        return replace(self, **changes)
+
+
+def default_of(f: Field) -> object:
+    return f.default_factory() if f.default is MISSING else f.default
+
+
+@dataclass(frozen=True)
+class Option:
+    """How to offer one field, read from its metadata: what the CLI and the Train page build from."""
+
+    name: str
+    kind: str  # bool | int | float | str | tags
+    label: str
+    help: str
+    default: object
+    choices: dict[str, str] | None  # value → display name
+    low: float | None
+    high: float | None
+    flag: str
+
+
+def option_of(f: Field) -> Option:
+    meta, kind = f.metadata, str(f.type)
+    choices = meta.get("choices")
+    if choices is not None and not isinstance(choices, dict):
+        choices = {c: c for c in choices}
+    kind = next(k for k in ("bool", "int", "float", "str", "tuple") if kind.startswith(k))
+    return Option(f.name, "tags" if kind == "tuple" else kind, meta.get("label") or f.name.replace("_", " "),
+                  meta.get("help", ""), default_of(f), choices, meta.get("low"), meta.get("high"),
+                  meta.get("flag") or "--" + f.name.replace("_", "-"))
+
+
+def options() -> dict[str, Option]:
+    """Every field a user sets directly (the data and cleaning have their own flags and page)."""
+    return {f.name: option_of(f) for f in fields(TrainConfig) if f.name not in ("data", "cleaning")}
+
+
+def check(c: TrainConfig) -> None:
+    """Reject impossible settings with a message naming what is allowed (like run_glue's checks): the
+    bounds and choices in the fields' metadata, then the rules between fields."""
+    if c.fraction is not None and not 0 < c.fraction <= 1:
+        raise InputError(f"fraction must be in (0, 1] (0.01 is 1%), got {c.fraction}")
+    for f in fields(c):
+        value, meta = getattr(c, f.name), f.metadata
+        if value is None or isinstance(value, (bool, tuple)) and not meta["choices"]:
+            continue
+        choices = meta["choices"]
+        if choices and value not in choices:
+            raise InputError(f"{f.name} must be one of {', '.join(choices)}, got {value!r}")
+        if meta["low"] is not None and value < meta["low"]:
+            raise InputError(f"{f.name} must be at least {meta['low']:g}, got {value}")
+        if meta["high"] is not None and value > meta["high"]:
+            raise InputError(f"{f.name} must be at most {meta['high']:g}, got {value}")
+    if (c.fraction is None) == (c.per_class is None):
+        raise InputError("give exactly one of fraction or per_class")
+    if c.lr is not None and not 0 < c.lr < 1:
+        raise InputError(f"learning rate must be in (0, 1), got {c.lr}")
+    if c.pooling == "layers" and not c.frozen:
+        raise InputError("layers pooling needs frozen-feature mode (it is standardized over the cached features)")

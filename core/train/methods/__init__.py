@@ -1,0 +1,41 @@
+"""The method table: every training method the studio knows, one line each.
+
+The CLI's `--method` choices, the Train page's method list and options, the sweep grid, Compare's
+names and the checkpoint loader all read `METHODS`. To add a method, write one module with a `Method`
+subclass (see `base.py`) and add one line here.
+"""
+
+from core.errors import InputError
+from core.train.config import TrainConfig
+from core.train.methods.adapter import Adapter
+from core.train.methods.base import Method, Step, adamw
+from core.train.methods.finetune import Finetune
+from core.train.methods.ganbert import GanBert
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Finetune(),
+    Adapter(),
+    GanBert(),
+)}
+
+
+def method_for(config: TrainConfig) -> Method:
+    """The config's method, or an error naming the ones there are."""
+    try:
+        return METHODS[config.method]
+    except KeyError:
+        raise InputError(f"method must be one of {', '.join(METHODS)}, got {config.method!r}") from None
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """The checks that depend on the method (the config checked the rest when it was made)."""
+    method_for(config).check(config)
+    return config
+
+
+def run_label(config: TrainConfig) -> str:
+    """A short human name for a run: method, frozen or not, labeled amount, seed."""
+    return f"{method_for(config).short(config)}{' frozen' if config.frozen else ''} @ {config.amount} seed {config.seed}"
+
+
+__all__ = ["METHODS", "Method", "Step", "adamw", "method_for", "validate", "run_label"]

@@ -1,0 +1,35 @@
+"""BERT with bottleneck adapters (AdapterHub's `adapters`): the encoder stays fixed, small adapter
+layers inside it and the head train, and only those are saved."""
+
+from __future__ import annotations
+
+import adapters
+import torch
+from transformers import PreTrainedModel
+
+from core.train.config import ADAPTER_KINDS, TrainConfig
+from core.train.methods.base import Method
+from core.train.model import StudioModel
+
+
+class Adapter(Method):
+    name = "adapter"
+    title = "BERT + adapters"
+    options = ("adapter_kind", "reduction_factor")
+    frozen_ok = False  # the adapters sit inside the encoder's layers
+    encoder_lr = 1e-4
+    cpu_speed = 21.0
+
+    def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
+        """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) adapters; afterwards only they require gradients."""
+        adapters.init(encoder)
+        adapter_config = adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind],
+                                                     reduction_factor=config.reduction_factor)
+        encoder.add_adapter("studio", config=adapter_config)
+        encoder.train_adapter("studio")
+        encoder.set_active_adapters("studio")
+
+    def saved_state(self, model: StudioModel) -> dict[str, torch.Tensor]:
+        """Adapters, head and buffers: the rest of the encoder is the unchanged backbone."""
+        keep = {f"encoder.{n}" for n, p in model.encoder.named_parameters() if p.requires_grad}
+        return {k: v for k, v in super().saved_state(model).items() if not k.startswith("encoder.") or k in keep}

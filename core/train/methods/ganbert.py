@@ -1,0 +1,261 @@
+"""GAN-BERT (Croce, Castellucci and Basili, ACL 2020): discriminator, generators and losses.
+
+D sees sentence representations (real ones from the encoder, fake ones from G) and outputs k+1
+logits, the last being "fake". Unlabeled real texts teach D what real looks like; that is where
+GAN-BERT gets its gain when labels are few.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from core.backbone import load_tokenizer
+from core.train.config import TrainConfig
+from core.train.inputs import Prepared
+from core.train.methods.base import Method, Step, adamw, encoder_and_head
+from core.train.model import StudioModel
+
+EPS = 1e-8
+
+
+def mlp(sizes: list[int], dropout: float) -> nn.Sequential:
+    """Linear → LeakyReLU(0.2) → Dropout for each hidden size (the official block)."""
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), nn.LeakyReLU(0.2), nn.Dropout(dropout)]
+    return nn.Sequential(*layers)
+
+
+class Discriminator(nn.Module):
+    """Dropout on the input, hidden layer(s), then k+1 logits; `forward` also returns the last hidden
+    layer, which feature matching compares between real and fake."""
+
+    def __init__(self, input_dim: int, hidden: list[int], num_labels: int, dropout: float = 0.2):
+        super().__init__()
+        self.input_dropout = nn.Dropout(dropout)
+        self.body = mlp([input_dim, *hidden], dropout)
+        self.logits = nn.Linear(hidden[-1], num_labels + 1)
+
+    def forward(self, rep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.body(self.input_dropout(rep))
+        return self.logits(features), features
+
+
+class NoiseGenerator(nn.Module):
+    """G1: noise (uniform as in the official code, or Gaussian as in the seed report) into an MLP."""
+
+    def __init__(self, noise_dim: int, hidden: list[int], output_dim: int, noise: str = "uniform",
+                 dropout: float = 0.2):
+        super().__init__()
+        self.noise_dim, self.noise = noise_dim, noise
+        self.body = mlp([noise_dim, *hidden], dropout)
+        self.out = nn.Linear(hidden[-1], output_dim)
+
+    def sample_noise(self, n: int, device: torch.device) -> torch.Tensor:
+        if self.noise == "gaussian":
+            return torch.randn(n, self.noise_dim, device=device)
+        return torch.rand(n, self.noise_dim, device=device)
+
+    def forward(self, n: int, device: torch.device) -> torch.Tensor:
+        return self.out(self.body(self.sample_noise(n, device)))
+
+
+class BowGenerator(NoiseGenerator):
+    """G2: a generator conditioned on a bag of words drawn from real unlabeled text.
+
+    Design: G1 must discover the whole manifold of real representations from noise alone, and tends
+    to cover only part of it. G2 gives each fake sample a content anchor: it draws one real unlabeled
+    text, keeps a random subset of its tokens (each with probability `keep`, at least one), and
+    averages the backbone's frozen input word embeddings over that subset. The bag carries topic and
+    vocabulary but not word order or style, so D cannot separate real from fake by content and is
+    pushed to the stylistic cues that tell writers apart. The bag is joined with noise (so one bag
+    can yield many fakes) and fed to the same MLP as G1. The word embeddings are a frozen copy: G2
+    never moves the encoder. Neither official GAN-BERT repository has such a generator.
+    """
+
+    def __init__(self, noise_dim: int, hidden: list[int], output_dim: int, word_embeddings: torch.Tensor,
+                 bags: torch.Tensor, bag_lengths: torch.Tensor, noise: str = "uniform", keep: float = 0.3,
+                 dropout: float = 0.2):
+        super().__init__(noise_dim + word_embeddings.shape[1], hidden, output_dim, noise, dropout)
+        self.noise_dim = noise_dim
+        self.keep = keep
+        # Not saved with the model: rebuilt from the backbone and the data when training resumes.
+        self.register_buffer("embeddings", word_embeddings.detach().clone(), persistent=False)
+        self.register_buffer("bags", bags, persistent=False)  # [n_texts, max_tokens] token ids, 0-padded
+        self.register_buffer("bag_lengths", bag_lengths, persistent=False)
+
+    def bag_of_words(self, n: int) -> torch.Tensor:
+        device = self.bags.device
+        rows = torch.randint(len(self.bags), (n,), device=device)
+        ids, lengths = self.bags[rows], self.bag_lengths[rows]
+        valid = torch.arange(ids.shape[1], device=device)[None, :] < lengths[:, None]
+        keep = (torch.rand(ids.shape, device=device) < self.keep) & valid
+        first = torch.zeros_like(keep)
+        first[:, 0] = True  # at least one token per bag
+        keep = keep | (first & ~keep.any(dim=1, keepdim=True))
+        vectors = self.embeddings[ids] * keep.unsqueeze(-1)
+        return vectors.sum(1) / keep.sum(1, keepdim=True).clamp(min=1)
+
+    def forward(self, n: int, device: torch.device) -> torch.Tensor:
+        z = torch.cat([self.bag_of_words(n), self.sample_noise(n, device)], dim=-1)
+        return self.out(self.body(z))
+
+
+@dataclass(frozen=True)
+class GanSizes:
+    d_hidden: list[int]
+    g_hidden: list[int]
+    dropout: float
+    noise: str
+
+
+def preset_sizes(preset: str, hidden_size: int, noise: str) -> GanSizes:
+    """`official`: one hidden layer of the backbone's hidden size in D and G (crux82's code, dropout 0.2).
+    `seed-report`: D 512-256-256, G1 100→256, Gaussian noise."""
+    if preset == "seed-report":
+        return GanSizes([512, 256, 256], [256], 0.2, "gaussian")
+    return GanSizes([hidden_size], [hidden_size], 0.2, noise)
+
+
+@dataclass
+class GanLosses:
+    d: torch.Tensor
+    g: torch.Tensor
+    d_supervised: torch.Tensor
+    d_real: torch.Tensor
+    d_fake: torch.Tensor
+    g_adversarial: torch.Tensor
+    g_feature_matching: torch.Tensor
+
+
+def gan_losses(real_logits: torch.Tensor, real_features: torch.Tensor, fake_logits: torch.Tensor,
+               fake_features: torch.Tensor, labels: torch.Tensor, label_mask: torch.Tensor) -> GanLosses:
+    """The GAN-BERT objectives (Croce et al. 2020, eqs. for L_D and L_G; crux82/ganbert-pytorch).
+
+    L_D = L_sup + L_unsup_real + L_unsup_fake, where
+      L_sup        = cross-entropy over the k real classes, on labeled rows only (0 if none),
+      L_unsup_real = -mean log(1 - p_fake(real)),
+      L_unsup_fake = -mean log p_fake(G(z)).
+    L_G = -mean log(1 - p_fake(G(z))) + mean_j (E[f_real]_j - E[f_fake]_j)^2   (feature matching
+    over D's last hidden layer). p_fake is the softmax probability of the last (k+1-th) logit.
+    """
+    k = real_logits.shape[1] - 1
+    real_probs = F.softmax(real_logits, dim=-1)
+    fake_probs = F.softmax(fake_logits, dim=-1)
+
+    log_probs = F.log_softmax(real_logits[:, :k], dim=-1)
+    picked = log_probs.gather(1, labels.clamp(min=0).unsqueeze(1)).squeeze(1)
+    n_labeled = label_mask.sum()
+    d_supervised = -(picked * label_mask).sum() / n_labeled if n_labeled > 0 else real_logits.sum() * 0.0
+    d_real = -torch.log(1 - real_probs[:, -1] + EPS).mean()
+    d_fake = -torch.log(fake_probs[:, -1] + EPS).mean()
+
+    g_adversarial = -torch.log(1 - fake_probs[:, -1] + EPS).mean()
+    g_feature_matching = (real_features.mean(0) - fake_features.mean(0)).pow(2).mean()
+    return GanLosses(d=d_supervised + d_real + d_fake, g=g_adversarial + g_feature_matching,
+                     d_supervised=d_supervised, d_real=d_real, d_fake=d_fake, g_adversarial=g_adversarial,
+                     g_feature_matching=g_feature_matching)
+
+
+def repeats_for(fraction: float) -> int:
+    """How often each labeled row appears per epoch: int(log2(1/fraction)), at least 1.
+
+    1% gives 6 copies, 5% gives 4, 10% gives 3, 50% and above 1: batches keep carrying labels,
+    which the author says keeps training from diverging (crux82/ganbert#7).
+    """
+    return max(1, int(math.log2(1 / fraction))) if fraction < 1 else 1
+
+
+def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> BowGenerator:
+    """G2 with its bags: token ids (no special tokens) of the unlabeled texts, or of the whole pool
+    when every text is labeled."""
+    tokenizer = load_tokenizer(config.backbone)
+    source = data.unlabeled if len(data.unlabeled) else np.arange(len(data.pool_labels))
+    ids = tokenizer([data.pool_texts[i] for i in source], truncation=True, max_length=config.max_len,
+                    add_special_tokens=False, verbose=False)["input_ids"]
+    ids = [x or [tokenizer.unk_token_id] for x in ids]
+    bags = torch.zeros((len(ids), max(len(x) for x in ids)), dtype=torch.long)
+    for i, row in enumerate(ids):
+        bags[i, :len(row)] = torch.tensor(row)
+    lengths = torch.tensor([len(x) for x in ids])
+    embeddings = model.encoder.get_input_embeddings().weight.detach()
+    sizes = preset_sizes(config.gan_preset, model.hidden_size, config.noise)
+    return BowGenerator(config.noise_dim, sizes.g_hidden, model.feature_dim, embeddings, bags, lengths,
+                        sizes.noise, dropout=sizes.dropout)
+
+
+class GanBert(Method):
+    """D (k+1 outputs) on the sentence representation, G making fake representations; labeled rows are
+    repeated and shuffled with the unlabeled ones, and D's and G's gradients are taken apart."""
+
+    name = "ganbert"
+    title = "GAN-BERT"
+    variant = "generator"
+    options = ("generator", "gan_preset", "noise", "noise_dim")
+    fake_class = True
+    frozen_batch_size = 256  # an epoch covers the whole unlabeled pool: 1.6k samples/s at 64, 3.6k at 256
+    head_speed = 7000.0
+    generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
+
+    def display(self, config: TrainConfig) -> str:
+        return f"GAN-BERT {self.generators[config.generator]}" + (" [frozen]" if config.frozen else "")
+
+    def short(self, config: TrainConfig) -> str:
+        return f"ganbert-{config.generator}"
+
+    def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
+                   ) -> tuple[nn.Module, nn.Module | None]:
+        """D, and G1; G2 replaces G1 when training starts, since its bags come from the data."""
+        sizes = preset_sizes(config.gan_preset, hidden_size, config.noise)
+        return (Discriminator(feature_dim, sizes.d_hidden, num_labels, sizes.dropout),
+                NoiseGenerator(config.noise_dim, sizes.g_hidden, feature_dim, sizes.noise, sizes.dropout))
+
+    def probabilities(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Softmax over k+1; the real classes renormalised, and the fake class apart."""
+        p = F.softmax(logits.float(), dim=-1)
+        return p[:, :-1] / p[:, :-1].sum(-1, keepdim=True).clamp(min=1e-12), p[:, -1]
+
+    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+        """Each labeled row repeated by the labeled share of the whole pool (extra unlabeled texts
+        included), then every unlabeled row."""
+        share = len(labeled) / (len(labeled) + len(unlabeled))
+        return np.concatenate([np.repeat(labeled, repeats_for(share)), unlabeled])
+
+    def epoch_size(self, labeled: int, unlabeled: int) -> int:
+        return labeled * repeats_for(labeled / (labeled + unlabeled)) + unlabeled
+
+    def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
+        """D (encoder and head) and G get their own optimizers, as in the original TF code."""
+        if config.generator == "bow":
+            model.generator = bow_generator(config, model, data).to(model.feature_mean.device)
+        d_params = encoder_and_head(model)
+        g_params = list(model.generator.parameters())
+        d_opt = adamw(d_params, self.learning_rate(config))
+        g_opt = adamw(g_params, self.learning_rate(config))
+
+        def step(real_rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+            """D's and G's gradients come from one forward pass but are taken separately (D's loss w.r.t.
+            D and the encoder only, G's loss w.r.t. G only), each clipped at norm 1.0, as the original TF
+            code did; the PyTorch port summed them, which mixes the two objectives."""
+            fake_rep = model.generator(len(real_rep), real_rep.device)
+            real_logits, real_features = model.head(real_rep)
+            fake_logits, fake_features = model.head(fake_rep)
+            losses = gan_losses(real_logits, real_features, fake_logits, fake_features, labels,
+                                (labels >= 0).float())
+            d_grads = torch.autograd.grad(losses.d, d_params, retain_graph=True, allow_unused=True)
+            g_grads = torch.autograd.grad(losses.g, g_params, allow_unused=True)
+            for params, grads, opt in ((d_params, d_grads, d_opt), (g_params, g_grads, g_opt)):
+                for p, g in zip(params, grads):
+                    p.grad = g
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            return {"d_loss": losses.d.item(), "g_loss": losses.g.item(), "d_supervised": losses.d_supervised.item(),
+                    "g_feature_matching": losses.g_feature_matching.item()}
+        return step

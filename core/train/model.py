@@ -1,0 +1,45 @@
+"""The studio's model: an encoder, a head (a method's), an optional generator, and the standardization
+of frozen features.
+
+One container for every method keeps prediction uniform: `encode` turns token batches into (pooled,
+standardized) sentence representations, `head_logits` turns representations into logits. What the
+head is and what its logits mean belongs to the method (`core.train.methods`).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+
+from core.backbone import pool
+from core.train.config import TrainConfig
+
+
+class StudioModel(nn.Module):
+    def __init__(self, config: TrainConfig, labels: tuple[str, ...], feature_dim: int, hidden_size: int,
+                 encoder: PreTrainedModel, head: nn.Module, generator: nn.Module | None = None):
+        super().__init__()
+        self.config, self.labels = config, labels
+        self.feature_dim, self.hidden_size = feature_dim, hidden_size
+        self.encoder = encoder
+        # Frozen mode standardizes cached features with train-pool statistics; identity otherwise.
+        self.register_buffer("feature_mean", torch.zeros(feature_dim))
+        self.register_buffer("feature_std", torch.ones(feature_dim))
+        self.head = head
+        self.generator = generator
+
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Sentence representations of a token batch, standardized as in training."""
+        outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                               output_hidden_states=self.config.resolved_pooling == "layers")
+        rep = pool(outputs, attention_mask, self.config.resolved_pooling).float()
+        return self.standardize(rep)
+
+    def standardize(self, features: torch.Tensor) -> torch.Tensor:
+        return (features - self.feature_mean) / self.feature_std
+
+    def head_logits(self, rep: torch.Tensor) -> torch.Tensor:
+        """The head's logits; a head that also returns features (GAN-BERT's D) gives its logits first."""
+        out = self.head(rep)
+        return out[0] if isinstance(out, tuple) else out

@@ -1,0 +1,53 @@
+"""A sweep: methods × their variants (GAN-BERT's generators) × labeled amounts × seeds, as checked configs."""
+
+from __future__ import annotations
+
+from core.errors import InputError
+from core.train.config import TrainConfig
+from core.train.methods import METHODS, validate
+
+# What a new sweep offers before the user chooses (the CLI's `sweep` and the Train page alike).
+DEFAULT_METHODS = ("finetune", "ganbert")
+DEFAULT_FRACTIONS = (0.01, 0.05, 0.1, 0.5)
+DEFAULT_SEEDS = (0,)
+
+
+def parse_numbers(text: str, kind: str) -> list[float]:
+    """'1%, 0.05 10%' → [0.01, 0.05, 0.1] for fractions; '0 1 2' → [0, 1, 2] for seeds."""
+    values = []
+    for part in text.replace(",", " ").split():
+        try:
+            value = float(part.rstrip("%")) / 100 if part.endswith("%") else float(part)
+        except ValueError:
+            raise InputError(f"{part!r} is not a number (in the {kind} list)") from None
+        if kind == "seed" and not value.is_integer():
+            raise InputError(f"seeds are whole numbers, got {part!r}")
+        values.append(value)
+    return values
+
+
+def grid(base: TrainConfig, methods: list[str], variants: dict[str, list[str]], fractions: list[float] | None,
+         per_class: list[int] | None, seeds: list[int]) -> list[TrainConfig]:
+    """Every method crossed with its variants (`variants` maps a method's variant field, such as
+    `generator`, to the values to run; a method without one runs once), labeled amounts and seeds."""
+    if not methods:
+        raise InputError("choose at least one method")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InputError(f"unknown method {unknown[0]!r}; the methods are {', '.join(METHODS)}")
+    if not seeds:
+        raise InputError("give at least one seed")
+    amounts = [{"fraction": f, "per_class": None} for f in fractions or []] + \
+              [{"fraction": None, "per_class": int(n)} for n in per_class or []]
+    if not amounts:
+        raise InputError("give at least one labeled fraction or count per class")
+    configs = []
+    for name in methods:
+        field = METHODS[name].variant
+        values = variants.get(field, []) if field else [None]
+        if not values:
+            raise InputError(f"choose at least one {field} for {METHODS[name].title}")
+        for value in values:
+            changes = {"method": name, **({field: value} if field else {})}
+            configs += [validate(base.with_(**changes, seed=int(s), **a)) for a in amounts for s in seeds]
+    return configs

@@ -1,0 +1,106 @@
+"""The shape of `core/`, read from the source: layers import only downward, no import cycle, no large
+module, short pages, and one module that spells a run folder's file names."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from core.paths import REPO_ROOT
+
+CORE = REPO_ROOT / "core"
+# Lowest first. A module may import its own layer and the ones below; explore and train sit side by side
+# on data, and neither imports the other.
+LAYERS = {"base": 0, "data": 1, "explore": 2, "train": 2, "runs": 3, "compare": 4, "cli": 5}
+SIDE_BY_SIDE = {("explore", "train"), ("train", "explore")}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else "base"
+
+
+def core_imports() -> dict[str, set[str]]:
+    """Every core module and the core modules it imports, at module level or inside functions."""
+    graph = {}
+    for path in CORE.rglob("*.py"):
+        name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("core"):
+                targets.add(node.module)
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name.startswith("core")}
+        graph[name] = targets
+    return graph
+
+
+def test_layers_import_only_downward():
+    wrong = []
+    for module, targets in core_imports().items():
+        if module in ("core", "core.__main__"):
+            continue
+        own = layer_of(module)
+        for target in targets:
+            other = layer_of(target)
+            if LAYERS[other] > LAYERS[own] or (own, other) in SIDE_BY_SIDE:
+                wrong.append(f"{module} ({own}) imports {target} ({other})")
+    assert not wrong, wrong
+
+
+def test_no_import_cycle():
+    graph = core_imports()
+    modules = set(graph)
+
+    def resolve(name: str) -> str:
+        while name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    edges = {m: {resolve(t) for t in ts} - {m} for m, ts in graph.items()}
+    edges = {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in edges.items()}  # a module's own package
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in edges[m]:
+            if state.get(t) == 1:
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(t):] + [m, t]))
+            if t not in state:
+                visit(t, path + [m])
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [])
+
+
+def test_sub_packages_exist_and_modules_stay_small():
+    packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
+    assert {"data", "explore", "train", "runs", "compare", "cli"} <= packages
+    big = {str(p.relative_to(REPO_ROOT)): n for p in CORE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    assert not big, big
+
+
+def test_pages_stay_layout():
+    """Pages are short and build nothing of the core themselves (one registry per session comes from app.py)."""
+    for page in (REPO_ROOT / "pages").glob("*.py"):
+        source = page.read_text()
+        assert len(source.splitlines()) < 180, page.name
+        assert "Registry(" not in source, f"{page.name} opens its own registry"
+        assert "import sqlite3" not in source and "torch" not in source, page.name
+
+
+def test_only_the_run_folder_spells_its_file_names():
+    names = ('"result.json"', '"test_predictions.parquet"', '"train.log"', '"checkpoint"')
+    spelled = [f"{p.relative_to(REPO_ROOT)}: {n}" for p in CORE.rglob("*.py") if p.name != "folder.py"
+               for n in names if n in p.read_text()]
+    assert not spelled, spelled
+
+
+def test_app_builds_the_navigation_before_any_slow_work():
+    """On a cold start the sidebar lists the pages, not file names, while the corpus is generated."""
+    source = (REPO_ROOT / "app.py").read_text()
+    assert source.index("st.navigation(") < source.index("= default_dataset()") < source.index("nav.run()")
+    assert "st.progress(" in source

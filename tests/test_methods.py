@@ -1,0 +1,84 @@
+"""Methods are plug-ins: one module and one line in the table reach the CLI, the sweep grid, the loop, the
+checkpoint loader, Compare and the Train page. Proved with a toy method registered here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from core.cli import build_parser
+from core.compare import method_name
+from core.data import CorpusConfig, DataSpec
+from core.runs import Registry, RunFolder
+from core.runs.execute import train_into
+from core.train import METHODS, Method, TrainConfig, classify, grid
+from core.train.methods.ganbert import repeats_for
+from tests.test_pages import open_page
+
+
+class Toy(Method):
+    """A bias-free linear head: a method the studio has never seen."""
+
+    name = "toy"
+    title = "Toy linear head"
+
+    def build_head(self, config, num_labels, feature_dim, hidden_size):
+        return nn.Linear(feature_dim, num_labels, bias=False), None
+
+
+@pytest.fixture
+def toy(monkeypatch) -> Toy:
+    method = Toy()
+    monkeypatch.setitem(METHODS, "toy", method)  # the one line a new method adds to the table
+    return method
+
+
+def choices(parser, command: str, dest: str) -> list[str]:
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return next(a for a in sub._actions if a.dest == dest).choices
+
+
+def test_a_registered_method_is_in_the_cli_choices_and_the_grid(toy, tiny_backbone):
+    parser = build_parser()
+    assert "toy" in choices(parser, "train", "method") and "toy" in choices(parser, "sweep", "method")
+    base = TrainConfig(backbone=str(tiny_backbone), frozen=True)
+    configs = grid(base, ["toy", "ganbert"], {"generator": ["noise", "bow"]}, [0.5], [3], [0, 1])
+    assert sum(c.method == "toy" for c in configs) == 4  # 2 amounts × 2 seeds, no generator crossing
+    assert sum(c.method == "ganbert" for c in configs) == 8
+
+
+def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone, tmp_path, studio_home):
+    config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10)), method="toy",
+                         backbone=str(tiny_backbone), frozen=True, epochs=2, fraction=0.5, lr=1e-2)
+    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    assert result["test"]["accuracy"] >= 0 and result["epochs_run"] == 2
+    model = RunFolder(tmp_path).load_model()  # the loader builds the toy's head from the table
+    assert isinstance(model.head, nn.Linear) and model.head.bias is None
+    assert classify(model, ["Furthermore, solar panels reshape energy prices."])[0].fake_probability is None
+    registry = Registry()
+    run = registry.get(registry.create(config))
+    assert method_name(run) == "Toy linear head [frozen]" and run.label == "toy frozen @ 50% seed 0"
+
+
+def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):
+    at = open_page("pages/train.py", small_builtin)
+    assert "Toy linear head" in at.multiselect(key="tr_methods").options
+
+
+def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():
+    """An --unlabeled file grows the pool: 10 labeled rows among 1,000 are 1%, six copies each, even when the
+    train file alone held only 20 rows."""
+    labeled, unlabeled = np.arange(10), np.arange(10, 1000)
+    rows = METHODS["ganbert"].epoch_rows(labeled, unlabeled)
+    assert repeats_for(0.01) == 6 and (np.bincount(rows)[:10] == 6).all() and len(rows) == 60 + 990
+    assert METHODS["ganbert"].epoch_size(10, 990) == len(rows)
+
+
+def test_each_method_decides_its_probabilities():
+    logits = torch.tensor([[2.0, 0.0, 0.0, 1.0]])
+    real, fake = METHODS["ganbert"].probabilities(logits)  # the last logit is GAN-BERT's fake class
+    assert real.shape == (1, 3) and torch.allclose(real.sum(-1), torch.ones(1)) and 0 < float(fake[0]) < 1
+    real, fake = METHODS["finetune"].probabilities(logits)
+    assert real.shape == (1, 4) and fake is None

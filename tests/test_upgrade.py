@@ -1,0 +1,74 @@
+"""A studio home written before the restructure (tests/fixtures/home-v1, made by that code) opens with
+today's code: its runs list, compare and predict as they did then."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+from core.compare import aggregate, paired_test, runs_frame
+from core.runs import Registry
+from core.train import classify
+from tests.conftest import make_tiny_backbone
+from tests.test_pages import open_page
+
+FIXTURE = Path(__file__).parent / "fixtures" / "home-v1"
+TINY = Path("/tmp/gan-bert-studio-v1-tiny-bert")  # where the old code's adapter run found its backbone
+
+
+@pytest.fixture
+def old_home(studio_home: Path) -> Path:
+    shutil.copytree(FIXTURE, studio_home)
+    if not (TINY / "config.json").exists():
+        make_tiny_backbone(TINY)  # the same seeded weights the old run trained on
+    return studio_home
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict:
+    return json.loads((FIXTURE / "expected.json").read_text())
+
+
+def test_old_runs_list_as_before(old_home, expected, capsys):
+    assert main(["runs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    for old in expected["runs"]:
+        new = next(r for r in rows if r["run_id"] == old["run_id"])
+        assert {k: new[k] for k in old} == old  # every old field, unchanged
+    registry = Registry()
+    assert {r.id: registry.epochs(r.id) for r in registry.list()} == expected["epochs"]
+
+
+def test_old_runs_compare_as_before(old_home, expected):
+    registry = Registry()
+    frame = runs_frame(registry.list())
+    assert frame["method"].tolist() == expected["frame_methods"]
+    assert frame["amount"].tolist()[:4] == ["5/class", "20%", "20%", "5/class"]
+    assert (frame["dataset"] == "built-in (synthetic)").all()
+    agg = aggregate(frame)
+    assert set(agg["method"]) == {"BERT fine-tuning [frozen]", "GAN-BERT G1 (noise) [frozen]",
+                                  "GAN-BERT G2 (bag of words) [frozen]", "BERT + adapters"}
+    done = [r.id for r in registry.list(statuses=("done",))]
+    assert paired_test(registry, done[0], done[1]).only_a >= 0  # their predictions files still read
+
+
+def test_old_checkpoints_predict_as_before(old_home, expected):
+    registry = Registry()
+    for run_id, old in expected["predict"].items():
+        new = classify(registry.folder(run_id).load_model(), [expected["text"]])[0].to_json()
+        assert new["label"] == old["label"], run_id
+        assert new["probabilities"] == pytest.approx(old["probabilities"], abs=1e-5), run_id
+        assert (new["fake_probability"] is None) == (old["fake_probability"] is None)
+        if old["fake_probability"] is not None:
+            assert new["fake_probability"] == pytest.approx(old["fake_probability"], abs=1e-5)
+
+
+def test_old_home_opens_on_the_pages(old_home):
+    at = open_page("pages/compare.py")
+    assert at.dataframe(key="cmp_table").value["amount"].tolist()[:2] == ["5/class", "20%"]
+    open_page("pages/classify.py")
+    open_page("pages/train.py")
