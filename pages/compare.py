@@ -63,9 +63,10 @@ if not selected:
 
 with st.expander("Details of the selected runs"):
     st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
-        ["run_id", "method", "amount", "labeled", "seed", "epochs", "backbone", "dataset", "data_path"]], hide_index=True)
-epochs = compare.epochs_frame(registry, selected)
-st.altair_chart(charts.epoch_curves(epochs, ["val_accuracy", "val_macro_f1", "val_mcc"]))
+        ["run_id", "method", "amount", "labeled", "unlabeled", "val_rows", "test_rows", "seed", "steps", "selection",
+         "seconds", "backbone", "dataset", "data_path"]], hide_index=True)
+evaluations = compare.evaluations_frame(registry, selected)
+st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
 normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm")
 cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):

@@ -17,7 +17,8 @@ from core.train import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHOD
 from core.train.config import Option, options
 
 OPTIONS = options()
-COMMON = ("epochs", "lr", "batch_size", "max_len", "backbone", "device", "bf16", "patience")
+COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "backbone", "device", "bf16",
+          "patience")
 
 
 def widget(column, o: Option):
@@ -150,11 +151,14 @@ def monitor() -> None:
         return
     run = registry.get(table.iloc[rows[0]]["run_id"])
     st.subheader(run.label)
-    epochs = compare.epochs_frame(registry, [run])
-    if not epochs.empty:
-        metrics = sorted(m for m in epochs["metric"].unique() if not m.startswith("val_")) + \
-            ["val_accuracy", "val_macro_f1", "val_mcc"]
-        st.altair_chart(charts.epoch_curves(epochs, metrics))
+    for line in compare.run_notes(run, registry):
+        (st.warning if line.startswith("warning") else st.caption)(line)
+    evaluations = compare.evaluations_frame(registry, [run])
+    if not evaluations.empty:
+        names = evaluations["metric"].unique()
+        metrics = sorted(m for m in names if not m.startswith("val_")) + \
+            [m for m in ("val_accuracy", "val_macro_f1", "val_mcc", "val_fake_prob") if m in names]
+        st.altair_chart(charts.evaluation_curves(evaluations, metrics))
     st.code(registry.folder(run.id).tail_log(30) or "(no log yet)", language=None)
     c1, c2, c3 = st.columns(3)
     if c1.button("Cancel", disabled=run.status not in ACTIVE, key="tr_cancel"):

@@ -30,7 +30,9 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
 
     assert main(["predict", result["run_id"], "An essay about neural networks."]) == 0
     pred = json.loads(capsys.readouterr().out)
-    assert pred["label"] in pred["probabilities"] and len(pred["probabilities"]) == 6
+    # The sample has no bloomz rows, so the model leaves that class out and never names it.
+    assert pred["label"] in pred["probabilities"] and "bloomz" not in pred["probabilities"]
+    assert set(pred["probabilities"]) == {"human", "chatGPT", "cohere", "davinci", "dolly"}
     assert sum(pred["probabilities"].values()) == pytest.approx(1.0, abs=1e-5)
     assert 0 <= pred["fake_probability"] <= 1
 

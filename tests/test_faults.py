@@ -74,7 +74,7 @@ def test_twenty_queued_runs_finish_in_order(tiny_backbone, studio_home):
 def test_unwritable_run_directory_fails_the_run_clearly(tiny_backbone, studio_home, monkeypatch):
     def denied(tensors, filename, *a, **k):
         raise PermissionError(13, "Permission denied", filename)
-    monkeypatch.setattr("core.train.checkpoint.save_file", denied)
+    monkeypatch.setattr("core.train.store.save_file", denied)
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)

@@ -13,12 +13,12 @@ from core.compare import method_name
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, Method, TrainConfig, classify, grid
+from core.train import METHODS, StepMethod, TrainConfig, classify, grid
 from core.train.methods.ganbert import repeats_for
 from tests.test_pages import open_page
 
 
-class Toy(Method):
+class Toy(StepMethod):
     """A bias-free linear head: a method the studio has never seen."""
 
     name = "toy"
@@ -53,9 +53,9 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
     config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10)), method="toy",
                          backbone=str(tiny_backbone), frozen=True, epochs=2, fraction=0.5, lr=1e-2)
     result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
-    assert result["test"]["accuracy"] >= 0 and result["epochs_run"] == 2
+    assert result["test"]["accuracy"] >= 0 and result["steps"] == 4  # 2 epochs of 2 batches of 64
     model = RunFolder(tmp_path).load_model()  # the loader builds the toy's head from the table
-    assert isinstance(model.head, nn.Linear) and model.head.bias is None
+    assert isinstance(model.model.head, nn.Linear) and model.model.head.bias is None
     assert classify(model, ["Furthermore, solar panels reshape energy prices."])[0].fake_probability is None
     registry = Registry()
     run = registry.get(registry.create(config))

@@ -82,7 +82,7 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     run_ids = json.loads(sweep.stdout.splitlines()[-1])["run_ids"]
     assert len(run_ids) == 4 and all(registry.get(r).backend == "ray" for r in run_ids)
 
-    wait_for(lambda: registry.epochs(long_id), timeout=240, what="the long Ray run's first epoch")
+    wait_for(lambda: registry.evaluations(long_id), timeout=240, what="the long Ray run's first evaluation")
     running = registry.get(long_id)
     assert running.status == "running" and running.device.startswith("Ray node")
     assert jobs.cancel(registry, long_id, grace=60) == "cancelled"
@@ -92,7 +92,7 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
         run = registry.get(run_id)
         assert run.status == "done", (run.status, run.message, tail_log(registry, run_id))
         assert 0 <= run.metrics["test"]["macro_f1"] <= 1 and run.summary["accuracy"] is not None
-        assert len(registry.epochs(run_id)) == 2  # per-epoch metrics flowed back while it ran
+        assert len(registry.evaluations(run_id)) == 2  # evaluations flowed back while it ran
         assert "Ray node" in run.device
         run_dir = registry.folder(run_id).path
         assert (run_dir / RunFolder.PREDICTIONS).exists() and (run_dir / RunFolder.RESULT).exists()
@@ -118,7 +118,7 @@ def test_pending_cancel_and_a_dead_dispatcher(ray_cluster, tiny_backbone, studio
 
     long_id = submit(registry, cfg(tiny_backbone, **LONG), backend="ray",
                           resources={"cpus": 1.0, "gpu_fraction": 1.0})
-    wait_for(lambda: registry.epochs(long_id), timeout=240, what="the Ray run's first epoch")
+    wait_for(lambda: registry.evaluations(long_id), timeout=240, what="the Ray run's first evaluation")
     os.kill(registry.get(long_id).pid, signal.SIGKILL)  # the dispatcher, on this machine
     wait_for(lambda: jobs.reconcile(registry) or registry.get(long_id).status == "interrupted", timeout=30,
              what="the run marked interrupted")

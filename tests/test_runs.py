@@ -13,7 +13,7 @@ import pytest
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.train import TrainConfig, run_label
-from core.train.checkpoint import DESCRIPTION, WEIGHTS
+from core.train.store import DESCRIPTION, WEIGHTS
 from core.runs import ACTIVE, IllegalMove, Registry, Run, RunError, RunFolder, check_run_id
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
@@ -60,13 +60,13 @@ def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     assert reg.claim(run_id) and not reg.claim(run_id)  # exactly one claimer
     reg.mark_running(run_id, os.getpid(), "CPU")
     reg.update_progress(run_id, 0.5, 1, 12.0)
-    reg.add_epoch(run_id, 1, {"loss": 1.0, "val_macro_f1": 0.3})
+    reg.add_evaluation(run_id, 1, {"step": 5, "loss": 1.0, "val_macro_f1": 0.3})
     reg.finish(run_id, "done", metrics={"test": {"accuracy": 0.5, "macro_f1": 0.4, "mcc": 0.1}})
     with pytest.raises(IllegalMove, match="is done and cannot become failed"):
         reg.finish(run_id, "failed", "late")  # a finished run keeps its first ending
     run = reg.get(run_id)
     assert run.status == "done" and run.progress == 1.0 and run.summary["accuracy"] == 0.5
-    assert reg.epochs(run_id) == [{"epoch": 1, "loss": 1.0, "val_macro_f1": 0.3}]
+    assert reg.evaluations(run_id) == [{"evaluation": 1, "step": 5, "loss": 1.0, "val_macro_f1": 0.3}]
     reg.set_deleted(run_id)
     assert reg.list() == [] and len(reg.list(include_deleted=True)) == 1
     reg.set_deleted(run_id, False)
@@ -91,8 +91,8 @@ def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home
     run_id = submit(reg, cfg(tiny_backbone))
     run = wait_for(lambda: (r := reg.get(run_id)).status in ("done", "failed") and r, what="run end")
     assert run.status == "done", tail_log(reg, run_id)
-    assert run.metrics["test"]["accuracy"] > 0 and reg.epochs(run_id)
-    assert "epoch" in tail_log(reg, run_id)
+    assert run.metrics["test"]["accuracy"] > 0 and reg.evaluations(run_id)
+    assert "evaluation" in tail_log(reg, run_id)
 
 
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):

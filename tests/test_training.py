@@ -9,22 +9,21 @@ import pandas as pd
 import pytest
 from safetensors.torch import load_file
 
-from core.backbone import pick_device
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
 from core.runs import RunFolder
 from core.runs.execute import train_into
-from core.train import (METHODS, Diverged, TrainConfig, build_model, bucketed_batches, classify, load_data, loop,
-                        method_for, validate)
-from core.train.checkpoint import WEIGHTS
-from core.train.inputs import prepare
+from core.train import (METHODS, Diverged, TrainConfig, bucketed_batches, classify, load_data, method_for,
+                        split_pool, validate)
+from core.train.methods import stepwise
 from core.train.methods.finetune import Finetune
+from core.train.store import WEIGHTS
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
 
 def config(tiny_backbone, **kw) -> TrainConfig:
-    base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, fraction=0.5, batch_size=8, lr=1e-3,
+    base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, evaluations=4, fraction=0.5, batch_size=8, lr=1e-3,
                 patience=10, collapse_evals=10, max_len=64)
     return validate(TrainConfig(**{**base, **kw}))
 
@@ -34,9 +33,9 @@ def train(cfg: TrainConfig, folder: Path) -> dict:
 
 
 def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
-    """Train into a run folder; the result, and each epoch's mean losses as the epoch events told them."""
+    """Train into a run folder; the result, and the mean losses between evaluations as the events told them."""
     history: list[dict] = []
-    result = train_into(cfg, RunFolder(folder), lambda e: e["type"] == "epoch" and history.append(e["losses"]),
+    result = train_into(cfg, RunFolder(folder), lambda e: e["type"] == "evaluation" and history.append(e["losses"]),
                         lambda: False)
     return result, history
 
@@ -52,7 +51,11 @@ def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
 ])
 def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss):
     result, history = fit(config(tiny_backbone, **kw), tmp_path)
-    assert len(history) == 4 and result["epochs_run"] == 4 and "history" not in result
+    steps_per_epoch = -(-len(split_pool(validate(config(tiny_backbone, **kw)), load_data(config(tiny_backbone))
+                                        ).labeled) // 8)
+    assert len(history) == 4 and result["evaluations"] == 4 and "history" not in result
+    if kw["method"] != "ganbert":
+        assert result["steps"] == result["budget_steps"] == 4 * steps_per_epoch
     assert history[-1][loss] < history[0][loss], [h[loss] for h in history]
     assert set(result["test"]) >= {"accuracy", "macro_f1", "mcc", "confusion", "per_class"}
     assert np.asarray(result["test"]["confusion"]).sum() == 60
@@ -99,17 +102,16 @@ def test_frozen_checkpoint_has_no_encoder_and_features_are_cached(tiny_backbone,
 def test_unlabeled_rows_never_carry_labels(tiny_backbone):
     cfg = config(tiny_backbone, method="ganbert", frozen=False, fraction=0.1)
     ds = load_data(cfg)
-    model = build_model(cfg, ds.labels, pick_device("cpu"))
-    prepared = prepare(cfg, ds, model, lambda e: None)
-    assert (prepared.pool_labels[prepared.unlabeled] == -1).all()
-    assert (prepared.pool_labels[prepared.labeled] >= 0).all()
+    prepared = split_pool(cfg, ds)
+    assert (prepared.targets[prepared.unlabeled] == -1).all()
+    assert (prepared.targets[prepared.labeled] >= 0).all()
     assert len(prepared.labeled) == 6 * 3  # 10% of 27 per class, rounded
     assert len(prepared.labeled) + len(prepared.unlabeled) == len(ds.train)
 
 
 def test_nan_loss_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
     monkeypatch.setattr(Finetune, "start", lambda *a: lambda rep, labels: {"loss": float("nan")})
-    with pytest.raises(Diverged, match="the loss loss became nan at epoch 1, step 1"):
+    with pytest.raises(Diverged, match="the loss loss became nan at step 1"):
         train(config(tiny_backbone, method="finetune", frozen=True), tmp_path)
 
 
@@ -119,14 +121,15 @@ def test_collapse_onto_one_class_ends_diverged(tiny_backbone, tmp_path, monkeypa
         probs = np.zeros((n, len(model.labels)), dtype=np.float32)
         probs[:, 2] = 1
         return probs, np.zeros(n, dtype=np.float32)
-    monkeypatch.setattr(loop, "predict_split", one_class)
+    monkeypatch.setattr(stepwise, "predict_split", one_class)
     with pytest.raises(Diverged, match="every validation prediction was 'cohere' for 2 evaluations"):
         train(config(tiny_backbone, method="finetune", frozen=True, collapse_evals=2), tmp_path)
 
 
-def test_early_stopping_ends_before_the_last_epoch(tiny_backbone, tmp_path):
-    result = train(config(tiny_backbone, method="finetune", frozen=True, epochs=30, patience=1, lr=1e-4), tmp_path)
-    assert result["epochs_run"] < 30
+def test_early_stopping_ends_before_the_budget_with_best_selection(tiny_backbone, tmp_path):
+    result = train(config(tiny_backbone, method="finetune", frozen=True, epochs=30, evaluations=30, patience=1,
+                          lr=1e-4, selection="best"), tmp_path)
+    assert result["selection"] == "best" and result["steps"] < result["budget_steps"]
 
 
 def test_bucketed_batches_cover_every_row_once_with_similar_lengths():
@@ -167,16 +170,18 @@ def test_batch_size_defaults_follow_the_mode():
     assert batch(frozen=True, method="ganbert", batch_size=8) == 8
 
 
-def test_the_estimate_counts_what_an_epoch_iterates_over():
+def test_the_estimate_counts_the_budget_in_steps():
     from core.runs.estimate import FALLBACK_ENCODE, grid_seconds, run_seconds
 
     head = TrainConfig(frozen=True, fraction=0.01, epochs=10)
     gan = head.with_(method="ganbert")
-    # GAN-BERT: 100 labeled rows repeated int(log2(100)) = 6 times, plus the 9,900 unlabeled, each epoch
+    # GAN-BERT: 100 labeled rows repeated int(log2(100)) = 6 times, plus the 9,900 unlabeled, each epoch:
+    # 10 epochs of ceil(10,500 / 256) = 42 steps of 256 samples
     assert run_seconds(gan, 10_000, 1_000, 3_000, 6, None) == pytest.approx(
-        (10 * (600 + 9_900 + 1_000) + 3_000) / METHODS["ganbert"].head_speed)
+        (420 * 256 + 10 * 1_000 + 3_000) / METHODS["ganbert"].head_speed)
+    # the head: 10 epochs of 2 steps of (at most) the 100 labeled rows
     assert run_seconds(head, 10_000, 1_000, 3_000, 6, None) == pytest.approx(
-        (10 * (100 + 1_000) + 3_000) / METHODS["finetune"].head_speed)
+        (20 * 64 + 10 * 1_000 + 3_000) / METHODS["finetune"].head_speed)
 
     class NoRuns:
         def list(self, statuses=None):

@@ -96,12 +96,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     registry.claim(run_id)
     with tqdm(total=1, desc=run_label(config), unit="step", file=sys.stderr) as bar:
         def show(event: dict) -> None:
-            if event["type"] in ("progress", "epoch"):
+            if event["type"] in ("progress", "evaluation"):
                 bar.total = event["total_steps"]
                 bar.n = event["step"]
-                if event["type"] == "epoch":
-                    bar.set_postfix_str(f"epoch {event['epoch']} val macro-F1 {event['val']['macro_f1']:.3f}")
+                if event["type"] == "evaluation":
+                    bar.set_postfix_str(f"val macro-F1 {event['val']['macro_f1']:.3f}")
                 bar.refresh()
+            elif event["type"] == "status":
+                tqdm.write(event["message"], file=sys.stderr)
             elif event["type"] == "features":
                 bar.set_postfix_str(f"encoding {event['done']}/{event['total']}")
         status = execute_run(registry, run_id, show)

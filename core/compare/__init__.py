@@ -3,8 +3,9 @@
 
 from core.compare import charts
 from core.compare.stats import McNemar, mcnemar, paired_test
-from core.compare.tables import (FILTERS, METRICS, aggregate, confusion_frame, epochs_frame, filter_runs,
-                                 method_name, monitor_frame, per_class_f1, run_name, runs_frame)
+from core.compare.tables import (FILTERS, METRICS, aggregate, confusion_frame, evaluations_frame, filter_runs,
+                                 method_name, monitor_frame, per_class_f1, run_name, run_notes,
+                                 runs_frame)
 
 __all__ = ["charts", "McNemar", "mcnemar", "paired_test", "FILTERS", "METRICS", "aggregate", "confusion_frame",
-           "epochs_frame", "filter_runs", "method_name", "monitor_frame", "per_class_f1", "run_name", "runs_frame"]
+           "evaluations_frame", "filter_runs", "method_name", "monitor_frame", "per_class_f1", "run_name", "run_notes", "runs_frame"]

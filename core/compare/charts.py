@@ -1,4 +1,4 @@
-"""Altair figures of runs: metrics against the labeled amount, bars, epoch curves, confusion matrices,
+"""Altair figures of runs: metrics against the labeled amount, bars, evaluation curves, confusion matrices,
 per-class F1 and one prediction's probabilities."""
 
 from __future__ import annotations
@@ -36,14 +36,15 @@ def grouped_bars(agg: pd.DataFrame, metric: str) -> alt.Chart:
     ).properties(width=110, height=220)
 
 
-def epoch_curves(epochs: pd.DataFrame, metrics: list[str]) -> alt.Chart:
-    """Per-epoch curves, one panel per metric (GAN-BERT's D and G losses apart), one line per run."""
-    data = epochs[epochs["metric"].isin(metrics)]
+def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Chart:
+    """Curves over optimizer steps, one panel per metric (GAN-BERT's D and G losses and its fake-class
+    probability on real validation texts apart), one line per run."""
+    data = evaluations[evaluations["metric"].isin(metrics)]
     return alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
+        x=alt.X("step:Q", axis=alt.Axis(tickMinStep=1)),
         y=alt.Y("value:Q", title=None),
         color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=2)),
-        tooltip=["run", "metric", "epoch", alt.Tooltip("value:Q", format=".4f")],
+        tooltip=["run", "metric", "step", alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=260, height=180).facet(facet=alt.Facet("metric:N", title=None), columns=3).resolve_scale(
         y="independent")
 

@@ -33,22 +33,24 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
     """One row per run with its settings and final test metrics, for tables, filters and charts."""
     rows = []
     for r in runs:
-        c = r.config
-        test = (r.metrics or {}).get("test", {})
+        c, result = r.config, r.metrics or {}
+        test = result.get("test", {})
         rows.append({
             "run_id": r.id, "status": r.status, "method": method_name(r),
             "generator": c.generator if method_for(c).variant == "generator" else "",
-            "amount": c.amount, "labeled": (r.metrics or {}).get("labeled"), "fraction": c.fraction,
-            "per_class": c.per_class, "seed": c.seed, "epochs": c.resolved_epochs, "dataset": dataset_name(c),
+            "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
+            "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction, "per_class": c.per_class, "seed": c.seed,
+            "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": dataset_name(c),
             "data_path": "" if c.data.builtin else c.data.train or "",
             "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
-            "progress": r.progress, "epoch": r.epoch, "message": r.message or "",
+            "progress": r.progress, "message": r.message or "", "seconds": result.get("seconds"),
             **{m: test.get(m) for m in METRICS},
             "created": pd.to_datetime(r.created, unit="s"),
         })
-    columns = ["run_id", "status", "method", "generator", "amount", "labeled", "fraction", "per_class", "seed",
-               "epochs", "dataset", "data_path", "backbone", "frozen", "tags", "progress", "epoch", "message",
-               *METRICS, "created"]
+    columns = ["run_id", "status", "method", "generator", "amount", "labeled", "unlabeled", "val_rows", "test_rows",
+               "fraction",
+               "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone", "frozen", "tags",
+               "progress", "message", "seconds", *METRICS, "created"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -79,16 +81,35 @@ def aggregate(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()[columns].sort_values(["labeled", "method"], ignore_index=True)
 
 
-def epochs_frame(registry: Registry, runs: list[Run]) -> pd.DataFrame:
-    """Per-epoch losses and validation metrics of several runs, long form (run, epoch, metric, value)."""
+def evaluations_frame(registry: Registry, runs: list[Run]) -> pd.DataFrame:
+    """Losses and validation metrics at each evaluation of several runs, long form (run, step, metric,
+    value); runs from before step budgets evaluated once an epoch, and their x is the epoch."""
     rows = []
     for r in runs:
-        for e in registry.epochs(r.id):
+        for e in registry.evaluations(r.id):
+            x = e["step"] if e["step"] is not None else e["evaluation"]
             for key, value in e.items():
-                if key not in ("epoch", "best") and isinstance(value, (int, float)):
-                    rows.append({"run_id": r.id, "run": run_name(r),
-                                 "epoch": e["epoch"], "metric": key, "value": float(value)})
-    return pd.DataFrame(rows, columns=["run_id", "run", "epoch", "metric", "value"])
+                if key not in ("evaluation", "step", "best") and isinstance(value, (int, float)):
+                    rows.append({"run_id": r.id, "run": run_name(r), "step": x, "metric": key, "value": float(value)})
+    return pd.DataFrame(rows, columns=["run_id", "run", "step", "metric", "value"])
+
+
+def run_notes(run: Run, registry: Registry) -> list[str]:
+    """What a run's card says beside its curves: its budget, the checkpoint it kept and why, the classes
+    it could not learn, and a warning when GAN-BERT's discriminator calls real texts fake."""
+    result, notes = run.metrics or {}, []
+    if result.get("budget"):
+        notes.append(f"Budget: {result['budget']}; took {result.get('steps')} steps.")
+    if result.get("selection_reason"):
+        notes.append(f"Selection: {result['selection_reason']}.")
+    if result.get("classes_left_out"):
+        notes.append(f"Left out: {', '.join(result['classes_left_out'])} had no labeled rows, so this model "
+                     "never predicts them.")
+    fake = [e["val_fake_prob"] for e in registry.evaluations(run.id) if e.get("val_fake_prob") is not None]
+    if fake and fake[-1] > 0.5:
+        notes.append(f"warning: the discriminator calls real validation texts fake (mean fake probability "
+                     f"{fake[-1]:.2f} > 0.5 at the last evaluation); its class probabilities are unreliable.")
+    return notes
 
 
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
@@ -113,7 +134,7 @@ def per_class_f1(runs: list[Run]) -> pd.DataFrame:
 
 
 def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
-    """The Train page's live table: status, progress, epoch, time left and the latest message."""
+    """The Train page's live table: status, progress, evaluations so far, time left and the latest message."""
     rows = []
     for r in runs:
         left = None
@@ -122,10 +143,10 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
             left = elapsed * (1 - r.progress) / r.progress
         test = (r.metrics or {}).get("test", {})
         rows.append({"run_id": r.id, "status": r.status, "run": r.label, "progress": r.progress,
-                     "epoch": f"{r.epoch}/{r.config.resolved_epochs}", "time left": _duration(left),
+                     "evaluations": r.epoch, "time left": _duration(left),
                      "test macro-F1": test.get("macro_f1"), "where": r.device if r.backend == "ray" and r.device
                      else r.backend, "latest": r.message or ""})
-    return pd.DataFrame(rows, columns=["run_id", "status", "run", "progress", "epoch", "time left",
+    return pd.DataFrame(rows, columns=["run_id", "status", "run", "progress", "evaluations", "time left",
                                        "test macro-F1", "where", "latest"])
 
 

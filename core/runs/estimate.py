@@ -11,7 +11,6 @@ import statistics
 from core.runs.registry import Registry
 from core.train import TrainConfig, method_for
 
-FALLBACK_FORWARD = 49.0  # texts/s, encoder forward only, batches as they come (evaluation)
 FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
 
 
@@ -23,17 +22,9 @@ def measured_speed(registry: Registry, config: TrainConfig) -> float | None:
 
 
 def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int, speed: float | None) -> float:
-    """Training samples over all epochs divided by throughput, plus the validation and test passes."""
-    method = method_for(config)
+    """The method's own estimate for its budget at this data size."""
     labeled = config.per_class * classes if config.per_class else round(config.fraction * pool)
-    per_epoch = method.epoch_size(labeled, pool - labeled)
-    epochs = config.resolved_epochs
-    if config.frozen:
-        return (epochs * (per_epoch + val) + test) / (speed or method.head_speed)
-    scale = config.max_len / 128
-    train_speed = speed or method.cpu_speed / scale
-    forward = FALLBACK_FORWARD / scale
-    return epochs * (per_epoch / train_speed + val / forward) + test / forward
+    return method_for(config).seconds(config, labeled, pool - labeled, val, test, speed)
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int

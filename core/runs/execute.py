@@ -45,26 +45,30 @@ class StopFlag:
 
 
 def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
-    """Training events → registry rows: progress, per-epoch metrics, status messages."""
+    """Training events → registry rows: progress, evaluations, status messages."""
     last = [0.0]
 
     def on_event(event: dict) -> None:
         kind = event["type"]
         if kind == "progress" and time.monotonic() - last[0] > 1.0:
             last[0] = time.monotonic()
-            registry.update_progress(run_id, event["step"] / event["total_steps"], event["epoch"],
+            registry.update_progress(run_id, event["step"] / event["total_steps"], registry.get(run_id).epoch,
                                      event.get("samples_per_s"))
-        elif kind == "epoch":
+        elif kind == "evaluation":
             val = {f"val_{k}": event["val"][k] for k in ("accuracy", "macro_f1", "mcc")}
-            registry.add_epoch(run_id, event["epoch"], {**event["losses"], **val, "best": event["best"]})
-            registry.update_progress(run_id, event["step"] / event["total_steps"], event["epoch"],
+            if event.get("val_fake_prob") is not None:
+                val["val_fake_prob"] = event["val_fake_prob"]
+            registry.add_evaluation(run_id, event["index"], {"step": event["step"], **event["losses"], **val,
+                                                             "best": event["best"]})
+            registry.update_progress(run_id, event["step"] / event["total_steps"], event["index"],
                                      event.get("samples_per_s"),
-                                     f"epoch {event['epoch']}: val macro-F1 {val['val_macro_f1']:.3f}")
+                                     f"step {event['step']}/{event['total_steps']}: val macro-F1 "
+                                     f"{val['val_macro_f1']:.3f}")
         elif kind == "features":
             registry.update_progress(run_id, 0.0, 0, message=f"encoding texts {event['done']}/{event['total']}")
         elif kind == "status":
             registry.set_message(run_id, event["message"])
-        log.info("%s", event if kind != "epoch" else {k: v for k, v in event.items() if k != "val"})
+        log.info("%s", event if kind != "evaluation" else {k: v for k, v in event.items() if k != "val"})
     return on_event
 
 

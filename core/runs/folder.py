@@ -2,7 +2,7 @@
 
     runs/<run id>/config.json               the TrainConfig, as queued
     runs/<run id>/train.log                 the worker's (or Ray dispatcher's) log
-    runs/<run id>/checkpoint/               the best checkpoint (safetensors weights + JSON description)
+    runs/<run id>/checkpoint/               the kept checkpoint (safetensors weights + JSON description)
     runs/<run id>/result.json               final test metrics and what the run used
     runs/<run id>/test_predictions.parquet  per-text test predictions
 
@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 
 from core.paths import atomic_write_bytes, atomic_write_parquet, atomic_write_text, remove_write_leftovers
-from core.train import StudioModel, TrainConfig, has_checkpoint, load_model, save_model
+from core.train import Predictor, TrainConfig, has_checkpoint, load_predictor
 
 
 class RunFolder:
@@ -42,8 +42,10 @@ class RunFolder:
     def write_config(self, config: TrainConfig) -> None:
         atomic_write_text(self.path / self.CONFIG, json.dumps(json.loads(config.to_json()), indent=2))
 
-    def save_checkpoint(self, model: StudioModel) -> None:
-        save_model(model, self.path / self.CHECKPOINT)
+    @property
+    def checkpoint(self) -> Path:
+        """The folder a method writes its kept checkpoint into."""
+        return self.path / self.CHECKPOINT
 
     def write_predictions(self, frame: pd.DataFrame) -> None:
         atomic_write_parquet(self.path / self.PREDICTIONS, frame)
@@ -76,8 +78,8 @@ class RunFolder:
     def has_checkpoint(self) -> bool:
         return has_checkpoint(self.path / self.CHECKPOINT)
 
-    def load_model(self, device: torch.device | str = "cpu") -> StudioModel:
-        return load_model(self.path / self.CHECKPOINT, device)
+    def load_model(self, device: torch.device | str = "cpu") -> Predictor:
+        return load_predictor(self.path / self.CHECKPOINT, device)
 
     def predictions(self) -> pd.DataFrame:
         return pd.read_parquet(self.path / self.PREDICTIONS)

@@ -146,7 +146,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 registry.folder(run_id).append_log(f"started on Ray node {event['node']} ({event['device']})")
             else:
                 relays[run_id](event)
-                if event["type"] in ("epoch", "status"):
+                if event["type"] in ("evaluation", "status"):
                     registry.folder(run_id).append_log(str({k: v for k, v in event.items() if k != "val"}))
 
     while True:

@@ -174,11 +174,13 @@ class Registry:
         with self._connect() as db:
             return [_to_run(r) for r in db.execute(query + " ORDER BY created, id", args)]
 
-    def epochs(self, run_id: str) -> list[dict]:
+    def evaluations(self, run_id: str) -> list[dict]:
+        """A run's validation evaluations in order, with the losses since the one before and the step
+        (runs from before step budgets evaluated once an epoch and have no step)."""
         with self._connect() as db:
             rows = db.execute("SELECT epoch, metrics FROM epochs WHERE run_id = ? ORDER BY epoch",
                               (check_run_id(run_id),)).fetchall()
-        return [{"epoch": r["epoch"], **json.loads(r["metrics"])} for r in rows]
+        return [{"evaluation": r["epoch"], "step": None, **json.loads(r["metrics"])} for r in rows]
 
     # ------------------------------------------------------------ lifecycle
 
@@ -219,10 +221,11 @@ class Registry:
         with self._connect() as db:
             db.execute("UPDATE runs SET message = ?, heartbeat = ? WHERE id = ?", (message, time.time(), run_id))
 
-    def add_epoch(self, run_id: str, epoch: int, metrics: dict) -> None:
+    def add_evaluation(self, run_id: str, index: int, metrics: dict) -> None:
+        """Store one evaluation (the table keeps its first name, `epochs`, so older homes open as they are)."""
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO epochs (run_id, epoch, metrics) VALUES (?, ?, ?)",
-                       (run_id, epoch, json.dumps(metrics)))
+                       (run_id, index, json.dumps(metrics)))
 
     def finish(self, run_id: str, status: str, message: str | None = None, metrics: dict | None = None) -> None:
         """Record the end of a run; ending a run that has already ended is an IllegalMove."""

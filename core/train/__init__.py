@@ -1,19 +1,22 @@
-"""Training: `TrainConfig`, the methods (one module each, one table), the model and its checkpoint, the
-frozen-feature cache, the loop, metrics and prediction. Reads `core.data` and the backbone; knows
-nothing of runs, registries or processes."""
+"""Training: `TrainConfig`, the methods (one module each, one table), the checkpoint store and loader,
+the frozen-feature cache, the run driver, metrics and prediction. Reads `core.data` and the backbone;
+knows nothing of runs, registries or processes."""
 
-from core.train.checkpoint import CheckpointError, build_model, has_checkpoint, load_model, save_model
+from core.train.checkpoint import load_predictor
 from core.train.config import TrainConfig
-from core.train.inputs import bucketed_batches, load_data, pad_batch
-from core.train.loop import Cancelled, Diverged, Outputs, train
-from core.train.methods import METHODS, Method, adamw, method_for, run_label, validate
+from core.train.inputs import bucketed_batches, load_data, pad_batch, split_pool
+from core.train.loop import Outputs, train
+from core.train.methods import (METHODS, Cancelled, Diverged, Method, Predictor, StepMethod, method_for, run_label,
+                                validate)
 from core.train.model import StudioModel
+from core.train.optim import adamw
 from core.train.predict import Prediction, classify
+from core.train.store import CheckpointError, has_checkpoint
 from core.train.sweep import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, grid, parse_numbers
 
 __all__ = [
-    "CheckpointError", "build_model", "has_checkpoint", "load_model", "save_model", "TrainConfig",
-    "bucketed_batches", "load_data", "pad_batch", "Cancelled", "Diverged", "Outputs", "train", "METHODS", "Method",
-    "adamw", "method_for", "run_label", "validate", "StudioModel", "Prediction", "classify", "grid", "parse_numbers",
+    "load_predictor", "TrainConfig", "bucketed_batches", "load_data", "pad_batch", "split_pool", "Outputs", "train",
+    "METHODS", "Cancelled", "Diverged", "Method", "Predictor", "StepMethod", "method_for", "run_label", "validate",
+    "StudioModel", "adamw", "Prediction", "classify", "CheckpointError", "has_checkpoint", "grid", "parse_numbers",
     "DEFAULT_FRACTIONS", "DEFAULT_METHODS", "DEFAULT_SEEDS",
 ]

@@ -44,8 +44,16 @@ class TrainConfig:
     per_class: int | None = option(None, "or: labeled texts per class (then fraction is unused)", low=1,
                                    label="Labeled texts per class")
     seed: int = option(0, "seed for sampling the labeled rows and for initialisation", low=0, label="Seed")
-    epochs: int | None = option(None, "maximum epochs, early stopping may end sooner (default: 10 with a frozen "
-                                      "encoder, where an epoch of a head costs seconds; else 3)", low=1, label="Epochs")
+    steps: int | None = option(None, "optimizer steps the run takes; the same number for every method gives an equal "
+                                     "budget (default: the method's converged budget, bench/convergence.py)", low=1,
+                               label="Steps")
+    epochs: int | None = option(None, "or: passes over what the method's epoch iterates, converted to steps", low=1,
+                                label="Epochs")
+    evaluations: int = option(10, "validation evaluations spread over the run (selection and early stopping)",
+                              low=1, high=1000, label="Evaluations")
+    selection: str = option("auto", "the checkpoint kept: best validation macro-F1, the last, or auto (the last when "
+                                    "validation holds fewer than 10 texts of a class: too few to rank checkpoints)",
+                            choices=("auto", "best", "last"), label="Checkpoint selection")
     max_len: int = option(128, "tokens per text; longer texts are truncated", low=8, high=512,
                           label="Max length (tokens)")
     batch_size: int | None = option(None, "texts per batch (default: the method's; 16 when the encoder trains)",
@@ -65,8 +73,8 @@ class TrainConfig:
                                "slower elsewhere (7x for MiniLM on a 2-core test machine)", label="bf16 autocast")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
                            high=1.0, label="Warm-up share")
-    patience: int = option(3, "early stopping: epochs without a better validation macro-F1", low=1,
-                           label="Patience (epochs)")
+    patience: int = option(4, "early stopping with best selection: evaluations without a better validation "
+                              "macro-F1", low=1, label="Patience (evaluations)")
     adapter_kind: str = option("houlsby", "adapter architecture: Houlsby (double_seq_bn) or Pfeiffer (seq_bn)",
                                choices=tuple(ADAPTER_KINDS), flag="--adapter", label="Adapter")
     reduction_factor: int = option(16, "adapter bottleneck: hidden size / this", low=1, label="Reduction factor")
@@ -80,6 +88,8 @@ class TrainConfig:
                                     "running", low=1, label="Collapse guard (evaluations)")
     val_fraction: float = option(0.1, "validation share carved from train when the data has no validation split",
                                  low=0.01, high=0.9, label="Validation share")
+    lr_c: float = option(1.0, "inverse L2 strength of the logistic-regression baselines (scikit-learn's C)",
+                         low=1e-6, high=1e6, flag="--lr-c", label="LR C")
     tags: tuple[str, ...] = option((), "tags to filter runs by", flag="--tag", label="Tags")
 
     def __post_init__(self) -> None:
@@ -88,10 +98,6 @@ class TrainConfig:
     @property
     def resolved_pooling(self) -> str:
         return self.pooling or ("layers" if self.frozen else "mean")
-
-    @property
-    def resolved_epochs(self) -> int:
-        return self.epochs or (10 if self.frozen else 3)
 
     @property
     def amount(self) -> str:
@@ -176,5 +182,7 @@ def check(c: TrainConfig) -> None:
         raise InputError("give exactly one of fraction or per_class")
     if c.lr is not None and not 0 < c.lr < 1:
         raise InputError(f"learning rate must be in (0, 1), got {c.lr}")
+    if c.steps is not None and c.epochs is not None:
+        raise InputError("give steps or epochs, not both")
     if c.pooling == "layers" and not c.frozen:
         raise InputError("layers pooling needs frozen-feature mode (it is standardized over the cached features)")

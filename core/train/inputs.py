@@ -24,15 +24,38 @@ VAL_SEED = 0  # the validation carve is the same for every run seed, so runs com
 
 @dataclass
 class Prepared:
-    """Everything the loop needs, built once: data split into labeled and unlabeled, inputs per split."""
+    """What every method trains on, the same for every method with the same data, seed and amount: the
+    pool split into labeled and unlabeled rows, and the classes the labeled rows hold."""
 
     dataset: Dataset
     labeled: np.ndarray  # indices into the pool that keep their labels
     unlabeled: np.ndarray  # indices into the pool used without labels
-    pool_labels: np.ndarray  # -1 for every unlabeled row
+    targets: np.ndarray  # per pool row: its class's position in `classes`, -1 for every unlabeled row
+    classes: np.ndarray  # the dataset label ids the run learns: those with labeled rows, ascending
     pool_texts: list[str]  # the train split, then the extra unlabeled texts
-    inputs: dict[str, object]  # per split (pool, val, test): feature matrix (frozen) or token id lists
     fraction: float  # labeled share of the train split (also when given per class)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self.dataset.labels[i] for i in self.classes)
+
+    @property
+    def left_out(self) -> list[str]:
+        """Declared classes with no labeled row: the model cannot learn them, so it never names them."""
+        return [name for name in self.dataset.labels if name not in self.labels]
+
+    def texts(self, split: str) -> list[str]:
+        return self.pool_texts if split == "pool" else getattr(self.dataset, split)["text"].tolist()
+
+    def val_targets(self) -> np.ndarray:
+        """Validation labels as positions in `classes`; -1 for a class the run does not learn."""
+        return positions(self.classes, self.dataset.val["label"].to_numpy())
+
+
+def positions(classes: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    lookup = np.full(max(int(ids.max(initial=0)), int(classes.max(initial=0))) + 1, UNLABELED)
+    lookup[classes] = np.arange(len(classes))
+    return np.where(ids >= 0, lookup[ids.clip(min=0)], UNLABELED)
 
 
 # ---------------------------------------------------------------- data
@@ -44,10 +67,11 @@ def load_data(config: TrainConfig) -> Dataset:
     return ds
 
 
-def prepare(config: TrainConfig, ds: Dataset, model: StudioModel, on_event: Event) -> Prepared:
-    """Split the train pool into labeled and unlabeled rows and build each split's inputs.
+def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
+    """Split the train pool into labeled and unlabeled rows. The labeled rows depend only on the data,
+    the amount and the seed, never on the method, so runs of different methods pair by seed.
 
-    Unlabeled rows get label -1 here, so no later step can read a label the run is not meant to have.
+    Unlabeled rows get target -1 here, so no later step can read a label the run is not meant to have.
     """
     pool_frame = ds.train if ds.unlabeled is None else pd.concat([ds.train, ds.unlabeled], ignore_index=True)
     n_train = len(ds.train)
@@ -55,24 +79,24 @@ def prepare(config: TrainConfig, ds: Dataset, model: StudioModel, on_event: Even
     mask = sample_labeled(train_labels, config.fraction, config.per_class, config.seed)
     labeled = np.flatnonzero(mask)
     unlabeled = np.concatenate([np.flatnonzero(~mask), np.arange(n_train, len(pool_frame))])
-    pool_labels = np.full(len(pool_frame), UNLABELED)
-    pool_labels[labeled] = train_labels[labeled]
-    texts = {"pool": pool_frame["text"].tolist(), "val": ds.val["text"].tolist(), "test": ds.test["text"].tolist()}
+    classes = np.unique(train_labels[labeled])
+    targets = np.full(len(pool_frame), UNLABELED)
+    targets[labeled] = positions(classes, train_labels[labeled])
+    return Prepared(ds, labeled, unlabeled, targets, classes, pool_frame["text"].tolist(), float(mask.mean()))
 
+
+def model_inputs(config: TrainConfig, data: Prepared, on_event: Event) -> dict[str, object]:
+    """Each split's inputs: cached frozen features, or token ids when the encoder trains."""
+    texts = {split: data.texts(split) for split in ("pool", "val", "test")}
     if config.frozen:
         on_event({"type": "status", "message": "encoding texts with the frozen backbone (cached for later runs)"})
-        inputs: dict[str, object] = cached_features(
-            texts, config.backbone, ds.fingerprint, config.max_len, config.resolved_pooling,
+        return cached_features(
+            texts, config.backbone, data.dataset.fingerprint, config.max_len, config.resolved_pooling,
             studio_home() / "features", config.device, config.bf16,
             on_progress=lambda done, total: on_event({"type": "features", "done": done, "total": total}))
-        pool = inputs["pool"]
-        model.feature_mean.copy_(torch.from_numpy(pool.mean(0)))
-        model.feature_std.copy_(torch.from_numpy(pool.std(0) + 1e-6))
-    else:
-        tokenizer = load_tokenizer(config.backbone)
-        inputs = {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"]
-                  for k, v in texts.items()}
-    return Prepared(ds, labeled, unlabeled, pool_labels, texts["pool"], inputs, float(mask.mean()))
+    tokenizer = load_tokenizer(config.backbone)
+    return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"]
+            for k, v in texts.items()}
 
 
 def bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator,
@@ -103,8 +127,8 @@ def pad_batch(ids: list[list[int]], pad_id: int, device: torch.device, pad_to: i
 class Representer:
     """Turns row indices of a split into sentence representations (features or an encoder pass)."""
 
-    def __init__(self, model: StudioModel, prepared: Prepared, config: TrainConfig, device: torch.device):
-        self.model, self.inputs, self.config, self.device = model, prepared.inputs, config, device
+    def __init__(self, model: StudioModel, inputs: dict[str, object], config: TrainConfig, device: torch.device):
+        self.model, self.inputs, self.config, self.device = model, inputs, config, device
         self.pad_id = load_tokenizer(config.backbone).pad_token_id
         self.features = {k: torch.from_numpy(np.asarray(v)) for k, v in self.inputs.items()} if config.frozen else {}
 

@@ -8,14 +8,18 @@ subclass (see `base.py`) and add one line here.
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods.adapter import Adapter
-from core.train.methods.base import Method, Step, adamw
+from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor
 from core.train.methods.finetune import Finetune
 from core.train.methods.ganbert import GanBert
+from core.train.methods.linear import FeaturesLR, TfidfLR
+from core.train.methods.stepwise import StepMethod
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Finetune(),
     Adapter(),
     GanBert(),
+    TfidfLR(),
+    FeaturesLR(),
 )}
 
 
@@ -28,8 +32,10 @@ def method_for(config: TrainConfig) -> Method:
 
 
 def validate(config: TrainConfig) -> TrainConfig:
-    """The checks that depend on the method (the config checked the rest when it was made)."""
-    method_for(config).check(config)
+    """The config as its method runs it, checked (the config checked the rest when it was made)."""
+    method = method_for(config)
+    config = method.settle(config)
+    method.check(config)
     return config
 
 
@@ -38,4 +44,5 @@ def run_label(config: TrainConfig) -> str:
     return f"{method_for(config).short(config)}{' frozen' if config.frozen else ''} @ {config.amount} seed {config.seed}"
 
 
-__all__ = ["METHODS", "Method", "Step", "adamw", "method_for", "validate", "run_label"]
+__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
+           "validate", "run_label"]

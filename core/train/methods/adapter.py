@@ -8,15 +8,15 @@ import torch
 from transformers import PreTrainedModel
 
 from core.train.config import ADAPTER_KINDS, TrainConfig
-from core.train.methods.base import Method
+from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
 
 
-class Adapter(Method):
+class Adapter(StepMethod):
     name = "adapter"
     title = "BERT + adapters"
     options = ("adapter_kind", "reduction_factor")
-    frozen_ok = False  # the adapters sit inside the encoder's layers
+    encoder = "trained"  # the adapters sit inside the encoder's layers
     encoder_lr = 1e-4
     cpu_speed = 21.0
 

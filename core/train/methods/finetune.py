@@ -1,14 +1,14 @@
 """BERT fine-tuning: a linear head on the sentence representation, trained with the encoder (AdamW with
 linear warm-up and decay, as run_glue), or alone on cached features when the encoder is frozen.
 
-Everything it does is the `Method` default; this module names it.
+Everything it does is the `StepMethod` default; this module names it.
 """
 
 from __future__ import annotations
 
-from core.train.methods.base import Method
+from core.train.methods.stepwise import StepMethod
 
 
-class Finetune(Method):
+class Finetune(StepMethod):
     name = "finetune"
     title = "BERT fine-tuning"

@@ -18,8 +18,9 @@ from torch import nn
 from core.backbone import load_tokenizer
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
-from core.train.methods.base import Method, Step, adamw, encoder_and_head
+from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
+from core.train.optim import Step, adamw, encoder_and_head
 
 EPS = 1e-8
 
@@ -176,7 +177,7 @@ def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> Bo
     """G2 with its bags: token ids (no special tokens) of the unlabeled texts, or of the whole pool
     when every text is labeled."""
     tokenizer = load_tokenizer(config.backbone)
-    source = data.unlabeled if len(data.unlabeled) else np.arange(len(data.pool_labels))
+    source = data.unlabeled if len(data.unlabeled) else np.arange(len(data.targets))
     ids = tokenizer([data.pool_texts[i] for i in source], truncation=True, max_length=config.max_len,
                     add_special_tokens=False, verbose=False)["input_ids"]
     ids = [x or [tokenizer.unk_token_id] for x in ids]
@@ -190,7 +191,7 @@ def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> Bo
                         sizes.noise, dropout=sizes.dropout)
 
 
-class GanBert(Method):
+class GanBert(StepMethod):
     """D (k+1 outputs) on the sentence representation, G making fake representations; labeled rows are
     repeated and shuffled with the unlabeled ones, and D's and G's gradients are taken apart."""
 

@@ -1,0 +1,143 @@
+"""The reference baselines: logistic regression (scikit-learn) on TF-IDF n-grams, and on the run's
+cached frozen features. Both converge in seconds to one solution, so they are the floor a method must
+clear to be worth its cost. Their checkpoints are weights in safetensors and a vocabulary in JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.sparse import hstack
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+
+from core.errors import InputError
+from core.train.config import TrainConfig
+from core.train.methods.base import Fitted, Job, Method
+from core.train.methods.neural import NeuralMethod
+from core.train.metrics import classification_metrics
+from core.train.store import read_tensors, write_checkpoint
+
+NOT_SELECTED = "fixed: logistic regression converges to one solution, so there is no checkpoint to select"
+# Word uni- and bigrams for content, character 2–5-grams inside word boundaries for style.
+VECTORIZERS = {"word": {"analyzer": "word", "ngram_range": (1, 2)},
+               "char": {"analyzer": "char_wb", "ngram_range": (2, 5)}}
+MAX_FEATURES = 50_000  # per vectorizer
+
+
+def fit_logistic(x, y: np.ndarray, classes: int, c: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Multinomial logistic regression; returns k×d weights and k biases (a 2-class fit made symmetric)."""
+    if classes < 2:
+        raise InputError("logistic regression needs labeled rows of at least two classes")
+    lr = LogisticRegression(C=c, max_iter=5000).fit(x, y)
+    coef, bias = lr.coef_, lr.intercept_
+    if classes == 2:  # softmax([-z/2, z/2]) is sigmoid(z), scikit-learn's binary probability
+        coef, bias = np.vstack([-coef / 2, coef / 2]), np.array([-bias[0] / 2, bias[0] / 2])
+    return coef.astype(np.float32), bias.astype(np.float32), int(np.max(lr.n_iter_))
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(1, keepdims=True)
+
+
+def val_record(job: Job, probs: np.ndarray, iterations: int) -> dict:
+    data = job.data
+    val = classification_metrics(data.dataset.val["label"].to_numpy(), data.classes[probs.argmax(1)],
+                                 data.dataset.labels)
+    return {"steps": iterations, "selection": "fixed", "selection_reason": NOT_SELECTED,
+            "val": {k: val[k] for k in ("accuracy", "macro_f1", "mcc")}}
+
+
+class FeaturesLR(NeuralMethod):
+    """Logistic regression on the cached frozen features of the run's backbone, pooling and max length,
+    standardized as the frozen heads see them; saved as the same linear head, so it loads and predicts
+    like frozen fine-tuning."""
+
+    name = "features-lr"
+    title = "Frozen features + LR"
+    options = ("lr_c",)
+    reference = True
+    encoder = "frozen"
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                speed: float | None) -> float:
+        return 2.0 + labeled / 500
+
+    def fit(self, job: Job) -> Fitted:
+        data = job.data
+        model = self.build_model(job.config, data.labels, job.device)
+        inputs = self.inputs_for(model, job)
+        job.on_event({"type": "status", "message": "fitting logistic regression on the cached features"})
+        with torch.no_grad():
+            x = {k: model.standardize(torch.from_numpy(np.asarray(v)).to(job.device)).cpu().numpy()
+                 for k, v in inputs.items()}
+        coef, bias, iterations = fit_logistic(x["pool"][data.labeled], data.targets[data.labeled],
+                                              len(data.classes), job.config.lr_c)
+        linear = model.head[-1]
+        linear.weight.data.copy_(torch.from_numpy(coef))
+        linear.bias.data.copy_(torch.from_numpy(bias))
+        self.save(model, job.checkpoint)
+        return Fitted(softmax(x["test"] @ coef.T + bias), None,
+                      val_record(job, softmax(x["val"] @ coef.T + bias), iterations))
+
+
+class TfidfPredictor:
+    def __init__(self, config: TrainConfig, labels: tuple[str, ...], vectorizers: dict[str, TfidfVectorizer],
+                 coef: np.ndarray, bias: np.ndarray):
+        self.config, self.labels, self.vectorizers, self.coef, self.bias = config, labels, vectorizers, coef, bias
+
+    def features(self, texts: list[str]):
+        return hstack([v.transform(texts) for v in self.vectorizers.values()]).tocsr()
+
+    def predict(self, texts: list[str]) -> tuple[np.ndarray, None]:
+        return softmax(np.asarray(self.features(texts) @ self.coef.T) + self.bias), None
+
+
+class TfidfLR(Method):
+    """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""
+
+    name = "tfidf-lr"
+    title = "TF-IDF + LR"
+    options = ("lr_c",)
+    reference = True
+    encoder = "none"
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                speed: float | None) -> float:
+        return 1.0 + (labeled + val + test) / 2000
+
+    def fit(self, job: Job) -> Fitted:
+        data = job.data
+        job.on_event({"type": "status", "message": "fitting TF-IDF n-grams and logistic regression"})
+        texts = [data.pool_texts[i] for i in data.labeled]
+        vectorizers = {k: TfidfVectorizer(sublinear_tf=True, max_features=MAX_FEATURES, **v).fit(texts)
+                       for k, v in VECTORIZERS.items()}
+        predictor = TfidfPredictor(job.config, data.labels, vectorizers, np.zeros(0), np.zeros(0))
+        coef, bias, iterations = fit_logistic(predictor.features(texts), data.targets[data.labeled],
+                                              len(data.classes), job.config.lr_c)
+        predictor.coef, predictor.bias = coef, bias
+        tensors = {"coef": torch.from_numpy(coef), "bias": torch.from_numpy(bias),
+                   **{f"idf_{k}": torch.from_numpy(v.idf_.astype(np.float32)) for k, v in vectorizers.items()}}
+        vocabulary = {k: {term: int(i) for term, i in v.vocabulary_.items()} for k, v in vectorizers.items()}
+        write_checkpoint(job.checkpoint, tensors, {"config": json.loads(job.config.to_json()),
+                                                   "labels": list(data.labels)},
+                         {"vocabulary.json": json.dumps(vocabulary)})
+        val, _ = predictor.predict(data.texts("val"))
+        test, _ = predictor.predict(data.texts("test"))
+        return Fitted(test, None, val_record(job, val, iterations))
+
+    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> TfidfPredictor:
+        tensors = read_tensors(folder)
+        vocabulary = json.loads((folder / "vocabulary.json").read_text())
+        vectorizers = {}
+        for k, params in VECTORIZERS.items():
+            v = TfidfVectorizer(sublinear_tf=True, vocabulary=vocabulary[k], **params)
+            v.idf_ = tensors[f"idf_{k}"].double().numpy()
+            vectorizers[k] = v
+        config = TrainConfig.from_json(json.dumps(description["config"]))
+        return TfidfPredictor(config, tuple(description["labels"]), vectorizers, tensors["coef"].numpy(),
+                              tensors["bias"].numpy())

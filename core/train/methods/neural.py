@@ -1,0 +1,105 @@
+"""Methods whose model is the studio's `StudioModel` (an encoder, a head, standardized features): how
+to build it, what its checkpoint keeps, how to load it and how it predicts texts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import PreTrainedModel
+
+from core.backbone import load_encoder, load_tokenizer, resolve_backbone
+from core.train.config import TrainConfig
+from core.train.inputs import model_inputs
+from core.train.methods.base import Job, Method
+from core.train.model import StudioModel
+from core.train.store import read_tensors, write_checkpoint
+
+
+class NeuralPredictor:
+    """A loaded `StudioModel` that predicts texts: tokenized and truncated exactly as in training."""
+
+    def __init__(self, model: StudioModel, method: NeuralMethod):
+        self.model, self.method = model, method
+        self.config, self.labels = model.config, model.labels
+        self.tokenizer = load_tokenizer(model.config.backbone)
+
+    @torch.inference_mode()
+    def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+        device = next(self.model.parameters()).device
+        enc = self.tokenizer(texts, truncation=True, max_length=self.config.max_len, padding=True,
+                             return_tensors="pt").to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.config.bf16):
+            logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
+        real, fake = self.method.probabilities(logits)
+        return real.cpu().numpy(), None if fake is None else fake.cpu().numpy()
+
+
+class NeuralMethod(Method):
+    """Defaults describe a linear head on the sentence representation."""
+
+    def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
+        """Change the encoder before training (adapters go in here); most methods leave it."""
+
+    def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
+                   ) -> tuple[nn.Module, nn.Module | None]:
+        """The head over sentence representations, and a generator when the method has one."""
+        return nn.Sequential(nn.Dropout(0.1), nn.Linear(feature_dim, num_labels)), None
+
+    def probabilities(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Probabilities over the k real classes, and the fake-class probability when there is one."""
+        return F.softmax(logits.float(), dim=-1), None
+
+    def saved_state(self, model: StudioModel) -> dict[str, torch.Tensor]:
+        """What the checkpoint holds: what prediction needs. Never the generator; with a frozen encoder no
+        encoder either (it is the unchanged backbone)."""
+        state = {k: v for k, v in model.state_dict().items() if not k.startswith("generator.")}
+        if model.config.frozen:
+            return {k: v for k, v in state.items() if not k.startswith("encoder.")}
+        return state
+
+    # ------------------------------------------------------------ the model and its checkpoint
+
+    def inputs_for(self, model: StudioModel, job: Job) -> dict[str, object]:
+        """Each split's inputs; frozen features are standardized with the train pool's statistics."""
+        inputs = model_inputs(job.config, job.data, job.on_event)
+        if job.config.frozen:
+            pool = np.asarray(inputs["pool"])
+            model.feature_mean.copy_(torch.from_numpy(pool.mean(0)))
+            model.feature_std.copy_(torch.from_numpy(pool.std(0) + 1e-6))
+        return inputs
+
+    def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:
+        """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head."""
+        encoder = load_encoder(config.backbone, device)
+        hidden = encoder.config.hidden_size
+        feature_dim = {"cls": hidden, "mean": hidden,
+                       "layers": 2 * hidden * encoder.config.num_hidden_layers}[config.resolved_pooling]
+        if config.frozen:
+            encoder.requires_grad_(False)
+        self.adapt_encoder(encoder, config)
+        head, generator = self.build_head(config, len(labels), feature_dim, hidden)
+        return StudioModel(config, labels, feature_dim, hidden, encoder, head, generator).to(device)
+
+    def save(self, model: StudioModel, folder: Path) -> None:
+        description = {"config": json.loads(model.config.to_json()), "labels": list(model.labels),
+                       "feature_dim": model.feature_dim, "hidden_size": model.hidden_size,
+                       "backbone": str(resolve_backbone(model.config.backbone))}
+        write_checkpoint(folder, self.saved_state(model), description)
+
+    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> NeuralPredictor:
+        """Rebuild the model from its description and load the weights (safetensors only)."""
+        config = TrainConfig.from_json(json.dumps(description["config"]))
+        model = self.build_model(config, tuple(description["labels"]), torch.device(device))
+        state = read_tensors(folder, device)
+        _, unexpected = model.load_state_dict(state, strict=False)
+        if unexpected:
+            raise ValueError(f"checkpoint in {folder} has weights this model does not: {unexpected[:3]}")
+        not_loaded = [k for k in self.saved_state(model) if k not in state]
+        if not_loaded:
+            raise ValueError(f"checkpoint in {folder} lacks weights: {not_loaded[:3]}")
+        return NeuralPredictor(model.eval(), self)

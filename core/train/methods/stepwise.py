@@ -1,0 +1,224 @@
+"""Methods trained by optimizer steps, and their one loop.
+
+A run's length is a number of optimizer steps, whatever an epoch holds: at 5 labels per class a head's
+epoch is one step, so budgets counted in epochs measured the budget, not the method. `fit` reads top to
+bottom like nanoGPT's train.py: model and inputs → the selection rule → the budget → the loop (each
+step is the method's) → evaluations, selection, early stopping → the test set once, with the kept
+checkpoint. Nothing here depends on which method runs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from typing import ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from transformers import get_linear_schedule_with_warmup
+
+from core.train.config import TrainConfig
+from core.train.inputs import Prepared, Representer, bucketed_batches
+from core.train.methods.base import Cancelled, Diverged, Fitted, Job
+from core.train.methods.neural import NeuralMethod
+from core.train.metrics import classification_metrics
+from core.train.model import StudioModel
+from core.train.optim import Step, adamw, encoder_and_head
+
+MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to rank checkpoints on
+
+
+def selection_rule(config: TrainConfig, data: Prepared) -> tuple[str, str]:
+    """Which checkpoint a run keeps, and why: the user's choice, or for `auto` the best on validation
+    unless validation is too small to rank checkpoints, then the last."""
+    if config.selection != "auto":
+        return config.selection, f"{config.selection} checkpoint, as chosen"
+    targets = data.val_targets()
+    smallest = int(np.bincount(targets[targets >= 0], minlength=len(data.classes)).min())
+    if smallest < MIN_VAL_PER_CLASS:
+        return "last", (f"last checkpoint: validation holds {smallest} text(s) of its smallest class, fewer than "
+                        f"{MIN_VAL_PER_CLASS}, too few to rank checkpoints, so the run trains to its budget")
+    return "best", f"best validation macro-F1 (validation holds at least {smallest} texts per class)"
+
+
+def endless_batches(rows: np.ndarray, lengths: np.ndarray, batch_size: int, rng: np.random.Generator
+                    ) -> Iterator[np.ndarray]:
+    """Pool indices batch after batch, epoch after epoch, reshuffled every epoch."""
+    while True:
+        for batch in bucketed_batches(lengths[rows], batch_size, rng):
+            yield rows[batch]
+
+
+@torch.no_grad()
+def predict_split(model: StudioModel, method: StepMethod, rep: Representer, split: str, batch_size: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Class probabilities over the model's classes and, for a method with one, the fake-class probability."""
+    model.eval()
+    n = len(rep.lengths(split))
+    order = np.argsort(rep.lengths(split), kind="stable")
+    probs = np.zeros((n, len(model.labels)), dtype=np.float32)
+    fake = np.zeros(n, dtype=np.float32)
+    for start in range(0, n, batch_size * 2):
+        idx = order[start:start + batch_size * 2]
+        real, fake_part = method.probabilities(model.head_logits(rep(split, idx)))
+        probs[idx] = real.cpu().numpy()
+        if fake_part is not None:
+            fake[idx] = fake_part.cpu().numpy()
+    model.train()
+    return probs, fake
+
+
+class StepMethod(NeuralMethod):
+    """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
+
+    encoder_lr: ClassVar[float] = 2e-5  # run_glue's default when the encoder trains
+    frozen_batch_size: ClassVar[int] = 64
+    # The default budget: at least this many steps (where the curves of bench/convergence.py flatten at
+    # 5 and 20 labels per class), and at least this many epochs when the labeled set is large.
+    min_steps_frozen: ClassVar[int] = 300
+    min_steps_trained: ClassVar[int] = 150
+    default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
+    # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
+    cpu_speed: ClassVar[float] = 13.0  # the encoder trains, 128 tokens, batch 16
+    head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
+
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or (1e-3 if config.frozen else self.encoder_lr)
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
+
+    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+        """Indices into the pool that one epoch iterates over: here the labeled rows only."""
+        return labeled
+
+    def epoch_size(self, labeled: int, unlabeled: int) -> int:
+        """How many rows `epoch_rows` gives, for budgets and estimates made before any data is loaded."""
+        return labeled
+
+    def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:
+        """Optimizer steps for the run, and how they were chosen."""
+        per_epoch = max(1, math.ceil(epoch_size / self.batch_size(config)))
+        if config.steps:
+            return config.steps, f"{config.steps} steps, as chosen ({config.steps / per_epoch:.3g} epochs)"
+        if config.epochs:
+            return config.epochs * per_epoch, f"{config.epochs} epochs of {per_epoch} step(s), as chosen"
+        floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
+        epochs = self.default_epochs[0 if config.frozen else 1]
+        steps = max(floor, epochs * per_epoch)
+        return steps, f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch}"
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                speed: float | None) -> float:
+        """Training samples over the budget divided by throughput, plus the evaluations and the test pass."""
+        steps, _ = self.budget(config, self.epoch_size(labeled, unlabeled))
+        samples = steps * min(self.batch_size(config), self.epoch_size(labeled, unlabeled))
+        if config.frozen:
+            return (samples + config.evaluations * val + test) / (speed or self.head_speed)
+        scale = config.max_len / 128
+        forward = 49.0 / scale  # texts/s, encoder forward only
+        return samples / (speed or self.cpu_speed / scale) + (config.evaluations * val + test) / forward
+
+    def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
+        """Set up optimizers (and anything else the steps need) and return one optimizer step."""
+        params = encoder_and_head(model)
+        opt = adamw(params, self.learning_rate(config))
+        schedule = get_linear_schedule_with_warmup(opt, int(config.warmup * total_steps), total_steps)
+
+        def step(rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+            loss = F.cross_entropy(model.head_logits(rep), labels)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            schedule.step()
+            return {"loss": loss.item()}
+        return step
+
+    # ------------------------------------------------------------ the loop
+
+    def fit(self, job: Job) -> Fitted:
+        config, data, device, on_event = job.config, job.data, job.device, job.on_event
+        rng = np.random.default_rng(config.seed)
+        # -- model and inputs
+        model = self.build_model(config, data.labels, device)
+        rep = Representer(model, self.inputs_for(model, job), config, device)
+        y_val = data.dataset.val["label"].to_numpy()
+        rule, why = selection_rule(config, data)
+        on_event({"type": "status", "message": f"selection: {why}"})
+
+        # -- the budget, what an epoch iterates over, and the method's optimizer step
+        rows = self.epoch_rows(data.labeled, data.unlabeled)
+        batch_size = self.batch_size(config)
+        total_steps, budget = self.budget(config, len(rows))
+        on_event({"type": "status", "message": f"budget: {budget}"})
+        eval_every = max(1, math.ceil(total_steps / config.evaluations))
+        step_once = self.start(model, config, data, total_steps)
+        batches = endless_batches(rows, rep.lengths("pool"), batch_size, rng)
+
+        # -- loop
+        best_f1, best_state, stale, collapsed, evaluation, samples = -1.0, None, 0, 0, 0, 0
+        sums: dict[str, float] = {}
+        val, fake_share, since = {}, None, 0
+        started = time.perf_counter()
+        model.train()
+        for step in range(1, total_steps + 1):
+            if job.should_stop():
+                raise Cancelled("cancelled by request")
+            idx = next(batches)
+            targets = torch.from_numpy(data.targets[idx]).to(device)
+            for name, value in step_once(rep("pool", idx), targets).items():
+                if not math.isfinite(value):
+                    raise Diverged(f"the {name} loss became {value} at step {step}")
+                sums[name] = sums.get(name, 0.0) + value
+            samples, since = samples + len(idx), since + 1
+            if step % 10 == 0 or step == total_steps:
+                on_event({"type": "progress", "step": step, "total_steps": total_steps,
+                          "samples_per_s": samples / (time.perf_counter() - started)})
+            if step % eval_every and step != total_steps:
+                continue
+
+            # -- evaluate: selection, early stopping, collapse and the discriminator's health
+            evaluation += 1
+            probs, fake = predict_split(model, self, rep, "val", batch_size)
+            predicted = data.classes[probs.argmax(1)]
+            val = classification_metrics(y_val, predicted, data.dataset.labels)
+            fake_share = float(fake.mean()) if self.fake_class and len(fake) else None
+            collapsed = collapsed + 1 if len(np.unique(predicted)) == 1 else 0
+            improved = val["macro_f1"] > best_f1
+            if improved:
+                best_f1, stale = val["macro_f1"], 0
+                if rule == "best":
+                    best_state = {k: v.detach().clone() for k, v in self.saved_state(model).items()}
+                    self.save(model, job.checkpoint)
+            else:
+                stale += 1
+            on_event({"type": "evaluation", "index": evaluation, "step": step, "total_steps": total_steps,
+                      "losses": {k: v / since for k, v in sums.items()}, "val": val, "val_fake_prob": fake_share,
+                      "best": improved, "samples_per_s": samples / (time.perf_counter() - started)})
+            sums, since = {}, 0
+            if fake_share is not None and fake_share > 0.5:
+                on_event({"type": "status", "message": f"warning: the discriminator calls real validation texts "
+                                                       f"fake (mean fake probability {fake_share:.2f} > 0.5)"})
+            if collapsed >= config.collapse_evals:
+                only = data.dataset.labels[int(predicted[0])]
+                raise Diverged(f"collapsed: every validation prediction was '{only}' for {collapsed} evaluations in a row")
+            if rule == "best" and stale >= config.patience:
+                on_event({"type": "status", "message": f"early stop at step {step}: no better validation "
+                                                       f"macro-F1 for {stale} evaluations"})
+                break
+
+        # -- test once, with the kept checkpoint
+        if rule == "last":
+            self.save(model, job.checkpoint)
+        else:
+            model.load_state_dict(best_state, strict=False)
+        probs, fake = predict_split(model, self, rep, "test", batch_size)
+        elapsed = time.perf_counter() - started
+        record = {"steps": step, "budget_steps": total_steps, "budget": budget, "selection": rule,
+                  "selection_reason": why, "evaluations": evaluation, "best_val_macro_f1": best_f1,
+                  "val": {k: val.get(k) for k in ("accuracy", "macro_f1", "mcc")}, "val_fake_prob": fake_share,
+                  "samples_per_s": samples / elapsed if elapsed else 0.0}
+        return Fitted(probs, fake if self.fake_class else None, record)
