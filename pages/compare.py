@@ -1,4 +1,5 @@
-"""Compare: filter runs, aggregate over seeds, plot metrics against the labeled amount, test differences."""
+"""Compare: filter runs, group them over seeds with confidence intervals, plot metrics against the labeled
+amount, test differences paired by seed, and look closely at chosen runs."""
 
 import streamlit as st
 
@@ -34,25 +35,54 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                                                                   "in the CSV and under Selected runs.")})
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 
-agg = compare.aggregate(frame)
-if agg.empty:
+metric = st.radio("Metric", list(compare.METRICS), horizontal=True, key="cmp_metric",
+                  format_func=lambda m: {"accuracy": "Accuracy", "macro_f1": "Macro-F1", "mcc": "MCC"}[m])
+summary = compare.summarize(frame, metric, compare.METRICS)
+groups = summary.groups
+if groups.empty:
     st.info("No finished runs match. Metrics appear here when runs end `done`.")
     st.stop()
 
-st.subheader("Metrics (mean ± std over seeds)")
-st.dataframe(agg, hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                                  for c in agg.columns if c.endswith(("_mean", "_std"))})
-metric = st.radio("Metric", list(compare.METRICS), horizontal=True, key="cmp_metric",
-                  format_func=lambda m: {"accuracy": "Accuracy", "macro_f1": "Macro-F1", "mcc": "MCC"}[m])
+st.subheader("Groups over seeds (mean and 95% CI)")
+st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
+           "labeled rows, so groups compare seed by seed below.")
+shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in compare.METRICS for s in ("mean", "low", "high")]]
+st.dataframe(groups[shown], hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shown[3:]})
 c1, c2 = st.columns(2)
-line = charts.metric_vs_amount(agg, metric)
+line = charts.metric_vs_amount(groups, metric)
 c1.altair_chart(line)
-bars = charts.grouped_bars(agg, metric)
+bars = charts.grouped_bars(groups, metric)
 c2.altair_chart(bars)
 d1, d2, d3 = st.columns(3)
 d1.download_button("Line chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
 d2.download_button("Line chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
 d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
+st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
+
+st.subheader("Verdicts")
+st.caption("Per labeled amount: the best group by mean, the runner-up, their paired difference with its 95% t "
+           "interval, and the paired test (an exact sign test up to 5 seeds, Wilcoxon's signed-rank above). With 5 "
+           "seeds no two-sided rank test reaches p < 0.05 (its smallest p is 0.0625); the interval excluding 0 is "
+           "the evidence 5 seeds can give. Use 6 or more seeds for a rank test that can.")
+st.dataframe(summary.verdicts, hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format="%.3f")
+                            for c in ("best_mean", "difference", "low", "high")} |
+             {"p_value": st.column_config.NumberColumn(format="%.3g")})
+
+st.subheader("Paired comparison")
+pairs = summary.pairs[metric]
+if not pairs:
+    st.caption("Two groups on the same data and labeled amount with shared seeds compare here.")
+else:
+    pair = pairs[st.selectbox("Groups", range(len(pairs)), format_func=lambda i: f"{pairs[i].a}  vs  {pairs[i].b}",
+                              key="cmp_pair")]
+    d = pair.difference
+    ci = f"[{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "(no interval from one seed)"
+    st.markdown(f"**{pair.sentence()}.** Mean difference (A − B) {d.mean:+.3f}, 95% CI {ci}; {pair.test} "
+                f"p = {pair.p_value:.3g} over n = {len(pair.seeds)} seeds: "
+                f"{'significant' if pair.significant else 'not significant'} at 0.05.")
+    st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True)
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
 selected = [r for r in runs if r.id in selected_ids and r.status == "done"]
@@ -77,6 +107,8 @@ st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected), tuple(l
 
 if len(selected) == 2:
     a, b = selected
+    st.markdown("**Settings that differ**")
+    st.dataframe(compare.run_diff(a, b), hide_index=True)
     try:
         test = compare.paired_test(registry, a.id, b.id)
     except ValueError as e:
@@ -86,4 +118,4 @@ if len(selected) == 2:
                     f"only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
         st.info(test.verdict(compare.run_name(a), compare.run_name(b)))
 else:
-    st.caption("Select exactly two finished runs for McNemar's paired significance test.")
+    st.caption("Select exactly two finished runs to see the settings they differ in and McNemar's test per text.")

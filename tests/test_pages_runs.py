@@ -68,17 +68,22 @@ def test_train_page_rejects_bad_grid_input(dataset):
     assert at.button(key="tr_launch").disabled
 
 
-def test_compare_aggregates_and_plots(tiny_backbone, dataset):
+def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     for seed in (0, 1):
         finished_run(tiny_backbone, dataset, seed=seed)
     finished_run(tiny_backbone, dataset, method="ganbert", generator="bow")
     failed = Registry().create(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), frozen=True))
     Registry().finish(failed, "failed", "RuntimeError: boom")
     at = open_page("pages/compare.py", dataset)
-    agg = at.dataframe[1].value
-    row = agg[agg["method"] == "BERT fine-tuning [frozen]"].iloc[0]
-    assert row["runs"] == 2 and 0 <= row["accuracy_mean"] <= 1
-    assert len(at.get("vega_lite_chart")) >= 2
+    table, groups, verdicts, diffs = at.dataframe  # the runs, the groups, the verdicts, one pair's differences
+    groups, verdicts, diffs = groups.value, verdicts.value, diffs.value
+    row = groups[groups["group"].str.startswith("BERT fine-tuning [frozen]")].iloc[0]
+    assert row["n"] == 2 and 0 <= row["accuracy_mean"] <= 1 and row["accuracy_low"] <= row["accuracy_mean"]
+    assert len(at.get("vega_lite_chart")) >= 3  # curves, bars, the strip of seeds
+    assert len(verdicts) == 1 and verdicts.iloc[0]["runner_up"] is not None
+    # fine-tuning (seeds 0, 1) and GAN-BERT (seed 0) share seed 0: one pair, its per-seed differences shown
+    assert len(at.selectbox(key="cmp_pair").options) == 1 and len(diffs) == 1
+    assert any("beats" in m.value and "on 1 of 1 seeds" in m.value for m in at.markdown)
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.compare import aggregate, paired_test, runs_frame
+from core.compare import METRICS, paired_test, runs_frame, summarize
 from core.runs import Registry
 from core.train import classify
 from tests.conftest import make_tiny_backbone
@@ -51,8 +51,8 @@ def test_old_runs_compare_as_before(old_home, expected):
     assert frame["method"].tolist() == expected["frame_methods"]
     assert frame["amount"].tolist()[:4] == ["5/class", "20%", "20%", "5/class"]
     assert (frame["dataset"] == "built-in (synthetic)").all()
-    agg = aggregate(frame)
-    assert set(agg["method"]) == {"BERT fine-tuning [frozen]", "GAN-BERT G1 (noise) [frozen]",
+    summary = summarize(frame, "accuracy", METRICS)
+    assert set(summary.groups["method"]) == {"BERT fine-tuning [frozen]", "GAN-BERT G1 (noise) [frozen]",
                                   "GAN-BERT G2 (bag of words) [frozen]", "BERT + adapters"}
     done = [r.id for r in registry.list(statuses=("done",))]
     assert paired_test(registry, done[0], done[1]).only_a >= 0  # their predictions files still read

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.commands import (add_backend_args, cmd_cancel, cmd_data_check, cmd_explore, cmd_predict, cmd_runs,
+from core.cli.commands import (add_backend_args, cmd_cancel, cmd_compare, cmd_data_check, cmd_explore, cmd_predict, cmd_runs,
                                cmd_sweep, cmd_train)
 from core.cli.options import BUILTIN, Parser, add_config_args, add_data_args
 from core.errors import InputError
@@ -52,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     runs = sub.add_parser("runs", help="list runs")
     runs.add_argument("--json", action="store_true", help="print JSON")
     runs.set_defaults(func=cmd_runs)
+
+    cp = sub.add_parser("compare", help="groups over seeds with 95%% CIs, paired tests between groups, verdicts")
+    cp.add_argument("--tag", action="append", help="only runs with this tag (repeatable)")
+    cp.add_argument("--metric", choices=("accuracy", "macro_f1", "mcc"), default="accuracy",
+                    help="the metric the text output and the verdicts rank by (JSON pairs carry every metric)")
+    cp.add_argument("--json", action="store_true", help="print JSON: groups, pairs and verdicts")
+    cp.set_defaults(func=cmd_compare)
 
     cn = sub.add_parser("cancel", help="cancel a queued or running run")
     cn.add_argument("run_id")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from core import compare
 from core.backbone import load_tokenizer, resolve_backbone
 from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_amounts
 from core.data import Dataset, load_dataset
@@ -144,6 +145,41 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for r in rows:
         score = f"acc {r['accuracy']:.3f} F1 {r['macro_f1']:.3f}" if r["accuracy"] is not None else f"{r['progress']:.0%}"
         print(f"{r['run_id']}  {r['status']:<11} {r['label']:<40} {score}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Groups over seeds with 95% intervals, paired tests between groups, and a verdict per amount."""
+    registry = Registry()
+    pump(registry)
+    runs = [r for r in registry.list() if not args.tag or set(args.tag) & set(r.config.tags)]
+    summary = compare.summarize(compare.runs_frame(runs), args.metric, compare.METRICS)
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=2))
+        return 0
+    if summary.groups.empty:
+        print("no finished runs to compare" + (f" tagged {', '.join(args.tag)}" if args.tag else ""))
+        return 0
+    m = args.metric
+    print(f"{m}: mean and 95% CI over seeds")
+    for g in summary.groups.itertuples():
+        low, high = getattr(g, f"{m}_low"), getattr(g, f"{m}_high")
+        ci = f"[{low:.3f}, {high:.3f}]" if low is not None and low == low else "(one seed)"
+        print(f"  {g.group:<60} n={g.n:<3} {getattr(g, f'{m}_mean'):.3f} {ci}")
+    print(f"\npaired over shared seeds ({m}, A − B)")
+    for p in summary.pairs[m]:
+        d = p.difference
+        ci = f"[{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else ""
+        print(f"  {p.a} vs {p.b}: {d.mean:+.3f} {ci} {p.test} p={p.p_value:.3g}; {p.sentence()}")
+    print("\nverdicts")
+    for v in summary.verdicts.to_dict("records"):
+        if v["runner_up"] is None:
+            print(f"  {v['amount']} ({v['dataset']}): {v['best']} alone")
+            continue
+        why = {True: "significant", False: "not significant", None: v["test"]}[v["significant"]]
+        if v["p_value"] is not None:
+            why += f", {v['test']} p={v['p_value']:.3g}"
+        print(f"  {v['amount']} ({v['dataset']}): {v['best']} over {v['runner_up']} by {v['difference']:+.3f} ({why})")
     return 0
 
 

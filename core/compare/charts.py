@@ -9,31 +9,48 @@ import pandas as pd
 from core.plotting import class_scale
 
 
-def metric_vs_amount(agg: pd.DataFrame, metric: str) -> alt.Chart:
+def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     """The seed report's figure: a metric against the number of labeled texts (log x), one line per
-    method, with a band of ± one standard deviation over seeds; the tooltip names the amount as chosen."""
-    data = agg.assign(low=agg[f"{metric}_mean"] - agg[f"{metric}_std"], high=agg[f"{metric}_mean"] + agg[f"{metric}_std"])
+    series with its 95% confidence band over seeds. Reference baselines are dashed lines without a band:
+    the floor a method must clear to be worth its cost."""
+    data = groups.assign(low=groups[f"{metric}_low"].fillna(groups[f"{metric}_mean"]),
+                         high=groups[f"{metric}_high"].fillna(groups[f"{metric}_mean"]),
+                         kind=groups["reference"].map({True: "reference", False: "method"}))
     x = alt.X("labeled:Q", scale=alt.Scale(type="log"), title="labeled texts (log scale)")
-    base = alt.Chart(data).encode(x=x, color=alt.Color("method:N", title="method",
-                                                       legend=alt.Legend(orient="bottom", columns=1)))
-    band = base.mark_area(opacity=0.2).encode(y="low:Q", y2="high:Q")
+    color = alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", columns=1, labelLimit=0))
+    base = alt.Chart(data).encode(x=x, color=color)
+    band = base.transform_filter(alt.datum.kind == "method").mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
-        y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
-        tooltip=["method", "amount", alt.Tooltip("labeled:Q", format=".0f"), "runs",
-                 alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_std:Q", format=".3f")])
+        y=alt.Y(f"{metric}_mean:Q", title=f"{metric.replace('_', '-')} (mean, 95% CI)"),
+        strokeDash=alt.StrokeDash("kind:N", title=None, scale=alt.Scale(domain=["method", "reference"],
+                                                                         range=[[1, 0], [6, 4]])),
+        tooltip=["series", "amount", alt.Tooltip("labeled:Q", format=".0f"), "n",
+                 alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_low:Q", format=".3f"),
+                 alt.Tooltip(f"{metric}_high:Q", format=".3f")])
     return (band + line).properties(width=480, height=300)
 
 
-def grouped_bars(agg: pd.DataFrame, metric: str) -> alt.Chart:
-    """One panel per labeled amount (in order of labeled texts), one bar per method."""
-    order = list(dict.fromkeys(agg.sort_values("labeled")["amount"]))
-    return alt.Chart(agg).mark_bar().encode(
-        x=alt.X("method:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
+def grouped_bars(groups: pd.DataFrame, metric: str) -> alt.Chart:
+    """One panel per labeled amount (in order of labeled texts), one bar per series with its 95% interval."""
+    order = list(dict.fromkeys(groups.sort_values("labeled")["amount"]))
+    base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=alt.Axis(labels=False, ticks=False)))
+    bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
-        color=alt.Color("method:N", legend=alt.Legend(orient="bottom", columns=1)),
-        column=alt.Column("amount:O", title="labeled amount", sort=order),
-        tooltip=["method", "amount", "runs", alt.Tooltip(f"{metric}_mean:Q", format=".3f")],
-    ).properties(width=110, height=220)
+        color=alt.Color("series:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
+        tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
+    whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
+    return alt.layer(bars, whiskers, data=groups).properties(width=110, height=220).facet(
+        column=alt.Column("amount:O", title="labeled amount", sort=order))
+
+
+def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
+    """Every finished run as a point, one row per group: the seeds behind each mean."""
+    return alt.Chart(runs).mark_circle(size=60, opacity=0.7).encode(
+        x=alt.X(f"{metric}:Q", title=metric.replace("_", "-"), scale=alt.Scale(zero=False)),
+        y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"), axis=alt.Axis(labelLimit=0)),
+        color=alt.Color("seed:N", legend=alt.Legend(orient="bottom")),
+        tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],
+    ).properties(width=480)
 
 
 def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Chart:

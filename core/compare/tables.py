@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.compare.seeds import group_key, settings
 from core.runs import Registry, Run
 from core.train import TrainConfig, method_for
 
@@ -39,18 +40,18 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             "run_id": r.id, "status": r.status, "method": method_name(r),
             "generator": c.generator if method_for(c).variant == "generator" else "",
             "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
-            "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction, "per_class": c.per_class, "seed": c.seed,
-            "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": dataset_name(c),
+            "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction,
+            "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": dataset_name(c),
             "data_path": "" if c.data.builtin else c.data.train or "",
             "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
             "progress": r.progress, "message": r.message or "", "seconds": result.get("seconds"),
+            "reference": method_for(c).reference, "settings": group_key(c),
             **{m: test.get(m) for m in METRICS},
             "created": pd.to_datetime(r.created, unit="s"),
         })
     columns = ["run_id", "status", "method", "generator", "amount", "labeled", "unlabeled", "val_rows", "test_rows",
-               "fraction",
-               "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone", "frozen", "tags",
-               "progress", "message", "seconds", *METRICS, "created"]
+               "fraction", "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone", "frozen", "tags",
+               "progress", "message", "seconds", "reference", "settings", *METRICS, "created"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -63,22 +64,6 @@ def filter_runs(frame: pd.DataFrame, chosen: dict[str, list]) -> pd.DataFrame:
         if values:
             frame = frame[frame[column].isin(values)]
     return frame
-
-
-def aggregate(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over seeds of each metric, per method and labeled amount (as chosen),
-    with the mean number of labeled texts, the x of the curves, ordered by it."""
-    columns = ["method", "amount", "labeled", "runs", *[f"{m}_{s}" for m in METRICS for s in ("mean", "std")]]
-    done = frame[frame["status"] == "done"].dropna(subset=["accuracy"])
-    if done.empty:
-        return pd.DataFrame(columns=columns)
-    grouped = done.groupby(["method", "amount"])
-    out = grouped[list(METRICS)].agg(["mean", "std"])
-    out.columns = [f"{m}_{s}" for m, s in out.columns]
-    out = out.fillna({c: 0.0 for c in out.columns if c.endswith("_std")})
-    out.insert(0, "runs", grouped.size())
-    out.insert(0, "labeled", grouped["labeled"].mean())
-    return out.reset_index()[columns].sort_values(["labeled", "method"], ignore_index=True)
 
 
 def evaluations_frame(registry: Registry, runs: list[Run]) -> pd.DataFrame:
@@ -110,6 +95,14 @@ def run_notes(run: Run, registry: Registry) -> list[str]:
         notes.append(f"warning: the discriminator calls real validation texts fake (mean fake probability "
                      f"{fake[-1]:.2f} > 0.5 at the last evaluation); its class probabilities are unreliable.")
     return notes
+
+
+def run_diff(a: Run, b: Run) -> pd.DataFrame:
+    """Only the settings in which two runs differ, the seed included."""
+    sa, sb = settings(a.config, drop=()), settings(b.config, drop=())
+    keys = [k for k in dict.fromkeys([*sa, *sb]) if sa.get(k) != sb.get(k)]
+    return pd.DataFrame({"setting": keys, run_name(a): [str(sa.get(k)) for k in keys],
+                         run_name(b): [str(sb.get(k)) for k in keys]})
 
 
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:

@@ -1,0 +1,245 @@
+"""Statistics over seeds: groups of runs that differ only in their seed, a 95% confidence interval for
+each group's mean, paired comparisons of two groups on the seeds they share, and a verdict per
+labeled amount.
+
+Runs with the same data, amount and seed share their labeled rows whatever the method, so two groups
+compare by their per-seed differences: that removes the luck of the draw they share. With five seeds
+or fewer the paired test is an exact sign test (a Wilcoxon signed-rank test cannot reach p < 0.05
+with n ≤ 5); with more, Wilcoxon's signed-rank test. The interval of the mean difference is Student's t.
+With five seeds no two-sided rank test can reach p < 0.05 (the smallest p is 2/2⁵ = 0.0625), so a pair
+also says whether its t interval excludes zero, which five seeds can show.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core.train import TrainConfig
+
+CONFIDENCE = 0.95
+ALPHA = 0.05
+SIGN_TEST_UP_TO = 5  # pairs; above this, Wilcoxon's signed-rank test
+NOT_SETTINGS = ("seed", "tags", "device")  # what may differ inside a group
+AMOUNT = ("fraction", "per_class")
+
+
+def settings(config: TrainConfig, drop: tuple[str, ...] = NOT_SETTINGS) -> dict[str, object]:
+    """A run's settings, flattened ('data.train', 'lr', …), without `drop` (by default those a group may
+    vary in)."""
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}{k}.", v)
+        else:
+            flat[prefix[:-1]] = value
+    walk("", json.loads(config.to_json()))
+    return {k: v for k, v in flat.items() if k not in drop}
+
+
+def group_key(config: TrainConfig) -> str:
+    return json.dumps(settings(config), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """n values, their mean and a t interval for it (no interval from one value)."""
+
+    n: int
+    mean: float
+    low: float | None
+    high: float | None
+
+
+def mean_ci(values, confidence: float = CONFIDENCE) -> Interval:
+    x = np.asarray(values, dtype=float)
+    if len(x) == 0:
+        return Interval(0, float("nan"), None, None)
+    if len(x) < 2:
+        return Interval(1, float(x[0]), None, None)
+    half = stats.t.ppf((1 + confidence) / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+    return Interval(len(x), float(x.mean()), float(x.mean() - half), float(x.mean() + half))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Group A against group B on the seeds both have, for one metric."""
+
+    a: str
+    b: str
+    metric: str
+    seeds: list[int]
+    diffs: list[float]  # A − B, per seed
+    difference: Interval
+    test: str
+    p_value: float
+    wins: int  # seeds where A scores higher
+    losses: int
+    ties: int
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < ALPHA
+
+    @property
+    def ci_excludes_zero(self) -> bool:
+        d = self.difference
+        return d.low is not None and (d.low > 0 or d.high < 0)
+
+    def sentence(self) -> str:
+        better, worse, won = (self.a, self.b, self.wins) if self.wins >= self.losses else (self.b, self.a, self.losses)
+        return f"{better} beats {worse} on {won} of {len(self.seeds)} seeds"
+
+
+def paired(a: str, b: str, metric: str, scores_a: dict[int, float], scores_b: dict[int, float]) -> Paired:
+    """Per-seed differences on the shared seeds, their mean with a t interval, and the paired test."""
+    seeds = sorted(set(scores_a) & set(scores_b))
+    diffs = np.array([scores_a[s] - scores_b[s] for s in seeds], dtype=float)
+    wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
+    if wins + losses == 0:
+        test, p = "no test: no seed differs", 1.0
+    elif len(seeds) <= SIGN_TEST_UP_TO:
+        test, p = "exact sign test", float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    else:
+        test, p = "Wilcoxon signed-rank", float(stats.wilcoxon(diffs).pvalue)
+    return Paired(a, b, metric, seeds, diffs.tolist(), mean_ci(diffs), test, p, wins, losses,
+                  len(seeds) - wins - losses)
+
+
+# ---------------------------------------------------------------- groups of runs
+
+
+def _names(done: pd.DataFrame) -> pd.Series:
+    """Each group's series name: the method's, plus the settings that tell apart groups of that method on
+    that dataset (an lr, a pooling), so that no two series share a name."""
+    names = done["method"].copy()
+    parsed = done["settings"].map(json.loads)
+    for index in done.groupby(["dataset", "method"]).groups.values():
+        runs = parsed[index]
+        keys = sorted({k for d in runs for k in d} - set(AMOUNT))
+        varying = [k for k in keys if len({json.dumps(d.get(k), default=str) for d in runs}) > 1]
+        if varying:
+            names[index] = [f"{m} ({', '.join(f'{k}={d.get(k)}' for k in varying)})"
+                            for m, d in zip(done.loc[index, "method"], runs)]
+    return names
+
+
+def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """One row per group of finished runs (every setting but the seed): n, the seeds, and for each metric
+    the mean, standard deviation and 95% interval. Groups never span datasets."""
+    done = frame[frame["status"] == "done"].dropna(subset=list(metrics)).copy()
+    columns = ["group", "series", "method", "dataset", "amount", "labeled", "reference", "n", "seeds", "settings",
+               *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high")]]
+    if done.empty:
+        return pd.DataFrame(columns=columns)
+    done["series"] = _names(done)
+    several = done["dataset"].nunique() > 1
+    rows = []
+    for key, g in done.groupby("settings", sort=False):
+        first = g.iloc[0]
+        name = f"{first['series']} @ {first['amount']}" + (f" · {first['dataset']}" if several else "")
+        row = {"group": name, "series": first["series"], "method": first["method"], "dataset": first["dataset"],
+               "amount": first["amount"], "labeled": float(g["labeled"].mean()), "reference": bool(first["reference"]),
+               "n": len(g), "seeds": sorted(int(s) for s in g["seed"]), "settings": key}
+        for m in metrics:
+            ci = mean_ci(g[m])
+            row |= {f"{m}_mean": ci.mean, f"{m}_std": float(g[m].std(ddof=1)) if len(g) > 1 else 0.0,
+                    f"{m}_low": ci.low, f"{m}_high": ci.high}
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "labeled", "series"], ignore_index=True)
+
+
+def seed_points(frame: pd.DataFrame, grouped: pd.DataFrame) -> pd.DataFrame:
+    """The finished runs behind the groups, each with its group's name, for a strip of seeds."""
+    done = frame[frame["status"] == "done"].drop(columns=["labeled"])
+    return done.merge(grouped[["settings", "group", "labeled"]], on="settings")
+
+
+def _scores(frame: pd.DataFrame, grouped: pd.DataFrame, metric: str) -> dict[str, dict[int, float]]:
+    """Each group's metric per seed."""
+    done = frame[frame["status"] == "done"].dropna(subset=[metric])
+    return {name: {int(r.seed): float(getattr(r, metric)) for r in done[done["settings"] == key].itertuples()}
+            for name, key in zip(grouped["group"], grouped["settings"])}
+
+
+def pairs(frame: pd.DataFrame, grouped: pd.DataFrame, metric: str) -> list[Paired]:
+    """Every two groups on the same dataset and labeled amount that share at least one seed."""
+    scores = _scores(frame, grouped, metric)
+    out = []
+    for (_, a), (_, b) in combinations(grouped.iterrows(), 2):
+        if a["dataset"] == b["dataset"] and a["amount"] == b["amount"] and set(a["seeds"]) & set(b["seeds"]):
+            out.append(paired(a["group"], b["group"], metric, scores[a["group"]], scores[b["group"]]))
+    return out
+
+
+def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str) -> pd.DataFrame:
+    """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
+    with its interval, and whether it is significant."""
+    by_pair = {(p.a, p.b): p for p in found}
+    rows = []
+    for (dataset, amount), g in grouped.groupby(["dataset", "amount"], sort=False):
+        ranked = g.sort_values(f"{metric}_mean", ascending=False)
+        best = ranked.iloc[0]
+        row = {"dataset": dataset, "amount": amount, "labeled": best["labeled"], "best": best["group"],
+               "best_mean": best[f"{metric}_mean"], "runner_up": None, "difference": None, "low": None, "high": None,
+               "n": 0, "test": None, "p_value": None, "significant": None, "ci_excludes_zero": None}
+        if len(ranked) > 1:
+            second = ranked.iloc[1]
+            p = by_pair.get((best["group"], second["group"]))
+            q = by_pair.get((second["group"], best["group"]))
+            row["runner_up"] = second["group"]
+            if p or q:
+                sign = 1 if p else -1
+                d = p or q
+                lo, hi = (d.difference.low, d.difference.high) if p else (
+                    None if d.difference.high is None else -d.difference.high,
+                    None if d.difference.low is None else -d.difference.low)
+                row |= {"difference": sign * d.difference.mean, "low": lo, "high": hi, "n": len(d.seeds),
+                        "test": d.test, "p_value": d.p_value, "significant": d.significant,
+                        "ci_excludes_zero": d.ci_excludes_zero}
+            else:
+                row |= {"difference": best[f"{metric}_mean"] - second[f"{metric}_mean"],
+                        "test": "no shared seeds: not paired"}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pair_json(p: Paired) -> dict:
+    out = asdict(p)
+    out["difference"] = asdict(p.difference)
+    return out | {"significant": p.significant, "ci_excludes_zero": p.ci_excludes_zero, "summary": p.sentence()}
+
+
+@dataclass
+class Summary:
+    """What Compare and `python -m core compare` show: the groups, every pair per metric, and the verdicts
+    for the chosen metric."""
+
+    metric: str
+    groups: pd.DataFrame
+    pairs: dict[str, list[Paired]]
+    verdicts: pd.DataFrame
+
+    def to_json(self) -> dict:
+        def clean(value):  # NaN and numpy scalars → JSON
+            if isinstance(value, (np.floating, float)):
+                return None if np.isnan(value) else float(value)
+            return value.item() if isinstance(value, np.generic) else value
+        groups = [{k: clean(v) for k, v in row.items() if k != "settings"} for row in self.groups.to_dict("records")]
+        pairs = [pair_json(p) for found in self.pairs.values() for p in found]
+        verdicts = [{k: clean(v) for k, v in row.items()} for row in self.verdicts.to_dict("records")]
+        return {"metric": self.metric, "groups": groups, "pairs": pairs, "verdicts": verdicts}
+
+
+def summarize(frame: pd.DataFrame, metric: str, metrics: tuple[str, ...]) -> Summary:
+    grouped = groups(frame, metrics)
+    found = {m: pairs(frame, grouped, m) for m in metrics} if not grouped.empty else {m: [] for m in metrics}
+    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric) if not grouped.empty
+                   else pd.DataFrame())

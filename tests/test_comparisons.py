@@ -1,0 +1,198 @@
+"""What makes comparisons fair: step budgets, the same labeled rows for every method with the same seed,
+the selection rule small data can carry, classes with no labeled rows left out, the reference baselines
+saved without pickle, and the seed statistics checked against scipy on hand-made numbers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from core.cli import main
+from core.compare import METRICS, mean_ci, paired, summarize
+from core.compare.seeds import group_key
+from core.data import CorpusConfig, DataSpec
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import METHODS, TrainConfig, classify, load_data, method_for, split_pool, validate
+from core.train.methods.stepwise import MIN_VAL_PER_CLASS, selection_rule
+from tests.test_cli_train import data_args, last_json
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+
+
+def m4(m4_dir, **kw) -> TrainConfig:
+    return TrainConfig(data=DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")),
+                       **{"fraction": None, "per_class": 5, **kw})
+
+
+# ---------------------------------------------------------------- budgets, pairing, selection
+
+def test_budgets_are_steps_and_epochs_convert_to_steps():
+    finetune = METHODS["finetune"]
+    frozen = TrainConfig(frozen=True)
+    assert finetune.budget(frozen.with_(steps=123), 25)[0] == 123
+    assert finetune.budget(frozen.with_(epochs=7), 130)[0] == 7 * 3  # 130 rows at batch 64: 3 steps an epoch
+    # the default converges whatever the epoch arithmetic: 25 labeled rows are one step an epoch
+    assert finetune.budget(frozen, 25)[0] == finetune.min_steps_frozen
+    assert finetune.budget(frozen, 64 * 100)[0] == 10 * 100  # a large set: 10 epochs
+    with pytest.raises(Exception, match="steps or epochs, not both"):
+        TrainConfig(steps=5, epochs=5)
+
+
+def test_the_same_seed_labels_the_same_rows_for_every_method(m4_dir):
+    per_seed = {}
+    for seed in (0, 1):
+        rows = set()
+        for name in METHODS:
+            cfg = validate(m4(m4_dir, method=name, seed=seed))
+            rows.add(tuple(split_pool(cfg, load_data(cfg)).labeled))
+        assert len(rows) == 1, f"methods labeled different rows for seed {seed}"
+        per_seed[seed] = rows.pop()
+    assert per_seed[0] != per_seed[1]
+
+
+def test_selection_keeps_the_last_checkpoint_when_validation_is_too_small(m4_dir):
+    cfg = validate(m4(m4_dir, frozen=True))
+    data = split_pool(cfg, load_data(cfg))  # a 10% carve of 128 texts: about 2 per class
+    rule, why = selection_rule(cfg, data)
+    assert rule == "last" and f"fewer than {MIN_VAL_PER_CLASS}" in why
+    assert selection_rule(cfg.with_(selection="best"), data)[0] == "best"
+    big = validate(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=200, test_per_class=10)),
+                               frozen=True))
+    assert selection_rule(big, split_pool(big, load_data(big)))[0] == "best"  # 20 validation texts a class
+
+
+def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_backbone, tmp_path):
+    messages = []
+    result = train_into(m4(m4_dir, frozen=True, steps=12, evaluations=3, backbone=str(tiny_backbone)),
+                        RunFolder(tmp_path), lambda e: e["type"] == "status" and messages.append(e["message"]),
+                        lambda: False)
+    assert result["selection"] == "last" and result["steps"] == result["budget_steps"] == 12
+    assert any(m.startswith("selection: last checkpoint") for m in messages)
+    assert {"labeled": 25, "unlabeled": 116 - 25, "val_rows": 12, "test_rows": 65}.items() <= result.items()
+
+
+# ---------------------------------------------------------------- classes left out, baselines
+
+@pytest.mark.parametrize("method", ["finetune", "ganbert", "tfidf-lr", "features-lr"])
+def test_a_class_without_labeled_rows_is_never_predicted(m4_dir, tiny_backbone, tmp_path, method):
+    cfg = m4(m4_dir, method=method, frozen=method != "tfidf-lr", steps=5, evaluations=1,
+             backbone=str(tiny_backbone))
+    result = train_into(cfg, RunFolder(tmp_path), lambda e: None, lambda: False)
+    assert result["classes_left_out"] == ["bloomz"]
+    saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
+    assert "p_bloomz" not in saved and (saved["pred"] != 4).all()
+    model = RunFolder(tmp_path).load_model()
+    assert "bloomz" not in model.labels
+    assert all(p.label != "bloomz" and "bloomz" not in p.probabilities for p in classify(model, ["a text"] * 3))
+
+
+@pytest.mark.parametrize("method", ["tfidf-lr", "features-lr"])
+def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_backbone, tmp_path, method):
+    cfg = validate(TrainConfig(data=DATA, method=method, frozen=True, fraction=0.5, backbone=str(tiny_backbone)))
+    result = train_into(cfg, RunFolder(tmp_path), lambda e: None, lambda: False)
+    assert result["selection"] == "fixed" and result["test"]["accuracy"] > 1 / 6
+    files = {p.name for p in (tmp_path / RunFolder.CHECKPOINT).iterdir()}
+    assert files <= {"model.safetensors", "model.json", "vocabulary.json"}
+    saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
+    texts = load_data(cfg).test["text"].tolist()
+    again = classify(RunFolder(tmp_path).load_model(), texts)
+    probs = np.array([[p.probabilities[name] for name in result_labels(saved)] for p in again])
+    assert probs == pytest.approx(saved[[f"p_{n}" for n in result_labels(saved)]].to_numpy(), abs=1e-5)
+
+
+def result_labels(saved: pd.DataFrame) -> list[str]:
+    return [c[2:] for c in saved.columns if c.startswith("p_")]
+
+
+# ---------------------------------------------------------------- statistics against scipy
+
+def test_mean_interval_is_students_t():
+    x = [0.41, 0.47, 0.39, 0.52, 0.45]
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=stats.sem(x))
+    ci = mean_ci(x)
+    assert (ci.n, ci.mean, ci.low, ci.high) == (5, pytest.approx(np.mean(x)), pytest.approx(low), pytest.approx(high))
+    assert mean_ci([0.5]).low is None
+
+
+def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():
+    a = {0: 0.50, 1: 0.60, 2: 0.55, 3: 0.70, 4: 0.52}
+    b = {0: 0.40, 1: 0.62, 2: 0.50, 3: 0.60, 4: 0.50, 9: 0.99}  # seed 9 has no partner
+    p = paired("A", "B", "accuracy", a, b)
+    diffs = np.array([a[s] - b[s] for s in range(5)])
+    assert p.seeds == [0, 1, 2, 3, 4] and p.diffs == pytest.approx(diffs.tolist())
+    assert (p.wins, p.losses, p.ties) == (4, 1, 0) and p.test == "exact sign test"
+    assert p.p_value == pytest.approx(stats.binomtest(4, 5, 0.5).pvalue)
+    low, high = stats.t.interval(0.95, 4, loc=diffs.mean(), scale=stats.sem(diffs))
+    assert (p.difference.low, p.difference.high) == (pytest.approx(low), pytest.approx(high))
+    assert p.sentence() == "A beats B on 4 of 5 seeds" and not p.significant
+
+    rng = np.random.default_rng(0)
+    a8 = {s: 0.6 + rng.normal(0, 0.02) for s in range(8)}
+    b8 = {s: a8[s] - 0.03 - rng.normal(0, 0.01) for s in range(8)}
+    p8 = paired("A", "B", "accuracy", a8, b8)
+    assert p8.test == "Wilcoxon signed-rank" and p8.significant
+    assert p8.p_value == pytest.approx(stats.wilcoxon([a8[s] - b8[s] for s in range(8)]).pvalue)
+
+
+def frame_of(rows: list[dict]) -> pd.DataFrame:
+    """A runs table as `runs_frame` makes it, from hand-set settings and scores."""
+    out = []
+    for r in rows:
+        cfg = TrainConfig(method=r["method"], seed=r["seed"], lr=r.get("lr"), fraction=r["fraction"],
+                          data=DataSpec(train=r.get("data", "a.jsonl"), test="t.jsonl"))
+        out.append({"status": "done", "method": method_for(cfg).display(cfg), "dataset": r.get("data", "a.jsonl"),
+                    "amount": cfg.amount, "labeled": 100 * r["fraction"], "reference": method_for(cfg).reference,
+                    "seed": r["seed"], "settings": group_key(cfg), "run_id": f"r{len(out)}",
+                    **{m: r["score"] for m in METRICS}})
+    return pd.DataFrame(out)
+
+
+def test_groups_pairs_and_verdicts():
+    rows = [{"method": "finetune", "seed": s, "fraction": 0.1, "score": 0.5 + 0.01 * s} for s in range(5)]
+    rows += [{"method": "tfidf-lr", "seed": s, "fraction": 0.1, "score": 0.6 + 0.01 * s} for s in range(5)]
+    rows += [{"method": "finetune", "seed": s, "fraction": 0.1, "lr": 1e-3, "score": 0.4} for s in range(3)]
+    rows += [{"method": "finetune", "seed": s, "fraction": 0.5, "score": 0.7} for s in range(2)]
+    rows += [{"method": "finetune", "seed": s, "fraction": 0.1, "score": 0.9, "data": "b.jsonl"} for s in range(2)]
+    summary = summarize(frame_of(rows), "accuracy", METRICS)
+    g = summary.groups.set_index("group")
+    assert len(g) == 5 and g["n"].sum() == len(rows)  # never averaged across datasets, amounts or settings
+    finetune = g.loc["BERT fine-tuning (lr=None) @ 10% · a.jsonl"]
+    assert finetune["accuracy_mean"] == pytest.approx(0.52)
+    assert finetune["accuracy_low"] == pytest.approx(mean_ci([0.5, 0.51, 0.52, 0.53, 0.54]).low)
+    assert "BERT fine-tuning (lr=0.001) @ 10% · a.jsonl" in g.index
+    # pairs only within one dataset and amount: three groups at 10% on a.jsonl, three pairs
+    assert len(summary.pairs["accuracy"]) == 3
+    verdict = summary.verdicts.set_index(["dataset", "amount"]).loc[("a.jsonl", "10%")]
+    assert verdict["best"] == "TF-IDF + LR @ 10% · a.jsonl"
+    assert verdict["runner_up"] == "BERT fine-tuning (lr=None) @ 10% · a.jsonl"
+    assert verdict["difference"] == pytest.approx(0.1) and verdict["n"] == 5
+    # five wins of five: the exact sign test's smallest p, 0.0625, is not below 0.05; the t interval is clear of 0
+    assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625
+    assert not verdict["significant"] and verdict["ci_excludes_zero"]
+    # JSON: one list of groups, one of pairs
+    out = summary.to_json()
+    assert json.loads(json.dumps(out)) == out and {len(out["groups"]), len(out["pairs"])} == {5, 9}
+
+
+def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, capsys):
+    for method in ("finetune", "features-lr"):
+        for seed in ("0", "1"):
+            assert main(["train", *data_args(m4_dir), "--method", method, "--per-class", "5", "--frozen",
+                         "--steps", "5", "--seed", seed, "--backbone", str(tiny_backbone), "--tag", "cmp"]) == 0
+    capsys.readouterr()
+    assert main(["compare", "--tag", "cmp", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [g["n"] for g in out["groups"]] == [2, 2]
+    pair = next(p for p in out["pairs"] if p["metric"] == "accuracy")
+    assert pair["seeds"] == [0, 1] and pair["test"] in ("exact sign test", "no test: no seed differs")
+    assert len(out["verdicts"]) == 1
+    assert main(["compare", "--tag", "cmp"]) == 0
+    text = capsys.readouterr().out
+    assert "95% CI" in text and "verdicts" in text and "seeds" in text
+    assert main(["compare", "--tag", "nothing"]) == 0
+    assert "no finished runs" in capsys.readouterr().out
