@@ -91,10 +91,18 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
 def embed_texts(texts: list[str], backbone: str | Path | None = None, max_len: int = 128, pooling: str = "mean",
                 batch_size: int = 32, device: str = "auto", bf16: bool = False,
                 on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Frozen sentence vectors as a float32 numpy array, in length-sorted batches to pad little."""
+    """Frozen sentence vectors of a local backbone as a float32 numpy array."""
     dev = pick_device(device)
-    tokenizer = load_tokenizer(backbone)
-    model = load_encoder(backbone, dev)
+    return encode_texts(load_encoder(backbone, dev), load_tokenizer(backbone), texts, max_len, pooling, batch_size,
+                        bf16, on_progress)
+
+
+@torch.inference_mode()
+def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: list[str], max_len: int = 128,
+                 pooling: str = "mean", batch_size: int = 32, bf16: bool = False,
+                 on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Sentence vectors of a loaded encoder, in length-sorted batches to pad little."""
+    dev = next(model.parameters()).device
     order = np.argsort([len(t) for t in texts], kind="stable")
     out: list[np.ndarray | None] = [None] * len(texts)
     for start in range(0, len(texts), batch_size):

@@ -196,3 +196,42 @@ def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, cap
     assert "95% CI" in text and "verdicts" in text and "seeds" in text
     assert main(["compare", "--tag", "nothing"]) == 0
     assert "no finished runs" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- SetFit
+
+@pytest.mark.parametrize("features", ["layers", "sentence"])
+def test_setfit_trains_saves_without_pickle_and_reloads_identically(m4_dir, tiny_backbone, tmp_path, features):
+    events = []
+    cfg = validate(m4(m4_dir, method="setfit", frozen=True, steps=3, setfit_features=features,
+                      backbone=str(tiny_backbone)))
+    assert not cfg.frozen  # SetFit always tunes its body, so a frozen sweep runs it unfrozen
+    result = train_into(cfg, RunFolder(tmp_path), events.append, lambda: False)
+    assert result["steps"] == 3 and result["selection"] == "last" and result["classes_left_out"] == ["bloomz"]
+    assert [e["step"] for e in events if e["type"] == "progress"] == [1, 2, 3]
+    checkpoint = tmp_path / RunFolder.CHECKPOINT
+    written = [p for p in checkpoint.rglob("*") if p.is_file()]
+    assert all(p.suffix in (".safetensors", ".json", ".txt", ".md") for p in written), written
+    assert (checkpoint / "body" / "model.safetensors").exists()
+    saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
+    model = RunFolder(tmp_path).load_model()
+    again = classify(model, load_data(cfg).test["text"].tolist())
+    probs = np.array([[p.probabilities[n] for n in model.labels] for p in again])
+    assert probs == pytest.approx(saved[[f"p_{n}" for n in model.labels]].to_numpy(), abs=1e-5)
+
+
+def test_setfit_stops_when_cancelled(m4_dir, tiny_backbone, tmp_path):
+    from core.train import Cancelled
+    asked = iter([False, True])
+    with pytest.raises(Cancelled):
+        train_into(validate(m4(m4_dir, method="setfit", steps=20, backbone=str(tiny_backbone))), RunFolder(tmp_path),
+                   lambda e: None, lambda: next(asked, True))
+
+
+def test_setfit_default_budget_is_its_pairs_capped_on_a_cpu():
+    setfit = METHODS["setfit"]
+    cfg = TrainConfig(method="setfit")
+    assert setfit.budget(cfg, 25, gpu=False)[0] == 63  # 20 pairs per text × 25 texts / 16 per step
+    assert setfit.budget(cfg, 100, gpu=False)[0] == 100  # 250 steps capped on a CPU
+    assert setfit.budget(cfg, 100, gpu=True)[0] == 250
+    assert setfit.budget(cfg.with_(steps=7), 100, gpu=False)[0] == 7

@@ -131,7 +131,8 @@ def test_cli_data_check_refuses_bad_files_with_exit_2(content, name, message, tm
 
 def test_no_code_path_unpickles():
     """Uploads, caches and checkpoints are read as data only: no pickle, no torch.load, no eval."""
-    banned = re.compile(r"import pickle|pickle\.loads?\(|torch\.load\(|(?<![.\w])eval\(|(?<![.\w])exec\(|allow_pickle=True")
+    banned = re.compile(r"import pickle|pickle\.loads?\(|torch\.load\(|(?<![.\w])eval\(|(?<![.\w])exec\(|allow_pickle=True"
+                        r"|import joblib|joblib\.load\(|from_pretrained\(.*SetFit|SetFitModel\.from_pretrained")
     offenders = [str(p) for p in list((REPO_ROOT / "core").rglob("*.py")) + list((REPO_ROOT / "pages").glob("*.py"))
                  if banned.search(p.read_text())]
     assert offenders == []

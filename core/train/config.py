@@ -90,6 +90,14 @@ class TrainConfig:
                                  low=0.01, high=0.9, label="Validation share")
     lr_c: float = option(1.0, "inverse L2 strength of the logistic-regression baselines (scikit-learn's C)",
                          low=1e-6, high=1e6, flag="--lr-c", label="LR C")
+    setfit_features: str = option("layers", "what SetFit's logistic-regression head reads after the contrastive "
+                                            "step: every layer's mean and CLS (standardized), or the body's own "
+                                            "sentence embedding, as published",
+                                  choices={"layers": "all layers", "sentence": "sentence embedding (as published)"},
+                                  label="SetFit head features")
+    setfit_iterations: int = option(20, "SetFit: sentence pairs drawn per labeled text (its num_iterations); the "
+                                        "default budget is these pairs over the batch, capped on a CPU", low=1,
+                                    label="SetFit pairs per text")
     tags: tuple[str, ...] = option((), "tags to filter runs by", flag="--tag", label="Tags")
 
     def __post_init__(self) -> None:

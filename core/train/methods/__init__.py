@@ -9,6 +9,7 @@ from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods.adapter import Adapter
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor
+from core.train.methods.contrastive import SetFit
 from core.train.methods.finetune import Finetune
 from core.train.methods.ganbert import GanBert
 from core.train.methods.linear import FeaturesLR, TfidfLR
@@ -18,6 +19,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Finetune(),
     Adapter(),
     GanBert(),
+    SetFit(),
     TfidfLR(),
     FeaturesLR(),
 )}

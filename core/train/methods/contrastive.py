@@ -1,0 +1,164 @@
+"""SetFit (Tunstall et al. 2022) through the `setfit` package: contrastive fine-tuning of the
+sentence-transformer body on pairs drawn from the labeled texts (same class: positive), then a
+logistic-regression head on the tuned body's features.
+
+The head reads, by default, every layer's mean and CLS vectors of the tuned body (standardized): on
+this task the last layer holds topic more than style, and SetFit as published (the body's own sentence
+embedding) scores near chance on real M4 text; `setfit_features="sentence"` gives the published head.
+No pickle: the `setfit` package saves its head with joblib, so the studio saves the body as a
+sentence-transformers folder (safetensors) and the head's weights in safetensors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.linear_model import LogisticRegression
+from transformers import TrainerCallback
+
+from core.backbone import encode_texts, resolve_backbone
+from core.train.config import TrainConfig
+from core.train.methods.base import Cancelled, Fitted, Job, Method
+from core.train.methods.linear import fit_logistic, softmax, val_record
+from core.train.store import read_tensors, write_checkpoint
+
+BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
+CPU_MAX_STEPS = 100  # the default budget's cap without a GPU: ~6 min at 3.5 s a step (MiniLM, 128 tokens, 2 cores)
+STAT_ROWS = 1000  # unlabeled rows that join the labeled ones for the standardization statistics
+
+
+def head_features(body, config: TrainConfig, texts: list[str]) -> np.ndarray:
+    """What the head reads: the body's sentence embedding (as published), or every layer's mean and CLS."""
+    if config.setfit_features == "sentence":
+        return body.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+    return encode_texts(body[0].auto_model, body.tokenizer, texts, config.max_len, "layers")
+
+
+class SetFitPredictor:
+    def __init__(self, config: TrainConfig, labels: tuple[str, ...], body, head: dict[str, np.ndarray]):
+        self.config, self.labels, self.body, self.head = config, labels, body, head
+
+    def predict(self, texts: list[str]) -> tuple[np.ndarray, None]:
+        x = (head_features(self.body, self.config, texts) - self.head["feature_mean"]) / self.head["feature_std"]
+        return softmax(x @ self.head["coef"].T + self.head["bias"]), None
+
+
+class Progress(TrainerCallback):
+    """SetFit's steps as studio progress events; a cancel request stops training at the next step."""
+
+    def __init__(self, job: Job, total: int):
+        self.job, self.total, self.cancelled = job, total, False
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.job.on_event({"type": "progress", "step": state.global_step, "total_steps": self.total})
+        if self.job.should_stop():
+            self.cancelled = control.should_training_stop = True
+        return control
+
+
+class SetFit(Method):
+    name = "setfit"
+    title = "SetFit"
+    options = ("setfit_features", "setfit_iterations", "lr_c")
+    encoder = "trained"
+
+    def settle(self, config: TrainConfig) -> TrainConfig:
+        """SetFit always tunes its body, so a frozen-mode sweep runs it unfrozen."""
+        return config.with_(frozen=False) if config.frozen else config
+
+    def display(self, config: TrainConfig) -> str:
+        return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
+
+    def short(self, config: TrainConfig) -> str:
+        return self.name + ("-sentence" if config.setfit_features == "sentence" else "")
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or 16  # pairs per step, SetFit's default
+
+    def budget(self, config: TrainConfig, labeled: int, gpu: bool) -> tuple[int, str]:
+        pairs = config.setfit_iterations * 2 * labeled
+        per_pass = max(1, math.ceil(pairs / self.batch_size(config)))
+        if config.steps:
+            return config.steps, f"{config.steps} steps of {self.batch_size(config)} pairs, as chosen"
+        if config.epochs:
+            return config.epochs * per_pass, f"{config.epochs} passes over {pairs} pairs, as chosen"
+        if gpu or per_pass <= CPU_MAX_STEPS:
+            return per_pass, f"{per_pass} steps: {config.setfit_iterations} pairs per labeled text, once"
+        return CPU_MAX_STEPS, (f"{CPU_MAX_STEPS} steps: the CPU cap on {per_pass} ({config.setfit_iterations} pairs "
+                               f"per labeled text)")
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                speed: float | None) -> float:
+        steps, _ = self.budget(config, labeled, torch.cuda.is_available())
+        scale = config.max_len / 128
+        pairs_per_s = speed or 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
+        return steps * self.batch_size(config) / pairs_per_s + (labeled + val + test) / (49.0 / scale)
+
+    # ------------------------------------------------------------ fitting
+
+    def fit(self, job: Job) -> Fitted:
+        from datasets import Dataset  # setfit and datasets take seconds to import: only SetFit runs pay it
+        from sentence_transformers import SentenceTransformer
+        from setfit import SetFitModel, Trainer, TrainingArguments
+
+        config, data = job.config, job.data
+        texts = [data.pool_texts[i] for i in data.labeled]
+        targets = data.targets[data.labeled].tolist()
+        body = SentenceTransformer(str(resolve_backbone(config.backbone)), device=str(job.device),
+                                   local_files_only=True)
+        body.max_seq_length = config.max_len
+
+        # -- the contrastive step: pairs of labeled texts, same class positive
+        steps, budget = self.budget(config, len(texts), job.device.type == "cuda")
+        job.on_event({"type": "status", "message": f"budget: {budget}"})
+        iterations = max(config.setfit_iterations, math.ceil(steps * self.batch_size(config) / (2 * len(texts))))
+        progress = Progress(job, steps)
+        with tempfile.TemporaryDirectory() as scratch:
+            args = TrainingArguments(output_dir=scratch, batch_size=self.batch_size(config), max_steps=steps,
+                                     num_iterations=iterations, body_learning_rate=config.lr or 2e-5,
+                                     max_length=config.max_len, seed=config.seed, show_progress_bar=False,
+                                     report_to="none", save_strategy="no")
+            trainer = Trainer(model=SetFitModel(model_body=body, model_head=LogisticRegression()), args=args,
+                              train_dataset=Dataset.from_dict({"text": texts, "label": targets}))
+            trainer.add_callback(progress)
+            trainer.train_embeddings(texts, targets, args=args)
+        if progress.cancelled:
+            raise Cancelled("cancelled by request")
+
+        # -- the head: logistic regression on the tuned body's features
+        job.on_event({"type": "status", "message": f"fitting the head on {config.setfit_features} features"})
+        rng = np.random.default_rng(config.seed)
+        extra = rng.permutation(data.unlabeled)[:STAT_ROWS] if config.setfit_features == "layers" else []
+        x = head_features(body, config, texts + [data.pool_texts[i] for i in extra])
+        standardize = config.setfit_features == "layers"
+        mean = x.mean(0) if standardize else np.zeros(x.shape[1], np.float32)
+        std = x.std(0) + 1e-6 if standardize else np.ones(x.shape[1], np.float32)
+        coef, bias, _ = fit_logistic((x[:len(texts)] - mean) / std, np.array(targets), len(data.classes), config.lr_c)
+        head = {"coef": coef, "bias": bias, "feature_mean": mean.astype(np.float32),
+                "feature_std": std.astype(np.float32)}
+
+        # -- the checkpoint: the body first, the head and description last (a folder with one is whole)
+        job.checkpoint.mkdir(parents=True, exist_ok=True)
+        body.save(str(job.checkpoint / BODY), safe_serialization=True)
+        write_checkpoint(job.checkpoint, {k: torch.from_numpy(v) for k, v in head.items()},
+                         {"config": json.loads(config.to_json()), "labels": list(data.labels)})
+        predictor = SetFitPredictor(config, data.labels, body, head)
+        val, _ = predictor.predict(data.texts("val"))
+        test, _ = predictor.predict(data.texts("test"))
+        return Fitted(test, None, val_record(job, val, steps) | {
+            "budget": budget, "budget_steps": steps, "selection": "last",
+            "selection_reason": "the last body: SetFit trains to its budget, with no checkpoint selection"})
+
+    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> SetFitPredictor:
+        from sentence_transformers import SentenceTransformer
+
+        config = TrainConfig.from_json(json.dumps(description["config"]))
+        body = SentenceTransformer(str(folder / BODY), device=str(device), local_files_only=True)
+        body.max_seq_length = config.max_len
+        head = {k: v.numpy() for k, v in read_tensors(folder).items()}
+        return SetFitPredictor(config, tuple(description["labels"]), body, head)
