@@ -23,7 +23,7 @@ from core.runs.ray_backend import task_options
 from core.runs.ray_dispatch import Flight, settle
 from core.runs.ray_task import execute_remote, localize, ship_data
 from core.train import method_for
-from tests.test_runs import DATA, LONG, cfg, submit, tail_log, wait_for
+from tests.test_runs import DATA, LONG, LONG_FLAGS, cfg, submit, tail_log, wait_for
 
 if os.environ.get("STUDIO_REQUIRE_RAY") != "1" and not ray_available():
     pytest.skip("Ray is not installed (pip install -r requirements-ray.txt)", allow_module_level=True)
@@ -70,13 +70,13 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
     registry = Registry()
     # a long run first, to cancel once it has reported an epoch
     long = cli("train", "--train", "builtin", "--backbone", str(tiny_backbone), "--method", "finetune", "--frozen",
-               "--fraction", "0.5", "--epochs", str(LONG["epochs"]), "--patience", str(LONG["patience"]),
+               "--fraction", "0.5", *LONG_FLAGS,
                "--background", "--backend", "ray", "--ray-address", ray_cluster)
     assert long.returncode == 0, long.stderr
     long_id = json.loads(long.stdout.splitlines()[-1])["run_id"]
     sweep = cli("sweep", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"),
                 "--backbone", str(tiny_backbone), "--frozen", "--epochs", "2", "--methods", "finetune", "ganbert",
-                "--generators", "noise", "--fractions", "0.1", "0.5",
+                "--generators", "noise", "--fractions", "0.1", "0.5", "--seeds", "0",
                 "--backend", "ray", "--ray-address", ray_cluster)
     assert sweep.returncode == 0, sweep.stderr
     run_ids = json.loads(sweep.stdout.splitlines()[-1])["run_ids"]
@@ -244,6 +244,7 @@ def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
     at.multiselect(key="tr_generators").set_value(["noise"])
     at.multiselect(key="tr_fractions").set_value([0.5])
     at.number_input(key="tr_epochs").set_value(1)
+    at.text_input(key="tr_seeds").set_value("0")
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone))
     at.radio(key="tr_backend").set_value("ray").run()
     at.text_input(key="tr_ray_address").set_value(ray_cluster)

@@ -99,6 +99,15 @@ def test_frozen_checkpoint_has_no_encoder_and_features_are_cached(tiny_backbone,
     train(config(tiny_backbone, method="ganbert", frozen=True, epochs=1, seed=3), tmp_path / "b")
 
 
+def test_a_frozen_run_gives_the_same_result_from_a_cold_or_a_warm_feature_cache(tiny_backbone, tmp_path):
+    """The cache stores float16; the run that encodes must train on the same rounded values as later runs."""
+    cold = train(config(tiny_backbone, method="features-lr", frozen=True), tmp_path / "cold")
+    warm = train(config(tiny_backbone, method="features-lr", frozen=True), tmp_path / "warm")
+    assert cold["test"] == warm["test"]
+    assert (pd.read_parquet(tmp_path / "cold" / RunFolder.PREDICTIONS)
+            .equals(pd.read_parquet(tmp_path / "warm" / RunFolder.PREDICTIONS)))
+
+
 def test_unlabeled_rows_never_carry_labels(tiny_backbone):
     cfg = config(tiny_backbone, method="ganbert", frozen=False, fraction=0.1)
     ds = load_data(cfg)

@@ -19,13 +19,16 @@ from safetensors.numpy import load_file, save_file
 from core.backbone import embed_texts, resolve_backbone
 
 
+CACHE_FORMAT = "float32"  # caches written as float16 before are not read: their values differ from a fresh pass
+
+
 def feature_key(backbone: str | None, fingerprint: str, max_len: int, pooling: str) -> str:
     """Keys on the backbone's identity (its config and weights' size and time), the data content
-    (the fingerprint covers cleaning, which changes the texts) and the encoding options."""
+    (the fingerprint covers cleaning, which changes the texts), the encoding options and the format."""
     folder = resolve_backbone(backbone)
     weights = sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin"))
     ident = (folder / "config.json").read_text() + "".join(f"{p.name}{p.stat().st_size}" for p in weights)
-    blob = f"{ident}|{fingerprint}|{max_len}|{pooling}"
+    blob = f"{ident}|{fingerprint}|{max_len}|{pooling}|{CACHE_FORMAT}"
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
 
 
@@ -37,21 +40,23 @@ def cached_features(texts: dict[str, list[str]], backbone: str | None, fingerpri
     if path.exists():
         stored = load_file(str(path))
         if set(stored) == set(texts) and all(len(stored[k]) == len(v) for k, v in texts.items()):
-            return {k: v.astype(np.float32) for k, v in stored.items()}
+            return stored
     names = list(texts)
     flat = [t for name in names for t in texts[name]]
     with torch.inference_mode():
         matrix = embed_texts(flat, backbone, max_len=max_len, pooling=pooling, device=device, bf16=bf16,
                              on_progress=on_progress)
-    out, start = {}, 0
+    # float32 on disk, exactly what was computed: a run's result never depends on whether the cache was cold
+    # or warm, and live predictions (which encode in float32) match the recorded ones
+    stored, start = {}, 0
     for name in names:
-        out[name] = matrix[start:start + len(texts[name])]
+        stored[name] = np.ascontiguousarray(matrix[start:start + len(texts[name])], dtype=np.float32)
         start += len(texts[name])
     folder.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".partial")
-    try:  # float16 on disk halves the cache; training reads float32
-        save_file({k: np.ascontiguousarray(v.astype(np.float16)) for k, v in out.items()}, str(tmp))
+    try:
+        save_file(stored, str(tmp))
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    return out
+    return stored
