@@ -6,7 +6,8 @@ run, and the verdict per labeled amount. SetFit's published head (the body's sen
 also fitted on each tuned body, so the pooling question is answered on the same bodies.
 
 Run: .venv/bin/python bench/results.py [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
-The studio home is kept (default /tmp/gan-bert-studio-results): `STUDIO_HOME=DIR python -m core compare`.
+The studio home is kept (default /tmp/gan-bert-studio-results): `STUDIO_HOME=DIR python -m core compare`;
+`--report-only` prints the README's markdown table from the runs already there.
 Ends with one JSON line: the comparison summary and the published-head accuracies.
 """
 
@@ -52,12 +53,33 @@ def published_head(registry: Registry, run_id: str) -> float:
     return float(np.mean(data.classes[scores.argmax(1)] == ds.test["label"].to_numpy()))
 
 
+def markdown(frame, summary) -> str:
+    """One row per series, one column per labeled amount: accuracy mean [95% CI], macro-F1, seconds per run."""
+    groups = summary.groups.merge(frame.groupby("settings")["seconds"].mean().rename("s"), on="settings")
+    amounts = list(dict.fromkeys(groups.sort_values("labeled")["amount"]))
+    lines = ["| method | " + " | ".join(f"{a}: accuracy [95% CI], macro-F1, s/run" for a in amounts) + " |",
+             "|---|" + "---:|" * len(amounts)]
+    for series, rows in groups.groupby("series", sort=False):
+        cells = []
+        for amount in amounts:
+            row = rows[rows["amount"] == amount]
+            if row.empty:
+                cells.append("not measured")
+                continue
+            g = row.iloc[0]
+            ci = f" [{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if g.accuracy_low is not None else ""
+            cells.append(f"{g.accuracy_mean:.3f}{ci} (n={g.n}), {g.macro_f1_mean:.3f}, {g.s:.0f}")
+        lines.append(f"| {series} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--home", default="/tmp/gan-bert-studio-results")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    parser.add_argument("--report-only", action="store_true", help="print the table from the runs in --home")
     args = parser.parse_args()
     if not (SAMPLE / "train.jsonl").exists():
         print(f"the real sample is not at {SAMPLE}", file=sys.stderr)
@@ -66,7 +88,7 @@ def main() -> int:
     registry = Registry()
     data = DataSpec(train=str(SAMPLE / "train.jsonl"), test=str(SAMPLE / "dev.jsonl"))
     published: dict[int, dict[int, float]] = {}
-    for per_class in args.per_class:
+    for per_class in [] if args.report_only else args.per_class:
         for name in args.methods:
             settings = {"method": name, **METHODS[name]}
             for seed in args.seeds:
@@ -90,6 +112,7 @@ def main() -> int:
         ci = f"[{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if g.accuracy_low is not None else ""
         print(f"{g.group:<50} n={g.n} acc {g.accuracy_mean:.3f} {ci} "
               f"macro-F1 {g.macro_f1_mean:.3f} {seconds[g.settings]:.0f} s/run")
+    print(markdown(frame, summary))
     for per_class, scores in published.items():
         ci = compare.mean_ci(list(scores.values()))
         print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "

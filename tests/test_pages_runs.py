@@ -98,6 +98,22 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     assert any("True label of the drawn example" in c.value for c in at.caption)
 
 
+def test_the_peer_and_the_references_classify_and_compare_on_the_pages(tiny_backbone, dataset):
+    """SetFit and the two LR references go through Classify and Compare like every other method."""
+    ids = [finished_run(tiny_backbone, dataset, method="tfidf-lr", frozen=False),
+           finished_run(tiny_backbone, dataset, method="features-lr"),
+           finished_run(tiny_backbone, dataset, method="setfit", epochs=None, steps=2)]
+    at = open_page("pages/classify.py", dataset)
+    at.multiselect(key="cl_runs").set_value(ids).run()
+    at.button(key="cl_draw").click().run()
+    assert not at.exception
+    assert [m.label for m in at.metric].count("Predicted") == 3
+    assert all(m.value in dataset.labels for m in at.metric if m.label == "Predicted")
+    at = open_page("pages/compare.py", dataset)
+    groups = at.dataframe[1].value["group"].tolist()
+    assert {g.split(" @ ")[0] for g in groups} == {"TF-IDF + LR", "Frozen features + LR", "SetFit"}
+
+
 def test_mcnemar_exact_and_chi_squared():
     exact = mcnemar([True] * 10 + [False] * 2, [False] * 10 + [True] * 2)
     assert (exact.only_a, exact.only_b, exact.exact) == (10, 2, True)
