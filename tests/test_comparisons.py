@@ -130,6 +130,9 @@ def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():
     low, high = stats.t.interval(0.95, 4, loc=diffs.mean(), scale=stats.sem(diffs))
     assert (p.difference.low, p.difference.high) == (pytest.approx(low), pytest.approx(high))
     assert p.sentence() == "A beats B on 4 of 5 seeds" and not p.significant
+    even = paired("A", "B", "accuracy", {0: 0.5, 1: 0.6, 2: 0.4}, {0: 0.6, 1: 0.5, 2: 0.4})
+    assert (even.wins, even.losses, even.ties) == (1, 1, 1) and even.p_value == 1.0
+    assert even.sentence() == "A and B are even: each wins on 1 of 3 seeds"
 
     rng = np.random.default_rng(0)
     a8 = {s: 0.6 + rng.normal(0, 0.02) for s in range(8)}

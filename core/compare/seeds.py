@@ -94,7 +94,9 @@ class Paired:
         return d.low is not None and (d.low > 0 or d.high < 0)
 
     def sentence(self) -> str:
-        better, worse, won = (self.a, self.b, self.wins) if self.wins >= self.losses else (self.b, self.a, self.losses)
+        if self.wins == self.losses:
+            return f"{self.a} and {self.b} are even: each wins on {self.wins} of {len(self.seeds)} seeds"
+        better, worse, won = (self.a, self.b, self.wins) if self.wins > self.losses else (self.b, self.a, self.losses)
         return f"{better} beats {worse} on {won} of {len(self.seeds)} seeds"
 
 
