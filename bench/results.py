@@ -28,8 +28,7 @@ from core import compare  # noqa: E402
 from core.data import DataSpec  # noqa: E402
 from core.runs import Registry, execute_run  # noqa: E402
 from core.train import TrainConfig, load_data, split_pool, validate  # noqa: E402
-from core.train.methods.contrastive import head_features  # noqa: E402
-from core.train.methods.linear import fit_logistic  # noqa: E402
+from core.train.methods.contrastive import SetFitPredictor, fit_head  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 # Cheap first, so a cut-short bench still has every reference.
@@ -42,15 +41,12 @@ METHODS = {"tfidf-lr": {}, "features-lr": {"frozen": True}, "finetune": {"frozen
 def published_head(registry: Registry, run_id: str) -> float:
     """Test accuracy of SetFit's published head (LR on the body's sentence embedding) on the run's own
     tuned body and labeled rows."""
-    run = registry.get(run_id)
     body = registry.folder(run_id).load_model().body
-    config = run.config.with_(setfit_features="sentence")
+    config = registry.get(run_id).config.with_(setfit_features="sentence")
     ds = load_data(config)
     data = split_pool(config, ds)
-    x = head_features(body, config, [data.pool_texts[i] for i in data.labeled])
-    coef, bias, _ = fit_logistic(x, data.targets[data.labeled], len(data.classes), config.lr_c)
-    scores = head_features(body, config, ds.test["text"].tolist()) @ coef.T + bias
-    return float(np.mean(data.classes[scores.argmax(1)] == ds.test["label"].to_numpy()))
+    probs, _ = SetFitPredictor(config, data.labels, body, fit_head(body, config, data)).predict(data.texts("test"))
+    return float(np.mean(data.classes[probs.argmax(1)] == ds.test["label"].to_numpy()))
 
 
 def markdown(frame, summary) -> str:

@@ -23,6 +23,7 @@ from transformers import TrainerCallback
 
 from core.backbone import encode_texts, resolve_backbone
 from core.train.config import TrainConfig
+from core.train.inputs import Prepared
 from core.train.methods.base import Cancelled, Fitted, Job, Method
 from core.train.methods.linear import fit_logistic, softmax, val_record
 from core.train.store import read_tensors, write_checkpoint
@@ -37,6 +38,23 @@ def head_features(body, config: TrainConfig, texts: list[str]) -> np.ndarray:
     if config.setfit_features == "sentence":
         return body.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
     return encode_texts(body[0].auto_model, body.tokenizer, texts, config.max_len, "layers")
+
+
+def fit_head(body, config: TrainConfig, data: Prepared) -> dict[str, np.ndarray]:
+    """Logistic regression on the body's features of the labeled rows. All-layer features are standardized
+    with statistics of the labeled rows and up to STAT_ROWS unlabeled ones; the published sentence
+    embedding is used as it is."""
+    texts = [data.pool_texts[i] for i in data.labeled]
+    if config.setfit_features == "layers":
+        extra = np.random.default_rng(config.seed).permutation(data.unlabeled)[:STAT_ROWS]
+        x = head_features(body, config, texts + [data.pool_texts[i] for i in extra])
+        mean, std = x.mean(0), x.std(0) + 1e-6
+    else:
+        x = head_features(body, config, texts)
+        mean, std = np.zeros(x.shape[1], np.float32), np.ones(x.shape[1], np.float32)
+    coef, bias, _ = fit_logistic((x[:len(texts)] - mean) / std, data.targets[data.labeled], len(data.classes),
+                                 config.lr_c)
+    return {"coef": coef, "bias": bias, "feature_mean": mean.astype(np.float32), "feature_std": std.astype(np.float32)}
 
 
 class SetFitPredictor:
@@ -132,15 +150,7 @@ class SetFit(Method):
 
         # -- the head: logistic regression on the tuned body's features
         job.on_event({"type": "status", "message": f"fitting the head on {config.setfit_features} features"})
-        rng = np.random.default_rng(config.seed)
-        extra = rng.permutation(data.unlabeled)[:STAT_ROWS] if config.setfit_features == "layers" else []
-        x = head_features(body, config, texts + [data.pool_texts[i] for i in extra])
-        standardize = config.setfit_features == "layers"
-        mean = x.mean(0) if standardize else np.zeros(x.shape[1], np.float32)
-        std = x.std(0) + 1e-6 if standardize else np.ones(x.shape[1], np.float32)
-        coef, bias, _ = fit_logistic((x[:len(texts)] - mean) / std, np.array(targets), len(data.classes), config.lr_c)
-        head = {"coef": coef, "bias": bias, "feature_mean": mean.astype(np.float32),
-                "feature_std": std.astype(np.float32)}
+        head = fit_head(body, config, data)
 
         # -- the checkpoint: the body first, the head and description last (a folder with one is whole)
         job.checkpoint.mkdir(parents=True, exist_ok=True)
