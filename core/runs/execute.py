@@ -46,15 +46,16 @@ class StopFlag:
 
 def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
     """Training events → registry rows: progress, evaluations, status messages."""
-    last = [0.0]
+    last, evaluations = [0.0], [0]  # last progress write; evaluations so far, kept with each progress write
 
     def on_event(event: dict) -> None:
         kind = event["type"]
         if kind == "progress" and time.monotonic() - last[0] > 1.0:
             last[0] = time.monotonic()
-            registry.update_progress(run_id, event["step"] / event["total_steps"], registry.get(run_id).epoch,
+            registry.update_progress(run_id, event["step"] / event["total_steps"], evaluations[0],
                                      event.get("samples_per_s"))
         elif kind == "evaluation":
+            evaluations[0] = event["index"]
             val = {f"val_{k}": event["val"][k] for k in ("accuracy", "macro_f1", "mcc")}
             if event.get("val_fake_prob") is not None:
                 val["val_fake_prob"] = event["val_fake_prob"]
