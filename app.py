@@ -3,7 +3,7 @@
 import streamlit as st
 
 import core  # noqa: F401  (sets the offline environment before anything loads a model)
-from core.backbone import describe_device
+from core.backbone.device import describe_device
 from core.data import CleaningConfig, CorpusConfig, builtin_dataset
 from core.runs import Registry
 

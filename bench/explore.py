@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.backbone import load_tokenizer  # noqa: E402
+from core.backbone.encode import load_tokenizer  # noqa: E402
 from core.data import CorpusConfig  # noqa: E402
 from core.data import builtin_dataset  # noqa: E402
 from core.explore import ExploreOptions, compute_views  # noqa: E402

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from core.backbone import load_tokenizer  # noqa: E402
+from core.backbone.encode import load_tokenizer  # noqa: E402
 from core.data import builtin_dataset  # noqa: E402
 from core.train import METHODS, TrainConfig, bucketed_batches, build_model, pad_batch  # noqa: E402
 

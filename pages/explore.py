@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.backbone import load_tokenizer
+from core.backbone.encode import load_tokenizer
 from core.data import with_cleaning
 from core.explore import KL_EXPLANATION, charts
 from core.explore import stats as explore

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.backbone import describe_device
+from core.backbone.device import describe_device
 from core.runs import pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app

@@ -8,40 +8,20 @@ import time
 import streamlit as st
 
 from core import compare
-from core.backbone import describe_device, resolve_backbone
+from core.backbone import BackboneError, is_hub_id, resolve_backbone
+from core.backbone.device import describe_device
+from core.backbone.download import download
 from core.compare import charts
 from core.errors import InputError
 from core.runs import (ACTIVE, RAY_HINT, cancel, concurrency, enqueue, grid_seconds, pump, ray_available,
                        ray_resources, set_concurrency, use_address, use_storage)
 from core.train import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, parse_numbers
-from core.train.config import Option, options
+from core.train.config import options
+from pages.widgets import backbone_picker, widget
 
 OPTIONS = options()
-COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "backbone", "device", "bf16",
+COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
           "patience")
-
-
-def widget(column, o: Option):
-    """The widget an option asks for. A number or text whose default is 'the method's own' takes 0 or
-    empty for that default."""
-    key, default_is_none = f"tr_{o.name}", o.default is None
-    if o.kind == "bool":
-        return column.toggle(o.label, value=o.default, key=key, help=o.help)
-    if o.choices:
-        values = [None, *o.choices] if default_is_none else list(o.choices)
-        return column.selectbox(o.label, values, index=values.index(o.default), key=key, help=o.help,
-                                format_func=lambda v: "default" if v is None else o.choices[v])
-    if o.kind in ("int", "float"):
-        cast = int if o.kind == "int" else float
-        low = cast(0 if default_is_none or o.low is None else o.low)
-        high = None if o.high is None else cast(o.high)
-        value = o.default if not default_is_none else cast(0)
-        chosen = column.number_input(f"{o.label} (0: default)" if default_is_none else o.label, low, high, value,
-                                     key=key, help=o.help, format="%.0e" if o.name == "lr" else None)
-        return (chosen or None) if default_is_none else chosen
-    text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
-                             key=key, help=o.help)
-    return text.strip() or None
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -80,6 +60,7 @@ with st.expander("New runs", expanded=not registry.list()):
     seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds")
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
+    values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
     for name in dict.fromkeys(m for m in methods):
         own = [o for o in METHODS[name].options if o != METHODS[name].variant]
         if own:
@@ -106,16 +87,34 @@ with st.expander("New runs", expanded=not registry.list()):
         gpu_fraction = c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05,
                                        key="tr_ray_gpu", disabled=not frozen)
 
+    configs, missing = [], False
     try:
-        resolve_backbone(values["backbone"])
-        base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
-        configs = grid(base, methods, variants, fractions + parse_numbers(custom, "fraction") or None,
-                       [int(n) for n in parse_numbers(per_class_text, "per-class count")] or None,
-                       [int(s) for s in parse_numbers(seeds_text, "seed")])
-        resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
+        try:
+            resolve_backbone(values["backbone"])
+        except BackboneError:
+            missing = allow_download and is_hub_id(values["backbone"])
+            if not missing:
+                raise
+        if not missing:
+            base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
+            configs = grid(base, methods, variants, fractions + parse_numbers(custom, "fraction") or None,
+                           [int(n) for n in parse_numbers(per_class_text, "per-class count")] or None,
+                           [int(s) for s in parse_numbers(seeds_text, "seed")])
+            resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
     except InputError as e:
         st.error(str(e))
-        configs = []
+    if missing:
+        name = values["backbone"]
+        st.info(f"{name} is not in the local Hugging Face cache. Download it to launch runs with it.")
+        if st.button(f"Download {name}", key="tr_download_now"):
+            bar = st.progress(0.0, text=f"Downloading {name}…")
+            try:
+                download(name, None, lambda done, total: bar.progress(
+                    done / total, text=f"Downloading {name}: {done / 2**20:,.0f} of {total / 2**20:,.0f} MB"))
+            except BackboneError as e:
+                st.error(str(e))
+            else:
+                st.rerun()
     if configs:
         seconds = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
         st.markdown(f"**{len(configs)} run(s)**, about **{seconds / 60:.0f} min** in all on this machine "

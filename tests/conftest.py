@@ -50,7 +50,7 @@ def make_tiny_backbone(folder: Path) -> Path:
     import torch
     from transformers import BertConfig, BertModel
 
-    from core.backbone import load_tokenizer
+    from core.backbone.encode import load_tokenizer
 
     tokenizer = load_tokenizer()
     torch.manual_seed(0)
@@ -64,3 +64,114 @@ def make_tiny_backbone(folder: Path) -> Path:
 @pytest.fixture(scope="session")
 def tiny_backbone(tmp_path_factory) -> Path:
     return make_tiny_backbone(tmp_path_factory.mktemp("tiny-bert"))
+
+
+# ------------------------------------------------------------ a local Hugging Face hub cache
+
+def tiny_family(family: str, folder: Path) -> Path:
+    """A random 2-layer, hidden-32 encoder of one family with a tokenizer of its own kind: RoBERTa gets a
+    byte-level BPE trained here (pad id 1, <s> … </s>); the WordPiece families reuse MiniLM's vocabulary
+    through their own tokenizer classes (DistilBERT's returns no token type ids)."""
+    import torch
+    from transformers import (BertConfig, BertModel, DebertaV2Config, DebertaV2Model, DistilBertConfig,
+                              DistilBertModel, DistilBertTokenizerFast, ElectraConfig, ElectraModel,
+                              ElectraTokenizerFast, RobertaConfig, RobertaModel, RobertaTokenizerFast)
+
+    from core.backbone import default_backbone_path
+    from core.data import CorpusConfig, builtin_dataset
+
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    size = dict(num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=514)
+    minilm = str(default_backbone_path())
+    if family == "roberta":
+        from tokenizers import ByteLevelBPETokenizer
+
+        bpe = ByteLevelBPETokenizer()
+        texts = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=1)).train["text"].tolist()
+        bpe.train_from_iterator(texts, vocab_size=600, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        bpe.save_model(str(folder))
+        tokenizer = RobertaTokenizerFast(vocab_file=str(folder / "vocab.json"), merges_file=str(folder / "merges.txt"),
+                                         model_max_length=512)
+        model = RobertaModel(RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, pad_token_id=1, bos_token_id=0,
+                                           eos_token_id=2, type_vocab_size=1, **size))
+    elif family == "distilbert":
+        tokenizer = DistilBertTokenizerFast.from_pretrained(minilm, local_files_only=True)
+        model = DistilBertModel(DistilBertConfig(vocab_size=tokenizer.vocab_size, dim=32, n_layers=2, n_heads=2,
+                                                 hidden_dim=64, max_position_embeddings=512))
+    elif family == "electra":  # embeddings narrower than the hidden size, projected up
+        tokenizer = ElectraTokenizerFast.from_pretrained(minilm, local_files_only=True)
+        model = ElectraModel(ElectraConfig(vocab_size=tokenizer.vocab_size, embedding_size=16, hidden_size=32, **size))
+    elif family == "deberta-v2":
+        from transformers import BertTokenizerFast
+
+        tokenizer = BertTokenizerFast.from_pretrained(minilm, local_files_only=True)
+        model = DebertaV2Model(DebertaV2Config(vocab_size=tokenizer.vocab_size, hidden_size=32, relative_attention=True,
+                                               position_buckets=64, pos_att_type=["p2c", "c2p"], type_vocab_size=0,
+                                               **size))
+    else:
+        from transformers import BertTokenizerFast
+
+        tokenizer = BertTokenizerFast.from_pretrained(minilm, local_files_only=True)
+        model = BertModel(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, **size))
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def place_in_hub(hub: Path, hub_id: str, files: Path, commit: str, main: bool = True) -> Path:
+    """Lay a model folder out as the Hugging Face cache does: content-named blobs, a snapshot of symlinks
+    named by its commit, and refs/main naming the commit."""
+    import hashlib
+    import os
+
+    repo = hub / ("models--" + hub_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / commit
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    snapshot.mkdir(parents=True, exist_ok=True)
+    for path in sorted(p for p in files.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.write_bytes(data)
+        link = snapshot / path.relative_to(files)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(blob, link.parent))
+    if main:
+        (repo / "refs").mkdir(exist_ok=True)
+        (repo / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+HUB_FAMILIES = ("bert", "roberta", "distilbert", "electra", "deberta-v2")
+
+
+@pytest.fixture(scope="session")
+def hub_models(tmp_path_factory) -> Path:
+    """Tiny models of every family, built once: `<root>/<family>/`."""
+    root = tmp_path_factory.mktemp("tiny-families")
+    for family in HUB_FAMILIES:
+        tiny_family(family, root / family)
+    return root
+
+
+def commit_of(family: str, n: int = 0) -> str:
+    import hashlib
+
+    return hashlib.sha1(f"{family}-{n}".encode()).hexdigest()
+
+
+@pytest.fixture
+def hf_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_models: Path) -> Path:
+    """A temporary HF_HOME whose hub cache holds `studio-test/tiny-<family>` for every family, plus a
+    cached decoder model the model picker must not offer."""
+    home = tmp_path / "hf"
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    for family in HUB_FAMILIES:
+        place_in_hub(home / "hub", f"studio-test/tiny-{family}", hub_models / family, commit_of(family))
+    decoder = tmp_path / "gpt2"
+    decoder.mkdir()
+    (decoder / "config.json").write_text('{"model_type": "gpt2"}')
+    place_in_hub(home / "hub", "studio-test/tiny-gpt2", decoder, commit_of("gpt2"))
+    return home

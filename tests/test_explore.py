@@ -60,7 +60,7 @@ def test_top_ngrams_counts_and_stop_words():
 
 
 def test_lengths_histogram_and_truncation(small_builtin):
-    from core.backbone import load_tokenizer
+    from core.backbone.encode import load_tokenizer
 
     lens = explore.lengths(small_builtin, load_tokenizer())
     assert len(lens) == len(small_builtin.train) + len(small_builtin.test)

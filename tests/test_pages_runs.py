@@ -45,6 +45,7 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     at.multiselect(key="tr_fractions").set_value([0.5])
     at.text_input(key="tr_seeds").set_value("0")
     at.number_input(key="tr_epochs").set_value(1)
+    at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
     assert not at.exception
     assert any("**2 run(s)**" in m.value and "min" in m.value for m in at.markdown)
@@ -63,9 +64,32 @@ def test_train_page_rejects_bad_grid_input(dataset):
     at.text_input(key="tr_seeds").set_value("0, one").run()
     assert "'one' is not a number (in the seed list)" in at.error[0].value
     at.text_input(key="tr_seeds").set_value("0")
+    at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value("/no/such/model").run()
     assert "backbone folder not found" in at.error[0].value
     assert at.button(key="tr_launch").disabled
+    at.text_input(key="tr_backbone").set_value("studio-test/not-cached").run()
+    assert "not in the local Hugging Face cache" in at.error[0].value and at.button(key="tr_launch").disabled
+    at.checkbox(key="tr_download").check().run()  # opted in: a download button, still no launch
+    assert not at.error and at.button(key="tr_download_now").label == "Download studio-test/not-cached"
+    assert at.button(key="tr_launch").disabled
+
+
+def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home, dataset):
+    at = open_page("pages/train.py", dataset)
+    picker = at.selectbox(key="tr_backbone_pick")
+    assert picker.value is None and picker.options[0] == "MiniLM (bundled)"
+    assert [o.split(" (")[0] for o in picker.options if o.startswith("studio-test/")] == sorted(
+        f"studio-test/tiny-{f}" for f in ("bert", "deberta-v2", "distilbert", "electra", "roberta"))
+    assert "studio-test/tiny-roberta (roberta, " in " ".join(picker.options) and "gpt2" not in " ".join(picker.options)
+    at.multiselect(key="tr_methods").set_value(["finetune"])
+    at.multiselect(key="tr_fractions").set_value([0.5])
+    at.text_input(key="tr_seeds").set_value("0")
+    picker.set_value("studio-test/tiny-roberta").run()
+    at.button(key="tr_launch").click().run()
+    assert "Queued 1 run(s)" in at.success[0].value
+    run, = Registry().list()
+    assert run.config.backbone == "studio-test/tiny-roberta" and run.config.revision is not None
 
 
 def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):

@@ -87,20 +87,44 @@ def test_adapter_checkpoint_holds_only_adapters_and_head(tiny_backbone, tmp_path
     assert any(k.startswith("head.") for k in keys)
 
 
-def test_frozen_checkpoint_has_no_encoder_and_features_are_cached(tiny_backbone, tmp_path, monkeypatch, studio_home):
-    train(config(tiny_backbone, method="finetune", frozen=True, epochs=1), tmp_path / "a")
+def encoded(cfg: TrainConfig, folder: Path) -> tuple[dict, int]:
+    """Train; the result and how many texts the run encoded (its features events' total)."""
+    totals: list[int] = []
+    result = train_into(cfg, RunFolder(folder), lambda e: e["type"] == "features" and totals.append(e["total"]),
+                        lambda: False)
+    return result, totals[-1] if totals else 0
+
+
+def test_a_frozen_run_encodes_only_the_texts_it_needs_and_never_twice(tiny_backbone, tmp_path, studio_home):
+    ds = load_data(config(tiny_backbone))
+    first, n = encoded(config(tiny_backbone, method="finetune", frozen=True, per_class=5, fraction=None, epochs=1),
+                       tmp_path / "a")
+    assert first["unlabeled"] == 0 and n == 6 * 5 + len(ds.val) + len(ds.test)  # labeled, validation, test
     keys = load_file(str(tmp_path / "a" / RunFolder.CHECKPOINT / WEIGHTS)).keys()
     assert not any(k.startswith("encoder.") for k in keys) and "feature_mean" in keys
-    assert len(list((studio_home / "features").glob("*.safetensors"))) == 1
+    # GAN-BERT learns from the unlabeled rows: it encodes those, and only those it may use
+    capped, n = encoded(config(tiny_backbone, method="ganbert", frozen=True, per_class=5, fraction=None, epochs=1,
+                               unlabeled_limit=20), tmp_path / "b")
+    assert capped["unlabeled"] == 20 and n == 20
+    full, n = encoded(config(tiny_backbone, method="ganbert", frozen=True, per_class=5, fraction=None, epochs=1),
+                      tmp_path / "c")
+    assert full["unlabeled"] == len(ds.train) - 30 and n == len(ds.train) - 30 - 20
+    # every text is cached now: another seed's run encodes nothing
+    _, n = encoded(config(tiny_backbone, method="ganbert", frozen=True, epochs=1, seed=3), tmp_path / "d")
+    assert n == 0
+    assert len(list((studio_home / "features").iterdir())) == 1  # one store: same backbone, length, pooling, precision
 
-    def no_encoding(*a, **k):
-        raise AssertionError("features should come from the cache")
-    monkeypatch.setattr("core.train.features.embed_texts", no_encoding)
-    train(config(tiny_backbone, method="ganbert", frozen=True, epochs=1, seed=3), tmp_path / "b")
+
+def test_feature_files_of_earlier_versions_are_never_read_and_are_cleared(tiny_backbone, tmp_path, studio_home):
+    (studio_home / "features").mkdir(parents=True)
+    legacy = studio_home / "features" / "0123456789abcdef0123.safetensors"
+    legacy.write_bytes(b"per-split features of an earlier version")
+    _, n = encoded(config(tiny_backbone, method="features-lr", frozen=True), tmp_path)
+    assert n > 0 and not legacy.exists()
 
 
 def test_a_frozen_run_gives_the_same_result_from_a_cold_or_a_warm_feature_cache(tiny_backbone, tmp_path):
-    """The cache stores float16; the run that encodes must train on the same rounded values as later runs."""
+    """The run that encodes trains on exactly the float32 values later runs read from the cache."""
     cold = train(config(tiny_backbone, method="features-lr", frozen=True), tmp_path / "cold")
     warm = train(config(tiny_backbone, method="features-lr", frozen=True), tmp_path / "warm")
     assert cold["test"] == warm["test"]

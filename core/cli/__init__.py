@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
     add_data_args(exp)
     exp.add_argument("--out", required=True, help="output folder")
-    exp.add_argument("--backbone", help="local model folder whose tokenizer counts tokens (default: MiniLM)")
+    exp.add_argument("--backbone", help="model folder or cached hub id whose tokenizer counts tokens (default: MiniLM)")
     exp.add_argument("--max-len", type=int, default=128, help="token limit shown on length charts")
     exp.add_argument("--map", choices=("pca", "umap"), default="pca", help="2-D map method")
     exp.add_argument("--no-cache", action="store_true", help="recompute every view")

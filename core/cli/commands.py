@@ -10,7 +10,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core import compare
-from core.backbone import load_tokenizer, resolve_backbone
+from core.backbone import BackboneError, is_hub_id, resolve_backbone
+from core.backbone.download import download
+from core.backbone.encode import load_tokenizer
 from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_amounts
 from core.data import Dataset, load_dataset
 from core.explore import VIEWS, ExploreOptions, write_report
@@ -81,9 +83,24 @@ def backend_from_args(args: argparse.Namespace, registry: Registry, config: Trai
     return ray_resources(config, args.ray_cpus, args.ray_gpu_fraction)
 
 
+def ensure_backbone(args: argparse.Namespace) -> None:
+    """The backbone is there now (exit 2 naming how to get a model that is not cached), or, opted in with
+    --allow-download, a missing hub model is downloaded into the cache first, with a progress bar."""
+    try:
+        resolve_backbone(args.backbone, args.revision)
+    except BackboneError:
+        if not (args.allow_download and is_hub_id(args.backbone)):
+            raise
+        with tqdm(desc=f"download {args.backbone}", unit="B", unit_scale=True, file=sys.stderr) as bar:
+            def show(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+            download(args.backbone, args.revision, show)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    ensure_backbone(args)
     config = validate(config_from_args(args))
-    resolve_backbone(config.backbone)
     load_data(config)  # bad data: exit 2 now, not a failed run later
     registry = Registry()
     if args.backend != "local" and not args.background:
@@ -120,8 +137,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     fractions, per_class = sweep_amounts(args)
     amount = {"fraction": fractions[0], "per_class": None} if fractions else {"fraction": None,
                                                                              "per_class": per_class[0]}
+    ensure_backbone(args)
     base = config_from_args(args, method=args.method[0], generator=args.generator[0], seed=args.seed[0], **amount)
-    resolve_backbone(base.backbone)
     load_data(base)
     configs = grid(base, args.method, {"generator": args.generator}, fractions, per_class, args.seed)
     registry = Registry()

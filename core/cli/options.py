@@ -93,6 +93,9 @@ def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
             _add(p, o)
     for f in fields(CleaningConfig):
         _add(p, option_of(f))
+    p.add_argument("--allow-download", action="store_true",
+                   help="download a hub-id backbone that is not in the local Hugging Face cache (the only time the "
+                        "studio uses the network; without it a missing model is an error)")
 
 
 def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:

@@ -16,7 +16,8 @@ from scipy.special import rel_entr
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from core.backbone import embed_texts
+from core.backbone import resolve_backbone
+from core.backbone.encode import embed_texts
 from core.data import Dataset, sample_per_group
 from core.explore.diskcache import cache_key, load_or_compute
 
@@ -173,7 +174,7 @@ def embedding_map(ds: Dataset, backbone: str | Path | None = None, per_split: in
         xy = pca.transform(emb)
         return pd.DataFrame({"split": sample["split"], "class": sample["class"], "x": xy[:, 0], "y": xy[:, 1],
                              "sampled_from": len(rows)})
-    key = cache_key("embedding_map", data=ds.fingerprint, backbone=str(backbone), n=per_split, L=max_len, seed=seed)
+    key = cache_key("embedding_map", data=ds.fingerprint, backbone=resolve_backbone(backbone).identity, n=per_split, L=max_len, seed=seed)
     return load_or_compute(cache, key, compute)
 
 

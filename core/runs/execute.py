@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.backbone import describe_device
+from core.backbone.device import describe_device
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove
 from core.runs.registry import Registry

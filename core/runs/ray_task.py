@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from core.backbone import describe_device
+from core.backbone.device import describe_device
 from core.data import DataSpec
 from core.runs.execute import StopFlag, train_into, train_to_end
 from core.runs.folder import RunFolder

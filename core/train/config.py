@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 
+from core.backbone import Backbone, resolve_backbone
 from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
 from core.errors import InputError
 
@@ -65,12 +66,18 @@ class TrainConfig:
     pooling: str | None = option(None, "sentence vector: cls, mean, or every layer's mean and CLS (layers; frozen "
                                        "only). Default: layers when frozen, else mean",
                                  choices=("cls", "mean", "layers"), label="Pooling")
-    backbone: str | None = option(None, "local Hugging Face model folder (default: the bundled MiniLM)",
-                                  label="Backbone folder")
+    backbone: str | None = option(None, "the encoder: a local model folder, or a hub id (bert-base-cased, "
+                                        "FacebookAI/roberta-base…) from the local Hugging Face cache (default: the "
+                                        "bundled MiniLM)", label="Backbone")
+    revision: str | None = option(None, "snapshot (commit hash) of a hub-id backbone; pinned at launch to the one the "
+                                        "cache's main ref names, so every run of a sweep and every reload uses the "
+                                        "same weights", label="Backbone revision")
     device: str = option("auto", "auto takes a GPU when there is one", choices=("auto", "cpu", "cuda"),
                          label="Device")
-    bf16: bool = option(False, "bfloat16 autocast for the encoder: faster on GPUs and CPUs with native bf16, much "
-                               "slower elsewhere (7x for MiniLM on a 2-core test machine)", label="bf16 autocast")
+    precision: str = option("auto", "the encoder's precision: auto is bf16 autocast where the hardware runs bf16 "
+                                    "natively (CUDA GPUs with bf16, CPUs with AVX512-BF16 or AMX) and fp32 elsewhere, "
+                                    "where emulated bf16 was measured 7x slower", choices=("auto", "fp32", "bf16"),
+                            label="Precision")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
                            high=1.0, label="Warm-up share")
     patience: int = option(4, "early stopping with best selection: evaluations without a better validation "
@@ -86,6 +93,9 @@ class TrainConfig:
                         choices=("uniform", "gaussian"), label="Noise")
     collapse_evals: int = option(3, "diverged when every validation prediction is one class this many evaluations "
                                     "running", low=1, label="Collapse guard (evaluations)")
+    unlabeled_limit: int | None = option(None, "at most this many unlabeled rows for methods that learn from them "
+                                               "(GAN-BERT), drawn by the seed; each is encoded once when frozen "
+                                               "(default: all)", low=1, label="Unlabeled rows (at most)")
     val_fraction: float = option(0.1, "validation share carved from train when the data has no validation split",
                                  low=0.01, high=0.9, label="Validation share")
     lr_c: float = option(1.0, "inverse L2 strength of the logistic-regression baselines (scikit-learn's C)",
@@ -102,6 +112,10 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check(self)
+
+    def resolved_backbone(self) -> Backbone:
+        """Where the backbone's files are: the bundled MiniLM, a folder, or a cached hub snapshot."""
+        return resolve_backbone(self.backbone, self.revision)
 
     @property
     def resolved_pooling(self) -> str:
@@ -126,6 +140,8 @@ class TrainConfig:
         spec = DataSpec(**{**data, "mapping": ColumnMapping(**data["mapping"]),
                            "builtin": CorpusConfig(**builtin) if builtin else None})
         known = {f.name for f in fields(cls)} - {"data"}
+        if "bf16" in raw and "precision" not in raw:  # written before precision replaced the bf16 switch
+            raw["precision"] = "bf16" if raw["bf16"] else "fp32"
         kwargs = {k: v for k, v in raw.items() if k in known}
         kwargs["cleaning"] = CleaningConfig(**raw["cleaning"])
         kwargs["tags"] = tuple(raw.get("tags", ()))

@@ -1,62 +1,81 @@
-"""The frozen-encoder feature cache, for fast CPU experiments.
+"""The frozen-encoder feature cache, per text, for fast CPU experiments.
 
-With the encoder frozen, a text's representation never changes, so it is computed once per
-(backbone, data, max length, pooling, cleaning) and stored under the studio home; every later run
-on the same data (any method, fraction or seed) trains heads on the cached matrix in seconds.
+With the encoder frozen, a text's vector never changes, so it is computed once per (backbone at its
+revision, max length, pooling, precision) and stored under the studio home, keyed by the text itself. A run
+encodes only the texts it needs that no earlier run encoded: a first frozen head encodes its labeled,
+validation and test texts; a later GAN-BERT run adds only the unlabeled ones.
+
+Layout: `features/<store key>/<shard>.safetensors`, each shard the hashes and float32 vectors of the texts
+one encoding pass computed. Shards are written whole and renamed into place, so two runs encoding at once
+never corrupt the store (a text both encoded is simply stored twice).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import torch
 from safetensors.numpy import load_file, save_file
 
-from core.backbone import embed_texts, resolve_backbone
+from core.backbone import Backbone
+
+STORE_FORMAT = "per-text float32 v2"  # per-split files of earlier versions are never read
 
 
-CACHE_FORMAT = "float32"  # caches written as float16 before are not read: their values differ from a fresh pass
-
-
-def feature_key(backbone: str | None, fingerprint: str, max_len: int, pooling: str) -> str:
-    """Keys on the backbone's identity (its config and weights' size and time), the data content
-    (the fingerprint covers cleaning, which changes the texts), the encoding options and the format."""
-    folder = resolve_backbone(backbone)
-    weights = sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin"))
-    ident = (folder / "config.json").read_text() + "".join(f"{p.name}{p.stat().st_size}" for p in weights)
-    blob = f"{ident}|{fingerprint}|{max_len}|{pooling}|{CACHE_FORMAT}"
+def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool) -> str:
+    """What a vector depends on besides its text: the backbone's identity (a hub id's revision, a folder's
+    files), the encoding options, the precision (bf16 vectors differ from fp32 ones) and the format."""
+    blob = f"{backbone.identity}|{max_len}|{pooling}|{'bf16' if bf16 else 'fp32'}|{STORE_FORMAT}"
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
 
 
-def cached_features(texts: dict[str, list[str]], backbone: str | None, fingerprint: str, max_len: int,
-                    pooling: str, folder: Path, device: str = "auto", bf16: bool = False,
-                    on_progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
-    """Float32 features per split, from the cache or computed (all splits in one length-sorted pass)."""
-    path = folder / f"{feature_key(backbone, fingerprint, max_len, pooling)}.safetensors"
-    if path.exists():
-        stored = load_file(str(path))
-        if set(stored) == set(texts) and all(len(stored[k]) == len(v) for k, v in texts.items()):
-            return stored
-    names = list(texts)
-    flat = [t for name in names for t in texts[name]]
-    with torch.inference_mode():
-        matrix = embed_texts(flat, backbone, max_len=max_len, pooling=pooling, device=device, bf16=bf16,
-                             on_progress=on_progress)
-    # float32 on disk, exactly what was computed: a run's result never depends on whether the cache was cold
-    # or warm, and live predictions (which encode in float32) match the recorded ones
-    stored, start = {}, 0
-    for name in names:
-        stored[name] = np.ascontiguousarray(matrix[start:start + len(texts[name])], dtype=np.float32)
-        start += len(texts[name])
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".partial")
+def text_hashes(texts: list[str]) -> np.ndarray:
+    return np.array([hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest() for t in texts], dtype="S20")
+
+
+def read_store(store: Path, wanted: np.ndarray) -> dict[bytes, np.ndarray]:
+    """The stored vectors of the wanted hashes, whichever shards hold them."""
+    found: dict[bytes, np.ndarray] = {}
+    for shard in sorted(store.glob("*.safetensors")) if store.is_dir() else []:
+        tensors = load_file(str(shard))
+        hashes = tensors["hashes"].view("S20").ravel()
+        for i in np.flatnonzero(np.isin(hashes, wanted)):
+            found.setdefault(bytes(hashes[i]), tensors["vectors"][i])
+    return found
+
+
+def write_shard(store: Path, hashes: np.ndarray, vectors: np.ndarray) -> None:
+    store.mkdir(parents=True, exist_ok=True)
+    for legacy in store.parent.glob("*.safetensors"):  # per-split files of earlier versions: never read again
+        legacy.unlink(missing_ok=True)
+    name = uuid.uuid4().hex
+    tmp = store / f"{name}.partial"
     try:
-        save_file(stored, str(tmp))
-        os.replace(tmp, path)
+        save_file({"hashes": np.ascontiguousarray(hashes).view(np.uint8).reshape(len(hashes), 20),
+                   "vectors": np.ascontiguousarray(vectors, dtype=np.float32)}, str(tmp))
+        os.replace(tmp, store / f"{name}.safetensors")
     finally:
         tmp.unlink(missing_ok=True)
-    return stored
+
+
+def cached_features(texts: dict[str, list[str]], store: Path, encode: Callable[[list[str]], np.ndarray],
+                    on_status: Callable[[str], None] = lambda message: None) -> dict[str, np.ndarray]:
+    """Float32 features per split: the cached ones, and `encode` (one length-sorted pass) for the texts no
+    run has encoded yet, which are then stored. Each distinct text is encoded once."""
+    hashes = {name: text_hashes(split) for name, split in texts.items()}
+    distinct, first = np.unique(np.concatenate(list(hashes.values())) if hashes else np.zeros(0, "S20"),
+                                return_index=True)
+    found = read_store(store, distinct)
+    flat = [t for split in texts.values() for t in split]
+    missing = np.array([bytes(h) not in found for h in distinct], dtype=bool)
+    on_status(f"features: {len(distinct) - missing.sum()} of {len(distinct)} texts cached, encoding {missing.sum()}")
+    if missing.any():
+        vectors = encode([flat[i] for i in first[missing]])
+        write_shard(store, distinct[missing], vectors)
+        found.update((bytes(h), v) for h, v in zip(distinct[missing], vectors))
+    return {name: np.stack([found[bytes(h)] for h in split]) if len(split) else np.zeros((0, 0), np.float32)
+            for name, split in hashes.items()}

@@ -4,18 +4,19 @@ cached frozen features or token ids, with the batching that turns row indices in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 import torch
 
-from core.backbone import load_tokenizer
+from core.backbone.device import use_bf16
+from core.backbone.encode import embed_texts, load_tokenizer
 from core.data import UNLABELED, Dataset, load_dataset, sample_labeled, with_cleaning
 from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import TrainConfig
-from core.train.features import cached_features
+from core.train.features import cached_features, store_key
 from core.train.model import StudioModel
 
 Event = Callable[[dict], None]
@@ -34,6 +35,17 @@ class Prepared:
     classes: np.ndarray  # the dataset label ids the run learns: those with labeled rows, ascending
     pool_texts: list[str]  # the train split, then the extra unlabeled texts
     fraction: float  # labeled share of the train split (also when given per class)
+
+    def used_by(self, unlabeled: bool) -> Prepared:
+        """The pool cut to the rows a method reads, renumbered: the labeled rows, then the unlabeled ones
+        (at most --unlabeled-limit) only for a method that learns from them. A frozen run then encodes
+        nothing it does not use."""
+        rows = np.concatenate([self.labeled, self.unlabeled if unlabeled else np.zeros(0, dtype=np.int64)])
+        if len(rows) == len(self.pool_texts):
+            return self
+        n = len(self.labeled)
+        return replace(self, labeled=np.arange(n), unlabeled=np.arange(n, len(rows)), targets=self.targets[rows],
+                       pool_texts=[self.pool_texts[i] for i in rows])
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -79,22 +91,30 @@ def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
     mask = sample_labeled(train_labels, config.fraction, config.per_class, config.seed)
     labeled = np.flatnonzero(mask)
     unlabeled = np.concatenate([np.flatnonzero(~mask), np.arange(n_train, len(pool_frame))])
+    if config.unlabeled_limit is not None and len(unlabeled) > config.unlabeled_limit:
+        drawn = np.random.default_rng(config.seed).choice(len(unlabeled), config.unlabeled_limit, replace=False)
+        unlabeled = unlabeled[np.sort(drawn)]
     classes = np.unique(train_labels[labeled])
     targets = np.full(len(pool_frame), UNLABELED)
     targets[labeled] = positions(classes, train_labels[labeled])
     return Prepared(ds, labeled, unlabeled, targets, classes, pool_frame["text"].tolist(), float(mask.mean()))
 
 
-def model_inputs(config: TrainConfig, data: Prepared, on_event: Event) -> dict[str, object]:
-    """Each split's inputs: cached frozen features, or token ids when the encoder trains."""
+def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:
+    """Each split's inputs: frozen features (only texts no earlier run encoded are encoded), or token ids
+    when the encoder trains."""
     texts = {split: data.texts(split) for split in ("pool", "val", "test")}
     if config.frozen:
-        on_event({"type": "status", "message": "encoding texts with the frozen backbone (cached for later runs)"})
-        return cached_features(
-            texts, config.backbone, data.dataset.fingerprint, config.max_len, config.resolved_pooling,
-            studio_home() / "features", config.device, config.bf16,
-            on_progress=lambda done, total: on_event({"type": "features", "done": done, "total": total}))
-    tokenizer = load_tokenizer(config.backbone)
+        backbone, bf16 = config.resolved_backbone(), use_bf16(config.precision, device)
+        store = studio_home() / "features" / store_key(backbone, config.max_len, config.resolved_pooling, bf16)
+
+        def encode(missing: list[str]) -> np.ndarray:
+            on_event({"type": "features", "done": 0, "total": len(missing)})
+            return embed_texts(missing, backbone, config.max_len, config.resolved_pooling, device=device,
+                               bf16=bf16, on_progress=lambda done, total: on_event(
+                                   {"type": "features", "done": done, "total": total}))
+        return cached_features(texts, store, encode, lambda message: on_event({"type": "status", "message": message}))
+    tokenizer = load_tokenizer(config.resolved_backbone())
     return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"]
             for k, v in texts.items()}
 
@@ -129,7 +149,8 @@ class Representer:
 
     def __init__(self, model: StudioModel, inputs: dict[str, object], config: TrainConfig, device: torch.device):
         self.model, self.inputs, self.config, self.device = model, inputs, config, device
-        self.pad_id = load_tokenizer(config.backbone).pad_token_id
+        self.pad_id = load_tokenizer(config.resolved_backbone()).pad_token_id
+        self.bf16 = use_bf16(config.precision, device)
         self.features = {k: torch.from_numpy(np.asarray(v)) for k, v in self.inputs.items()} if config.frozen else {}
 
     def lengths(self, split: str) -> np.ndarray:
@@ -141,5 +162,5 @@ class Representer:
         if self.config.frozen:
             return self.model.standardize(self.features[split][idx].to(self.device))
         ids, mask = pad_batch([self.inputs[split][i] for i in idx], self.pad_id, self.device)
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.config.bf16):
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
             return self.model.encode(ids, mask).float()

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from core.backbone import pick_device
+from core.backbone.device import pick_device
 from core.train.config import TrainConfig
 from core.train.inputs import Event, load_data, split_pool
 from core.train.methods import Job, method_for, validate
@@ -61,7 +61,7 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
 
     # -- data and the labeled rows
     ds = load_data(config)
-    data = split_pool(config, ds)
+    data = split_pool(config, ds).used_by(method.uses_unlabeled)
     y_test = ds.test["label"].to_numpy()
     rows = {"labeled": int(len(data.labeled)), "unlabeled": int(len(data.unlabeled)), "val_rows": int(len(ds.val)),
             "test_rows": int(len(y_test))}

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from core.backbone import pool
+from core.backbone.encode import pool
 from core.train.config import TrainConfig
 
 

@@ -5,6 +5,7 @@ names and the checkpoint loader all read `METHODS`. To add a method, write one m
 subclass (see `base.py`) and add one line here.
 """
 
+from core.backbone.device import pick_device, use_bf16
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods.adapter import Adapter
@@ -34,11 +35,25 @@ def method_for(config: TrainConfig) -> Method:
 
 
 def validate(config: TrainConfig) -> TrainConfig:
-    """The config as its method runs it, checked (the config checked the rest when it was made)."""
+    """The config as its method runs it, pinned to this machine's backbone snapshot and precision, and
+    checked (the config checked the rest when it was made)."""
     method = method_for(config)
     config = method.settle(config)
+    if method.encoder != "none":
+        config = pinned(config)
     method.check(config)
     return config
+
+
+def pinned(config: TrainConfig) -> TrainConfig:
+    """What depends on this machine, fixed at launch so every run of a sweep and every reload agree: the
+    cached snapshot a hub id resolves to (an error naming how to get it when it is not cached), and the
+    precision `auto` means on the run's device."""
+    revision = config.resolved_backbone().revision
+    precision = config.precision
+    if precision == "auto":
+        precision = "bf16" if use_bf16("auto", pick_device(config.device)) else "fp32"
+    return config.with_(revision=revision, precision=precision)
 
 
 def run_label(config: TrainConfig) -> str:

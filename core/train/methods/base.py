@@ -71,6 +71,7 @@ class Method:
     fake_class: ClassVar[bool] = False  # a k+1-th "fake" output (GAN-BERT)
     reference: ClassVar[bool] = False  # a converged baseline Compare draws as the floor to clear
     encoder: ClassVar[str] = "either"  # frozen | trained | either | none: what it does with the backbone
+    uses_unlabeled: ClassVar[bool] = False  # reads unlabeled rows (so a frozen run encodes them)
 
     # ------------------------------------------------------------ settings
 

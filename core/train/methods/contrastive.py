@@ -21,7 +21,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from transformers import TrainerCallback
 
-from core.backbone import encode_texts, resolve_backbone
+from core.backbone.encode import encode_texts
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.methods.base import Cancelled, Fitted, Job, Method
@@ -84,6 +84,7 @@ class SetFit(Method):
     title = "SetFit"
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
+    uses_unlabeled = True  # up to STAT_ROWS of them join the head's standardization statistics
 
     def settle(self, config: TrainConfig) -> TrainConfig:
         """SetFit always tunes its body, so a frozen-mode sweep runs it unfrozen."""
@@ -127,7 +128,7 @@ class SetFit(Method):
         config, data = job.config, job.data
         texts = [data.pool_texts[i] for i in data.labeled]
         targets = data.targets[data.labeled].tolist()
-        body = SentenceTransformer(str(resolve_backbone(config.backbone)), device=str(job.device),
+        body = SentenceTransformer(str(config.resolved_backbone().folder), device=str(job.device),
                                    local_files_only=True)
         body.max_seq_length = config.max_len
 

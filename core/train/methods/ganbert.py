@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.backbone import load_tokenizer
+from core.backbone.encode import load_tokenizer
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.methods.stepwise import StepMethod
@@ -176,7 +176,7 @@ def repeats_for(fraction: float) -> int:
 def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> BowGenerator:
     """G2 with its bags: token ids (no special tokens) of the unlabeled texts, or of the whole pool
     when every text is labeled."""
-    tokenizer = load_tokenizer(config.backbone)
+    tokenizer = load_tokenizer(config.resolved_backbone())
     source = data.unlabeled if len(data.unlabeled) else np.arange(len(data.targets))
     ids = tokenizer([data.pool_texts[i] for i in source], truncation=True, max_length=config.max_len,
                     add_special_tokens=False, verbose=False)["input_ids"]
@@ -196,9 +196,10 @@ class GanBert(StepMethod):
     repeated and shuffled with the unlabeled ones, and D's and G's gradients are taken apart."""
 
     name = "ganbert"
+    uses_unlabeled = True  # D learns real vs fake from them
     title = "GAN-BERT"
     variant = "generator"
-    options = ("generator", "gan_preset", "noise", "noise_dim")
+    options = ("generator", "gan_preset", "noise", "noise_dim", "unlabeled_limit")
     fake_class = True
     frozen_batch_size = 256  # an epoch covers the whole unlabeled pool: 1.6k samples/s at 64, 3.6k at 256
     head_speed = 7000.0

@@ -12,7 +12,8 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
-from core.backbone import load_encoder, load_tokenizer, resolve_backbone
+from core.backbone.device import use_bf16
+from core.backbone.encode import load_encoder, load_tokenizer
 from core.train.config import TrainConfig
 from core.train.inputs import model_inputs
 from core.train.methods.base import Job, Method
@@ -26,14 +27,14 @@ class NeuralPredictor:
     def __init__(self, model: StudioModel, method: NeuralMethod):
         self.model, self.method = model, method
         self.config, self.labels = model.config, model.labels
-        self.tokenizer = load_tokenizer(model.config.backbone)
+        self.tokenizer = load_tokenizer(model.config.resolved_backbone())
 
     @torch.inference_mode()
     def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
         device = next(self.model.parameters()).device
         enc = self.tokenizer(texts, truncation=True, max_length=self.config.max_len, padding=True,
                              return_tensors="pt").to(device)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.config.bf16):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16(self.config.precision, device)):
             logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
         real, fake = self.method.probabilities(logits)
         return real.cpu().numpy(), None if fake is None else fake.cpu().numpy()
@@ -66,16 +67,16 @@ class NeuralMethod(Method):
 
     def inputs_for(self, model: StudioModel, job: Job) -> dict[str, object]:
         """Each split's inputs; frozen features are standardized with the train pool's statistics."""
-        inputs = model_inputs(job.config, job.data, job.on_event)
-        if job.config.frozen:
-            pool = np.asarray(inputs["pool"])
-            model.feature_mean.copy_(torch.from_numpy(pool.mean(0)))
-            model.feature_std.copy_(torch.from_numpy(pool.std(0) + 1e-6))
+        inputs = model_inputs(job.config, job.data, job.device, job.on_event)
+        if job.config.frozen:  # statistics of every text the run may learn from: the pool's and validation's
+            seen = np.concatenate([np.asarray(inputs["pool"]), np.asarray(inputs["val"])])
+            model.feature_mean.copy_(torch.from_numpy(seen.mean(0)))
+            model.feature_std.copy_(torch.from_numpy(seen.std(0) + 1e-6))
         return inputs
 
     def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:
         """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head."""
-        encoder = load_encoder(config.backbone, device)
+        encoder = load_encoder(config.resolved_backbone(), device)
         hidden = encoder.config.hidden_size
         feature_dim = {"cls": hidden, "mean": hidden,
                        "layers": 2 * hidden * encoder.config.num_hidden_layers}[config.resolved_pooling]
@@ -88,7 +89,7 @@ class NeuralMethod(Method):
     def save(self, model: StudioModel, folder: Path) -> None:
         description = {"config": json.loads(model.config.to_json()), "labels": list(model.labels),
                        "feature_dim": model.feature_dim, "hidden_size": model.hidden_size,
-                       "backbone": str(resolve_backbone(model.config.backbone))}
+                       "backbone": model.config.resolved_backbone().describe()}
         write_checkpoint(folder, self.saved_state(model), description)
 
     def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> NeuralPredictor:

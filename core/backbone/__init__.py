@@ -1,0 +1,9 @@
+"""The backbone: where a model's files are (`locate`: the bundled MiniLM, a local folder, or a hub id in the
+local Hugging Face cache), the opt-in download (`download`), the device and precision (`device`), and
+turning texts into vectors (`encode`). Importing this package imports neither torch nor transformers."""
+
+from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, cached_models,
+                                  default_backbone_path, hub_cache_dir, is_hub_id, resolve_backbone)
+
+__all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "cached_models", "default_backbone_path",
+           "hub_cache_dir", "is_hub_id", "resolve_backbone"]

@@ -1,0 +1,99 @@
+"""Loading a resolved backbone's encoder and tokenizer, and turning texts into sentence vectors.
+
+Everything family-specific (pad token, special tokens, token type ids, layer count) comes from the model's
+own config and tokenizer, so BERT, RoBERTa, DeBERTa, DistilBERT and ELECTRA all take the same path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from core.backbone.device import pick_device
+from core.backbone.locate import Backbone, BackboneError, resolve_backbone
+
+POOLINGS = ("cls", "mean", "layers")
+BackboneLike = Backbone | str | Path | None
+
+
+def as_backbone(backbone: BackboneLike) -> Backbone:
+    return backbone if isinstance(backbone, Backbone) else resolve_backbone(backbone)
+
+
+def load_tokenizer(backbone: BackboneLike = None) -> PreTrainedTokenizerBase:
+    """The backbone's own tokenizer; one with no pad token cannot batch texts, so it is refused."""
+    return _tokenizer(as_backbone(backbone))
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(backbone: Backbone) -> PreTrainedTokenizerBase:
+    """Cached: loading costs ~0.1 s and a tokenizer is immutable."""
+    tokenizer = AutoTokenizer.from_pretrained(str(backbone.folder), local_files_only=True)
+    if tokenizer.pad_token_id is None:
+        raise BackboneError(f"{backbone.name}'s tokenizer has no pad token; the studio needs an encoder model "
+                            "(BERT, RoBERTa, DeBERTa, DistilBERT, ELECTRA…)")
+    return tokenizer
+
+
+def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu") -> PreTrainedModel:
+    """The backbone's bare encoder (no head), in eval mode."""
+    folder = as_backbone(backbone).folder
+    model = AutoModel.from_pretrained(str(folder), local_files_only=True)
+    return model.to(device).eval()
+
+
+def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
+    """Sentence vectors from encoder outputs, masked by the tokenizer's own attention mask.
+
+    `layers` concatenates every layer's mean-pooled and first-token vectors: sentence-embedding models
+    keep topic in their last layer and style in the lower ones, and authorship is about style.
+    """
+    mask = attention_mask.unsqueeze(-1).to(outputs.last_hidden_state.dtype)
+
+    def mean(h: torch.Tensor) -> torch.Tensor:
+        return (h * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+
+    if pooling == "cls":
+        return outputs.last_hidden_state[:, 0]
+    if pooling == "mean":
+        return mean(outputs.last_hidden_state)
+    if pooling == "layers":
+        return torch.cat([torch.cat([mean(h), h[:, 0]], dim=-1) for h in outputs.hidden_states[1:]], dim=-1)
+    raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+
+
+@torch.inference_mode()
+def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: list[str], max_len: int = 128,
+                 pooling: str = "mean", batch_size: int = 32, bf16: bool = False,
+                 on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Float32 sentence vectors of a loaded encoder, in length-sorted batches to pad little."""
+    dev = next(model.parameters()).device
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    out: list[np.ndarray | None] = [None] * len(texts)
+    for start in range(0, len(texts), batch_size):
+        idx = order[start:start + batch_size]
+        enc = tokenizer([texts[i] for i in idx], truncation=True, max_length=max_len, padding=True,
+                        return_tensors="pt").to(dev)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
+            outputs = model(**enc, output_hidden_states=(pooling == "layers"))
+            vecs = pool(outputs, enc["attention_mask"], pooling).float().cpu().numpy()
+        for i, v in zip(idx, vecs):
+            out[i] = v
+        if on_progress is not None:
+            on_progress(min(start + batch_size, len(texts)), len(texts))
+    return np.stack(out) if texts else np.zeros((0, 0), dtype=np.float32)
+
+
+def embed_texts(texts: list[str], backbone: BackboneLike = None, max_len: int = 128, pooling: str = "mean",
+                batch_size: int = 32, device: torch.device | str = "auto", bf16: bool = False,
+                on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Frozen sentence vectors of a backbone as a float32 numpy array."""
+    backbone = as_backbone(backbone)
+    dev = device if isinstance(device, torch.device) else pick_device(device)
+    return encode_texts(load_encoder(backbone, dev), load_tokenizer(backbone), texts, max_len, pooling,
+                        batch_size, bf16, on_progress)

