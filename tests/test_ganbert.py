@@ -76,3 +76,21 @@ def test_bow_generator_averages_embeddings_of_a_subset_of_real_tokens():
     assert used[1:6].all() and not used[0]  # only real tokens, never the padding id
     assert g(7, torch.device("cpu")).shape == (7, 10)
     assert not any(k.startswith(("embeddings", "bags")) for k in g.state_dict())  # rebuilt, never saved
+
+
+def test_the_cpu_dropout_drops_its_share_keeps_the_expectation_and_is_off_in_eval():
+    from core.train.methods.ganbert import Dropout
+
+    x = torch.ones(512, 4608)
+    layer = Dropout(0.2).train()
+    torch.manual_seed(0)
+    y = layer(x)
+    kept = (y > 0).float().mean().item()
+    assert abs(kept - (1 - 51 / 256)) < 0.005  # the drop share, rounded to 1/256
+    assert abs(y.mean().item() - 1.0) < 0.01
+    assert torch.unique(y).tolist() == pytest.approx([0.0, 1 / (1 - 51 / 256)])
+    torch.manual_seed(0)
+    assert torch.equal(layer(x), y)  # seeded like every other draw
+    assert torch.equal(layer.eval()(x), x)
+    bits = (Dropout(0.5).train()(x) > 0).float()
+    assert abs(bits.mean(0).std().item() - 0.5 / 512 ** 0.5) < 0.01  # no column pattern: bytes are independent

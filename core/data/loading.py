@@ -3,8 +3,10 @@ with a column mapping; validation is carved from train when none is given."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +17,7 @@ from core.data.labels import SEMEVAL_LABELS
 from core.data.readers import load_file, normalize, require_classes
 from core.data.sampling import split_off
 from core.data.schema import UNLABELED, DataError, DataSpec, Dataset
+from core.paths import atomic_write_parquet, studio_home
 
 VAL_NAMES = {"val", "valid", "validation", "dev"}
 SPLIT_NAMES = {"train", "test"} | VAL_NAMES
@@ -93,11 +96,28 @@ def load_dataset(spec: DataSpec, val_fraction: float = 0.1, seed: int = 0) -> Da
                    unlabeled=unlabeled, spec=spec)
 
 
+def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | None = None
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The synthetic corpus, generated once per config and per version of the generator, then read from
+    the studio home: every training run process loads its data, and generating 15,000 texts takes ~3 s."""
+    source = Path(generate.__code__.co_filename).read_bytes()
+    key = hashlib.sha1(json.dumps(asdict(config), sort_keys=True).encode() + source).hexdigest()[:16]
+    path = studio_home() / "corpus" / f"{key}.parquet"
+    if path.exists():
+        both = pd.read_parquet(path)
+        return tuple(both[both["_split"] == name].drop(columns="_split").reset_index(drop=True)  # type: ignore
+                     for name in ("train", "test"))
+    train, test = generate(config, on_progress)
+    atomic_write_parquet(path, pd.concat([train.assign(_split="train"), test.assign(_split="test")],
+                                         ignore_index=True))
+    return train, test
+
+
 def builtin_dataset(config: CorpusConfig = CorpusConfig(), val_fraction: float = 0.1,
                     on_progress: Callable[[int, int], None] | None = None) -> Dataset:
     """The synthetic corpus as a Dataset; `val_fraction` of its train split is carved for validation
     (by the corpus seed, so the carve is one per corpus)."""
-    train, test = generate(config, on_progress)
+    train, test = generated(config, on_progress)
     frames = {}
     for split, raw in (("train", train), ("test", test)):
         frames[split], _ = normalize(raw.assign(_where=""), SYNTHETIC_NAME, labels=SEMEVAL_LABELS)

@@ -25,11 +25,31 @@ from core.train.optim import Step, adamw, encoder_and_head
 EPS = 1e-8
 
 
+class Dropout(nn.Module):
+    """Inverted dropout whose keep decisions on a CPU are random bytes, eight from each 64-bit draw: the
+    expectation of `nn.Dropout` (the drop share rounded to 1/256), 4× cheaper. `nn.Dropout` on D's 4,608-wide
+    frozen input took a quarter of a frozen GAN-BERT step on a 2-core CPU. On a GPU it is `nn.Dropout`."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p, self.threshold = p, round(p * 256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        if x.device.type != "cpu":
+            return F.dropout(x, self.p, True)
+        n = x.numel()
+        draws = torch.randint(-2**63, 2**63 - 1, ((n + 7) // 8,), dtype=torch.int64)
+        keep = draws.view(torch.uint8)[:n].view(x.shape) >= self.threshold
+        return x * keep / (1 - self.threshold / 256)
+
+
 def mlp(sizes: list[int], dropout: float) -> nn.Sequential:
     """Linear → LeakyReLU(0.2) → Dropout for each hidden size (the official block)."""
     layers: list[nn.Module] = []
     for a, b in zip(sizes[:-1], sizes[1:]):
-        layers += [nn.Linear(a, b), nn.LeakyReLU(0.2), nn.Dropout(dropout)]
+        layers += [nn.Linear(a, b), nn.LeakyReLU(0.2), Dropout(dropout)]
     return nn.Sequential(*layers)
 
 
@@ -39,7 +59,7 @@ class Discriminator(nn.Module):
 
     def __init__(self, input_dim: int, hidden: list[int], num_labels: int, dropout: float = 0.2):
         super().__init__()
-        self.input_dropout = nn.Dropout(dropout)
+        self.input_dropout = Dropout(dropout)
         self.body = mlp([input_dim, *hidden], dropout)
         self.logits = nn.Linear(hidden[-1], num_labels + 1)
 
@@ -100,8 +120,9 @@ class BowGenerator(NoiseGenerator):
         first = torch.zeros_like(keep)
         first[:, 0] = True  # at least one token per bag
         keep = keep | (first & ~keep.any(dim=1, keepdim=True))
-        vectors = self.embeddings[ids] * keep.unsqueeze(-1)
-        return vectors.sum(1) / keep.sum(1, keepdim=True).clamp(min=1)
+        # the kept tokens' embeddings summed without materializing [n, tokens, dim]
+        sums = F.embedding_bag(ids, self.embeddings, mode="sum", per_sample_weights=keep.to(self.embeddings.dtype))
+        return sums / keep.sum(1, keepdim=True).clamp(min=1)
 
     def forward(self, n: int, device: torch.device) -> torch.Tensor:
         z = torch.cat([self.bag_of_words(n), self.sample_noise(n, device)], dim=-1)
