@@ -4,8 +4,9 @@ import streamlit as st
 
 import core  # noqa: F401  (sets the offline environment before anything loads a model)
 from core.backbone.device import describe_device
-from core.data import CleaningConfig, CorpusConfig, builtin_dataset
-from core.runs import Registry
+from core.data import CleaningConfig, CorpusConfig, builtin_dataset, load_dataset
+from core.errors import InputError
+from core.runs import Registry, recall
 
 st.set_page_config(page_title="GAN-BERT Studio", page_icon=":material/fingerprint:", layout="wide")
 
@@ -35,17 +36,32 @@ def device() -> str:
     return describe_device()
 
 
+def restored_workspace() -> None:
+    """A new session opens on the dataset and cleaning this studio home last worked on (kept in the
+    registry), or on the built-in corpus when there is none or its files are gone (saying so)."""
+    workspace = recall(st.session_state.registry)
+    st.session_state.cleaning = workspace.cleaning if workspace else CleaningConfig()
+    if workspace is None or workspace.data.builtin == CorpusConfig():
+        st.session_state.dataset = default_dataset()
+        return
+    try:
+        with st.spinner("Loading the dataset you were working on…"):
+            st.session_state.dataset = load_dataset(workspace.data)
+    except InputError as e:
+        st.session_state.dataset = default_dataset()
+        st.warning(f"The dataset you were working on could not be loaded again ({e}); the built-in corpus is "
+                   "loaded instead.")
+
+
 if "registry" not in st.session_state:  # one per session: opening it checks the schema
     st.session_state.registry = Registry()
 if "dataset" not in st.session_state:
-    st.session_state.dataset = default_dataset()
-if "cleaning" not in st.session_state:
-    st.session_state.cleaning = CleaningConfig()
+    restored_workspace()
 
 with st.sidebar:
     ds = st.session_state.dataset
     st.markdown("**Dataset**")
-    st.caption(ds.name + (" — synthetic, for trying the studio offline" if ds.synthetic else ""))
+    st.caption(ds.name + (" — for trying the studio offline" if ds.synthetic else ""))
     st.caption(" · ".join(f"{split} {len(frame):,}" for split, frame in ds.splits.items()))
     if st.session_state.cleaning.active:
         st.caption("Cleaning on: " + ", ".join(k.replace("_", " ") for k, v in vars(st.session_state.cleaning).items() if v))

@@ -20,6 +20,15 @@ def class_scale(labels: tuple[str, ...]) -> alt.Scale:
     return alt.Scale(domain=list(colors), range=list(colors.values()))
 
 
+SPLIT_ORDER = ["train", "val", "test"]
+
+
+def category_axis(**kw) -> alt.Axis:
+    """An axis of categories that shows every label, whole: Vega-Lite otherwise drops every other label
+    when they crowd (n-grams, confusion rows, class bars) and cuts long ones."""
+    return alt.Axis(labelOverlap=False, labelLimit=0, **kw)
+
+
 def chart_png(chart: alt.TopLevelMixin) -> bytes:
     """Static PNG export (vl-convert; no browser and no network)."""
     import vl_convert as vlc

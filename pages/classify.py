@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.compare import charts
-from core.data import load_frame
+from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
 from core.train import classify
 
@@ -52,7 +52,8 @@ if text.strip() and picked:
 
 st.subheader("Batch")
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",
-                          type=["jsonl", "json", "csv", "parquet"], key="cl_upload")
+                          type=["jsonl", "json", "csv", "parquet"], key="cl_upload",
+                          max_upload_size=MAX_FILE_BYTES // 2**20)
 if upload is not None and picked:
     try:
         frame, _ = load_frame(upload.getvalue(), upload.name, require_labels=False)

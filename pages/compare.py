@@ -5,7 +5,7 @@ import streamlit as st
 
 from core import compare, plotting
 from core.compare import charts
-from core.runs import pump
+from core.runs import ACTIVE, FINISHED, pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -17,6 +17,19 @@ st.title("Compare")
 if not runs:
     st.info("No runs to compare yet. Launch some on the Train page.")
     st.stop()
+
+
+@st.fragment(run_every="5s")
+def watch(finished: int) -> None:
+    """While runs are going, rerun the page when one finishes, so the comparison includes it."""
+    pump(registry)
+    if sum(r.status in FINISHED for r in registry.list()) != finished:
+        st.rerun()
+
+
+if any(r.status in ACTIVE for r in runs):
+    st.caption("Runs are still going; this page updates as they finish.")
+    watch(sum(r.status in FINISHED for r in runs))
 
 frame = compare.runs_frame(runs)
 with st.expander("Filters", expanded=False):

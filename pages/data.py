@@ -2,9 +2,11 @@
 
 import streamlit as st
 
-from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset, store_upload
+from core.data import (MAX_FILE_BYTES, CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset,
+                       store_upload)
 from core.errors import InputError
 from core.paths import studio_home
+from core.runs import Workspace, remember
 
 
 def mapping_inputs(key: str) -> ColumnMapping:
@@ -16,7 +18,8 @@ def mapping_inputs(key: str) -> ColumnMapping:
 
 
 def try_load(spec: DataSpec) -> None:
-    """Swap in the new dataset only when it loads cleanly; otherwise say why and keep the old one."""
+    """Swap in the new dataset only when it loads cleanly (otherwise say why and keep the old one), keep it
+    as the studio's workspace, and rerun so the sidebar shows it at once."""
     try:
         with st.spinner("Loading and checking…"):
             ds = load_dataset(spec)
@@ -24,12 +27,16 @@ def try_load(spec: DataSpec) -> None:
         st.error(f"Could not load this data: {e}. The previous dataset is still loaded.")
         return
     st.session_state.dataset = ds
-    st.success(f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items()))
+    remember(st.session_state.registry, Workspace(spec, st.session_state.cleaning))
+    st.session_state.loaded_message = f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
+    st.rerun()
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
 st.title("Data")
+if "loaded_message" in st.session_state:
+    st.success(st.session_state.pop("loaded_message"))
 st.caption(f"Current: **{st.session_state.dataset.name}**")
 built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"])
 
@@ -46,8 +53,9 @@ with built_in:
 with upload:
     st.markdown("Subtask B JSONL (`id`, `text`, `model`, `source`, `label`), or any JSONL, CSV or Parquet file "
                 "with a text and a label column. Test labels are optional.")
-    train_file = st.file_uploader("Train file", type=["jsonl", "json", "csv", "parquet"], key="up_train")
-    test_file = st.file_uploader("Test file (optional)", type=["jsonl", "json", "csv", "parquet"], key="up_test")
+    kinds, limit = ["jsonl", "json", "csv", "parquet"], MAX_FILE_BYTES // 2**20  # MB, as the readers check it
+    train_file = st.file_uploader("Train file", type=kinds, key="up_train", max_upload_size=limit)
+    test_file = st.file_uploader("Test file (optional)", type=kinds, key="up_test", max_upload_size=limit)
     up_mapping = mapping_inputs("up")
     if st.button("Load uploaded files", key="up_load", disabled=train_file is None):
         try:
@@ -73,8 +81,12 @@ st.caption("The seed report's preprocessing. Off by default: punctuation, digits
            "style. Applied the same way in Explore, training and Classify.")
 current = st.session_state.cleaning
 c1, c2, c3 = st.columns(3)
-st.session_state.cleaning = CleaningConfig(
+chosen = CleaningConfig(
     expand_contractions=c1.toggle("Expand contractions", current.expand_contractions, key="cl_contr"),
     strip_special=c2.toggle("Strip special characters and digits", current.strip_special, key="cl_special"),
     lowercase=c3.toggle("Lowercase", current.lowercase, key="cl_lower"),
 )
+if chosen != current:  # kept with the dataset, and shown in the sidebar at once
+    st.session_state.cleaning = chosen
+    remember(st.session_state.registry, Workspace(st.session_state.dataset.spec, chosen))
+    st.rerun()

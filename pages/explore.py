@@ -74,7 +74,7 @@ with tab_lengths:
     c1, c2, c3 = st.columns([1, 1, 2])
     measure = c1.radio("Measure", ["tokens", "words", "chars"], horizontal=True, key="ex_measure")
     max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen")
-    trunc = explore.truncation_share(lens, int(max_len)).set_index("class")["share"]
+    trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
     c3.metric("Texts truncated at this max length", f"{trunc['all']:.1%}")
     st.altair_chart(charts.length_histogram(explore.length_histogram(lens, measure), labels, measure, int(max_len)))
     st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content")
@@ -89,8 +89,8 @@ with words:
     st.subheader("Word clouds")
     colors = class_colors(labels)
     cols = st.columns(3)
-    for i, (name, group) in enumerate(freqs.groupby("class")):
-        cols[i % 3].image(word_cloud(key, name, colors[name], group), caption=name)
+    for i, name in enumerate(n for n in labels if n in set(freqs["class"])):  # in class order
+        cols[i % 3].image(word_cloud(key, name, colors[name], freqs[freqs["class"] == name]), caption=name)
 
 with maps:
     c1, c2 = st.columns(2)

@@ -1,8 +1,8 @@
-"""Home: what the studio is, the current dataset, the device, recent runs, and where to go next."""
+"""Home: what the studio is, the current dataset, recent runs, and where to go next (the device is in the
+sidebar)."""
 
 import streamlit as st
 
-from core.backbone.device import describe_device
 from core.runs import pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -24,8 +24,6 @@ with c1:
     st.markdown(f"**{ds.name}** — {len(ds.labels)} classes")
     st.dataframe(ds.class_counts(), width="content")
 with c2:
-    st.subheader("Device")
-    st.markdown(describe_device())
     st.subheader("Recent runs")
     registry = st.session_state.registry
     pump(registry)

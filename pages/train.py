@@ -10,14 +10,14 @@ import streamlit as st
 from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
-from core.backbone.download import download
 from core.compare import charts
 from core.errors import InputError
-from core.runs import (ACTIVE, RAY_HINT, cancel, concurrency, enqueue, grid_seconds, pump, ray_available,
+from core.runs import (ACTIVE, RAY_HINT, cancel, concurrency, enqueue, grid_seconds, pump, ray_available, roughly,
                        ray_resources, set_concurrency, use_address, use_storage)
-from core.train import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, parse_numbers
+from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
+                        parse_numbers)
 from core.train.config import options
-from pages.widgets import backbone_picker, widget
+from pages.widgets import backbone_picker, delete_with_confirmation, offer_download, widget
 
 OPTIONS = options()
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
@@ -103,24 +103,20 @@ with st.expander("New runs", expanded=not registry.list()):
             resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
     except InputError as e:
         st.error(str(e))
+    for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m)) for m in methods)):
+        st.caption(f"{note}; the other runs stay as chosen.")
     if missing:
-        name = values["backbone"]
-        st.info(f"{name} is not in the local Hugging Face cache. Download it to launch runs with it.")
-        if st.button(f"Download {name}", key="tr_download_now"):
-            bar = st.progress(0.0, text=f"Downloading {name}…")
-            try:
-                download(name, None, lambda done, total: bar.progress(
-                    done / total, text=f"Downloading {name}: {done / 2**20:,.0f} of {total / 2**20:,.0f} MB"))
-            except BackboneError as e:
-                st.error(str(e))
-            else:
-                st.rerun()
+        offer_download(values["backbone"])
     if configs:
         seconds = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
-        st.markdown(f"**{len(configs)} run(s)**, about **{seconds / 60:.0f} min** in all on this machine "
+        st.markdown(f"**{len(configs)} run(s)**, **{roughly(seconds)}** in all on this machine "
                     f"(from measured throughput where runs have finished, else from laptop-CPU figures)"
                     + ("; Ray runs them side by side, as its workers allow." if backend == "ray" else "."))
-    if st.button("Launch", type="primary", disabled=not configs, key="tr_launch"):
+    key = grid_key(configs) if configs else None
+    launched = key is not None and st.session_state.get("tr_launched") == key
+    if launched:
+        st.caption("This grid is queued; change it to launch another.")
+    if st.button("Launch", type="primary", disabled=not configs or launched, key="tr_launch") and not launched:
         set_concurrency(registry, int(concurrency_n))
         try:
             if backend == "ray":
@@ -128,7 +124,8 @@ with st.expander("New runs", expanded=not registry.list()):
                 use_storage(registry, storage)
         except InputError as e:
             st.error(str(e))
-        else:
+        else:  # remembered before anything else runs, so a second click of a double click queues nothing
+            st.session_state.tr_launched = key
             ids = enqueue(registry, configs, backend, resources)
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
@@ -141,14 +138,20 @@ def monitor() -> None:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
     table = compare.monitor_frame(runs, time.time())
-    event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="single-row",
-                         column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=1),
+    event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",
+                         column_config={"progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0,
+                                                                                    max_value=100),
                                         "test macro-F1": st.column_config.NumberColumn(format="%.3f")})
-    rows = event.selection.rows if event else []
-    if not rows:
-        st.caption("Select a run to see its curves and log.")
+    picked = [registry.get(table.iloc[i]["run_id"]) for i in (event.selection.rows if event else [])]
+    if not picked:
+        st.caption("Select runs to cancel them, or one to see its curves and log.")
         return
-    run = registry.get(table.iloc[rows[0]]["run_id"])
+    active = [r for r in picked if r.status in ACTIVE]
+    if st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel"):
+        for r in active:
+            cancel(registry, r.id)
+        st.rerun(scope="fragment")
+    run = picked[0]
     st.subheader(run.label)
     for line in compare.run_notes(run, registry):
         (st.warning if line.startswith("warning") else st.caption)(line)
@@ -159,14 +162,10 @@ def monitor() -> None:
             [m for m in ("val_accuracy", "val_macro_f1", "val_mcc", "val_fake_prob") if m in names]
         st.altair_chart(charts.evaluation_curves(evaluations, metrics))
     st.code(registry.folder(run.id).tail_log(30) or "(no log yet)", language=None)
-    c1, c2, c3 = st.columns(3)
-    if c1.button("Cancel", disabled=run.status not in ACTIVE, key="tr_cancel"):
-        cancel(registry, run.id)
-        st.rerun(scope="fragment")
-    if c2.button("Delete", disabled=run.status in ACTIVE, key="tr_delete"):
-        registry.set_deleted(run.id)
-        st.rerun(scope="fragment")
-    if c3.button("Run again", key="tr_again"):
+    c1, c2 = st.columns(2)
+    delete_with_confirmation(c1, registry, run)
+    if c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again",
+                 help="Queue the same settings once more (finished runs only)"):
         enqueue(registry, [run.config], run.backend, run.resources)
         st.rerun(scope="fragment")
 

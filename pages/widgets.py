@@ -1,9 +1,11 @@
-"""Widgets the pages share: one for any `TrainConfig` option, read from its field metadata, and the
-backbone picker."""
+"""Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, the backbone
+picker with its opt-in download, and a delete that asks first."""
 
 import streamlit as st
 
-from core.backbone import BUNDLED, cached_models
+from core.backbone import BUNDLED, BackboneError, cached_models
+from core.backbone.download import download
+from core.runs import ACTIVE, Registry, Run
 from core.train.config import Option
 
 OTHER = "other"
@@ -25,7 +27,7 @@ def widget(column, o: Option):
         high = None if o.high is None else cast(o.high)
         value = o.default if not default_is_none else cast(0)
         chosen = column.number_input(f"{o.label} (0: default)" if default_is_none else o.label, low, high, value,
-                                     key=key, help=o.help, format="%.0e" if o.name == "lr" else None)
+                                     key=key, help=o.help, format="%g" if o.kind == "float" else None)
         return (chosen or None) if default_is_none else chosen
     text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
                              key=key, help=o.help)
@@ -46,3 +48,34 @@ def backbone_picker(column, o: Option) -> tuple[str | None, bool]:
                             help="Offer to fetch a hub id that is not cached into the Hugging Face cache: the only "
                                  "time the studio uses the network.")
     return typed.strip() or None, allow
+
+
+def offer_download(name: str) -> None:
+    """A button that fetches a hub model that is not cached, with its progress, then reruns to use it."""
+    st.info(f"{name} is not in the local Hugging Face cache. Download it to launch runs with it.")
+    if st.button(f"Download {name}", key="tr_download_now"):
+        bar = st.progress(0.0, text=f"Downloading {name}…")
+        try:
+            download(name, None, lambda done, total: bar.progress(
+                done / total, text=f"Downloading {name}: {done / 2**20:,.0f} of {total / 2**20:,.0f} MB"))
+        except BackboneError as e:
+            st.error(str(e))
+        else:
+            st.rerun()
+
+
+def delete_with_confirmation(column, registry: Registry, run: Run) -> None:
+    """Delete asks first: a run's checkpoint and results cannot come back."""
+    if st.session_state.get("tr_confirm_delete") != run.id:
+        if column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete"):
+            st.session_state.tr_confirm_delete = run.id
+            st.rerun(scope="fragment")
+        return
+    column.warning(f"Delete {run.label} and its files? This cannot be undone.")
+    if column.button("Delete for good", type="primary", key="tr_delete_yes"):
+        registry.set_deleted(run.id)
+        del st.session_state.tr_confirm_delete
+        st.rerun(scope="fragment")
+    if column.button("Keep it", key="tr_delete_no"):
+        del st.session_state.tr_confirm_delete
+        st.rerun(scope="fragment")

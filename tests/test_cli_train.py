@@ -39,13 +39,16 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     assert main(["runs", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["run_id"] for r in rows] == [result["run_id"]] and rows[0]["method"] == "ganbert"
+    assert main(["runs"]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert header.split() == ["run", "id", "status", "run", "accuracy", "macro-F1", "progress"]
+    assert line.startswith(result["run_id"]) and f"{result['accuracy']:.3f}" in line and line.endswith("100%")
 
 
 @pytest.mark.parametrize("argv, message", [
     (["predict", "../../etc/passwd", "hi"], "not a run id"),
     (["predict", "20260101-120000-abcdef", "hi"], "no run 20260101-120000-abcdef"),
     (["cancel", "20260101-120000-abcdef"], "no run"),
-    (["train", "--train", "builtin", "--method", "adapter", "--frozen", "--fraction", "0.1"], "frozen-feature mode"),
     (["train", "--train", "builtin", "--method", "finetune", "--fraction", "2"], "fraction must be in"),
     (["train", "--train", "builtin", "--fraction", "0.1", "--per-class", "5"], "not allowed with argument"),
     (["train", "--train", "/no/file.jsonl", "--method", "finetune", "--fraction", "0.1"], "File not found"),
@@ -68,3 +71,12 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
     labels = sorted(reg.get(i).label for i in ids)
     assert labels[0] == "finetune frozen @ 20% seed 0" and "ganbert-bow frozen @ 50% seed 0" in labels
+
+
+def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny_backbone, capsys, studio_home):
+    code = main(["sweep", *data_args(m4_dir), "--methods", "finetune", "adapter", "--per-class", "2", "--seeds", "0",
+                 "--frozen", "--steps", "2", "--concurrency", "1", "--backbone", str(tiny_backbone)])
+    out = capsys.readouterr()
+    assert code == 0 and "note: BERT + adapters trains inside the encoder, so its runs are not frozen" in out.err
+    runs = {Registry().get(i).config.method: Registry().get(i).config for i in last_json(out.out)["run_ids"]}
+    assert runs["finetune"].frozen and not runs["adapter"].frozen

@@ -87,8 +87,9 @@ def test_upload_bytes_take_the_same_path_as_files(tmp_path, studio_home):
     raw = "".join(json.dumps(r) + "\n" for r in semeval_rows()).encode()
     frame, labels = load_frame(raw, "upload.jsonl")
     stored = store_upload(raw, "../../evil name.jsonl", studio_home / "uploads")
-    assert stored.parent == studio_home / "uploads" and stored.suffix == ".jsonl"
+    assert stored.parent.parent == studio_home / "uploads" and stored.name == "evil_name.jsonl"  # the user's name
     assert load_file(stored)[0].equals(frame)
+    assert store_upload(raw, "My Essays (v2).JSONL", studio_home / "uploads").name == "My_Essays_v2_.jsonl"
 
 
 def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
@@ -108,8 +109,8 @@ def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
     (b'{"text": "a", "label": 0}\n[1, 2]\n', "m.jsonl", "line 2 is a JSON list"),
     (b'{"text": "caf\xe9", "label": 0}\n', "enc.jsonl", "not UTF-8 text: byte 0xe9 on line 1"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "bin.jsonl", "binary file"),
-    (b'{"body": "a", "label": 0}\n', "c.jsonl", "no text column 'text'; the columns are body, label"),
-    (b'{"text": "a", "who": 0}\n', "c.jsonl", "no label column 'label'"),
+    (b'{"body": "a", "label": 0}\n', "c.jsonl", "no text column 'text'; the columns are body, label. Name the right one with --text-col"),
+    (b'{"text": "a", "who": 0}\n', "c.jsonl", "no label column 'label'; the columns are text, who. Name the right one with --label-col"),
     (b'{"text": "a", "label": 0}\n{"text": "  ", "label": 1}\n', "t.jsonl", "empty or missing text (the first on line 2)"),
     (b'{"text": "a", "label": 0}\n{"text": null, "label": 1}\n', "t.jsonl", "empty or missing text"),
     (b'{"text": "a", "label": 0}\n{"text": "b", "label": 9, "model": "x"}\n', "u.jsonl", "unknown label(s) 9 (the first on line 2)"),

@@ -80,6 +80,13 @@ def test_truncation_share_on_known_values():
     assert share.to_dict() == {"a": 0.5, "b": 0.5, "all": 0.5}
 
 
+def test_class_tables_follow_the_class_order_not_the_alphabet():
+    labels = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
+    lens = pd.DataFrame({"class": list(reversed(labels)) * 2, "tokens": range(12), "chars": 1, "words": 1})
+    assert list(explore.truncation_share(lens, 5, labels)["class"]) == [*labels, "all"]
+    assert list(dict.fromkeys(explore.length_quantiles(lens, labels)["class"])) == list(labels)
+
+
 def test_hexbin_counts_every_point_once():
     rng = np.random.default_rng(0)
     pts = pd.DataFrame({"split": ["train"] * 500 + ["test"] * 200, "class": rng.choice(["a", "b"], 700),

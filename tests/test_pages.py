@@ -77,3 +77,33 @@ def test_cleaning_toggle_is_kept_in_session(key, small_builtin):
     at = open_page("pages/data.py", small_builtin)
     at.toggle(key=key).set_value(True).run()
     assert at.session_state["cleaning"].lowercase
+
+
+def sidebar_text(at: AppTest) -> str:
+    return " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_a_loaded_dataset_and_its_cleaning_outlive_the_session(m4_dir):
+    """A reload starts a new session: it must open on the data the user loaded, not the built-in corpus."""
+    at = open_page("pages/data.py")
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()
+    at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
+    at.button(key="lp_load").click().run()
+    assert not at.exception and "Loaded train.jsonl" in at.success[0].value
+    assert "train.jsonl" in sidebar_text(at)  # the sidebar shows it at once, not after the next click
+    at.toggle(key="cl_lower").set_value(True).run()
+    assert "Cleaning on: lowercase" in sidebar_text(at)
+
+    again = open_page("pages/train.py")  # a new session on the same studio home
+    assert again.session_state["dataset"].name == "train.jsonl" and again.session_state["cleaning"].lowercase
+    assert "train.jsonl" in sidebar_text(again) and "Data: **train.jsonl**" in again.caption[0].value
+
+
+def test_a_workspace_whose_files_are_gone_falls_back_to_the_built_in_corpus(tmp_path):
+    from core.data import CleaningConfig
+    from core.runs import Registry, Workspace, remember
+
+    remember(Registry(), Workspace(DataSpec(train=str(tmp_path / "gone.jsonl")), CleaningConfig()))
+    at = open_page("pages/home.py")
+    assert at.session_state["dataset"].synthetic
+    assert "could not be loaded again" in at.warning[0].value and "gone.jsonl" in at.warning[0].value

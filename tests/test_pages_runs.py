@@ -51,7 +51,10 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     assert any("**2 run(s)**" in m.value and "min" in m.value for m in at.markdown)
     at.button(key="tr_launch").click().run()
     assert "Queued 2 run(s)" in at.success[0].value
+    at.button(key="tr_launch").click().run()  # the second click of a double click queues nothing
+    assert at.button(key="tr_launch").disabled and any("This grid is queued" in c.value for c in at.caption)
     reg = Registry()
+    assert len(reg.list()) == 2
     wait_for(lambda: all(r.status == "done" for r in reg.list()) and len(reg.list()) == 2, timeout=180,
              what="both runs done")
     at.run()

@@ -202,3 +202,24 @@ def test_every_training_ending_is_a_value():
     failed = train_to_end(raises(OSError(28, "No space left on device")))
     assert failed.status == "failed" and failed.message == "OSError: [Errno 28] No space left on device"
     assert failed.result is None and "Traceback" in failed.trace and "No space left" in failed.trace
+
+
+def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkeypatch):
+    from core.runs.execute import registry_events
+
+    reg = Registry()
+    run_id = reg.create(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))))
+    clock = iter([100.0, 130.0, 160.0])  # one reading per event
+    monkeypatch.setattr("core.runs.execute.time.monotonic", lambda: next(clock))
+    on_event = registry_events(reg, run_id)
+    on_event({"type": "features", "done": 0, "total": 4000})
+    assert reg.get(run_id).message == "encoding texts: 0 of 4,000 (0%)"
+    on_event({"type": "features", "done": 1000, "total": 4000})  # 1,000 texts in 30 s: 90 s to go
+    assert reg.get(run_id).message == "encoding texts: 1,000 of 4,000 (25%), about 2 min left"
+    on_event({"type": "features", "done": 4000, "total": 4000})
+    assert reg.get(run_id).message == "encoding texts: 4,000 of 4,000 (100%)"
+
+
+def test_estimates_read_as_words():
+    assert jobs.roughly(20) == "under a minute" and jobs.roughly(400) == "about 7 min"
+    assert jobs.roughly(7500) == "about 2 h 05 min"

@@ -19,7 +19,7 @@ from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
 from core.runs import (BACKENDS, Registry, cancel, enqueue, execute_run, pump, ray_resources, set_concurrency,
                        use_address, use_storage)
-from core.train import TrainConfig, classify, grid, load_data, run_label, validate
+from core.train import METHODS, TrainConfig, classify, grid, load_data, run_label, validate
 
 
 def describe(ds: Dataset) -> dict:
@@ -98,9 +98,19 @@ def ensure_backbone(args: argparse.Namespace) -> None:
             download(args.backbone, args.revision, show)
 
 
+def say_settled(config: TrainConfig, methods: list[str]) -> None:
+    """Tell on stderr what a method changes in the chosen settings (adapters are never frozen)."""
+    for name in methods:
+        note = METHODS[name].settle_note(config.with_(method=name))
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     ensure_backbone(args)
-    config = validate(config_from_args(args))
+    chosen = config_from_args(args)
+    say_settled(chosen, [chosen.method])
+    config = validate(chosen)
     load_data(config)  # bad data: exit 2 now, not a failed run later
     registry = Registry()
     if args.backend != "local" and not args.background:
@@ -139,6 +149,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                                                                              "per_class": per_class[0]}
     ensure_backbone(args)
     base = config_from_args(args, method=args.method[0], generator=args.generator[0], seed=args.seed[0], **amount)
+    say_settled(base, args.method)
     load_data(base)
     configs = grid(base, args.method, {"generator": args.generator}, fractions, per_class, args.seed)
     registry = Registry()
@@ -159,9 +170,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not rows:
         print("no runs yet: start one with `python -m core train ...`")
         return 0
+    print(f"{'run id':<22}  {'status':<11} {'run':<40} {'accuracy':>8} {'macro-F1':>8} {'progress':>8}")
     for r in rows:
-        score = f"acc {r['accuracy']:.3f} F1 {r['macro_f1']:.3f}" if r["accuracy"] is not None else f"{r['progress']:.0%}"
-        print(f"{r['run_id']}  {r['status']:<11} {r['label']:<40} {score}")
+        done = r["accuracy"] is not None
+        scores = f"{r['accuracy']:>8.3f} {r['macro_f1']:>8.3f}" if done else f"{'':>8} {'':>8}"
+        print(f"{r['run_id']:<22}  {r['status']:<11} {r['label']:<40} {scores} {r['progress']:>8.0%}")
     return 0
 
 

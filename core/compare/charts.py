@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from core.plotting import class_scale
+from core.plotting import category_axis, class_scale
 
 
 def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
@@ -33,7 +33,7 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
 def grouped_bars(groups: pd.DataFrame, metric: str) -> alt.Chart:
     """One panel per labeled amount (in order of labeled texts), one bar per series with its 95% interval."""
     order = list(dict.fromkeys(groups.sort_values("labeled")["amount"]))
-    base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=alt.Axis(labels=False, ticks=False)))
+    base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
         color=alt.Color("series:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
@@ -47,7 +47,7 @@ def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
     """Every finished run as a point, one row per group: the seeds behind each mean."""
     return alt.Chart(runs).mark_circle(size=60, opacity=0.7).encode(
         x=alt.X(f"{metric}:Q", title=metric.replace("_", "-"), scale=alt.Scale(zero=False)),
-        y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"), axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"), axis=category_axis()),
         color=alt.Color("seed:N", legend=alt.Legend(orient="bottom")),
         tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],
     ).properties(width=480)
@@ -67,7 +67,8 @@ def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Char
 
 
 def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bool) -> alt.Chart:
-    base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=labels), y=alt.Y("true:N", sort=labels))
+    base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=labels, axis=category_axis()),
+                                   y=alt.Y("true:N", sort=labels, axis=category_axis()))
     fmt = ".2f" if normalized else ".0f"
     heat = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(scheme="blues"), legend=None),
                                    tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
@@ -76,7 +77,8 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
 
 
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
-    base = alt.Chart(f1).encode(x=alt.X("class:N", sort=list(labels)), y=alt.Y("run:N", title=None))
+    base = alt.Chart(f1).encode(x=alt.X("class:N", sort=list(labels), axis=category_axis()),
+                                y=alt.Y("run:N", title=None, axis=category_axis()))
     heat = base.mark_rect().encode(color=alt.Color("f1:Q", scale=alt.Scale(scheme="greens", domain=[0, 1])),
                                    tooltip=["run", "class", alt.Tooltip("f1:Q", format=".3f")])
     return (heat + base.mark_text(fontSize=10).encode(text=alt.Text("f1:Q", format=".2f"))).properties(width=420)
@@ -86,7 +88,7 @@ def probabilities(probs: dict[str, float], labels: tuple[str, ...]) -> alt.Chart
     data = pd.DataFrame({"class": list(probs), "probability": list(probs.values())})
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        y=alt.Y("class:N", sort=list(labels), title=None),
+        y=alt.Y("class:N", sort=list(labels), title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", alt.Tooltip("probability:Q", format=".1%")],
     ).properties(height=24 * len(labels))

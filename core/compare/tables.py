@@ -135,7 +135,7 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
             elapsed = now - r.started
             left = elapsed * (1 - r.progress) / r.progress
         test = (r.metrics or {}).get("test", {})
-        rows.append({"run_id": r.id, "status": r.status, "run": r.label, "progress": r.progress,
+        rows.append({"run_id": r.id, "status": r.status, "run": r.label, "progress": round(100 * r.progress),
                      "evaluations": r.epoch, "time left": _duration(left),
                      "test macro-F1": test.get("macro_f1"), "where": r.device if r.backend == "ray" and r.device
                      else r.backend, "latest": r.message or ""})

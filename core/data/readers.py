@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -136,14 +137,15 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     """Check a raw frame and bring it to the schema; `labels` fixes the label set (else inferred)."""
     cols = [c for c in raw.columns if c != "_where"]
     if mapping.text not in raw.columns:
-        raise DataError(f"{name}: no text column '{mapping.text}'; the columns are {', '.join(map(str, cols))}")
+        raise DataError(f"{name}: no text column '{mapping.text}'; the columns are {', '.join(map(str, cols))}. "
+                        "Name the right one with --text-col (CLI) or 'Text column' (Data page)")
     # Subtask B rows name the generator in `model`; it stands in for a missing label.
     semeval = "model" in raw.columns and mapping.text == "text"
     label_col = mapping.label if mapping.label in raw.columns else ("model" if semeval else None)
     if label_col is None and require_labels:
         raise DataError(
-            f"{name}: no label column '{mapping.label}'; the columns are {', '.join(map(str, cols))}"
-        )
+            f"{name}: no label column '{mapping.label}'; the columns are {', '.join(map(str, cols))}. "
+            "Name the right one with --label-col (CLI) or 'Label column' (Data page)")
 
     text = raw[mapping.text]
     bad = text.isna() | ~text.map(lambda t: isinstance(t, str)) | (text.astype(str).str.strip() == "")
@@ -208,11 +210,14 @@ def load_file(path: str | Path, mapping: ColumnMapping = ColumnMapping(), labels
 def store_upload(raw: bytes, name: str, folder: Path, max_bytes: int = MAX_FILE_BYTES) -> Path:
     """Keep an uploaded file under the studio home so background runs can read it again.
 
-    The stored name is content-addressed (no user text becomes a path) and keeps only the extension.
-    The bytes are checked first, so a bad upload never lands on disk.
+    Stored as `<content hash>/<the user's file name>`: the folder is content-addressed, and the name, cut to
+    safe characters, is the user's own, so the dataset and every message about it carry the name the user
+    knows. The bytes are checked first, so a bad upload never lands on disk.
     """
     read_table(raw, name, max_bytes)
-    path = folder / f"{hashlib.sha1(raw).hexdigest()[:16]}{Path(name).suffix.lower()}"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name).strip("._")[:100] or "upload"
+    stem, suffix = Path(safe).stem or "upload", Path(name).suffix.lower()
+    path = folder / hashlib.sha1(raw).hexdigest()[:16] / f"{stem}{suffix}"
     if not path.exists():
         atomic_write_bytes(path, raw)
     return path

@@ -43,6 +43,13 @@ class DataSpec:
     mapping: ColumnMapping = ColumnMapping()
     builtin: CorpusConfig | None = None  # set: the synthetic corpus instead of files
 
+    @classmethod
+    def from_dict(cls, raw: dict) -> DataSpec:
+        """The inverse of `dataclasses.asdict`, as stored in run configs and the workspace."""
+        builtin = raw.get("builtin")
+        return cls(**{**raw, "mapping": ColumnMapping(**raw.get("mapping", {})),
+                      "builtin": CorpusConfig(**builtin) if builtin else None})
+
 
 @dataclass
 class Dataset:

@@ -7,7 +7,7 @@ import io
 import altair as alt
 import pandas as pd
 
-from core.plotting import class_scale
+from core.plotting import SPLIT_ORDER, category_axis, class_scale
 
 HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
 
@@ -15,10 +15,10 @@ HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
 def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     tidy = counts.reset_index().melt(id_vars="class", var_name="split", value_name="rows")
     return alt.Chart(tidy).mark_bar().encode(
-        x=alt.X("class:N", sort=list(labels), title=None),
+        x=alt.X("class:N", sort=list(labels), title=None, axis=category_axis()),
         y=alt.Y("rows:Q", title="texts"),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
-        column=alt.Column("split:N", title=None),
+        column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "class", "rows"],
     ).properties(width=180, height=200)
 
@@ -42,7 +42,7 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
 def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     return alt.Chart(ngrams).mark_bar().encode(
         x=alt.X("count:Q", title="count"),
-        y=alt.Y("ngram:N", sort="-x", title=None),
+        y=alt.Y("ngram:N", sort="-x", title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", "ngram", "count"],
     ).properties(width=230, height=240).facet(facet=alt.Facet("class:N", sort=list(labels)), columns=3).resolve_scale(
@@ -52,34 +52,37 @@ def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> alt.Chart:
     """Train and test side by side on shared axes, coloured by class."""
     return alt.Chart(points).mark_circle(size=12, opacity=0.6).encode(
-        x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False)),
-        y=alt.Y("y:Q", title=None, axis=alt.Axis(labels=False)),
+        x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False)),
+        y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False)),
         color=alt.Color("class:N", scale=class_scale(labels)),
-        column=alt.Column("split:N", title=None),
+        column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "class"],
     ).properties(width=340, height=300, title=title)
 
 
-def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = 150) -> alt.Chart:
-    """Density per split (rows) and class (columns) as hexagons sized to tile the grid."""
+def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = 105) -> alt.Chart:
+    """Density per split (rows) and class (columns) as hexagons sized to tile the grid; six classes and the
+    legend fit a wide page."""
     span = float(bins["x"].max() - bins["x"].min()) or 1.0
     cells = span / float(bins["cell"].iloc[0]) + 1
     size = (width / cells) ** 2 * 0.9
     return alt.Chart(bins).mark_point(shape=HEXAGON, filled=True, size=size, opacity=1).encode(
-        x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("y:Q", title=None, axis=alt.Axis(labels=False, ticks=False)),
-        color=alt.Color("count:Q", scale=alt.Scale(scheme="viridis", type="log"), title="texts"),
+        x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False, ticks=False)),
+        color=alt.Color("count:Q", scale=alt.Scale(scheme="viridis", type="log"), title="texts",
+                        legend=alt.Legend(orient="bottom")),
         tooltip=["split", "class", "count"],
     ).properties(width=width, height=width).facet(
-        row=alt.Row("split:N", title=None), column=alt.Column("class:N", sort=list(labels), title=None))
+        row=alt.Row("split:N", title=None, sort=SPLIT_ORDER),
+        column=alt.Column("class:N", sort=list(labels), title=None))
 
 
 def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     cells = shift[shift["train"] != "all"]
     order = [c for c in labels if c in set(cells["train"])]
     base = alt.Chart(cells).encode(
-        x=alt.X("test:N", sort=order, title="test class"),
-        y=alt.Y("train:N", sort=order, title="train class"),
+        x=alt.X("test:N", sort=order, title="test class", axis=category_axis()),
+        y=alt.Y("train:N", sort=order, title="train class", axis=category_axis()),
     )
     heat = base.mark_rect().encode(color=alt.Color("kl:Q", scale=alt.Scale(scheme="blues"), title="KL (nats)"),
                                    tooltip=["train", "test", alt.Tooltip("kl:Q", format=".3f")])
@@ -90,9 +93,9 @@ def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 def source_breakdown(sources: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     return alt.Chart(sources).mark_bar().encode(
         x=alt.X("count:Q", title="texts"),
-        y=alt.Y("source:N", title=None),
+        y=alt.Y("source:N", title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels)),
-        row=alt.Row("split:N", title=None),
+        row=alt.Row("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "source", "class", "count"],
     ).properties(width=500)
 

@@ -59,7 +59,7 @@ def compute_views(ds: Dataset, tokenizer, options: ExploreOptions, cache: Path |
 
 def summary(ds: Dataset, views: dict[str, pd.DataFrame]) -> dict:
     """The machine-readable part: class counts, length quantiles, top n-grams and KL per class."""
-    quantiles = explore.length_quantiles(views["lengths"])
+    quantiles = explore.length_quantiles(views["lengths"], ds.labels)
     return {
         "dataset": ds.name,
         "synthetic": ds.synthetic,
@@ -101,7 +101,7 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
         f"{base64.b64encode(charts.word_cloud_png(g, colors[c])).decode()}'/><figcaption>{html.escape(c)}"
         f"</figcaption></figure>"
         for c, g in views["wordcloud"].groupby("class"))
-    trunc = explore.truncation_share(lens, options.max_len)
+    trunc = explore.truncation_share(lens, options.max_len, ds.labels)
     trunc_rows = "".join(f"<tr><td>{html.escape(r['class'])}</td><td>{r['share']:.1%}</td></tr>"
                          for _, r in trunc.iterrows())
     points = views["map"]

@@ -74,18 +74,27 @@ def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quan
     return pd.concat(out, ignore_index=True)
 
 
-def truncation_share(lens: pd.DataFrame, max_len: int) -> pd.DataFrame:
-    """Share of texts per class (and overall) with more tokens than `max_len`, i.e. cut by truncation."""
+def truncation_share(lens: pd.DataFrame, max_len: int, labels: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Share of texts per class (in class order) and overall with more tokens than `max_len`, i.e. cut by
+    truncation."""
     over = lens["tokens"] > max_len
-    per_class = over.groupby(lens["class"]).mean().rename("share").reset_index()
+    per_class = in_class_order(over.groupby(lens["class"]).mean().rename("share").reset_index(), labels)
     overall = pd.DataFrame({"class": ["all"], "share": [float(over.mean())]})
     return pd.concat([per_class, overall], ignore_index=True)
 
 
-def length_quantiles(lens: pd.DataFrame, quantiles: tuple[float, ...] = (0.1, 0.5, 0.9, 0.99)) -> pd.DataFrame:
+def in_class_order(frame: pd.DataFrame, labels: tuple[str, ...]) -> pd.DataFrame:
+    """Rows in the dataset's class order (human, chatGPT, … for Subtask B), not alphabetical; other
+    values ('all', '(none)') after the classes."""
+    rank = {name: i for i, name in enumerate(labels)}
+    return frame.sort_values("class", key=lambda c: c.map(rank).fillna(len(rank)), kind="stable")
+
+
+def length_quantiles(lens: pd.DataFrame, labels: tuple[str, ...] = (),
+                     quantiles: tuple[float, ...] = (0.1, 0.5, 0.9, 0.99)) -> pd.DataFrame:
     table = lens.groupby("class")[["chars", "words", "tokens"]].quantile(list(quantiles))
     table.index = table.index.set_names(["class", "quantile"])
-    return table.reset_index()
+    return in_class_order(table.reset_index(), labels).reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- words and n-grams

@@ -1,7 +1,7 @@
 """Runs: the SQLite registry, the run folder, the status lifecycle, the queue and its backends (local
 processes, Ray) with the code that executes a run, and time estimates. Reads `core.train`."""
 
-from core.runs.estimate import grid_seconds
+from core.runs.estimate import grid_seconds, roughly
 from core.runs.execute import execute_run
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FINISHED, MOVES, IllegalMove, Status
@@ -9,9 +9,11 @@ from core.runs.local import concurrency, set_concurrency
 from core.runs.queue import BACKENDS, cancel, enqueue, pump, reconcile
 from core.runs.ray_backend import RAY_HINT, ray_available, ray_resources, use_address, use_storage
 from core.runs.registry import Registry, Run, RunError, check_run_id
+from core.runs.workspace import Workspace, recall, remember
 
 __all__ = [
-    "grid_seconds", "execute_run", "RunFolder", "ACTIVE", "FINISHED", "MOVES", "IllegalMove", "Status",
+    "grid_seconds", "roughly", "execute_run", "RunFolder", "ACTIVE", "FINISHED", "MOVES", "IllegalMove", "Status",
     "concurrency", "set_concurrency", "BACKENDS", "cancel", "enqueue", "pump", "reconcile", "RAY_HINT",
     "ray_available", "ray_resources", "use_address", "use_storage", "Registry", "Run", "RunError", "check_run_id",
+    "Workspace", "recall", "remember",
 ]

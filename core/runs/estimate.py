@@ -14,6 +14,14 @@ from core.train import TrainConfig, method_for
 FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
 
 
+def roughly(seconds: float) -> str:
+    """An estimate in words: 'under a minute', 'about 7 min', 'about 2 h 05 min'."""
+    if seconds < 60:
+        return "under a minute"
+    minutes = round(seconds / 60)
+    return f"about {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"about {minutes} min"
+
+
 def measured_speed(registry: Registry, config: TrainConfig) -> float | None:
     speeds = [r.samples_per_s for r in registry.list(statuses=("done",))
               if r.samples_per_s and r.config.method == config.method and r.config.frozen == config.frozen

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.backbone.device import describe_device
+from core.runs.estimate import roughly
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove
 from core.runs.registry import Registry
@@ -47,6 +48,7 @@ class StopFlag:
 def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
     """Training events → registry rows: progress, evaluations, status messages."""
     last, evaluations = [0.0], [0]  # last progress write; evaluations so far, kept with each progress write
+    encoding_since = [0.0]  # when the current encoding pass began
 
     def on_event(event: dict) -> None:
         kind = event["type"]
@@ -66,7 +68,14 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
                                      f"step {event['step']}/{event['total_steps']}: val macro-F1 "
                                      f"{val['val_macro_f1']:.3f}")
         elif kind == "features":
-            registry.update_progress(run_id, 0.0, 0, message=f"encoding texts {event['done']}/{event['total']}")
+            now, done, total = time.monotonic(), event["done"], event["total"]
+            if done == 0:
+                encoding_since[0] = now
+            if done == 0 or done == total or now - last[0] > 1.0:
+                last[0] = now
+                left = (total - done) * (now - encoding_since[0]) / done if done else None
+                registry.update_progress(run_id, 0.0, 0, message=f"encoding texts: {done:,} of {total:,} "
+                                         f"({done / max(total, 1):.0%})" + (f", {roughly(left)} left" if left else ""))
         elif kind == "status":
             registry.set_message(run_id, event["message"])
         log.info("%s", event if kind != "evaluation" else {k: v for k, v in event.items() if k != "val"})

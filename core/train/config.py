@@ -14,7 +14,7 @@ import json
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 
 from core.backbone import Backbone, resolve_backbone
-from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
+from core.data import CleaningConfig, CorpusConfig, DataSpec
 from core.errors import InputError
 
 ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
@@ -135,10 +135,7 @@ class TrainConfig:
     def from_json(cls, text: str) -> TrainConfig:
         """Read a stored config; fields added since it was written take their defaults."""
         raw = json.loads(text)
-        data = raw.pop("data")
-        builtin = data.pop("builtin")
-        spec = DataSpec(**{**data, "mapping": ColumnMapping(**data["mapping"]),
-                           "builtin": CorpusConfig(**builtin) if builtin else None})
+        spec = DataSpec.from_dict(raw.pop("data"))
         known = {f.name for f in fields(cls)} - {"data"}
         if "bf16" in raw and "precision" not in raw:  # written before precision replaced the bf16 switch
             raw["precision"] = "bf16" if raw["bf16"] else "fp32"

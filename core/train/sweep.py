@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods import METHODS, validate
@@ -51,3 +53,9 @@ def grid(base: TrainConfig, methods: list[str], variants: dict[str, list[str]], 
             changes = {"method": name, **({field: value} if field else {})}
             configs += [validate(base.with_(**changes, seed=int(s), **a)) for a in amounts for s in seeds]
     return configs
+
+
+def grid_key(configs: list[TrainConfig]) -> str:
+    """One grid's identity, whatever order its runs are in: a launch of the same grid again (a double
+    click) is recognised and not queued twice."""
+    return hashlib.sha1("\n".join(sorted(c.to_json() for c in configs)).encode()).hexdigest()

@@ -75,18 +75,20 @@ class Method:
 
     # ------------------------------------------------------------ settings
 
-    def check(self, config: TrainConfig) -> None:
-        """Refuse settings this method cannot run, naming why."""
-        if config.frozen and self.encoder == "trained":
-            raise InputError(f"{self.title} trains inside the encoder, so it cannot use frozen-feature mode")
-
     def settle(self, config: TrainConfig) -> TrainConfig:
-        """The config as this method runs it: a frozen-only method is frozen, one without an encoder is not."""
+        """The config as this method runs it: a frozen-only method is frozen; one that trains inside the
+        encoder (adapters, SetFit) or has none is not, so a frozen-mode grid still runs it."""
         if self.encoder == "frozen" and not config.frozen:
             return config.with_(frozen=True)
-        if self.encoder == "none" and config.frozen:
+        if self.encoder in ("trained", "none") and config.frozen:
             return config.with_(frozen=False)
         return config
+
+    def settle_note(self, config: TrainConfig) -> str | None:
+        """What `settle` changed in a config the user chose, said in one line, or None."""
+        if config.frozen and self.encoder == "trained":
+            return f"{self.title} trains inside the encoder, so its runs are not frozen"
+        return None
 
     def display(self, config: TrainConfig) -> str:
         """The line a run belongs to in comparisons."""

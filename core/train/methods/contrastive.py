@@ -86,10 +86,6 @@ class SetFit(Method):
     encoder = "trained"
     uses_unlabeled = True  # up to STAT_ROWS of them join the head's standardization statistics
 
-    def settle(self, config: TrainConfig) -> TrainConfig:
-        """SetFit always tunes its body, so a frozen-mode sweep runs it unfrozen."""
-        return config.with_(frozen=False) if config.frozen else config
-
     def display(self, config: TrainConfig) -> str:
         return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
 
