@@ -57,6 +57,8 @@ if "registry" not in st.session_state:  # one per session: opening it checks the
     st.session_state.registry = Registry()
 if "dataset" not in st.session_state:
     restored_workspace()
+if "cleaning" not in st.session_state:
+    st.session_state.cleaning = CleaningConfig()
 
 with st.sidebar:
     ds = st.session_state.dataset

@@ -2,13 +2,13 @@
 
 import random
 
-import pandas as pd
 import streamlit as st
 
 from core.compare import charts
 from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
-from core.train import classify
+from core.compare import confusion_cells
+from core.train import classify, classify_frame, explain, unsure
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -20,6 +20,11 @@ def model_for(run_id: str):
     return registry.folder(run_id).load_model()
 
 
+@st.cache_data(show_spinner="Attributing the prediction to tokens…", max_entries=64)
+def explanation(run_id: str, text: str):
+    return explain(model_for(run_id), text)
+
+
 st.title("Classify")
 done = [r for r in registry.list(statuses=("done",))]
 if not done:
@@ -27,10 +32,15 @@ if not done:
     st.stop()
 names = {r.id: f"{r.label} · test macro-F1 {(r.metrics or {}).get('test', {}).get('macro_f1', float('nan')):.3f}"
          for r in done}
-picked = st.multiselect("Models", list(names), default=[done[-1].id], format_func=names.get, key="cl_runs")
-
 ds = st.session_state.dataset
+here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
+picked = st.multiselect("Models", here + [i for i in names if i not in here], default=(here or list(names))[-1:],
+                        format_func=names.get, key="cl_runs")
+elsewhere = [registry.get(i).label for i in picked if i not in here]
 if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None):
+    if elsewhere:
+        st.warning(f"Trained on another dataset than {ds.name}: {', '.join(elsewhere)}. Its test texts are not "
+                   "this model's test data.")
     row = ds.test.iloc[random.randrange(len(ds.test))]
     st.session_state.cl_text = row["text"]
     st.session_state.cl_truth = ds.labels[row["label"]] if row["label"] >= 0 else None
@@ -47,8 +57,18 @@ if text.strip() and picked:
             st.markdown(f"**{registry.get(run_id).label}**")
             st.metric("Predicted", pred.label)
             st.altair_chart(charts.probabilities(pred.probabilities, model.labels))
+            if unsure(pred.probabilities):
+                st.warning("Unsure: the top probability is close to uniform over the classes.")
             fake = f" · fake-class probability {pred.fake_probability:.1%}" if pred.fake_probability is not None else ""
             st.caption(f"{pred.seconds * 1000:.0f} ms{fake}")
+            if st.toggle(f"Why {pred.label}?", key=f"cl_why_{run_id}",
+                         help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR)"):
+                why = explanation(run_id, text)
+                if why.as_html():
+                    st.html(why.as_html())
+                st.caption(f"{why.method}: toward {why.label}, " + ", ".join(
+                    f"{t['token']} ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
+                    f"{t['token']} ({t['score']:+.3f})" for t in why.top(False)))
 
 st.subheader("Batch")
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",
@@ -56,19 +76,21 @@ upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labe
                           max_upload_size=MAX_FILE_BYTES // 2**20)
 if upload is not None and picked:
     try:
-        frame, _ = load_frame(upload.getvalue(), upload.name, require_labels=False)
+        frame, file_labels = load_frame(upload.getvalue(), upload.name, require_labels=False)
     except InputError as e:
         st.error(f"Could not read this file: {e}")
     else:
-        model = model_for(picked[0])
-        bar = st.progress(0.0, text=f"Classifying {len(frame):,} texts with {registry.get(picked[0]).label}…")
-        preds = []
-        for start in range(0, len(frame), 64):
-            preds += classify(model, frame["text"].iloc[start:start + 64].tolist())
-            bar.progress(min(1.0, (start + 64) / len(frame)))
-        out = pd.DataFrame({"id": frame["id"], "predicted": [p.label for p in preds]})
-        for name in model.labels:
-            out[f"p_{name}"] = [p.probabilities[name] for p in preds]
-        st.dataframe(out.head(20), hide_index=True)
-        st.download_button("Download predictions (CSV)", out.to_csv(index=False), "predictions.csv", "text/csv",
-                           key="cl_csv")
+        for run_id in picked:  # every selected model, each with its scores when the file has labels
+            model, label = model_for(run_id), registry.get(run_id).label
+            bar = st.progress(0.0, text=f"Classifying {len(frame):,} texts with {label}…")
+            out, metrics = classify_frame(model, frame, file_labels, on_progress=lambda done, total: bar.progress(
+                done / total, text=f"Classifying with {label}: {done:,} of {total:,}"))
+            bar.empty()
+            st.markdown(f"**{label}**")
+            if metrics:
+                st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "
+                           f"{metrics['rows']:,} labeled rows")
+                st.altair_chart(charts.confusion(confusion_cells(metrics), metrics["classes"], label, False))
+            st.dataframe(out, hide_index=True, height=300)
+            st.download_button("Download predictions (CSV)", out.to_csv(index=False), "predictions.csv", "text/csv",
+                               key=f"cl_csv_{run_id}")

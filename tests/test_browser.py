@@ -71,7 +71,7 @@ def nav(page, title: str) -> None:
     page.get_by_role("heading", name=title if title != "Home" else "GAN-BERT Studio").first.wait_for(timeout=60_000)
 
 
-def test_whole_journey_in_chromium(server, tiny_backbone, studio_home):
+def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -104,8 +104,12 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home):
         page.get_by_label("Labeled texts per class").press("Enter")
         page.get_by_label("Epochs (0: default)", exact=True).fill("2")
         page.get_by_label("Epochs (0: default)", exact=True).press("Enter")
-        page.get_by_label("Backbone folder (empty: default)", exact=True).fill(str(tiny_backbone))
-        page.get_by_label("Backbone folder (empty: default)", exact=True).press("Enter")
+        picker = page.get_by_test_id("stSelectbox").filter(has_text="Backbone").locator("input")
+        picker.click()
+        picker.press_sequentially("Other")  # the selectbox filters its options as one types
+        page.get_by_role("option", name="Other: a folder or hub id…").click()
+        page.get_by_label("Folder or hub id", exact=True).fill(str(tiny_backbone))
+        page.get_by_label("Folder or hub id", exact=True).press("Enter")
         page.get_by_label("Seeds", exact=True).fill("0")  # one seed keeps the journey quick (the default is 5)
         page.get_by_label("Seeds", exact=True).press("Enter")
         page.get_by_text("3 run(s)").wait_for()
@@ -128,4 +132,19 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home):
         page.get_by_label("Text", exact=True).press("Control+Enter")
         page.get_by_text("Predicted").first.wait_for()
         check_page(page, "6-classify")
+
+        # the real sample, loaded from a local path, is still the dataset after a reload (a new session)
+        nav(page, "Data")
+        page.get_by_role("tab", name="Local path").click()
+        for label, name in (("Train file or directory", "train.jsonl"), ("Test file (optional)", "dev.jsonl")):
+            page.get_by_role("textbox", name=label).fill(str(m4_dir / name))
+            page.get_by_role("textbox", name=label).press("Enter")
+        page.get_by_role("button", name="Load from path").click()
+        page.get_by_text("Loaded train.jsonl").wait_for()
+        page.get_by_test_id("stSidebar").get_by_text("train.jsonl").wait_for()  # at once, not after a click
+        page.reload()
+        page.get_by_test_id("stSidebar").get_by_text("train.jsonl").wait_for()
+        nav(page, "Train")
+        page.get_by_text("Data: train.jsonl").wait_for()
+        check_page(page, "7-reloaded")
         browser.close()

@@ -163,7 +163,7 @@ def test_data_page_bad_upload_keeps_the_dataset(dataset, studio_home):
 
 
 def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset):
-    finished_run(tiny_backbone, dataset)
+    ids = [finished_run(tiny_backbone, dataset, seed=seed) for seed in (0, 1)]
     at = open_page("pages/classify.py", dataset)
     at.file_uploader(key="cl_upload").set_value(("x.csv", b"\xff\xfe\x00binary", "text/csv")).run()
     assert not at.exception and "Could not read this file" in at.error[0].value
@@ -171,6 +171,23 @@ def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset):
     assert not at.exception
     preview = at.dataframe[0].value
     assert len(preview) == 2 and set(preview["predicted"]) <= set(dataset.labels)
+    # every selected model, each scored on a labeled file, with all its rows
+    at.multiselect(key="cl_runs").set_value(ids).run()
+    labeled = b"text,label\nhello there,human\nsecond text,dolly\nthird one,human\n"
+    at.file_uploader(key="cl_upload").set_value(("y.csv", labeled, "text/csv")).run()
+    assert not at.exception
+    assert [len(d.value) for d in at.dataframe] == [3, 3]
+    assert sum("accuracy" in c.value and "macro-F1" in c.value for c in at.caption) == 2
+
+
+def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):
+    run_id = finished_run(tiny_backbone, dataset)
+    at = open_page("pages/classify.py", dataset)
+    at.text_area(key="cl_text").set_value("Additionally, it is worth noting that compost feeds the soil.").run()
+    assert not at.exception and not any("integrated gradients" in c.value for c in at.caption)
+    at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
+    assert not at.exception
+    assert any(c.value.startswith("integrated gradients: toward ") for c in at.caption)
 
 
 def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):

@@ -64,9 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
     cn.add_argument("run_id")
     cn.set_defaults(func=cmd_cancel)
 
-    pr = sub.add_parser("predict", help="classify texts with a run's best checkpoint")
+    pr = sub.add_parser("predict", help="classify texts (or every row of a file) with a run's checkpoint")
     pr.add_argument("run_id")
     pr.add_argument("text", nargs="*", help="texts to classify")
+    pr.add_argument("--explain", action="store_true",
+                    help="add per-token attributions for the predicted class ({token, score} in text order)")
+    pr.add_argument("--file", help="a JSONL, CSV or Parquet file: predict every row (its labels, if any, score "
+                                   "the model)")
+    pr.add_argument("--out", help="where --file writes its predictions (CSV; default: FILE's name + "
+                                  ".predictions.csv in the current folder)")
+    pr.add_argument("--text-col", default="text", help="the file's text column (default: text)")
+    pr.add_argument("--label-col", default="label", help="the file's label column (default: label)")
     pr.set_defaults(func=cmd_predict)
     return parser
 

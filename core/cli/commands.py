@@ -14,12 +14,13 @@ from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.download import download
 from core.backbone.encode import load_tokenizer
 from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_amounts
-from core.data import Dataset, load_dataset
+from core.data import ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
-from core.paths import studio_home
+from core.paths import atomic_write_text, studio_home
 from core.runs import (BACKENDS, Registry, cancel, enqueue, execute_run, pump, ray_resources, set_concurrency,
                        use_address, use_storage)
-from core.train import METHODS, TrainConfig, classify, grid, load_data, run_label, validate
+from core.train import (METHODS, TrainConfig, classify, classify_frame, explain, grid, load_data, run_label,
+                        validate)
 
 
 def describe(ds: Dataset) -> dict:
@@ -220,13 +221,35 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    if not args.text:
-        raise UsageError("give at least one text")
+    if not args.text and not args.file:
+        raise UsageError("give at least one text, or --file")
     registry = Registry()
     run = registry.get(args.run_id)
     folder = registry.folder(args.run_id)
     if not folder.has_checkpoint():
         raise UsageError(f"run {run.id} is {run.status} and has no checkpoint to predict with")
-    preds = [p.to_json() for p in classify(folder.load_model(), args.text)]
+    model = folder.load_model()
+    if args.file:
+        return predict_file(model, args)
+    preds = [p.to_json() for p in classify(model, args.text)]
+    if args.explain:
+        for pred, text in zip(preds, args.text):
+            pred["attributions"] = explain(model, text).to_json()
     print(json.dumps(preds[0] if len(preds) == 1 else preds, indent=2))
+    return 0
+
+
+def predict_file(model, args: argparse.Namespace) -> int:
+    """Every row of a file, with a progress bar; the predictions as CSV, and the scores when it has labels."""
+    path = Path(args.file)
+    frame, labels = load_frame(read_bytes(path), path.name, ColumnMapping(text=args.text_col, label=args.label_col),
+                               require_labels=False)
+    with tqdm(total=len(frame), desc="predict", unit="text", file=sys.stderr) as bar:
+        out, metrics = classify_frame(model, frame, labels, on_progress=lambda done, total: bar.update(done - bar.n))
+    target = Path(args.out) if args.out else Path(f"{path.stem}.predictions.csv")
+    atomic_write_text(target, out.to_csv(index=False))
+    summary = {"rows": len(out), "predictions": str(target)}
+    if metrics is not None:
+        summary |= {k: metrics[k] for k in ("accuracy", "macro_f1")}
+    print(json.dumps(summary))
     return 0

@@ -108,8 +108,14 @@ def run_diff(a: Run, b: Run) -> pd.DataFrame:
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
     """The test confusion matrix as (true, predicted, value); rows sum to 1 when normalized."""
     test = (run.metrics or {}).get("test", {})
-    matrix = np.asarray(test.get("confusion", []), dtype=float)
-    names = list(test.get("per_class", {}))  # in label-id order, as the matrix
+    # per_class is in label-id order, as the matrix
+    return confusion_cells({"confusion": test.get("confusion", []), "classes": list(test.get("per_class", {}))},
+                           normalize)
+
+
+def confusion_cells(metrics: dict, normalize: bool = False) -> pd.DataFrame:
+    """A confusion matrix (`confusion`, rows true, over `classes`) as (true, predicted, value) cells."""
+    matrix, names = np.asarray(metrics["confusion"], dtype=float), metrics["classes"]
     if normalize and matrix.size:
         matrix = matrix / matrix.sum(1, keepdims=True).clip(min=1)
     return pd.DataFrame([{"true": names[i], "predicted": names[j], "value": matrix[i, j]}

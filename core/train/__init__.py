@@ -10,13 +10,14 @@ from core.train.methods import (METHODS, Cancelled, Diverged, Method, Predictor,
                                 validate)
 from core.train.model import StudioModel
 from core.train.optim import adamw
-from core.train.predict import Prediction, classify
+from core.train.explain import Attribution, explain, unsure
+from core.train.predict import Prediction, classify, classify_frame
 from core.train.store import CheckpointError, has_checkpoint
 from core.train.sweep import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, grid, grid_key, parse_numbers
 
 __all__ = [
     "load_predictor", "TrainConfig", "bucketed_batches", "load_data", "pad_batch", "split_pool", "Outputs", "train",
     "METHODS", "Cancelled", "Diverged", "Method", "Predictor", "StepMethod", "method_for", "run_label", "validate",
-    "StudioModel", "adamw", "Prediction", "classify", "CheckpointError", "has_checkpoint", "grid", "grid_key", "parse_numbers",
+    "StudioModel", "adamw", "Prediction", "classify", "classify_frame", "Attribution", "explain", "unsure", "CheckpointError", "has_checkpoint", "grid", "grid_key", "parse_numbers",
     "DEFAULT_FRACTIONS", "DEFAULT_METHODS", "DEFAULT_SEEDS",
 ]

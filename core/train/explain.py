@@ -13,6 +13,7 @@ coefficients for the class (their contributions to the logit).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -61,6 +62,24 @@ class Attribution:
     def top(self, toward: bool, n: int = 5) -> list[dict]:
         chosen = [t for t in self.tokens if (t["score"] > 0) == toward and t["score"] != 0]
         return sorted(chosen, key=lambda t: -abs(t["score"]))[:n]
+
+    def as_html(self) -> str:
+        """The text with each token shaded toward (green) or against (red) the class, by its share of the
+        largest score; the text between tokens as it is. Empty for n-gram explanations (no spans)."""
+        spans = [t for t in self.tokens if t["start"] >= 0]
+        if not spans:
+            return ""
+        scale = max(abs(t["score"]) for t in spans) or 1.0
+        parts, at = [], 0
+        for t in spans:
+            parts.append(html.escape(self.text[at:t["start"]]))
+            alpha = abs(t["score"]) / scale * 0.8
+            rgb = "46,160,67" if t["score"] > 0 else "215,58,73"
+            parts.append(f'<span title="{t["score"]:+.4f}" style="background:rgba({rgb},{alpha:.2f});'
+                         f'border-radius:3px">{html.escape(self.text[t["start"]:t["end"]])}</span>')
+            at = t["end"]
+        parts.append(html.escape(self.text[at:]))
+        return '<div style="line-height:1.9">' + "".join(parts) + "</div>"
 
 
 def explain(model: Explainable, text: str, label: str | None = None, steps: int = STEPS) -> Attribution:

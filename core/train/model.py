@@ -29,9 +29,11 @@ class StudioModel(nn.Module):
         self.head = head
         self.generator = generator
 
-    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Sentence representations of a token batch, standardized as in training."""
-        outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+    def encode(self, input_ids: torch.Tensor | None, attention_mask: torch.Tensor,
+               inputs_embeds: torch.Tensor | None = None) -> torch.Tensor:
+        """Sentence representations of a token batch (or of its word embeddings, for attributions),
+        standardized as in training."""
+        outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                                output_hidden_states=self.config.resolved_pooling == "layers")
         rep = pool(outputs, attention_mask, self.config.resolved_pooling).float()
         return self.standardize(rep)

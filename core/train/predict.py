@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import pandas as pd
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from core.data import clean_texts
 from core.train.methods import Predictor
@@ -35,3 +39,29 @@ def classify(model: Predictor, texts: list[str], batch_size: int = 32) -> list[P
             out.append(Prediction(model.labels[best], dict(zip(model.labels, row)),
                                   None if fake is None else float(fake[i]), seconds))
     return out
+
+
+def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...], batch_size: int = 64,
+                   on_progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, dict | None]:
+    """Predictions for every row of a loaded file (`load_frame`), and, when every row has a label, the
+    accuracy and macro-F1 (over the classes in the labels or the predictions) with the confusion counts."""
+    texts = frame["text"].tolist()
+    preds: list[Prediction] = []
+    for start in range(0, len(texts), batch_size):
+        preds += classify(model, texts[start:start + batch_size], batch_size)
+        if on_progress is not None:
+            on_progress(len(preds), len(texts))
+    out = pd.DataFrame({"id": frame["id"].to_numpy(), "predicted": [p.label for p in preds]})
+    for name in model.labels:
+        out[f"p_{name}"] = [p.probabilities[name] for p in preds]
+    ids = frame["label"].to_numpy()
+    if not len(ids) or (ids < 0).any():
+        return out, None
+    truth = [labels[i] for i in ids]
+    out.insert(1, "label", truth)
+    classes = [c for c in labels if c in set(truth) | set(out["predicted"])]
+    metrics = {"rows": len(out), "accuracy": float(accuracy_score(truth, out["predicted"])),
+               "macro_f1": float(f1_score(truth, out["predicted"], labels=classes, average="macro", zero_division=0)),
+               "classes": classes,
+               "confusion": confusion_matrix(truth, out["predicted"], labels=classes).tolist()}
+    return out, metrics

@@ -21,8 +21,9 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from transformers import TrainerCallback
 
-from core.backbone.encode import encode_texts
+from core.backbone.encode import encode_texts, pool
 from core.train.config import TrainConfig
+from core.train.explain import GradientPath
 from core.train.inputs import Prepared
 from core.train.methods.base import Cancelled, Fitted, Job, Method
 from core.train.methods.linear import fit_logistic, softmax, val_record
@@ -64,6 +65,20 @@ class SetFitPredictor:
     def predict(self, texts: list[str]) -> tuple[np.ndarray, None]:
         x = (head_features(self.body, self.config, texts) - self.head["feature_mean"]) / self.head["feature_std"]
         return softmax(x @ self.head["coef"].T + self.head["bias"]), None
+
+    def gradient_path(self) -> GradientPath | None:
+        """The tuned body's word embeddings → every layer's mean and CLS → the standardized LR head. The
+        published head reads the body's own sentence pipeline, which takes token ids only: None."""
+        if self.config.setfit_features != "layers":
+            return None
+        encoder = self.body[0].auto_model
+        h = {k: torch.from_numpy(v) for k, v in self.head.items()}
+
+        def logits(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            out = encoder(inputs_embeds=embeds, attention_mask=mask, output_hidden_states=True)
+            x = (pool(out, mask, "layers").float() - h["feature_mean"]) / h["feature_std"]
+            return x @ h["coef"].T + h["bias"]
+        return GradientPath(self.body.tokenizer, self.config.max_len, encoder.get_input_embeddings(), logits)
 
 
 class Progress(TrainerCallback):

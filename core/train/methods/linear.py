@@ -96,6 +96,21 @@ class TfidfPredictor:
     def predict(self, texts: list[str]) -> tuple[np.ndarray, None]:
         return softmax(np.asarray(self.features(texts) @ self.coef.T) + self.bias), None
 
+    @property
+    def ngram_names(self) -> list[str]:
+        """Feature index → its n-gram, word ones first, in the order `features` stacks them."""
+        names = []
+        for kind, v in self.vectorizers.items():
+            vocabulary = sorted(v.vocabulary_.items(), key=lambda item: item[1])
+            names += [f"{term} ({'words' if kind == 'word' else 'chars'})" for term, _ in vocabulary]
+        return names
+
+    def ngram_contributions(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per class, each feature's share of the logit on this text (tf-idf value × coefficient), and the
+        logits."""
+        x = self.features([text]).toarray()[0]
+        return self.coef * x[None, :], self.coef @ x + self.bias
+
 
 class TfidfLR(Method):
     """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""

@@ -15,6 +15,7 @@ from transformers import PreTrainedModel
 from core.backbone.device import use_bf16
 from core.backbone.encode import load_encoder, load_tokenizer
 from core.train.config import TrainConfig
+from core.train.explain import GradientPath
 from core.train.inputs import model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
@@ -38,6 +39,13 @@ class NeuralPredictor:
             logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
         real, fake = self.method.probabilities(logits)
         return real.cpu().numpy(), None if fake is None else fake.cpu().numpy()
+
+    def gradient_path(self) -> GradientPath:
+        """Word embeddings → encoder (frozen or not) → pooling → standardization → head: the logits over the
+        real classes (GAN-BERT's fake logit left out), in fp32 for exact gradients."""
+        k = len(self.labels)
+        return GradientPath(self.tokenizer, self.config.max_len, self.model.encoder.get_input_embeddings(),
+                            lambda embeds, mask: self.model.head_logits(self.model.encode(None, mask, embeds))[:, :k])
 
 
 class NeuralMethod(Method):

@@ -1,0 +1,79 @@
+"""Why a label: integrated gradients for every method with a token path (their attributions add up to the
+logit's change from the baseline), n-gram weights for TF-IDF + LR, and the CLI's --explain and --file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from core.cli import main
+from core.data import CorpusConfig, DataSpec
+from core.runs import Registry, RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, explain, load_data, unsure, validate
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3))
+
+
+def trained(tiny_backbone, tmp_path, **kw):
+    config = validate(TrainConfig(**{**dict(data=DATA, backbone=str(tiny_backbone), per_class=4, fraction=None,
+                                            steps=6, evaluations=1, max_len=48), **kw}))
+    train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    return RunFolder(tmp_path).load_model(), load_data(config).test["text"].tolist()
+
+
+@pytest.mark.parametrize("kw", [
+    {"method": "finetune"},
+    {"method": "adapter"},
+    {"method": "ganbert", "generator": "bow"},
+    {"method": "finetune", "frozen": True},
+    {"method": "ganbert", "frozen": True},
+    {"method": "features-lr"},
+    {"method": "setfit", "steps": 2},
+], ids=lambda kw: "-".join(str(v) for v in kw.values()))
+def test_attributions_add_up_to_the_logit_change_from_the_baseline(tiny_backbone, tmp_path, kw):
+    model, texts = trained(tiny_backbone, tmp_path, **kw)
+    for text in texts[:2]:
+        why = explain(model, text)
+        total = sum(t["score"] for t in why.tokens)
+        change = why.logit - why.baseline_logit
+        assert total == pytest.approx(change, rel=0.02, abs=2e-3), (total, change)
+        assert why.method == "integrated gradients" and why.label in model.labels
+        starts = [t["start"] for t in why.tokens]
+        assert starts == sorted(starts) and all(why.text[t["start"]:t["end"]] == t["token"] for t in why.tokens)
+        probs, _ = model.predict([why.text])
+        assert why.label == model.labels[int(probs[0].argmax())]  # the predicted class is the one explained
+
+
+def test_tfidf_explains_with_the_ngrams_it_weighs(tiny_backbone, tmp_path):
+    model, texts = trained(tiny_backbone, tmp_path, method="tfidf-lr")
+    why = explain(model, texts[0])
+    assert why.method == "n-gram weights" and why.tokens
+    assert sum(t["score"] for t in why.tokens) + why.baseline_logit == pytest.approx(why.logit, abs=1e-6)
+    assert all(t["token"].endswith(("(words)", "(chars)")) for t in why.top(True) + why.top(False))
+
+
+def test_an_unsure_prediction_is_close_to_uniform():
+    assert unsure({"a": 0.3, "b": 0.35, "c": 0.35}) and not unsure({"a": 0.8, "b": 0.1, "c": 0.1})
+
+
+def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys, m4_dir):
+    assert main(["train", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"), "--method",
+                 "finetune", "--frozen", "--per-class", "3", "--steps", "5", "--backbone", str(tiny_backbone)]) == 0
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    assert main(["predict", run_id, "A short essay on neural networks.", "--explain"]) == 0
+    pred = json.loads(capsys.readouterr().out)
+    assert [a["token"] for a in pred["attributions"]] == ["A", "short", "essay", "on", "neural", "networks", "."]
+    assert all(isinstance(a["score"], float) for a in pred["attributions"])
+
+    out = tmp_path / "preds.csv"
+    assert main(["predict", run_id, "--file", str(m4_dir / "dev.jsonl"), "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    written = __import__("pandas").read_csv(out)
+    assert summary["rows"] == len(written) == 65 and 0 <= summary["accuracy"] <= 1 and "macro_f1" in summary
+    assert (written["predicted"].isin(["human", "chatGPT", "cohere", "davinci", "dolly"])).all()
+    assert main(["predict", run_id]) == 2 and "give at least one text, or --file" in capsys.readouterr().err
+    assert Registry().get(run_id).status == "done"
+    assert np.isfinite(written.filter(like="p_").to_numpy()).all()
