@@ -22,6 +22,9 @@ from pages.widgets import backbone_picker, delete_with_confirmation, offer_downl
 OPTIONS = options()
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
           "patience")
+CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
+# generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
+ADVANCED = [n for n in OPTIONS if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -61,12 +64,15 @@ with st.expander("New runs", expanded=not registry.list()):
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
-    for name in dict.fromkeys(m for m in methods):
-        own = [o for o in METHODS[name].options if o != METHODS[name].variant]
+    for name in dict.fromkeys(m for m in methods):  # an option two methods share (LR's C) is offered once
+        own = [o for o in METHODS[name].options if o != METHODS[name].variant and o not in values]
         if own:
             st.markdown(f"**{METHODS[name].title}**")
             columns = st.columns(4)
             values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(own)}
+    with st.expander("Advanced: every other option"):
+        columns = st.columns(4)
+        values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(ADVANCED)}
     concurrency_n = st.number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc")
 
     c1, c2, c3, c4 = st.columns(4)

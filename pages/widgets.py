@@ -17,6 +17,9 @@ def widget(column, o: Option):
     key, default_is_none = f"tr_{o.name}", o.default is None
     if o.kind == "bool":
         return column.toggle(o.label, value=o.default, key=key, help=o.help)
+    if o.kind == "tags":
+        text = column.text_input(f"{o.label} (comma-separated)", ", ".join(o.default), key=key, help=o.help)
+        return tuple(t.strip() for t in text.split(",") if t.strip())
     if o.choices:
         values = [None, *o.choices] if default_is_none else list(o.choices)
         return column.selectbox(o.label, values, index=values.index(o.default), key=key, help=o.help,

@@ -60,3 +60,23 @@ def test_python_dash_m_entry_point(tmp_path):
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "error: File not found" in result.stderr
+
+
+def test_help_and_usage_errors_need_no_torch():
+    """The parser is built from the config's fields and the method catalog alone, so `python -m core --help`
+    and a usage error return without importing torch or transformers (seconds on a laptop)."""
+    probe = ("import sys\nfrom core.cli import build_parser, main\nbuild_parser()\n"
+             "code = main(['train', '--fraction', 'x'])\n"
+             "print(code, 'torch' in sys.modules, 'transformers' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["2", "False", "False"], result.stderr
+
+
+def test_the_parser_names_every_backend_and_method():
+    from core.cli.options import BACKEND_NAMES
+    from core.runs.queue import BACKENDS
+    from core.train import METHODS
+    from core.train.catalog import TITLES
+
+    assert BACKEND_NAMES == tuple(BACKENDS)
+    assert TITLES == {name: m.title for name, m in METHODS.items()}

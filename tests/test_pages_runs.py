@@ -211,3 +211,18 @@ def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, 
     assert any("pip install -r requirements-ray.txt" in c.value for c in at.caption)
     with pytest.raises(InputError, match="requirements-ray.txt"):
         runs.ray_resources(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone)))
+
+
+def test_every_training_option_has_a_widget_on_the_train_page(dataset):
+    """The page offers all the CLI offers: generated from TrainConfig's fields (rare ones under Advanced)."""
+    from core.train import METHODS
+    from core.train.config import options
+
+    at = open_page("pages/train.py", dataset)
+    at.multiselect(key="tr_methods").set_value(list(METHODS)).run()
+    missing = [n for n in options() if n not in ("method", "generator", "fraction", "per_class", "seed", "frozen",
+                                                 "backbone") and f"tr_{n}" not in at.session_state]
+    assert missing == []
+    at.text_input(key="tr_tags").set_value("night, m4").run()
+    at.selectbox(key="tr_pooling").set_value("mean").run()
+    assert not at.exception and not at.error

@@ -245,6 +245,7 @@ def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
     at.multiselect(key="tr_fractions").set_value([0.5])
     at.number_input(key="tr_epochs").set_value(1)
     at.text_input(key="tr_seeds").set_value("0")
+    at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone))
     at.radio(key="tr_backend").set_value("ray").run()
     at.text_input(key="tr_ray_address").set_value(ray_cluster)

@@ -176,7 +176,6 @@ def test_bucketed_batches_cover_every_row_once_with_similar_lengths():
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"method": "adapter", "frozen": True}, "cannot use frozen-feature mode"),
     ({"fraction": 0.0}, "fraction must be in"),
     ({"fraction": None, "per_class": None}, "exactly one of fraction or per_class"),
     ({"method": "gan"}, "method must be one of"),
@@ -187,6 +186,11 @@ def test_bad_configs_are_refused(tiny_backbone, kw, message):
     with pytest.raises(InputError, match=message):
         config(tiny_backbone, **kw)
 
+
+def test_a_method_that_trains_inside_the_encoder_is_never_frozen(tiny_backbone):
+    assert not config(tiny_backbone, method="adapter", frozen=True).frozen
+    assert not config(tiny_backbone, method="setfit", frozen=True).frozen
+    assert config(tiny_backbone, method="features-lr", frozen=False).frozen
 
 def test_config_json_round_trip(tiny_backbone):
     cfg = config(tiny_backbone, method="ganbert", generator="bow", tags=("a", "b"))

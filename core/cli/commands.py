@@ -17,9 +17,9 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import atomic_write_text, studio_home
-from core.runs import (BACKENDS, Registry, cancel, enqueue, execute_run, pump, ray_resources, set_concurrency,
-                       use_address, use_storage)
-from core.train import (METHODS, TrainConfig, classify, classify_frame, explain, grid, load_data, run_label,
+from core.runs import (Registry, cancel, enqueue, execute_run, pump, ray_resources, set_concurrency, use_address,
+                       use_storage)
+from core.train import (TrainConfig, classify, classify_frame, explain, grid, load_data, method_for, run_label,
                         validate)
 
 
@@ -59,19 +59,6 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_backend_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=list(BACKENDS), default="local",
-                   help="where background runs execute: local processes, or tasks on a Ray cluster")
-    p.add_argument("--ray-address", help="Ray cluster to use (default: RAY_ADDRESS, the latest local cluster, "
-                                         "else a new local instance)")
-    p.add_argument("--ray-storage", help="where Ray runs write their results, then copied here: an absolute "
-                                         "folder the nodes share or a URI such as s3://bucket/studio "
-                                         "(default: sent back directly)")
-    p.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs each Ray run asks for")
-    p.add_argument("--ray-gpu-fraction", type=float, default=1.0,
-                   help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
-
-
 def backend_from_args(args: argparse.Namespace, registry: Registry, config: TrainConfig) -> dict | None:
     """Check the backend flags; for Ray, remember the address and storage, and return the resource
     request of each run (a sweep's runs share --frozen, which is all the request depends on)."""
@@ -102,7 +89,7 @@ def ensure_backbone(args: argparse.Namespace) -> None:
 def say_settled(config: TrainConfig, methods: list[str]) -> None:
     """Tell on stderr what a method changes in the chosen settings (adapters are never frozen)."""
     for name in methods:
-        note = METHODS[name].settle_note(config.with_(method=name))
+        note = method_for(config.with_(method=name)).settle_note(config.with_(method=name))
         if note:
             print(f"note: {note}", file=sys.stderr)
 

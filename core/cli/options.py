@@ -13,8 +13,8 @@ from dataclasses import fields
 
 from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
 from core.errors import InputError
-from core.train import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig
-from core.train.config import Option, option_of, options
+from core.train.catalog import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, TITLES
+from core.train.config import Option, TrainConfig, option_of, options
 
 BUILTIN = "builtin"
 # Fields a sweep takes as lists, under these flags.
@@ -47,6 +47,22 @@ def add_data_args(p: argparse.ArgumentParser, train_flag: bool = False) -> None:
     p.add_argument("--split-col", default=mapping.split, help="optional column holding train/val/test")
 
 
+BACKEND_NAMES = ("local", "ray")  # core.runs.queue.BACKENDS, named here so the parser needs no torch
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=list(BACKEND_NAMES), default="local",
+                   help="where background runs execute: local processes, or tasks on a Ray cluster")
+    p.add_argument("--ray-address", help="Ray cluster to use (default: RAY_ADDRESS, the latest local cluster, "
+                                         "else a new local instance)")
+    p.add_argument("--ray-storage", help="where Ray runs write their results, then copied here: an absolute "
+                                         "folder the nodes share or a URI such as s3://bucket/studio "
+                                         "(default: sent back directly)")
+    p.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs each Ray run asks for")
+    p.add_argument("--ray-gpu-fraction", type=float, default=1.0,
+                   help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
+
+
 def spec_from_args(train: str, args: argparse.Namespace) -> DataSpec:
     if train == BUILTIN:
         return DataSpec(builtin=CorpusConfig())
@@ -60,9 +76,8 @@ def _add(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, o: Optio
     """One flag for an option: its type, choices, help and default from the field."""
     help_text = o.help.replace("%", "%%")
     choices = list(o.choices) if o.choices else None
-    if o.name == "method":
-        choices = list(METHODS)
-        help_text += ": " + ", ".join(f"{name} ({m.title})" for name, m in METHODS.items())
+    if o.name == "method":  # checked against the method table when the command runs (plug-ins included)
+        help_text += ": " + ", ".join(f"{name} ({title})" for name, title in TITLES.items())
     if o.kind == "bool":
         p.add_argument(flag or o.flag, dest=o.name, action="store_true", help=help_text)
     elif o.kind == "tags":

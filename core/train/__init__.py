@@ -2,22 +2,51 @@
 the frozen-feature cache, the run driver, metrics and prediction. Reads `core.data` and the backbone;
 knows nothing of runs, registries or processes."""
 
-from core.train.checkpoint import load_predictor
-from core.train.config import TrainConfig
-from core.train.inputs import bucketed_batches, load_data, pad_batch, split_pool
-from core.train.loop import Outputs, train
-from core.train.methods import (METHODS, Cancelled, Diverged, Method, Predictor, StepMethod, method_for, run_label,
-                                validate)
-from core.train.model import StudioModel
-from core.train.optim import adamw
-from core.train.explain import Attribution, explain, unsure
-from core.train.predict import Prediction, classify, classify_frame
-from core.train.store import CheckpointError, has_checkpoint
-from core.train.sweep import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, grid, grid_key, parse_numbers
+import importlib
 
-__all__ = [
-    "load_predictor", "TrainConfig", "bucketed_batches", "load_data", "pad_batch", "split_pool", "Outputs", "train",
-    "METHODS", "Cancelled", "Diverged", "Method", "Predictor", "StepMethod", "method_for", "run_label", "validate",
-    "StudioModel", "adamw", "Prediction", "classify", "classify_frame", "Attribution", "explain", "unsure", "CheckpointError", "has_checkpoint", "grid", "grid_key", "parse_numbers",
-    "DEFAULT_FRACTIONS", "DEFAULT_METHODS", "DEFAULT_SEEDS",
-]
+# name -> the module that defines it: imported on first use, so that `import core.train.config` (the CLI's
+# parser) does not pay for torch and transformers
+_EXPORTS = {
+    "load_predictor": "core.train.checkpoint",
+    "TrainConfig": "core.train.config",
+    "bucketed_batches": "core.train.inputs",
+    "load_data": "core.train.inputs",
+    "pad_batch": "core.train.inputs",
+    "split_pool": "core.train.inputs",
+    "Outputs": "core.train.loop",
+    "train": "core.train.loop",
+    "METHODS": "core.train.methods",
+    "Cancelled": "core.train.methods",
+    "Diverged": "core.train.methods",
+    "Method": "core.train.methods",
+    "Predictor": "core.train.methods",
+    "StepMethod": "core.train.methods",
+    "method_for": "core.train.methods",
+    "run_label": "core.train.methods",
+    "validate": "core.train.methods",
+    "StudioModel": "core.train.model",
+    "adamw": "core.train.optim",
+    "Attribution": "core.train.attribution",
+    "explain": "core.train.attribution",
+    "unsure": "core.train.attribution",
+    "Prediction": "core.train.predict",
+    "classify": "core.train.predict",
+    "classify_frame": "core.train.predict",
+    "CheckpointError": "core.train.store",
+    "has_checkpoint": "core.train.store",
+    "DEFAULT_FRACTIONS": "core.train.catalog",
+    "DEFAULT_METHODS": "core.train.catalog",
+    "DEFAULT_SEEDS": "core.train.catalog",
+    "grid": "core.train.sweep",
+    "grid_key": "core.train.sweep",
+    "parse_numbers": "core.train.sweep",
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'core.train' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+__all__ = list(_EXPORTS)

@@ -8,11 +8,6 @@ from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods import METHODS, validate
 
-# What a new sweep offers before the user chooses (the CLI's `sweep` and the Train page alike).
-DEFAULT_METHODS = ("finetune", "ganbert")
-DEFAULT_FRACTIONS = (0.01, 0.05, 0.1, 0.5)
-DEFAULT_SEEDS = (0, 1, 2, 3, 4)  # at small labeled amounts one seed's draw moves accuracy by ±0.10
-
 
 def parse_numbers(text: str, kind: str) -> list[float]:
     """'1%, 0.05 10%' → [0.01, 0.05, 0.1] for fractions; '0 1 2' → [0, 1, 2] for seeds."""

@@ -7,6 +7,7 @@ import adapters
 import torch
 from transformers import PreTrainedModel
 
+from core.train.catalog import TITLES
 from core.train.config import ADAPTER_KINDS, TrainConfig
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
@@ -14,7 +15,7 @@ from core.train.model import StudioModel
 
 class Adapter(StepMethod):
     name = "adapter"
-    title = "BERT + adapters"
+    title = TITLES[name]
     options = ("adapter_kind", "reduction_factor")
     encoder = "trained"  # the adapters sit inside the encoder's layers
     encoder_lr = 1e-4

@@ -22,8 +22,9 @@ from sklearn.linear_model import LogisticRegression
 from transformers import TrainerCallback
 
 from core.backbone.encode import encode_texts, pool
+from core.train.catalog import TITLES
 from core.train.config import TrainConfig
-from core.train.explain import GradientPath
+from core.train.attribution import GradientPath
 from core.train.inputs import Prepared
 from core.train.methods.base import Cancelled, Fitted, Job, Method
 from core.train.methods.linear import fit_logistic, softmax, val_record
@@ -96,7 +97,7 @@ class Progress(TrainerCallback):
 
 class SetFit(Method):
     name = "setfit"
-    title = "SetFit"
+    title = TITLES[name]
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
     uses_unlabeled = True  # up to STAT_ROWS of them join the head's standardization statistics

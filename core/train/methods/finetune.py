@@ -6,9 +6,10 @@ Everything it does is the `StepMethod` default; this module names it.
 
 from __future__ import annotations
 
+from core.train.catalog import TITLES
 from core.train.methods.stepwise import StepMethod
 
 
 class Finetune(StepMethod):
     name = "finetune"
-    title = "BERT fine-tuning"
+    title = TITLES[name]

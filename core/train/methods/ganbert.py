@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.backbone.encode import load_tokenizer
+from core.train.catalog import TITLES
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.methods.stepwise import StepMethod
@@ -218,7 +219,7 @@ class GanBert(StepMethod):
 
     name = "ganbert"
     uses_unlabeled = True  # D learns real vs fake from them
-    title = "GAN-BERT"
+    title = TITLES[name]
     variant = "generator"
     options = ("generator", "gan_preset", "noise", "noise_dim", "unlabeled_limit")
     fake_class = True

@@ -14,6 +14,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from core.errors import InputError
+from core.train.catalog import TITLES
 from core.train.config import TrainConfig
 from core.train.methods.base import Fitted, Job, Method
 from core.train.methods.neural import NeuralMethod
@@ -58,7 +59,7 @@ class FeaturesLR(NeuralMethod):
     like frozen fine-tuning."""
 
     name = "features-lr"
-    title = "Frozen features + LR"
+    title = TITLES[name]
     options = ("lr_c",)
     reference = True
     encoder = "frozen"
@@ -116,7 +117,7 @@ class TfidfLR(Method):
     """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""
 
     name = "tfidf-lr"
-    title = "TF-IDF + LR"
+    title = TITLES[name]
     options = ("lr_c",)
     reference = True
     encoder = "none"

@@ -15,7 +15,7 @@ from transformers import PreTrainedModel
 from core.backbone.device import use_bf16
 from core.backbone.encode import load_encoder, load_tokenizer
 from core.train.config import TrainConfig
-from core.train.explain import GradientPath
+from core.train.attribution import GradientPath
 from core.train.inputs import model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
