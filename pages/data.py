@@ -4,7 +4,9 @@ import streamlit as st
 
 from core.data import (MAX_FILE_BYTES, CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset,
                        store_upload)
+from core.backbone.encode import load_tokenizer
 from core.errors import InputError
+from core.explore.checks import check_loaded
 from core.paths import studio_home
 from core.runs import Workspace, remember
 
@@ -15,6 +17,11 @@ def mapping_inputs(key: str) -> ColumnMapping:
         return ColumnMapping(text=c1.text_input("Text column", "text", key=f"{key}_text"),
                              label=c2.text_input("Label column", "label", key=f"{key}_label"),
                              source=c3.text_input("Source column (optional)", "source", key=f"{key}_source"))
+
+
+@st.cache_data(show_spinner="Checking the data…", max_entries=8)
+def loaded_check(fingerprint: str, _ds):
+    return check_loaded(_ds, load_tokenizer())
 
 
 def try_load(spec: DataSpec) -> None:
@@ -36,8 +43,18 @@ if "dataset" not in st.session_state:  # a deep link opened before app.py ever r
     st.switch_page("app.py")
 st.title("Data")
 if "loaded_message" in st.session_state:
-    st.success(st.session_state.pop("loaded_message"))
+    st.success(st.session_state.loaded_message)
 st.caption(f"Current: **{st.session_state.dataset.name}**")
+with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
+    check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)
+    for warning in check.warnings:
+        st.warning(warning)
+    c1, c2 = st.columns([3, 1])
+    c1.dataframe(check.preview, hide_index=True)
+    c2.dataframe(check.labels, hide_index=True)
+    st.dataframe(check.counts, width="content")
+    st.caption(f"{check.truncated:.0%} of train texts are longer than 128 tokens (a sample of up to 500).")
+
 built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"])
 
 with built_in:

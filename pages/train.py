@@ -10,14 +10,13 @@ import streamlit as st
 from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
-from core.compare import charts
 from core.errors import InputError
 from core.runs import (ACTIVE, RAY_HINT, cancel, concurrency, enqueue, grid_seconds, pump, ray_available, roughly,
                        ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
                         parse_numbers)
 from core.train.config import options
-from pages.widgets import backbone_picker, delete_with_confirmation, offer_download, widget
+from pages.widgets import backbone_picker, offer_download, run_card, widget
 
 OPTIONS = options()
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
@@ -157,24 +156,7 @@ def monitor() -> None:
         for r in active:
             cancel(registry, r.id)
         st.rerun(scope="fragment")
-    run = picked[0]
-    st.subheader(run.label)
-    for line in compare.run_notes(run, registry):
-        (st.warning if line.startswith("warning") else st.caption)(line)
-    evaluations = compare.evaluations_frame(registry, [run])
-    if not evaluations.empty:
-        names = evaluations["metric"].unique()
-        metrics = sorted(m for m in names if not m.startswith("val_")) + \
-            [m for m in ("val_accuracy", "val_macro_f1", "val_mcc", "val_fake_prob") if m in names]
-        st.altair_chart(charts.evaluation_curves(evaluations, metrics))
-    st.code(registry.folder(run.id).tail_log(30) or "(no log yet)", language=None)
-    c1, c2 = st.columns(2)
-    delete_with_confirmation(c1, registry, run)
-    if c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again",
-                 help="Queue the same settings once more (finished runs only)"):
-        enqueue(registry, [run.config], run.backend, run.resources)
-        st.rerun(scope="fragment")
-
+    run_card(registry, picked[0])
 
 st.subheader("Runs")
 monitor()

@@ -1,11 +1,14 @@
 """Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, the backbone
-picker with its opt-in download, and a delete that asks first."""
+picker with its opt-in download, and a run's card (notes, curves, log, details, delete that asks first,
+run again)."""
 
 import streamlit as st
 
 from core.backbone import BUNDLED, BackboneError, cached_models
 from core.backbone.download import download
-from core.runs import ACTIVE, Registry, Run
+from core import compare
+from core.compare import charts
+from core.runs import ACTIVE, Registry, Run, enqueue
 from core.train.config import Option
 
 OTHER = "other"
@@ -81,4 +84,29 @@ def delete_with_confirmation(column, registry: Registry, run: Run) -> None:
         st.rerun(scope="fragment")
     if column.button("Keep it", key="tr_delete_no"):
         del st.session_state.tr_confirm_delete
+        st.rerun(scope="fragment")
+
+
+def run_card(registry: Registry, run: Run) -> None:
+    """One run: its notes, curves, log (whole, to download) and details, and what can be done with it."""
+    st.subheader(run.label)
+    for line in compare.run_notes(run, registry):
+        (st.warning if line.startswith("warning") else st.caption)(line)
+    evaluations = compare.evaluations_frame(registry, [run])
+    if not evaluations.empty:
+        names = evaluations["metric"].unique()
+        metrics = sorted(m for m in names if not m.startswith("val_")) + \
+            [m for m in ("val_accuracy", "val_macro_f1", "val_mcc", "val_fake_prob") if m in names]
+        st.altair_chart(charts.evaluation_curves(evaluations, metrics))
+    log, details = st.tabs(["Log", "Details"])
+    folder = registry.folder(run.id)
+    log.code(folder.tail_log(30) or "(no log yet)", language=None)
+    if folder.log.exists():
+        log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
+    details.json(compare.run_details(run), expanded=1)
+    c1, c2 = st.columns(2)
+    delete_with_confirmation(c1, registry, run)
+    if c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again",
+                 help="Queue the same settings once more (finished runs only)"):
+        enqueue(registry, [run.config], run.backend, run.resources)
         st.rerun(scope="fragment")

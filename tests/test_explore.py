@@ -114,3 +114,21 @@ def test_source_breakdown():
     ds.train["source"] = ["wiki", "reddit", "wiki"]
     table = explore.source_breakdown(ds)
     assert table["count"].sum() == 3 and set(table["source"]) == {"wiki", "reddit"}
+
+
+def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
+    from dataclasses import replace
+
+    from core.backbone.encode import load_tokenizer
+    from core.data import DataSpec, load_dataset
+    from core.explore.checks import check_loaded
+
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    check = check_loaded(ds, load_tokenizer())
+    assert list(check.counts.columns) == ["train", "val", "test"] and list(check.counts.index) == list(ds.labels)
+    assert list(check.labels["label"]) == list(ds.labels) and len(check.preview) == 5
+    assert check.truncated > 0.9  # real M4 texts run long
+    assert any("longer than 128 tokens" in w for w in check.warnings)
+    assert any(w.startswith("declared but absent from train: bloomz") for w in check.warnings)
+    empty = check_loaded(replace(ds, val=ds.val.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
+    assert empty.warnings[0].startswith("0 validation rows") and not any("tokens" in w for w in empty.warnings)

@@ -70,6 +70,8 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     at.button(key="lp_load").click().run()
     assert not at.exception and at.success
     assert at.session_state["dataset"].name == "train.jsonl"
+    warnings = " ".join(w.value for w in at.warning)  # the check after loading
+    assert "absent from train: bloomz" in warnings and "longer than 128 tokens" in warnings
 
 
 @pytest.mark.parametrize("key", ["cl_lower"])

@@ -223,3 +223,30 @@ def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkey
 def test_estimates_read_as_words():
     assert jobs.roughly(20) == "under a minute" and jobs.roughly(400) == "about 7 min"
     assert jobs.roughly(7500) == "about 2 h 05 min"
+
+
+def test_a_runs_log_reads_as_sentences_not_progress_ticks():
+    from core.runs.execute import log_line
+
+    assert log_line({"type": "progress", "step": 3, "total_steps": 10}) is None
+    assert log_line({"type": "features", "done": 64, "total": 4000}) is None
+    assert log_line({"type": "features", "done": 0, "total": 4000}) == "encoding 4,000 texts"
+    assert log_line({"type": "features", "done": 4000, "total": 4000}) == "encoding 4,000 texts: done"
+    line = log_line({"type": "evaluation", "index": 2, "step": 20, "total_steps": 100, "losses": {"loss": 0.5},
+                     "val": {"accuracy": 0.5, "macro_f1": 0.4, "mcc": 0.1}, "best": True})
+    assert line == ("evaluation 2 at step 20/100: loss 0.5000; validation accuracy 0.500, macro-F1 0.400 "
+                    "(best so far)")
+
+
+def test_run_details_hold_the_config_metrics_duration_and_selection(tiny_backbone, studio_home):
+    from core.compare import run_details
+
+    reg = Registry()
+    run_id = submit(reg, cfg(tiny_backbone, steps=4, evaluations=2))  # a worker process, which writes the log
+    wait_for(lambda: reg.get(run_id).status == "done", timeout=180, what="the run to finish")
+    details = run_details(reg.get(run_id))
+    assert details["status"] == "done" and details["config"]["steps"] == 4 and details["steps"] == 4
+    assert set(details["test"]) == {"accuracy", "macro_f1", "mcc"} and details["duration"].endswith("s")
+    assert details["selection"] in ("best", "last") and details["selection_reason"]
+    log = reg.folder(run_id).log.read_text()
+    assert "encoding" in log and "{'type'" not in log  # sentences, not event dictionaries

@@ -3,6 +3,8 @@ live table."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +97,21 @@ def run_notes(run: Run, registry: Registry) -> list[str]:
         notes.append(f"warning: the discriminator calls real validation texts fake (mean fake probability "
                      f"{fake[-1]:.2f} > 0.5 at the last evaluation); its class probabilities are unreliable.")
     return notes
+
+
+def run_details(run: Run) -> dict:
+    """Everything about one run on one card: its whole config, how it ended, when and for how long, where,
+    its budget and checkpoint selection, and its test metrics."""
+    result = run.metrics or {}
+    test = result.get("test", {})
+    return {"run": run.label, "status": run.status, "message": run.message,
+            "duration": None if not (run.started and run.ended) else _duration(run.ended - run.started),
+            "device": run.device, "backend": run.backend,
+            "budget": result.get("budget"), "steps": result.get("steps"), "selection": result.get("selection"),
+            "selection_reason": result.get("selection_reason"),
+            "rows": {k: result.get(k) for k in ("labeled", "unlabeled", "val_rows", "test_rows")},
+            "test": {k: test.get(k) for k in ("accuracy", "macro_f1", "mcc")},
+            "config": json.loads(run.config.to_json())}
 
 
 def run_diff(a: Run, b: Run) -> pd.DataFrame:

@@ -78,8 +78,28 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
                                          f"({done / max(total, 1):.0%})" + (f", {roughly(left)} left" if left else ""))
         elif kind == "status":
             registry.set_message(run_id, event["message"])
-        log.info("%s", event if kind != "evaluation" else {k: v for k, v in event.items() if k != "val"})
+        if line := log_line(event):
+            log.info("%s", line)
     return on_event
+
+
+def log_line(event: dict) -> str | None:
+    """A run's log in words: what it is doing and how it went, not every progress tick (the registry keeps
+    those); encoding appears when it starts and when it ends."""
+    kind = event["type"]
+    if kind == "status":
+        return event["message"]
+    if kind == "data":
+        return (f"data: {event['labeled']:,} labeled, {event['unlabeled']:,} unlabeled, {event['val_rows']:,} "
+                f"validation and {event['test_rows']:,} test rows")
+    if kind == "features" and event["done"] in (0, event["total"]):
+        return f"encoding {event['total']:,} texts" + (": done" if event["done"] else "")
+    if kind == "evaluation":
+        losses = ", ".join(f"{k} {v:.4f}" for k, v in event["losses"].items())
+        return (f"evaluation {event['index']} at step {event['step']}/{event['total_steps']}: {losses}; validation "
+                f"accuracy {event['val']['accuracy']:.3f}, macro-F1 {event['val']['macro_f1']:.3f}"
+                + (" (best so far)" if event["best"] else ""))
+    return None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from typing import ClassVar, Protocol
 import numpy as np
 import torch
 
-from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.inputs import Event, Prepared
 

@@ -1,0 +1,51 @@
+"""What a user should see right after loading data, before training on it: a few rows, the label mapping,
+each split's class counts, and warnings about what would quietly spoil a run (an empty split, no
+validation rows, a class missing from train, most texts cut by the max length)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.data import Dataset
+
+TRUNCATION_SAMPLE = 500  # train texts tokenized to estimate the share cut at the max length (~0.2 s)
+
+
+@dataclass(frozen=True)
+class LoadCheck:
+    preview: pd.DataFrame  # the first train rows: text (shortened), label, source
+    labels: pd.DataFrame  # label id → name, as the studio maps them
+    counts: pd.DataFrame  # texts per class (rows, in class order) and split (train, val, test)
+    truncated: float  # share of (sampled) train texts longer than the max length
+    warnings: list[str]
+
+
+def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed: int = 0) -> LoadCheck:
+    names = np.array([*ds.labels, "(none)"], dtype=object)
+    preview = ds.train.head(rows).assign(label=lambda f: names[f["label"].to_numpy()],
+                                         text=lambda f: f["text"].str.slice(0, 160))[["text", "label", "source"]]
+    counts = ds.class_counts()
+    warnings = []
+    for split, label in (("train", "train"), ("val", "validation"), ("test", "test")):
+        frame = ds.splits.get(split)
+        if frame is None or frame.empty:
+            warnings.append(f"0 {label} rows" + {
+                "val": ": checkpoints cannot be ranked, so runs keep their last one; add a validation file",
+                "test": ": runs need a test split to be scored; add a test file",
+                "train": ""}[split])
+    absent = [c for c, n in zip(ds.labels, counts["train"]) if n == 0]
+    if absent:
+        warnings.append(f"declared but absent from train: {', '.join(absent)}; no model can learn them")
+    texts = ds.train["text"]
+    sample = texts.sample(min(TRUNCATION_SAMPLE, len(texts)), random_state=seed).tolist() if len(texts) else []
+    lengths = [len(ids) for ids in tokenizer(sample, verbose=False)["input_ids"]] if sample else []
+    truncated = float(np.mean([n > max_len for n in lengths])) if lengths else 0.0
+    if truncated > 0.5:
+        warnings.append(f"{truncated:.0%} of train texts are longer than {max_len} tokens and would be cut; raise "
+                        "Max length on the Train page (up to 512) if their endings matter")
+    return LoadCheck(preview.reset_index(drop=True),
+                     pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,
+                     warnings)
