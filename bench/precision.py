@@ -41,13 +41,14 @@ def main() -> int:
                         config = TrainConfig(data=data, method=method, frozen=True, fraction=None, per_class=per_class,
                                              seed=seed, precision=precision)
                         folder = RunFolder(Path(home) / f"{method}-{per_class}-{precision}-{seed}")
-                        acc[precision].append(train_into(config, folder, lambda e: None, lambda: False)["test"]["accuracy"])
+                        result = train_into(config, folder, lambda e: None, lambda: False)
+                        acc[precision].append(result["test"]["accuracy"])
                     print(f"{method:<12}{per_class:>3}/class {precision}: mean {np.mean(acc[precision]):.3f} "
                           f"({time.perf_counter() - start:.0f} s for 5 seeds)", flush=True)
                 diff = np.array(acc["bf16"]) - np.array(acc["fp32"])
                 ok &= abs(diff.mean()) <= 0.01
-                print(f"{'':<12}bf16 − fp32: mean {diff.mean():+.4f}, largest seed {diff[np.abs(diff).argmax()]:+.4f}",
-                      flush=True)
+                largest = diff[np.abs(diff).argmax()]
+                print(f"{'':<12}bf16 − fp32: mean {diff.mean():+.4f}, largest seed {largest:+.4f}", flush=True)
     print("PASS: bf16 features within 0.01 of fp32" if ok else "FAIL: bf16 features differ by more than 0.01")
     return 0 if ok else 1
 

@@ -33,8 +33,8 @@ def word_cloud(fingerprint: str, name: str, color: str, _freqs):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def tfidf_map(fingerprint: str, method: str, _ds):
-    return explore.tfidf_map(_ds, method, cache=CACHE)
+def tfidf_map(fingerprint: str, method: str, _ds, _on_stage):
+    return explore.tfidf_map(_ds, method, cache=CACHE, on_stage=_on_stage)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -97,7 +97,7 @@ with maps:
     method = c1.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
     with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
-        points = tfidf_map(key, method, ds)
+        points = tfidf_map(key, method, ds, lambda stage: status.update(label=f"{method.upper()}: {stage}…"))
         status.update(label="Map ready", state="complete", expanded=False)
     sample = explore.scatter_sample(points)
     st.caption(f"Showing {len(sample):,} of {int(points['sampled_from'].iloc[0]):,} texts as points "

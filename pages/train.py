@@ -23,7 +23,8 @@ COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "ma
           "patience")
 CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
-ADVANCED = [n for n in OPTIONS if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
+ADVANCED = [n for n in OPTIONS
+            if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app

@@ -163,3 +163,14 @@ def test_a_config_written_with_the_bf16_switch_reads_as_its_precision():
         del raw["precision"]
         raw["bf16"] = old
         assert TrainConfig.from_json(json.dumps(raw)).precision == precision
+
+
+def test_adapters_on_a_family_the_library_does_not_support_say_so():
+    from transformers import MPNetConfig, MPNetModel
+
+    from core.errors import InputError
+    from core.train.methods.adapter import Adapter
+
+    encoder = MPNetModel(MPNetConfig(num_hidden_layers=1, hidden_size=16, num_attention_heads=2, intermediate_size=32))
+    with pytest.raises(InputError, match="the adapters library does not support mpnet models"):
+        Adapter().adapt_encoder(encoder, TrainConfig(method="adapter"))

@@ -98,14 +98,16 @@ def test_hexbin_counts_every_point_once():
 
 
 def test_tfidf_map_keeps_every_row_and_caches(small_builtin, studio_home, monkeypatch):
-    cache = studio_home / "explore"
-    points = explore.tfidf_map(small_builtin, cache=cache)
+    cache, stages = studio_home / "explore", []
+    points = explore.tfidf_map(small_builtin, cache=cache, on_stage=stages.append)
+    assert stages == [f"TF-IDF vectors of {len(points):,} texts"]  # each step is told as it starts
     assert len(points) == len(small_builtin.train) + len(small_builtin.test)
     assert set(points["class"]) == set(SEMEVAL_LABELS)
     # A warm call reads the cache: it must not fit PCA again.
     monkeypatch.setattr(explore, "PCA", None)
-    again = explore.tfidf_map(small_builtin, cache=cache)
+    again = explore.tfidf_map(small_builtin, cache=cache, on_stage=stages.append)
     pd.testing.assert_frame_equal(points, again)
+    assert len(stages) == 1
 
 
 def test_source_breakdown():

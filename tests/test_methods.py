@@ -58,7 +58,7 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
     assert classify(model, ["Furthermore, solar panels reshape energy prices."])[0].fake_probability is None
     registry = Registry()
     run = registry.get(registry.create(config))
-    assert method_name(run) == "Toy linear head [frozen]" and run.label == "toy frozen @ 50% seed 0"
+    assert method_name(run) == "Toy linear head on frozen features" and run.label == "toy frozen @ 50% seed 0"
 
 
 def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):

@@ -104,7 +104,7 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     at = open_page("pages/compare.py", dataset)
     table, groups, verdicts, diffs = at.dataframe  # the runs, the groups, the verdicts, one pair's differences
     groups, verdicts, diffs = groups.value, verdicts.value, diffs.value
-    row = groups[groups["group"].str.startswith("BERT fine-tuning [frozen]")].iloc[0]
+    row = groups[groups["group"].str.startswith("Trained head on frozen features")].iloc[0]
     assert row["n"] == 2 and 0 <= row["accuracy_mean"] <= 1 and row["accuracy_low"] <= row["accuracy_mean"]
     assert len(at.get("vega_lite_chart")) >= 3  # curves, bars, the strip of seeds
     assert len(verdicts) == 1 and verdicts.iloc[0]["runner_up"] is not None
@@ -194,9 +194,9 @@ def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
     finished_run(tiny_backbone, dataset, seed=0)
     finished_run(tiny_backbone, dataset, method="ganbert")
     at = open_page("pages/compare.py", dataset)
-    at.multiselect(key="cmp_method").set_value(["GAN-BERT G1 (noise) [frozen]"]).run()
+    at.multiselect(key="cmp_method").set_value(["GAN-BERT G1 (noise) on frozen features"]).run()
     assert not at.exception
-    assert list(at.dataframe(key="cmp_table").value["method"]) == ["GAN-BERT G1 (noise) [frozen]"]
+    assert list(at.dataframe(key="cmp_table").value["method"]) == ["GAN-BERT G1 (noise) on frozen features"]
 
 
 def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, tiny_backbone):

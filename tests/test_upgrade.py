@@ -52,8 +52,8 @@ def test_old_runs_compare_as_before(old_home, expected):
     assert frame["amount"].tolist()[:4] == ["5/class", "20%", "20%", "5/class"]
     assert (frame["dataset"] == "built-in (synthetic)").all()
     summary = summarize(frame, "accuracy", METRICS)
-    assert set(summary.groups["method"]) == {"BERT fine-tuning [frozen]", "GAN-BERT G1 (noise) [frozen]",
-                                  "GAN-BERT G2 (bag of words) [frozen]", "BERT + adapters"}
+    assert set(summary.groups["method"]) == {"Trained head on frozen features", "GAN-BERT G1 (noise) on frozen features",
+                                             "GAN-BERT G2 (bag of words) on frozen features", "BERT + adapters"}
     done = [r.id for r in registry.list(statuses=("done",))]
     assert paired_test(registry, done[0], done[1]).only_a >= 0  # their predictions files still read
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from core.errors import InputError
 
-# Encoder families every method works with (adapters too, through the `adapters` library).
+# Encoder families the model picker offers; every method works with them (adapters where the `adapters` library
+# supports the family: BERT, RoBERTa, XLM-R, DeBERTa(-v2), DistilBERT, ELECTRA, ALBERT…).
 ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "distilbert", "electra", "mpnet",
                     "albert")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -132,7 +133,7 @@ class CachedModel:
 
     @property
     def label(self) -> str:
-        size, unit = float(self.size_bytes), "B"
+        size = float(self.size_bytes)
         for unit in ("B", "kB", "MB", "GB"):
             if size < 1024 or unit == "GB":
                 break

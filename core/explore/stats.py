@@ -7,6 +7,8 @@ scatter points) subsample, and say how many rows they used in a `sampled_from` c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import copy
 from pathlib import Path
 
@@ -133,11 +135,12 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
 # ---------------------------------------------------------------- maps
 
 def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: int = 0,
-              cache: Path | None = None) -> pd.DataFrame:
+              cache: Path | None = None, on_stage: Callable[[str], None] = lambda stage: None) -> pd.DataFrame:
     """2-D coordinates of train and test texts from TF-IDF vectors fitted on train.
 
     PCA maps every row (hexbins use them all). UMAP cannot scale to 71k rows on a CPU, so it maps
-    a stratified sample of at most `max_points` rows per split, after a 50-d SVD.
+    a stratified sample of at most `max_points` rows per split, after a 50-d SVD. `on_stage` hears each
+    step as it starts (UMAP's fit, the long one, has no progress of its own).
     """
     if method not in ("pca", "umap"):
         raise ValueError(f"method must be pca or umap, got {method!r}")
@@ -147,6 +150,7 @@ def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: in
         total = len(rows)
         if method == "umap":
             rows = sample_per_group(rows, "split", "class", max_points, seed)
+        on_stage(f"TF-IDF vectors of {len(rows):,} texts")
         vec = TfidfVectorizer(max_features=20000, sublinear_tf=True, min_df=2, dtype=np.float32)
         train_mask = (rows["split"] == "train").to_numpy()
         vec.fit(rows.loc[train_mask, "text"])
@@ -157,9 +161,13 @@ def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: in
         else:
             import umap  # imported here: its numba compile costs ~9 s and only this view needs it
 
+            on_stage("reducing them to 50 dimensions (SVD)")
             reduced = TruncatedSVD(n_components=50, random_state=seed).fit_transform(x)
+            on_stage(f"fitting UMAP on {int(train_mask.sum()):,} train texts: the long step, minutes on a laptop "
+                     "CPU the first time (the map is cached afterwards)")
             reducer = umap.UMAP(n_components=2, random_state=seed, n_jobs=1)
             reducer.fit(reduced[train_mask])
+            on_stage(f"placing all {len(rows):,} texts on the map")
             xy = reducer.transform(reduced)
         return pd.DataFrame({"split": rows["split"], "class": rows["class"], "x": xy[:, 0], "y": xy[:, 1],
                              "sampled_from": total})

@@ -7,6 +7,7 @@ import adapters
 import torch
 from transformers import PreTrainedModel
 
+from core.errors import InputError
 from core.train.catalog import TITLES
 from core.train.config import ADAPTER_KINDS, TrainConfig
 from core.train.methods.stepwise import StepMethod
@@ -23,7 +24,11 @@ class Adapter(StepMethod):
 
     def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
         """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) adapters; afterwards only they require gradients."""
-        adapters.init(encoder)
+        try:
+            adapters.init(encoder)
+        except (ValueError, KeyError, NotImplementedError) as e:
+            raise InputError(f"the adapters library does not support {encoder.config.model_type} models ({e}); "
+                             "choose another backbone or method") from None
         adapter_config = adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind],
                                                      reduction_factor=config.reduction_factor)
         encoder.add_adapter("studio", config=adapter_config)

@@ -91,7 +91,7 @@ class Method:
 
     def display(self, config: TrainConfig) -> str:
         """The line a run belongs to in comparisons."""
-        return self.title + (" [frozen]" if config.frozen and self.encoder == "either" else "")
+        return self.title + (" on frozen features" if config.frozen and self.encoder == "either" else "")
 
     def short(self, config: TrainConfig) -> str:
         """A short name for run labels, such as 'ganbert-noise'."""

@@ -7,9 +7,14 @@ Everything it does is the `StepMethod` default; this module names it.
 from __future__ import annotations
 
 from core.train.catalog import TITLES
+from core.train.config import TrainConfig
 from core.train.methods.stepwise import StepMethod
 
 
 class Finetune(StepMethod):
     name = "finetune"
     title = TITLES[name]
+
+    def display(self, config: TrainConfig) -> str:
+        """With the encoder frozen nothing is fine-tuned: it is a head trained on frozen features."""
+        return "Trained head on frozen features" if config.frozen else self.title

@@ -228,7 +228,7 @@ class GanBert(StepMethod):
     generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
 
     def display(self, config: TrainConfig) -> str:
-        return f"GAN-BERT {self.generators[config.generator]}" + (" [frozen]" if config.frozen else "")
+        return f"GAN-BERT {self.generators[config.generator]}" + (" on frozen features" if config.frozen else "")
 
     def short(self, config: TrainConfig) -> str:
         return f"ganbert-{config.generator}"
