@@ -165,15 +165,18 @@ def test_groups_pairs_and_verdicts():
     summary = summarize(frame_of(rows), "accuracy", METRICS)
     g = summary.groups.set_index("group")
     assert len(g) == 5 and g["n"].sum() == len(rows)  # never averaged across datasets, amounts or settings
-    finetune = g.loc["BERT fine-tuning (lr=None) @ 10% · a.jsonl"]
+    finetune = g.loc["BERT fine-tuning (lr=None) · a.jsonl @ 10% (10 labeled)"]
     assert finetune["accuracy_mean"] == pytest.approx(0.52)
     assert finetune["accuracy_low"] == pytest.approx(mean_ci([0.5, 0.51, 0.52, 0.53, 0.54]).low)
-    assert "BERT fine-tuning (lr=0.001) @ 10% · a.jsonl" in g.index
+    assert "BERT fine-tuning (lr=0.001) · a.jsonl @ 10% (10 labeled)" in g.index
+    # two datasets never share a line, a bar or a panel, even at the same amount as chosen
+    assert g.groupby("series")["dataset"].nunique().max() == 1
+    assert set(g.loc[g["amount"] == "10%", "panel"]) == {"10% (10 labeled) · a.jsonl", "10% (10 labeled) · b.jsonl"}
     # pairs only within one dataset and amount: three groups at 10% on a.jsonl, three pairs
     assert len(summary.pairs["accuracy"]) == 3
     verdict = summary.verdicts.set_index(["dataset", "amount"]).loc[("a.jsonl", "10%")]
-    assert verdict["best"] == "TF-IDF + LR @ 10% · a.jsonl"
-    assert verdict["runner_up"] == "BERT fine-tuning (lr=None) @ 10% · a.jsonl"
+    assert verdict["best"] == "TF-IDF + LR · a.jsonl @ 10% (10 labeled)"
+    assert verdict["runner_up"] == "BERT fine-tuning (lr=None) · a.jsonl @ 10% (10 labeled)"
     assert verdict["difference"] == pytest.approx(0.1) and verdict["n"] == 5
     # five wins of five: the exact sign test's smallest p, 0.0625, is not below 0.05; the t interval is clear of 0
     assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625

@@ -31,8 +31,9 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
 
 
 def grouped_bars(groups: pd.DataFrame, metric: str) -> alt.Chart:
-    """One panel per labeled amount (in order of labeled texts), one bar per series with its 95% interval."""
-    order = list(dict.fromkeys(groups.sort_values("labeled")["amount"]))
+    """One panel per labeled amount and dataset (in order of labeled texts; each says how many texts it
+    labeled), one bar per series with its 95% interval."""
+    order = list(dict.fromkeys(groups.sort_values("labeled")["panel"]))
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
@@ -40,7 +41,7 @@ def grouped_bars(groups: pd.DataFrame, metric: str) -> alt.Chart:
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
     whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
     return alt.layer(bars, whiskers, data=groups).properties(width=110, height=220).facet(
-        column=alt.Column("amount:O", title="labeled amount", sort=order))
+        column=alt.Column("panel:O", title="labeled amount", sort=order))
 
 
 def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:

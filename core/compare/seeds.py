@@ -137,18 +137,23 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per group of finished runs (every setting but the seed): n, the seeds, and for each metric
     the mean, standard deviation and 95% interval. Groups never span datasets."""
     done = frame[frame["status"] == "done"].dropna(subset=list(metrics)).copy()
-    columns = ["group", "series", "method", "dataset", "amount", "labeled", "reference", "n", "seeds", "settings",
+    columns = ["group", "series", "method", "dataset", "amount", "panel", "labeled", "reference", "n", "seeds",
+               "settings",
                *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high")]]
     if done.empty:
         return pd.DataFrame(columns=columns)
     done["series"] = _names(done)
     several = done["dataset"].nunique() > 1
+    if several:  # a line, a bar and a panel never mix datasets
+        done["series"] = done["series"] + " · " + done["dataset"]
     rows = []
     for key, g in done.groupby("settings", sort=False):
-        first = g.iloc[0]
-        name = f"{first['series']} @ {first['amount']}" + (f" · {first['dataset']}" if several else "")
-        row = {"group": name, "series": first["series"], "method": first["method"], "dataset": first["dataset"],
-               "amount": first["amount"], "labeled": float(g["labeled"].mean()), "reference": bool(first["reference"]),
+        first, labeled = g.iloc[0], float(g["labeled"].mean())
+        used = f" ({labeled:.0f} labeled)" if labeled == labeled else ""  # the amount as chosen, and what it labeled
+        row = {"group": f"{first['series']} @ {first['amount']}{used}", "series": first["series"],
+               "method": first["method"], "dataset": first["dataset"], "amount": first["amount"],
+               "panel": first["amount"] + used + (f" · {first['dataset']}" if several else ""),
+               "labeled": labeled, "reference": bool(first["reference"]),
                "n": len(g), "seeds": sorted(int(s) for s in g["seed"]), "settings": key}
         for m in metrics:
             ci = mean_ci(g[m])
