@@ -4,10 +4,9 @@ import random
 
 import streamlit as st
 
-from core.compare import charts
+from core.compare import charts, confusion_cells
 from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
-from core.compare import confusion_cells
 from core.train import classify, classify_frame, explain, unsure
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
+from core.backbone.encode import load_tokenizer
 from core.data import (MAX_FILE_BYTES, CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset,
                        store_upload)
-from core.backbone.encode import load_tokenizer
 from core.errors import InputError
 from core.explore.checks import check_loaded
 from core.paths import studio_home
