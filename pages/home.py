@@ -33,7 +33,7 @@ with c2:
     for run in recent:
         test = (run.metrics or {}).get("test", {})
         score = f" · macro-F1 {test['macro_f1']:.3f}" if test else ""
-        st.markdown(f"`{run.status}` {run.label}{score}")
+        st.markdown(f"`{run.status}` {run.name}{score}")
 
 st.subheader("Next steps")
 st.page_link("pages/data.py", label="Load a dataset (official Subtask B files, JSONL, CSV or Parquet)",

@@ -77,7 +77,7 @@ def delete_with_confirmation(column, registry: Registry, run: Run) -> None:
             st.session_state.tr_confirm_delete = run.id
             st.rerun(scope="fragment")
         return
-    column.warning(f"Delete {run.label} and its files? This cannot be undone.")
+    column.warning(f"Delete {run.name} and its files? This cannot be undone.")
     if column.button("Delete for good", type="primary", key="tr_delete_yes"):
         registry.set_deleted(run.id)
         del st.session_state.tr_confirm_delete
@@ -89,7 +89,7 @@ def delete_with_confirmation(column, registry: Registry, run: Run) -> None:
 
 def run_card(registry: Registry, run: Run) -> None:
     """One run: its notes, curves, log (whole, to download) and details, and what can be done with it."""
-    st.subheader(run.label)
+    st.subheader(run.name)
     for line in compare.run_notes(run, registry):
         (st.warning if line.startswith("warning") else st.caption)(line)
     evaluations = compare.evaluations_frame(registry, [run])

@@ -69,8 +69,9 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     assert len(ids) == 6  # finetune × 2 fractions + ganbert × 2 generators × 2 fractions
     reg = Registry()
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
-    labels = sorted(reg.get(i).label for i in ids)
-    assert labels[0] == "finetune frozen @ 20% seed 0" and "ganbert-bow frozen @ 50% seed 0" in labels
+    names = {reg.get(i).name for i in ids}  # one name, with the dataset and the texts each amount labeled
+    assert "Trained head on frozen features @ 20% (24 labeled) · seed 0 · train.jsonl" in names
+    assert "GAN-BERT G2 (bag of words) on frozen features @ 50% (57 labeled) · seed 0 · train.jsonl" in names
 
 
 def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny_backbone, capsys, studio_home):

@@ -14,7 +14,7 @@ from core.compare import method_name
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, StepMethod, TrainConfig, classify, grid, method_for
+from core.train import METHODS, StepMethod, TrainConfig, classify, grid, method_for, run_label
 from core.train.methods.ganbert import repeats_for
 from tests.test_pages import open_page
 
@@ -58,7 +58,10 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
     assert classify(model, ["Furthermore, solar panels reshape energy prices."])[0].fake_probability is None
     registry = Registry()
     run = registry.get(registry.create(config))
-    assert method_name(run) == "Toy linear head on frozen features" and run.label == "toy frozen @ 50% seed 0"
+    assert method_name(run) == "Toy linear head on frozen features"
+    assert run.name == "Toy linear head on frozen features @ 50% · seed 0 · built-in (synthetic)"  # queued
+    assert run_label(config, result["labeled"]) == (f"Toy linear head on frozen features @ 50% "
+                                                    f"({result['labeled']} labeled) · seed 0 · built-in (synthetic)")
 
 
 def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from core.compare.seeds import group_key, settings
 from core.runs import Registry, Run
-from core.train import TrainConfig, method_for
+from core.train import method_for
 
 METRICS = ("accuracy", "macro_f1", "mcc")
 
@@ -23,13 +22,8 @@ def method_name(run: Run) -> str:
 
 
 def run_name(run: Run) -> str:
-    """A run in a legend: its line, the labeled amount as chosen, and its seed."""
-    return f"{method_name(run)} @ {run.config.amount} s{run.config.seed}"
-
-
-def dataset_name(config: TrainConfig) -> str:
-    """The dataset's name without its folders (the path is in `data_path`)."""
-    return "built-in (synthetic)" if config.data.builtin else Path(config.data.train or "").name
+    """A run in a legend or a table: its one name."""
+    return run.name
 
 
 def runs_frame(runs: list[Run]) -> pd.DataFrame:
@@ -43,7 +37,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             "generator": c.generator if method_for(c).variant == "generator" else "",
             "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
             "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction,
-            "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": dataset_name(c),
+            "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": c.data.short_name,
             "data_path": "" if c.data.builtin else c.data.train or "",
             "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
             "progress": r.progress, "message": r.message or "", "seconds": result.get("seconds"),
@@ -104,7 +98,7 @@ def run_details(run: Run) -> dict:
     its budget and checkpoint selection, and its test metrics."""
     result = run.metrics or {}
     test = result.get("test", {})
-    return {"run": run.label, "status": run.status, "message": run.message,
+    return {"run": run.name, "status": run.status, "message": run.message,
             "duration": None if not (run.started and run.ended) else _duration(run.ended - run.started),
             "device": run.device, "backend": run.backend,
             "budget": result.get("budget"), "steps": result.get("steps"), "selection": result.get("selection"),
@@ -158,7 +152,7 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
             elapsed = now - r.started
             left = elapsed * (1 - r.progress) / r.progress
         test = (r.metrics or {}).get("test", {})
-        rows.append({"run_id": r.id, "status": r.status, "run": r.label, "progress": round(100 * r.progress),
+        rows.append({"run_id": r.id, "status": r.status, "run": r.name, "progress": round(100 * r.progress),
                      "evaluations": r.epoch, "time left": _duration(left),
                      "test macro-F1": test.get("macro_f1"), "where": r.device if r.backend == "ray" and r.device
                      else r.backend, "latest": r.message or ""})

@@ -7,6 +7,7 @@ none), `source`.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -42,6 +43,11 @@ class DataSpec:
     unlabeled: str | None = None
     mapping: ColumnMapping = ColumnMapping()
     builtin: CorpusConfig | None = None  # set: the synthetic corpus instead of files
+
+    @property
+    def short_name(self) -> str:
+        """The dataset's name without its folders, as run names and Compare show it."""
+        return "built-in (synthetic)" if self.builtin else Path(self.train or "").name
 
     @classmethod
     def from_dict(cls, raw: dict) -> DataSpec:

@@ -87,10 +87,17 @@ class Run:
     resources: dict | None = None  # what a Ray run asks for: {"cpus": 1.0, "gpu_fraction": 1.0}
 
     @property
+    def name(self) -> str:
+        """The run's one name (`run_label`), with the labeled count once the run has it; `label` keeps the
+        name it was created with."""
+        return run_label(self.config, (self.metrics or {}).get("labeled"))
+
+    @property
     def summary(self) -> dict:
         """The flat row the CLI's `runs --json` prints and the pages tabulate."""
         test = (self.metrics or {}).get("test", {})
-        return {"run_id": self.id, "status": self.status, "label": self.label, "method": self.config.method,
+        return {"run_id": self.id, "status": self.status, "label": self.label, "name": self.name,
+                "method": self.config.method,
                 "generator": self.config.generator if method_for(self.config).variant == "generator" else None,
                 "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
                 "seed": self.config.seed,

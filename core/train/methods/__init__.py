@@ -55,9 +55,12 @@ def pinned(config: TrainConfig) -> TrainConfig:
     return config.with_(revision=revision, precision=precision)
 
 
-def run_label(config: TrainConfig) -> str:
-    """A short human name for a run: method, frozen or not, labeled amount, seed."""
-    return f"{method_for(config).short(config)}{' frozen' if config.frozen else ''} @ {config.amount} seed {config.seed}"
+def run_label(config: TrainConfig, labeled: int | None = None) -> str:
+    """A run's one name, on every page and in the CLI: what it trains, the labeled amount as the user chose
+    it with the texts it labeled once known, the seed, and the dataset."""
+    used = f" ({labeled:,} labeled)" if labeled is not None else ""
+    return (f"{method_for(config).display(config)} @ {config.amount}{used} · seed {config.seed} · "
+            f"{config.data.short_name}")
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
