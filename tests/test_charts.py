@@ -48,3 +48,9 @@ def test_a_rendered_confusion_matrix_keeps_all_six_class_labels():
             assert layer["encoding"][channel]["axis"]["labelOverlap"] is False
             assert layer["encoding"][channel]["sort"] == labels
     assert isinstance(compare_charts.confusion(cells, labels, "m", False), alt.LayerChart)
+
+
+def test_evaluation_curves_count_whole_steps_and_keep_legends_whole():
+    data = pd.DataFrame({"run": ["a", "a"], "step": [1.0, 2.0], "metric": ["loss", "loss"], "value": [0.5, 0.4]})
+    spec = compare_charts.evaluation_curves(data, ["loss"]).to_dict()["spec"]["encoding"]
+    assert spec["x"]["axis"]["format"] == "d" and spec["color"]["legend"]["labelLimit"] == 0

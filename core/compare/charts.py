@@ -59,10 +59,10 @@ def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Char
     probability on real validation texts apart), one line per run."""
     data = evaluations[evaluations["metric"].isin(metrics)]
     return alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("step:Q", axis=alt.Axis(tickMinStep=1)),
+        x=alt.X("step:Q", axis=alt.Axis(tickMinStep=1, format="d")),  # whole steps, never "1.000000"
         y=alt.Y("value:Q", title=None),
-        color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=2)),
-        tooltip=["run", "metric", "step", alt.Tooltip("value:Q", format=".4f")],
+        color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
+        tooltip=["run", "metric", alt.Tooltip("step:Q", format="d"), alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=260, height=180).facet(facet=alt.Facet("metric:N", title=None), columns=3).resolve_scale(
         y="independent")
 
