@@ -62,7 +62,11 @@ if text.strip() and picked:
             st.caption(f"{pred.seconds * 1000:.0f} ms{fake}")
             if st.toggle(f"Why {pred.label}?", key=f"cl_why_{run_id}",
                          help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR)"):
-                why = explanation(run_id, text)
+                try:
+                    why = explanation(run_id, text)
+                except InputError as e:
+                    st.info(str(e))
+                    continue
                 if why.as_html():
                     st.html(why.as_html())
                 st.caption(f"{why.method}: toward {why.label}, " + ", ".join(

@@ -77,3 +77,11 @@ def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys,
     assert main(["predict", run_id]) == 2 and "give at least one text, or --file" in capsys.readouterr().err
     assert Registry().get(run_id).status == "done"
     assert np.isfinite(written.filter(like="p_").to_numpy()).all()
+
+
+def test_setfits_published_head_says_why_it_cannot_be_explained(tiny_backbone, tmp_path):
+    from core.errors import InputError
+
+    model, texts = trained(tiny_backbone, tmp_path, method="setfit", steps=2, setfit_features="sentence")
+    with pytest.raises(InputError, match="--setfit-features layers"):
+        explain(model, texts[0])

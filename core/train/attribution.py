@@ -90,7 +90,9 @@ def explain(model: Explainable, text: str, label: str | None = None, steps: int 
         return integrated_gradients(model, path, cleaned, label, steps)
     if hasattr(model, "ngram_contributions"):
         return ngram_weights(model, cleaned, label)
-    raise InputError(f"{type(model).__name__} has no way to explain its predictions")
+    raise InputError("this model has no token path to attribute through (SetFit's published head reads the "
+                     "sentence-transformers pipeline, which takes token ids only); train SetFit with "
+                     "--setfit-features layers to explain its predictions")
 
 
 def target_index(model: Explainable, logits: torch.Tensor, label: str | None) -> int:
