@@ -218,6 +218,22 @@ def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkey
     assert reg.get(run_id).message == "encoding texts: 1,000 of 4,000 (25%), about 2 min left"
     on_event({"type": "features", "done": 4000, "total": 4000})
     assert reg.get(run_id).message == "encoding texts: 4,000 of 4,000 (100%)"
+    assert reg.setting("encode_texts_per_s") == "66.67"  # 4,000 texts in 60 s, kept for the next estimate
+
+
+def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_home):
+    from core.runs.estimate import ENCODE_SPEED, grid_seconds
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    head = TrainConfig(data=data, frozen=True, per_class=5, fraction=None)
+    gan = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert")
+    reg.set_setting(ENCODE_SPEED, "10")
+    slow = grid_seconds(reg, [head], 1000, 100, 100, 6), grid_seconds(reg, [gan], 1000, 100, 100, 6)
+    reg.set_setting(ENCODE_SPEED, "100")
+    fast = grid_seconds(reg, [head], 1000, 100, 100, 6), grid_seconds(reg, [gan], 1000, 100, 100, 6)
+    assert slow[0] - fast[0] == pytest.approx((30 + 200) / 10 - (30 + 200) / 100)  # labeled, val, test only
+    assert slow[1] - fast[1] == pytest.approx((1000 + 200) / 10 - (1000 + 200) / 100)  # GAN-BERT: the pool too
 
 
 def test_estimates_read_as_words():

@@ -35,11 +35,26 @@ def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: in
     return method_for(config).seconds(config, labeled, pool - labeled, val, test, speed)
 
 
+ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
+
+
+def remember_encoding(registry: Registry, texts: int, seconds: float, max_len: int) -> None:
+    """Keep how fast this machine encodes (scaled to 128 tokens), for the next grid's estimate."""
+    if texts >= 100 and seconds > 0:
+        registry.set_setting(ENCODE_SPEED, f"{texts / seconds * max_len / 128:.2f}")
+
+
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int
                  ) -> float:
-    """The whole grid run one after another; frozen grids encode their features once."""
+    """The whole grid run one after another. A frozen grid encodes each text once, at the speed measured
+    on this machine (else a laptop figure): validation, test and the labeled rows, and the whole pool when
+    a method learns from unlabeled texts."""
     total = sum(run_seconds(c, pool, val, test, classes, measured_speed(registry, c)) for c in configs)
-    if any(c.frozen for c in configs):
-        max_len = max(c.max_len for c in configs if c.frozen)
-        total += (pool + val + test) / (FALLBACK_ENCODE * 128 / max_len)
+    frozen = [c for c in configs if c.frozen]
+    if frozen:
+        max_len = max(c.max_len for c in frozen)
+        speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
+        labeled = max(c.per_class * classes if c.per_class else round(c.fraction * pool) for c in frozen)
+        texts = pool if any(method_for(c).uses_unlabeled for c in frozen) else min(pool, labeled)
+        total += (texts + val + test) / speed
     return total

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.backbone.device import describe_device
-from core.runs.estimate import roughly
+from core.runs.estimate import remember_encoding, roughly
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove
 from core.runs.registry import Registry
@@ -49,6 +49,7 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
     """Training events → registry rows: progress, evaluations, status messages."""
     last, evaluations = [0.0], [0]  # last progress write; evaluations so far, kept with each progress write
     encoding_since = [0.0]  # when the current encoding pass began
+    config = registry.get(run_id).config
 
     def on_event(event: dict) -> None:
         kind = event["type"]
@@ -71,6 +72,8 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
             now, done, total = time.monotonic(), event["done"], event["total"]
             if done == 0:
                 encoding_since[0] = now
+            if done == total and done:
+                remember_encoding(registry, total, now - encoding_since[0], config.max_len)
             if done == 0 or done == total or now - last[0] > 1.0:
                 last[0] = now
                 left = (total - done) * (now - encoding_since[0]) / done if done else None
