@@ -67,8 +67,8 @@ if text.strip() and picked:
                 except InputError as e:
                     st.info(str(e))
                     continue
-                if why.as_html():
-                    st.html(why.as_html())
+                if shaded := why.as_html():
+                    st.html(shaded)
                 st.caption(f"{why.method}: toward {why.label}, " + ", ".join(
                     f"{t['token']} ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
                     f"{t['token']} ({t['score']:+.3f})" for t in why.top(False)))

@@ -115,7 +115,7 @@ cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):
     cells = compare.confusion_frame(run, normalized)
     labels = list(cells["true"].unique())
-    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, compare.run_name(run), normalized))
+    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, run.name, normalized))
 st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected), tuple(labels)))
 
 if len(selected) == 2:
@@ -129,6 +129,6 @@ if len(selected) == 2:
     else:
         st.markdown(f"**McNemar's test** ({'exact' if test.exact else 'χ² with continuity correction'}): "
                     f"only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
-        st.info(test.verdict(compare.run_name(a), compare.run_name(b)))
+        st.info(test.verdict(a.name, b.name))
 else:
     st.caption("Select exactly two finished runs to see the settings they differ in and McNemar's test per text.")

@@ -21,11 +21,6 @@ def method_name(run: Run) -> str:
     return method_for(run.config).display(run.config)
 
 
-def run_name(run: Run) -> str:
-    """A run in a legend or a table: its one name."""
-    return run.name
-
-
 def runs_frame(runs: list[Run]) -> pd.DataFrame:
     """One row per run with its settings and final test metrics, for tables, filters and charts."""
     rows = []
@@ -71,7 +66,7 @@ def evaluations_frame(registry: Registry, runs: list[Run]) -> pd.DataFrame:
             x = e["step"] if e["step"] is not None else e["evaluation"]
             for key, value in e.items():
                 if key not in ("evaluation", "step", "best") and isinstance(value, (int, float)):
-                    rows.append({"run_id": r.id, "run": run_name(r), "step": x, "metric": key, "value": float(value)})
+                    rows.append({"run_id": r.id, "run": r.name, "step": x, "metric": key, "value": float(value)})
     return pd.DataFrame(rows, columns=["run_id", "run", "step", "metric", "value"])
 
 
@@ -112,8 +107,8 @@ def run_diff(a: Run, b: Run) -> pd.DataFrame:
     """Only the settings in which two runs differ, the seed included."""
     sa, sb = settings(a.config, drop=()), settings(b.config, drop=())
     keys = [k for k in dict.fromkeys([*sa, *sb]) if sa.get(k) != sb.get(k)]
-    return pd.DataFrame({"setting": keys, run_name(a): [str(sa.get(k)) for k in keys],
-                         run_name(b): [str(sb.get(k)) for k in keys]})
+    return pd.DataFrame({"setting": keys, a.name: [str(sa.get(k)) for k in keys],
+                         b.name: [str(sb.get(k)) for k in keys]})
 
 
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
@@ -138,7 +133,7 @@ def per_class_f1(runs: list[Run]) -> pd.DataFrame:
     for r in runs:
         for name, scores in (r.metrics or {}).get("test", {}).get("per_class", {}).items():
             if scores["support"] > 0:
-                rows.append({"run": run_name(r), "class": name,
+                rows.append({"run": r.name, "class": name,
                              "f1": scores["f1"]})
     return pd.DataFrame(rows, columns=["run", "class", "f1"])
 

@@ -29,9 +29,14 @@ def measured_speed(registry: Registry, config: TrainConfig) -> float | None:
     return statistics.median(speeds) if speeds else None
 
 
+def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
+    """The texts a config will label, before the run draws them."""
+    return config.per_class * classes if config.per_class else round(config.fraction * pool)
+
+
 def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int, speed: float | None) -> float:
     """The method's own estimate for its budget at this data size."""
-    labeled = config.per_class * classes if config.per_class else round(config.fraction * pool)
+    labeled = labeled_count(config, pool, classes)
     return method_for(config).seconds(config, labeled, pool - labeled, val, test, speed)
 
 
@@ -54,7 +59,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
     if frozen:
         max_len = max(c.max_len for c in frozen)
         speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
-        labeled = max(c.per_class * classes if c.per_class else round(c.fraction * pool) for c in frozen)
+        labeled = max(labeled_count(c, pool, classes) for c in frozen)
         texts = pool if any(method_for(c).uses_unlabeled for c in frozen) else min(pool, labeled)
         total += (texts + val + test) / speed
     return total
