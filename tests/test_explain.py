@@ -32,6 +32,7 @@ def trained(tiny_backbone, tmp_path, **kw):
     {"method": "ganbert", "frozen": True},
     {"method": "features-lr"},
     {"method": "setfit", "steps": 2},
+    {"method": "setfit", "steps": 2, "setfit_features": "sentence"},
 ], ids=lambda kw: "-".join(str(v) for v in kw.values()))
 def test_attributions_add_up_to_the_logit_change_from_the_baseline(tiny_backbone, tmp_path, kw):
     model, texts = trained(tiny_backbone, tmp_path, **kw)
@@ -78,10 +79,3 @@ def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys,
     assert Registry().get(run_id).status == "done"
     assert np.isfinite(written.filter(like="p_").to_numpy()).all()
 
-
-def test_setfits_published_head_says_why_it_cannot_be_explained(tiny_backbone, tmp_path):
-    from core.errors import InputError
-
-    model, texts = trained(tiny_backbone, tmp_path, method="setfit", steps=2, setfit_features="sentence")
-    with pytest.raises(InputError, match="--setfit-features layers"):
-        explain(model, texts[0])

@@ -1,7 +1,7 @@
 """Why a model gave its label: per-token attributions for the predicted class.
 
 Models with a differentiable path from the token embeddings to the class logits (fine-tuned, adapter,
-GAN-BERT, frozen-feature heads, SetFit on all-layer features) get integrated gradients (Sundararajan et al.
+GAN-BERT, frozen-feature heads, SetFit with either head) get integrated gradients (Sundararajan et al.
 2017): the gradient of the class logit, averaged along a straight path from a baseline to the text, times
 the text's embeddings minus the baseline's. The baseline keeps the special tokens and zeroes every other
 token's word embedding, so the attributions of the text's own tokens add up to the logit's change from the
@@ -41,7 +41,7 @@ class Explainable(Protocol):
     labels: tuple[str, ...]
     config: object
 
-    def gradient_path(self) -> GradientPath | None: ...
+    def gradient_path(self) -> GradientPath: ...
 
 
 @dataclass(frozen=True)
@@ -85,14 +85,11 @@ class Attribution:
 def explain(model: Explainable, text: str, label: str | None = None, steps: int = STEPS) -> Attribution:
     """Attributions for `label` (default: the predicted class) on one text, cleaned as in training."""
     cleaned = clean_texts([text], model.config.cleaning)[0]
-    path = model.gradient_path() if hasattr(model, "gradient_path") else None
-    if path is not None:
-        return integrated_gradients(model, path, cleaned, label, steps)
+    if hasattr(model, "gradient_path"):
+        return integrated_gradients(model, model.gradient_path(), cleaned, label, steps)
     if hasattr(model, "ngram_contributions"):
         return ngram_weights(model, cleaned, label)
-    raise InputError("this model has no token path to attribute through (SetFit's published head reads the "
-                     "sentence-transformers pipeline, which takes token ids only); train SetFit with "
-                     "--setfit-features layers to explain its predictions")
+    raise InputError(f"a {type(model).__name__} has neither a token path nor n-gram weights to explain with")
 
 
 def target_index(model: Explainable, logits: torch.Tensor, label: str | None) -> int:

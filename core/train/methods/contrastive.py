@@ -67,17 +67,20 @@ class SetFitPredictor:
         x = (head_features(self.body, self.config, texts) - self.head["feature_mean"]) / self.head["feature_std"]
         return softmax(x @ self.head["coef"].T + self.head["bias"]), None
 
-    def gradient_path(self) -> GradientPath | None:
-        """The tuned body's word embeddings → every layer's mean and CLS → the standardized LR head. The
-        published head reads the body's own sentence pipeline, which takes token ids only: None."""
-        if self.config.setfit_features != "layers":
-            return None
+    def gradient_path(self) -> GradientPath:
+        """The tuned body's word embeddings → the head's features (the body's own sentence pipeline, or every
+        layer's mean and CLS) → the standardized LR head."""
         encoder = self.body[0].auto_model
         h = {k: torch.from_numpy(v) for k, v in self.head.items()}
 
-        def logits(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        def features(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            if self.config.setfit_features == "sentence":
+                return self.body({"inputs_embeds": embeds, "attention_mask": mask})["sentence_embedding"]
             out = encoder(inputs_embeds=embeds, attention_mask=mask, output_hidden_states=True)
-            x = (pool(out, mask, "layers").float() - h["feature_mean"]) / h["feature_std"]
+            return pool(out, mask, "layers")
+
+        def logits(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            x = (features(embeds, mask).float() - h["feature_mean"]) / h["feature_std"]
             return x @ h["coef"].T + h["bias"]
         return GradientPath(self.body.tokenizer, self.config.max_len, encoder.get_input_embeddings(), logits)
 
