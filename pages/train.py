@@ -11,8 +11,8 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
-from core.runs import (ACTIVE, RAY_HINT, cancel, concurrency, enqueue, grid_seconds, pump, ray_available, roughly,
-                       ray_resources, set_concurrency, use_address, use_storage)
+from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_available,
+                       ray_resources, roughly, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
                         parse_numbers)
 from core.train.config import options
@@ -153,10 +153,8 @@ def monitor() -> None:
         st.caption("Select runs to cancel them, or one to see its curves and log.")
         return
     active = [r for r in picked if r.status in ACTIVE]
-    if st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel"):
-        for r in active:
-            cancel(registry, r.id)
-        st.rerun(scope="fragment")
+    st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel", on_click=cancel_all,
+              args=(registry, [r.id for r in active]))
     run_card(registry, picked[0])
 
 st.subheader("Runs")

@@ -70,21 +70,25 @@ def offer_download(name: str) -> None:
             st.rerun()
 
 
+def confirm_delete(run_id: str | None) -> None:
+    st.session_state.tr_confirm_delete = run_id
+
+
+def delete(registry: Registry, run_id: str) -> None:
+    registry.set_deleted(run_id)
+    confirm_delete(None)
+
+
 def delete_with_confirmation(column, registry: Registry, run: Run) -> None:
-    """Delete asks first: a run's checkpoint and results cannot come back."""
+    """Delete asks first: a run's checkpoint and results cannot come back. The buttons act in callbacks, so
+    the fragment's own rerun shows the result."""
     if st.session_state.get("tr_confirm_delete") != run.id:
-        if column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete"):
-            st.session_state.tr_confirm_delete = run.id
-            st.rerun(scope="fragment")
+        column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete", on_click=confirm_delete,
+                      args=(run.id,))
         return
     column.warning(f"Delete {run.name} and its files? This cannot be undone.")
-    if column.button("Delete for good", type="primary", key="tr_delete_yes"):
-        registry.set_deleted(run.id)
-        del st.session_state.tr_confirm_delete
-        st.rerun(scope="fragment")
-    if column.button("Keep it", key="tr_delete_no"):
-        del st.session_state.tr_confirm_delete
-        st.rerun(scope="fragment")
+    column.button("Delete for good", type="primary", key="tr_delete_yes", on_click=delete, args=(registry, run.id))
+    column.button("Keep it", key="tr_delete_no", on_click=confirm_delete, args=(None,))
 
 
 def run_card(registry: Registry, run: Run) -> None:
@@ -106,7 +110,6 @@ def run_card(registry: Registry, run: Run) -> None:
     details.json(compare.run_details(run), expanded=1)
     c1, c2 = st.columns(2)
     delete_with_confirmation(c1, registry, run)
-    if c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again",
-                 help="Queue the same settings once more (finished runs only)"):
-        enqueue(registry, [run.config], run.backend, run.resources)
-        st.rerun(scope="fragment")
+    c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=enqueue,
+              args=(registry, [run.config], run.backend, run.resources),
+              help="Queue the same settings once more (finished runs only)")

@@ -7,8 +7,7 @@ import pytest
 from core.compare import mcnemar
 from core.train import TrainConfig
 from core.data import CorpusConfig, builtin_dataset
-from core.runs import Registry
-from core.runs import execute_run
+from core.runs import ACTIVE, Registry, cancel, execute_run
 from tests.test_pages import open_page
 from tests.test_runs import wait_for
 
@@ -226,3 +225,36 @@ def test_every_training_option_has_a_widget_on_the_train_page(dataset):
     at.text_input(key="tr_tags").set_value("night, m4").run()
     at.selectbox(key="tr_pooling").set_value("mean").run()
     assert not at.exception and not at.error
+
+
+def select_rows(at, key: str, run_ids: list[str]):
+    """Select the table rows of these runs, as a click on their row markers would."""
+    table = at.dataframe(key=key).value
+    at.session_state[key] = {"selection": {"rows": [int(i) for i in table.index[table["run_id"].isin(run_ids)]],
+                                           "columns": [], "cells": []}}
+    return at.run()
+
+
+def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, dataset):
+    reg = Registry()
+    done = finished_run(tiny_backbone, dataset)
+    config = TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1)
+    starting, queued, untouched = (reg.create(config) for _ in range(3))
+    reg.claim(starting)  # the CPU's one slot is taken, so the page's pump starts none of the queued runs
+    at = select_rows(open_page("pages/train.py", dataset), "tr_table", [starting, queued, done])
+    assert not at.exception
+    at.button(key="tr_cancel").click().run()  # "Cancel 2 selected run(s)": the finished one is left as it is
+    statuses = {r.id: r.status for r in reg.list()}
+    assert {k: statuses[k] for k in (done, starting, queued)} == {done: "done", starting: "cancelled",
+                                                                 queued: "cancelled"}
+    assert statuses[untouched] in ACTIVE  # not selected: it keeps its place, and takes the freed slot
+    cancel(reg, untouched)
+
+    at = select_rows(at, "tr_table", [done])
+    at.button(key="tr_delete").click().run()
+    assert any("This cannot be undone" in w.value for w in at.warning)
+    at.button(key="tr_delete_no").click().run()  # "Keep it"
+    assert not any("This cannot be undone" in w.value for w in at.warning) and reg.get(done).status == "done"
+    at.button(key="tr_delete").click().run()
+    at.button(key="tr_delete_yes").click().run()  # "Delete for good"
+    assert done not in [r.id for r in reg.list()]

@@ -75,6 +75,9 @@ def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     assert reg.list() == [] and len(reg.list(include_deleted=True)) == 1
     reg.set_deleted(run_id, False)
     assert [r.id for r in reg.list()] == [run_id]
+    unwanted = reg.create(cfg(tiny_backbone))
+    reg.request_cancel(unwanted)
+    assert not reg.claim(unwanted)  # a run whose cancel was asked for never starts, even before it is marked
 
 
 @pytest.mark.parametrize("bad", ["../etc", "20260101-120000-zzzzzz", "", "x/../../y", "20260101-120000-a1b2c3/.."])

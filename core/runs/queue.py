@@ -50,10 +50,20 @@ def cancel(registry: Registry, run_id: str, grace: float = 15.0) -> str:
     run = registry.get(run_id)
     if run.status not in ACTIVE:
         raise RunError(f"run {run_id} is already {run.status}")
-    registry.request_cancel(run_id)
-    if run.status == "queued" or run.pid is None:
-        registry.finish(run_id, "cancelled", "cancelled before it started")
-    else:
-        BACKENDS[run.backend].cancel(registry, run, grace)
+    return cancel_all(registry, [run_id], grace)[run_id]
+
+
+def cancel_all(registry: Registry, run_ids: list[str], grace: float = 15.0) -> dict[str, str]:
+    """Cancel a selection as one: every cancel is requested before any run is stopped, and the queue is pumped
+    only after, so a queued run of the selection never starts in a slot that another one freed. Runs that
+    have already ended are left as they are. Returns each run's final status."""
+    active = [run for run in map(registry.get, run_ids) if run.status in ACTIVE]
+    for run in active:
+        registry.request_cancel(run.id)
+    for run in active:
+        if run.status == "queued" or run.pid is None:
+            registry.finish(run.id, "cancelled", "cancelled before it started")
+        else:
+            BACKENDS[run.backend].cancel(registry, run, grace)
     pump(registry)
-    return registry.get(run_id).status
+    return {run_id: registry.get(run_id).status for run_id in run_ids}

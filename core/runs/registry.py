@@ -200,11 +200,13 @@ class Registry:
         db.execute(f"UPDATE runs SET status = ?{', ' + sets if sets else ''} WHERE id = ?", (new, *args, run_id))
 
     def claim(self, run_id: str, pid: int | None = None) -> bool:
-        """queued → starting, for exactly one caller (the queue may be pumped from many processes); a
-        caller that will run it itself (the Ray dispatcher) gives its pid in the same transaction."""
+        """queued → starting, for exactly one caller (the queue may be pumped from many processes), and never
+        for a run whose cancel was requested; a caller that will run it itself (the Ray dispatcher) gives its
+        pid in the same transaction."""
         with self._connect() as db:
             cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ?, pid = COALESCE(?, pid) "
-                             "WHERE id = ? AND status = 'queued'", (time.time(), pid, run_id))
+                             "WHERE id = ? AND status = 'queued' AND cancel_requested = 0",
+                             (time.time(), pid, run_id))
             return cur.rowcount == 1
 
     def set_pid(self, run_id: str, pid: int) -> None:
