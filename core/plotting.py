@@ -29,6 +29,12 @@ def category_axis(**kw) -> alt.Axis:
     return alt.Axis(labelOverlap=False, labelLimit=0, **kw)
 
 
+def whole_legend(**kw) -> alt.Legend:
+    """A legend under the chart with whole labels: beside a chart it pushes the figure past the page's width,
+    and Vega-Lite cuts labels longer than 160 px (run names are longer)."""
+    return alt.Legend(orient="bottom", labelLimit=0, **kw)
+
+
 def chart_png(chart: alt.TopLevelMixin) -> bytes:
     """Static PNG export (vl-convert; no browser and no network)."""
     import vl_convert as vlc

@@ -94,6 +94,6 @@ if upload is not None and picked:
                 st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "
                            f"{metrics['rows']:,} labeled rows")
                 st.altair_chart(charts.confusion(confusion_cells(metrics), metrics["classes"], label, False))
-            st.dataframe(out, hide_index=True, height=300)
+            st.dataframe(out, hide_index=True, height=300, placeholder="–")
             st.download_button("Download predictions (CSV)", out.to_csv(index=False), "predictions.csv", "text/csv",
                                key=f"cl_csv_{run_id}")

@@ -42,6 +42,7 @@ frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
+                     placeholder="–",
                      column_order=["status", "method", "amount", "seed", *compare.METRICS, "dataset", "tags", "run_id"],
                      column_config={m: st.column_config.NumberColumn(format="%.3f") for m in compare.METRICS} |
                      {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
@@ -61,7 +62,7 @@ st.caption("A group is every run with the same settings but the seed. Runs with 
            "labeled rows, so groups compare seed by seed below.")
 shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in compare.METRICS for s in ("mean", "low", "high")]]
 st.dataframe(groups[shown], hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shown[3:]})
+             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shown[3:]}, placeholder="–")
 c1, c2 = st.columns(2)
 line = charts.metric_vs_amount(groups, metric)
 c1.altair_chart(line)
@@ -81,7 +82,7 @@ st.caption("Per labeled amount: the best group by mean, the runner-up, their pai
 st.dataframe(summary.verdicts, hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |
-             {"p_value": st.column_config.NumberColumn(format="%.3g")})
+             {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
 
 st.subheader("Paired comparison")
 pairs = summary.pairs[metric]
@@ -95,7 +96,7 @@ else:
     st.markdown(f"**{pair.sentence()}.** Mean difference (A − B) {d.mean:+.3f}, 95% CI {ci}; {pair.test} "
                 f"p = {pair.p_value:.3g} over n = {len(pair.seeds)} seeds: "
                 f"{'significant' if pair.significant else 'not significant'} at 0.05.")
-    st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True)
+    st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
 selected = [r for r in runs if r.id in selected_ids and r.status == "done"]
@@ -107,7 +108,7 @@ if not selected:
 with st.expander("Details of the selected runs"):
     st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
         ["run_id", "method", "amount", "labeled", "unlabeled", "val_rows", "test_rows", "seed", "steps", "selection",
-         "seconds", "backbone", "dataset", "data_path"]], hide_index=True)
+         "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
 evaluations = compare.evaluations_frame(registry, selected)
 st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
 normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm")
@@ -121,7 +122,7 @@ st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected), tuple(l
 if len(selected) == 2:
     a, b = selected
     st.markdown("**Settings that differ**")
-    st.dataframe(compare.run_diff(a, b), hide_index=True)
+    st.dataframe(compare.run_diff(a, b), hide_index=True, placeholder="–")
     try:
         test = compare.paired_test(registry, a.id, b.id)
     except ValueError as e:

@@ -50,9 +50,9 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     for warning in check.warnings:
         st.warning(warning)
     c1, c2 = st.columns([3, 1])
-    c1.dataframe(check.preview, hide_index=True)
-    c2.dataframe(check.labels, hide_index=True)
-    st.dataframe(check.counts, width="content")
+    c1.dataframe(check.preview, hide_index=True, placeholder="–")
+    c2.dataframe(check.labels, hide_index=True, placeholder="–")
+    st.dataframe(check.counts, width="content", placeholder="–")
     st.caption(f"{check.truncated:.0%} of train texts are longer than 128 tokens (a sample of up to 500).")
 
 built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"])

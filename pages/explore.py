@@ -77,7 +77,8 @@ with tab_lengths:
     trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
     c3.metric("Texts truncated at this max length", f"{trunc['all']:.1%}")
     st.altair_chart(charts.length_histogram(explore.length_histogram(lens, measure), labels, measure, int(max_len)))
-    st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content")
+    st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content",
+                 placeholder="–")
 
 with words:
     c1, c2 = st.columns(2)
@@ -123,5 +124,6 @@ with shift:
         overall = float(matrix.loc[matrix["train"] == "all", "kl"].iloc[0])
         st.metric("KL(train‖test), all classes", f"{overall:.3f} nats")
         c1, c2 = st.columns([1, 2])
-        c1.dataframe(explore.kl_per_class(matrix).set_index("class").style.format("{:.3f}"), width="content")
+        c1.dataframe(explore.kl_per_class(matrix).set_index("class").style.format("{:.3f}"), width="content",
+                     placeholder="–")
         c2.altair_chart(charts.kl_matrix(matrix, labels))

@@ -22,7 +22,7 @@ with c1:
         st.info("This is the **built-in synthetic corpus**: six invented writers named after the SemEval-2024 "
                 "Task 8 Subtask B classes, so the studio works offline. Load the official files on the Data page.")
     st.markdown(f"**{ds.name}** — {len(ds.labels)} classes")
-    st.dataframe(ds.class_counts(), width="content")
+    st.dataframe(ds.class_counts(), width="content", placeholder="–")
 with c2:
     st.subheader("Recent runs")
     registry = st.session_state.registry

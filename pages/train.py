@@ -145,6 +145,7 @@ def monitor() -> None:
         return
     table = compare.monitor_frame(runs, time.time())
     event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",
+                         placeholder="–",
                          column_config={"progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0,
                                                                                     max_value=100),
                                         "test macro-F1": st.column_config.NumberColumn(format="%.3f")})

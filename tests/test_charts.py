@@ -1,4 +1,5 @@
-"""Charts a reader can read: no categorical axis drops or cuts labels."""
+"""Charts and tables a reader can read: no categorical axis drops or cuts labels, no legend is cut off, and
+no table shows "None" for a missing value."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from core.compare import charts as compare_charts
 from core.paths import REPO_ROOT
-from core.plotting import category_axis
+from core.plotting import category_axis, whole_legend
 
 CHART_SOURCES = [REPO_ROOT / "core" / "explore" / "charts.py", REPO_ROOT / "core" / "compare" / "charts.py",
                  REPO_ROOT / "core" / "explore" / "report.py", *sorted((REPO_ROOT / "pages").glob("*.py"))]
@@ -28,6 +29,27 @@ def categorical_axes_without_every_label() -> list[str]:
             if not (isinstance(axis, ast.Call) and getattr(axis.func, "id", None) == "category_axis"):
                 wrong.append(f"{path.name}:{node.lineno} {node.args[0].value}")
     return wrong
+
+
+def legends_that_may_be_cut() -> list[str]:
+    """Every alt.Color whose legend is neither hidden (None) nor the whole legend under the chart."""
+    wrong = []
+    for path in CHART_SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Color"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "alt"):
+                continue
+            legend = next((k.value for k in node.keywords if k.arg == "legend"), None)
+            hidden = isinstance(legend, ast.Constant) and legend.value is None
+            if not (hidden or isinstance(legend, ast.Call) and getattr(legend.func, "id", None) == "whole_legend"):
+                wrong.append(f"{path.name}:{node.lineno}")
+    return wrong
+
+
+def test_every_legend_sits_under_its_chart_with_whole_labels():
+    assert legends_that_may_be_cut() == []
+    spec = whole_legend().to_dict()
+    assert spec["orient"] == "bottom" and spec["labelLimit"] == 0
 
 
 def test_every_categorical_axis_shows_every_label():
@@ -54,3 +76,13 @@ def test_evaluation_curves_count_whole_steps_and_keep_legends_whole():
     data = pd.DataFrame({"run": ["a", "a"], "step": [1.0, 2.0], "metric": ["loss", "loss"], "value": [0.5, 0.4]})
     spec = compare_charts.evaluation_curves(data, ["loss"]).to_dict()["spec"]["encoding"]
     assert spec["x"]["axis"]["format"] == "d" and spec["color"]["legend"]["labelLimit"] == 0
+
+
+def test_no_table_shows_none_for_a_missing_metric():
+    """Streamlit writes "None" in a missing cell (a running run's test score, a one-seed group's interval)
+    unless the table names a placeholder."""
+    bare = [f"{path.name}:{node.lineno}" for path in sorted((REPO_ROOT / "pages").glob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dataframe"
+            and not any(k.arg == "placeholder" for k in node.keywords)]
+    assert bare == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from core.plotting import category_axis, class_scale
+from core.plotting import category_axis, class_scale, whole_legend
 
 
 def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
@@ -17,7 +17,7 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
                          high=groups[f"{metric}_high"].fillna(groups[f"{metric}_mean"]),
                          kind=groups["reference"].map({True: "reference", False: "method"}))
     x = alt.X("labeled:Q", scale=alt.Scale(type="log"), title="labeled texts (log scale)")
-    color = alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", columns=1, labelLimit=0))
+    color = alt.Color("series:N", title=None, legend=whole_legend(columns=1))
     base = alt.Chart(data).encode(x=x, color=color)
     band = base.transform_filter(alt.datum.kind == "method").mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
@@ -37,7 +37,7 @@ def grouped_bars(groups: pd.DataFrame, metric: str) -> alt.Chart:
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
-        color=alt.Color("series:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
+        color=alt.Color("series:N", legend=whole_legend(columns=1)),
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
     whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
     return alt.layer(bars, whiskers, data=groups).properties(width=110, height=220).facet(
@@ -49,7 +49,7 @@ def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
     return alt.Chart(runs).mark_circle(size=60, opacity=0.7).encode(
         x=alt.X(f"{metric}:Q", title=metric.replace("_", "-"), scale=alt.Scale(zero=False)),
         y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"), axis=category_axis()),
-        color=alt.Color("seed:N", legend=alt.Legend(orient="bottom")),
+        color=alt.Color("seed:N", legend=whole_legend()),
         tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],
     ).properties(width=480)
 
@@ -61,7 +61,7 @@ def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Char
     return alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("step:Q", axis=alt.Axis(tickMinStep=1, format="d")),  # whole steps, never "1.000000"
         y=alt.Y("value:Q", title=None),
-        color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
+        color=alt.Color("run:N", legend=whole_legend(columns=1)),
         tooltip=["run", "metric", alt.Tooltip("step:Q", format="d"), alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=260, height=180).facet(facet=alt.Facet("metric:N", title=None), columns=3).resolve_scale(
         y="independent")
@@ -80,7 +80,8 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     base = alt.Chart(f1).encode(x=alt.X("class:N", sort=list(labels), axis=category_axis()),
                                 y=alt.Y("run:N", title=None, axis=category_axis()))
-    heat = base.mark_rect().encode(color=alt.Color("f1:Q", scale=alt.Scale(scheme="greens", domain=[0, 1])),
+    heat = base.mark_rect().encode(color=alt.Color("f1:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]),
+                                                   legend=whole_legend()),
                                    tooltip=["run", "class", alt.Tooltip("f1:Q", format=".3f")])
     return (heat + base.mark_text(fontSize=10).encode(text=alt.Text("f1:Q", format=".2f"))).properties(width=420)
 

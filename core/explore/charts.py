@@ -7,7 +7,7 @@ import io
 import altair as alt
 import pandas as pd
 
-from core.plotting import SPLIT_ORDER, category_axis, class_scale
+from core.plotting import SPLIT_ORDER, category_axis, class_scale, whole_legend
 
 HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
 
@@ -54,7 +54,7 @@ def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> al
     return alt.Chart(points).mark_circle(size=12, opacity=0.6).encode(
         x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False)),
         y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False)),
-        color=alt.Color("class:N", scale=class_scale(labels)),
+        color=alt.Color("class:N", scale=class_scale(labels), legend=whole_legend()),
         column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "class"],
     ).properties(width=340, height=300, title=title)
@@ -70,7 +70,7 @@ def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = 105) ->
         x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False, ticks=False)),
         color=alt.Color("count:Q", scale=alt.Scale(scheme="viridis", type="log"), title="texts",
-                        legend=alt.Legend(orient="bottom")),
+                        legend=whole_legend()),
         tooltip=["split", "class", "count"],
     ).properties(width=width, height=width).facet(
         row=alt.Row("split:N", title=None, sort=SPLIT_ORDER),
@@ -84,7 +84,8 @@ def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
         x=alt.X("test:N", sort=order, title="test class", axis=category_axis()),
         y=alt.Y("train:N", sort=order, title="train class", axis=category_axis()),
     )
-    heat = base.mark_rect().encode(color=alt.Color("kl:Q", scale=alt.Scale(scheme="blues"), title="KL (nats)"),
+    heat = base.mark_rect().encode(color=alt.Color("kl:Q", scale=alt.Scale(scheme="blues"), title="KL (nats)",
+                                                   legend=whole_legend()),
                                    tooltip=["train", "test", alt.Tooltip("kl:Q", format=".3f")])
     text = base.mark_text(fontSize=10).encode(text=alt.Text("kl:Q", format=".2f"))
     return (heat + text).properties(width=300, height=300)
@@ -94,7 +95,7 @@ def source_breakdown(sources: pd.DataFrame, labels: tuple[str, ...]) -> alt.Char
     return alt.Chart(sources).mark_bar().encode(
         x=alt.X("count:Q", title="texts"),
         y=alt.Y("source:N", title=None, axis=category_axis()),
-        color=alt.Color("class:N", scale=class_scale(labels)),
+        color=alt.Color("class:N", scale=class_scale(labels), legend=whole_legend()),
         row=alt.Row("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "source", "class", "count"],
     ).properties(width=500)
