@@ -6,6 +6,7 @@ import streamlit as st
 from core import compare, plotting
 from core.compare import charts
 from core.runs import ACTIVE, FINISHED, pump
+from pages.widgets import keep_selection_on_runs
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -41,6 +42,7 @@ with st.expander("Filters", expanded=False):
 frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
+keep_selection_on_runs("cmp_table", frame["run_id"].tolist())
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
                      placeholder="–",
                      column_order=["status", "method", "amount", "seed", *compare.METRICS, "dataset", "tags", "run_id"],

@@ -16,7 +16,7 @@ from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
                         parse_numbers)
 from core.train.config import options
-from pages.widgets import backbone_picker, offer_download, run_card, widget
+from pages.widgets import backbone_picker, keep_selection_on_runs, offer_download, run_card, widget
 
 OPTIONS = options()
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
@@ -144,6 +144,7 @@ def monitor() -> None:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
     table = compare.monitor_frame(runs, time.time())
+    keep_selection_on_runs("tr_table", table["run_id"].tolist())
     event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",
                          placeholder="–",
                          column_config={"progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0,

@@ -1,6 +1,6 @@
 """Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, the backbone
 picker with its opt-in download, and a run's card (notes, curves, log, details, delete that asks first,
-run again)."""
+run again); and, for every table of runs, a selection that stays on its runs."""
 
 import streamlit as st
 
@@ -68,6 +68,16 @@ def offer_download(name: str) -> None:
             st.error(str(e))
         else:
             st.rerun()
+
+
+def keep_selection_on_runs(key: str, run_ids: list[str]) -> None:
+    """Call before drawing a selectable table of runs: when its rows have changed since the last draw (a run
+    deleted, a filter changed), move the selection to the same runs' new rows, never onto other runs."""
+    before, state = st.session_state.get(f"{key}_ids"), st.session_state.get(key)
+    if before is not None and before != run_ids and state is not None:
+        rows = compare.follow_rows(before, list(state["selection"]["rows"]), run_ids)
+        st.session_state[key] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    st.session_state[f"{key}_ids"] = run_ids
 
 
 def confirm_delete(run_id: str | None) -> None:

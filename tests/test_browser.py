@@ -1,7 +1,8 @@
 """End to end in a real browser: `streamlit run app.py` on a free loopback port, driven by headless Chromium.
 
 The journey: the built-in corpus → Explore (charts render) → Train a tiny frozen-mode GAN-BERT grid →
-watch it finish → Compare shows it → Classify a text. A screenshot of every page goes to artifacts/.
+watch it finish → delete one run (it asks first) → Compare shows the rest → Classify a text → load the real
+sample from a local path and find it again after a reload. A screenshot of every page goes to artifacts/.
 """
 
 from __future__ import annotations
@@ -121,6 +122,18 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         assert [r.status for r in registry.list()] == ["done"] * 3, [(r.status, r.message) for r in registry.list()]
         page.wait_for_timeout(3000)  # the monitor refreshes every 2 s
         check_page(page, "4-train")
+
+        # a run selected in the table: delete asks first, and no other run takes its row afterwards
+        page.get_by_test_id("stDataFrame").last.click(position={"x": 20, "y": 52})  # the first row's marker
+        page.get_by_role("button", name="Delete", exact=True).click()
+        page.get_by_text("This cannot be undone").wait_for()
+        page.get_by_role("button", name="Keep it").click()
+        page.get_by_text("This cannot be undone").wait_for(state="detached")
+        assert len(registry.list()) == 3
+        page.get_by_role("button", name="Delete", exact=True).click()
+        page.get_by_role("button", name="Delete for good").click()
+        page.get_by_text("Select runs to cancel them, or one to see its curves and log.").wait_for()
+        assert len(registry.list()) == 2
 
         nav(page, "Compare")
         page.get_by_text("Groups over seeds (mean and 95% CI)").wait_for()

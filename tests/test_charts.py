@@ -31,12 +31,16 @@ def categorical_axes_without_every_label() -> list[str]:
     return wrong
 
 
+LEGEND_CHANNELS = ("Color", "StrokeDash", "Shape", "Size", "Opacity")
+
+
 def legends_that_may_be_cut() -> list[str]:
-    """Every alt.Color whose legend is neither hidden (None) nor the whole legend under the chart."""
+    """Every channel with a legend (colour, dash, shape, size, opacity) whose legend is neither hidden (None)
+    nor the whole legend under the chart."""
     wrong = []
     for path in CHART_SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Color"
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LEGEND_CHANNELS
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "alt"):
                 continue
             legend = next((k.value for k in node.keywords if k.arg == "legend"), None)

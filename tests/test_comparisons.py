@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from core.cli import main
-from core.compare import METRICS, mean_ci, paired, summarize
+from core.compare import METRICS, follow_rows, mean_ci, paired, summarize
 from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
@@ -242,3 +242,9 @@ def test_setfit_default_budget_is_its_pairs_capped_on_a_cpu():
     assert setfit.budget(cfg, 100, gpu=False)[0] == 100  # 250 steps capped on a CPU
     assert setfit.budget(cfg, 100, gpu=True)[0] == 250
     assert setfit.budget(cfg.with_(steps=7), 100, gpu=False)[0] == 7
+
+
+def test_a_selection_follows_its_runs_to_their_new_rows():
+    assert follow_rows(["a", "b", "c"], [1, 2], ["c", "b"]) == [0, 1]
+    assert follow_rows(["a", "b"], [0], ["b", "c"]) == []  # a run gone is no longer selected
+    assert follow_rows(["a"], [3], ["a"]) == []  # a stale row number selects nothing

@@ -258,3 +258,16 @@ def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, datas
     at.button(key="tr_delete").click().run()
     at.button(key="tr_delete_yes").click().run()  # "Delete for good"
     assert done not in [r.id for r in reg.list()]
+    assert not at.exception and not [h for h in at.subheader if "seed" in h.value]  # no other run took its row
+    assert any(c.value.startswith("Select runs to cancel") for c in at.caption)
+
+
+def test_a_selection_stays_on_its_run_when_rows_come_and_go(tiny_backbone, dataset):
+    reg = Registry()
+    first, second = (finished_run(tiny_backbone, dataset, seed=s) for s in (0, 1))
+    at = select_rows(open_page("pages/train.py", dataset), "tr_table", [second])
+    assert [h.value for h in at.subheader][-1] == reg.get(second).name
+    reg.set_deleted(first)  # from another tab, or the CLI: the selected run moves up a row
+    at.run()
+    assert not at.exception and [h.value for h in at.subheader][-1] == reg.get(second).name
+    assert list(at.session_state["tr_table"]["selection"]["rows"]) == [0]

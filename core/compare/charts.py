@@ -17,13 +17,14 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
                          high=groups[f"{metric}_high"].fillna(groups[f"{metric}_mean"]),
                          kind=groups["reference"].map({True: "reference", False: "method"}))
     x = alt.X("labeled:Q", scale=alt.Scale(type="log"), title="labeled texts (log scale)")
-    color = alt.Color("series:N", title=None, legend=whole_legend(columns=1))
+    color = alt.Color("series:N", title=None, legend=whole_legend(  # lines, not the bands' pale dots
+        columns=1, symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1))
     base = alt.Chart(data).encode(x=x, color=color)
     band = base.transform_filter(alt.datum.kind == "method").mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
         y=alt.Y(f"{metric}_mean:Q", title=f"{metric.replace('_', '-')} (mean, 95% CI)"),
-        strokeDash=alt.StrokeDash("kind:N", title=None, scale=alt.Scale(domain=["method", "reference"],
-                                                                         range=[[1, 0], [6, 4]])),
+        strokeDash=alt.StrokeDash("kind:N", title=None, legend=None,  # the series legend shows each dash
+                                  scale=alt.Scale(domain=["method", "reference"], range=[[1, 0], [6, 4]])),
         tooltip=["series", "amount", alt.Tooltip("labeled:Q", format=".0f"), "n",
                  alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_low:Q", format=".3f"),
                  alt.Tooltip(f"{metric}_high:Q", format=".3f")])

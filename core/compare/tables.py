@@ -155,6 +155,13 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
                                        "test macro-F1", "where", "latest"])
 
 
+def follow_rows(before: list[str], rows: list[int], after: list[str]) -> list[int]:
+    """Where the runs selected at `rows` of a table listing `before` sit in a table listing `after`: a table
+    selection is by position, and rows come and go (a run deleted, a filter changed) between reruns."""
+    chosen = {before[i] for i in rows if 0 <= i < len(before)}
+    return [i for i, run_id in enumerate(after) if run_id in chosen]
+
+
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return ""
