@@ -7,7 +7,9 @@ import json
 import pytest
 
 from core.cli import main
+from core.data import CorpusConfig, DataSpec
 from core.runs import Registry
+from core.train import TrainConfig
 from tests.test_runs import wait_for
 
 
@@ -81,3 +83,18 @@ def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny
     assert code == 0 and "note: BERT + adapters trains inside the encoder, so its runs are not frozen" in out.err
     runs = {Registry().get(i).config.method: Registry().get(i).config for i in last_json(out.out)["run_ids"]}
     assert runs["finetune"].frozen and not runs["adapter"].frozen
+
+
+def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys, studio_home):
+    reg = Registry()
+    config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3)),
+                         backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2)
+    blocker, first, second = (reg.create(config) for _ in range(3))
+    reg.claim(blocker)  # holds the CPU's one slot, so the queued runs wait
+    assert main(["cancel", first, second]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"run_id": first, "status": "cancelled"}, {"run_id": second, "status": "cancelled"}]
+    assert main(["cancel", blocker, first]) == 2
+    assert f"run {first} is already cancelled; nothing was cancelled" in capsys.readouterr().err
+    assert reg.get(blocker).status == "starting"  # the refused call cancelled none of its runs
+    assert main(["cancel", blocker]) == 0

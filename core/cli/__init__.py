@@ -61,8 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--json", action="store_true", help="print JSON: groups, pairs and verdicts")
     cp.set_defaults(func="cmd_compare")
 
-    cn = sub.add_parser("cancel", help="cancel a queued or running run")
-    cn.add_argument("run_id")
+    cn = sub.add_parser("cancel", help="cancel queued or running runs (together: none of them starts meanwhile)")
+    cn.add_argument("run_ids", nargs="+", metavar="RUN_ID")
     cn.set_defaults(func="cmd_cancel")
 
     pr = sub.add_parser("predict", help="classify texts (or every row of a file) with a run's checkpoint")

@@ -17,8 +17,8 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import atomic_write_text, studio_home
-from core.runs import (Registry, cancel, enqueue, execute_run, pump, ray_resources, set_concurrency, use_address,
-                       use_storage)
+from core.runs import (ACTIVE, Registry, RunError, cancel_all, enqueue, execute_run, pump, ray_resources,
+                       set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, classify, classify_frame, explain, grid, load_data, method_for, run_label,
                         validate)
 
@@ -203,8 +203,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    status = cancel(Registry(), args.run_id)
-    print(json.dumps({"run_id": args.run_id, "status": status}))
+    registry = Registry()
+    ended = [f"run {r.id} is already {r.status}" for r in map(registry.get, args.run_ids) if r.status not in ACTIVE]
+    if ended:
+        raise RunError("; ".join(ended) + "; nothing was cancelled")
+    for run_id, status in cancel_all(registry, args.run_ids).items():
+        print(json.dumps({"run_id": run_id, "status": status}))
     return 0
 
 
