@@ -94,7 +94,7 @@ def test_a_class_without_labeled_rows_is_never_predicted(m4_dir, tiny_backbone, 
 
 @pytest.mark.parametrize("method", ["tfidf-lr", "features-lr"])
 def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_backbone, tmp_path, method):
-    # fp32: on a CPU with native bf16, `auto` is bf16, whose rounding differs with the batch's padding by ~1e-2
+    # fp32, where a reload is exact (on a CPU with native bf16, `auto` is bf16; its reload: test_backbones)
     cfg = validate(TrainConfig(data=DATA, method=method, frozen=True, fraction=0.5, backbone=str(tiny_backbone),
                                precision="fp32"))
     result = train_into(cfg, RunFolder(tmp_path), lambda e: None, lambda: False)

@@ -41,6 +41,8 @@ class Explainable(Protocol):
     labels: tuple[str, ...]
     config: object
 
+    def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]: ...
+
     def gradient_path(self) -> GradientPath: ...
 
 
@@ -83,8 +85,12 @@ class Attribution:
 
 
 def explain(model: Explainable, text: str, label: str | None = None, steps: int = STEPS) -> Attribution:
-    """Attributions for `label` (default: the predicted class) on one text, cleaned as in training."""
+    """Attributions for `label` (default: the predicted class) on one text, cleaned as in training. The
+    predicted class is the one `predict` gives (in the run's precision), not the fp32 path's: on a near tie
+    the two can differ, and the explanation must be of the label the user was shown."""
     cleaned = clean_texts([text], model.config.cleaning)[0]
+    if label is None:
+        label = model.labels[int(model.predict([cleaned])[0][0].argmax())]
     if hasattr(model, "gradient_path"):
         return integrated_gradients(model, model.gradient_path(), cleaned, label, steps)
     if hasattr(model, "ngram_contributions"):
@@ -92,15 +98,13 @@ def explain(model: Explainable, text: str, label: str | None = None, steps: int 
     raise InputError(f"a {type(model).__name__} has neither a token path nor n-gram weights to explain with")
 
 
-def target_index(model: Explainable, logits: torch.Tensor, label: str | None) -> int:
-    if label is None:
-        return int(logits.argmax())
+def target_index(model: Explainable, label: str) -> int:
     if label not in model.labels:
         raise InputError(f"the model has no class {label!r}; its classes are {', '.join(model.labels)}")
     return model.labels.index(label)
 
 
-def integrated_gradients(model: Explainable, path: GradientPath, text: str, label: str | None,
+def integrated_gradients(model: Explainable, path: GradientPath, text: str, label: str,
                          steps: int) -> Attribution:
     enc = path.tokenizer(text, truncation=True, max_length=path.max_len, return_offsets_mapping=True,
                          return_tensors="pt")
@@ -113,7 +117,7 @@ def integrated_gradients(model: Explainable, path: GradientPath, text: str, labe
         x = path.embeddings(ids).float()
         baseline = torch.where(special[None, :, None], x, torch.zeros_like(x))
         ends = path.logits(torch.cat([x, baseline]), mask.repeat(2, 1)).float()
-    target = target_index(model, ends[0], label)
+    target = target_index(model, label)
     alphas = ((torch.arange(steps, device=device, dtype=torch.float32) + 0.5) / steps)[:, None, None]
     grads = torch.zeros_like(x[0])
     for chunk in alphas.split(16):  # bounded memory on long texts
@@ -128,10 +132,10 @@ def integrated_gradients(model: Explainable, path: GradientPath, text: str, labe
                        float(ends[1, target]))
 
 
-def ngram_weights(model, text: str, label: str | None) -> Attribution:
+def ngram_weights(model, text: str, label: str) -> Attribution:
     """Each n-gram of the text times the class's coefficient: its share of the class logit."""
     contributions, logits = model.ngram_contributions(text)
-    target = target_index(model, torch.from_numpy(logits), label)
+    target = target_index(model, label)
     scores = contributions[target]
     order = np.argsort(-np.abs(scores))
     tokens = [{"token": name, "score": float(scores[i]), "start": -1, "end": -1}
