@@ -40,8 +40,9 @@ def legends_that_may_be_cut() -> list[str]:
     wrong = []
     for path in CHART_SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LEGEND_CHANNELS
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "alt"):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in LEGEND_CHANNELS and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "alt"):
                 continue
             legend = next((k.value for k in node.keywords if k.arg == "legend"), None)
             hidden = isinstance(legend, ast.Constant) and legend.value is None

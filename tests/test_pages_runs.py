@@ -7,7 +7,7 @@ import pytest
 from core.compare import mcnemar
 from core.train import TrainConfig
 from core.data import CorpusConfig, builtin_dataset
-from core.runs import ACTIVE, Registry, cancel, execute_run
+from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from tests.test_pages import open_page
 from tests.test_runs import wait_for
 
@@ -248,7 +248,7 @@ def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, datas
     assert {k: statuses[k] for k in (done, starting, queued)} == {done: "done", starting: "cancelled",
                                                                  queued: "cancelled"}
     assert statuses[untouched] in ACTIVE  # not selected: it keeps its place, and takes the freed slot
-    cancel(reg, untouched)
+    cancel_all(reg, [untouched])  # it may have ended already; then this leaves it
 
     at = select_rows(at, "tr_table", [done])
     at.button(key="tr_delete").click().run()
