@@ -3,7 +3,12 @@ references that read frozen features directly (features-lr and a frozen head), 5
 class, encoded once in fp32 and once in bf16 autocast. Emulated bf16 on a CPU without native support computes
 the same numbers as native bf16, only slower, so the accuracy comparison holds for machines that have it.
 Prints the mean accuracies, the mean paired difference and its largest seed, and PASS when every mean
-differs by at most 0.01. Run: .venv/bin/python bench/precision.py
+differs by at most 0.01.
+
+First, side by side in this run: MiniLM's encoding speed in fp32 and in bf16 autocast on the sample's texts
+(up to 256) at 128 tokens (interleaved rounds, best of 3), and whether `--precision auto` picks the faster one
+on this machine.
+Run: .venv/bin/python bench/precision.py [--speed-only]
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from core.data import DataSpec  # noqa: E402
+from core.backbone.device import pick_device, use_bf16  # noqa: E402
+from core.backbone.encode import encode_texts, load_encoder, load_tokenizer  # noqa: E402
+from core.data import DataSpec, load_dataset  # noqa: E402
 from core.paths import REPO_ROOT  # noqa: E402
 from core.runs import RunFolder  # noqa: E402
 from core.runs.execute import train_into  # noqa: E402
@@ -27,9 +34,31 @@ from core.train import TrainConfig  # noqa: E402
 M4 = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 
 
+def speed(data: DataSpec) -> bool:
+    """Texts per second in each precision, measured in alternating rounds so both see the same machine."""
+    texts = [t for frame in load_dataset(data).splits.values() for t in frame["text"]][:256]
+    device = pick_device("auto")
+    model, tokenizer = load_encoder(None, device), load_tokenizer(None)  # the bundled MiniLM
+    encode_texts(model, tokenizer, texts[:32], 128)  # warm-up: first-call allocations and kernel choice
+    best = {"fp32": 0.0, "bf16": 0.0}
+    for _ in range(3):
+        for precision in best:
+            start = time.perf_counter()
+            encode_texts(model, tokenizer, texts, 128, bf16=precision == "bf16")
+            best[precision] = max(best[precision], len(texts) / (time.perf_counter() - start))
+    auto = "bf16" if use_bf16("auto", device) else "fp32"
+    faster = max(best, key=best.get)
+    print(f"encoding {len(texts)} texts at 128 tokens on {device}: fp32 {best['fp32']:.1f} texts/s, bf16 "
+          f"{best['bf16']:.1f} texts/s (bf16/fp32 {best['bf16'] / best['fp32']:.2f}x); auto picks {auto}, "
+          f"{'the faster' if auto == faster else 'NOT the faster'}", flush=True)
+    return auto == faster
+
+
 def main() -> int:
     data = DataSpec(train=str(M4 / "train.jsonl"), test=str(M4 / "dev.jsonl"))
-    ok = True
+    ok = speed(data)
+    if "--speed-only" in sys.argv:
+        return 0 if ok else 1
     with tempfile.TemporaryDirectory() as home:
         os.environ["STUDIO_HOME"] = home
         for method in ("features-lr", "finetune"):
@@ -49,7 +78,8 @@ def main() -> int:
                 ok &= abs(diff.mean()) <= 0.01
                 largest = diff[np.abs(diff).argmax()]
                 print(f"{'':<12}bf16 − fp32: mean {diff.mean():+.4f}, largest seed {largest:+.4f}", flush=True)
-    print("PASS: bf16 features within 0.01 of fp32" if ok else "FAIL: bf16 features differ by more than 0.01")
+    print("PASS: auto picks the faster precision, and bf16 features are within 0.01 of fp32" if ok else
+          "FAIL: auto picks the slower precision, or bf16 features differ by more than 0.01")
     return 0 if ok else 1
 
 
