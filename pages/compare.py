@@ -65,11 +65,10 @@ st.caption("A group is every run with the same settings but the seed. Runs with 
 shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in compare.METRICS for s in ("mean", "low", "high")]]
 st.dataframe(groups[shown], hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shown[3:]}, placeholder="–")
-c1, c2 = st.columns(2)
 line = charts.metric_vs_amount(groups, metric)
-c1.altair_chart(line)
+st.altair_chart(line)
 bars = charts.grouped_bars(groups, metric)
-c2.altair_chart(bars)
+st.altair_chart(bars)
 d1, d2, d3 = st.columns(3)
 d1.download_button("Line chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
 d2.download_button("Line chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")

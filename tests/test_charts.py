@@ -4,6 +4,7 @@ no table shows "None" for a missing value."""
 from __future__ import annotations
 
 import ast
+import re
 
 import altair as alt
 import pandas as pd
@@ -91,3 +92,51 @@ def test_no_table_shows_none_for_a_missing_metric():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dataframe"
             and not any(k.arg == "placeholder" for k in node.keywords)]
     assert bare == []
+
+
+PAGE = 940  # px: the content width of the wide layout in a 1,400 px window with the sidebar open (Chromium)
+
+
+def natural_width(chart) -> float:
+    """The drawn width in px: faceted charts keep it on the page (Streamlit can fit only single views)."""
+    import vl_convert as vlc
+
+    return float(re.search(r'<svg[^>]*width="([\d.]+)"', vlc.vegalite_to_svg(chart.to_json())).group(1))
+
+
+def test_faceted_charts_fit_the_page_on_real_text(m4_dir):
+    from core.backbone.encode import load_tokenizer
+    from core.data import DataSpec, load_dataset
+    from core.explore import charts as explore_charts
+    from core.explore import stats
+    from core.explore.report import ExploreOptions, compute_views
+
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    views, labels = compute_views(ds, load_tokenizer(None), ExploreOptions(), None), ds.labels
+    widths = {
+        "class counts": explore_charts.class_counts(ds.class_counts(), labels),
+        "lengths": explore_charts.length_histogram(stats.length_histogram(views["lengths"], "tokens"), labels,
+                                                   "tokens", 128),
+        **{f"{n}-grams": explore_charts.top_ngrams(views[f"ngrams_{n}"], labels) for n in (1, 2, 3)},
+        "map": explore_charts.scatter_map(stats.scatter_sample(views["map"]), labels, "PCA"),
+        "hexbins": explore_charts.hexbin_map(stats.hexbin(views["map"], 25), labels),
+        "sources": explore_charts.source_breakdown(views["sources"], labels),
+    }
+    assert {name: w for name, w in ((n, natural_width(c)) for n, c in widths.items()) if w > PAGE} == {}
+
+
+def test_compare_figures_fit_the_page_with_eight_panels_and_long_names():
+    series = ["GAN-BERT G2 (bag of words) on frozen features · train.jsonl", "TF-IDF + LR (reference) · essays.csv"]
+    groups = pd.DataFrame([{"series": s, "labeled": n, "reference": "TF-IDF" in s, "amount": a, "n": 5,
+                            "panel": f"{a} ({n} labeled) · {d}", "accuracy_mean": 0.5, "accuracy_low": 0.4,
+                            "accuracy_high": 0.6}
+                           for s in series for a, n in (("5/class", 30), ("1%", 60), ("20/class", 120), ("5%", 300))
+                           for d in ("train.jsonl", "essays.csv")])
+    assert natural_width(compare_charts.grouped_bars(groups, "accuracy")) <= PAGE
+    name = "GAN-BERT G2 (bag of words) on frozen features @ 20% (24 labeled) · seed 0 · train.jsonl"
+    labels = ["human", "chatGPT", "cohere", "davinci", "bloomz", "dolly"]
+    cells = pd.DataFrame([(t, p, 1.0) for t in labels for p in labels], columns=["true", "predicted", "value"])
+    assert natural_width(compare_charts.confusion(cells, labels, name, False)) <= PAGE / 3 + 20  # three a row
+    curves = pd.DataFrame([{"run": f"{name} {r}", "step": s, "metric": m, "value": 0.5} for r in range(3)
+                           for s in (1, 2) for m in ("val_accuracy", "val_macro_f1", "val_mcc")])
+    assert natural_width(compare_charts.evaluation_curves(curves, ["val_accuracy", "val_macro_f1", "val_mcc"])) <= PAGE

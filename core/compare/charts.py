@@ -31,18 +31,21 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     return (band + line).properties(width=480, height=300)
 
 
-def grouped_bars(groups: pd.DataFrame, metric: str) -> alt.Chart:
+def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860) -> alt.Chart:
     """One panel per labeled amount and dataset (in order of labeled texts; each says how many texts it
-    labeled), one bar per series with its 95% interval."""
+    labeled), one bar per series with its 95% interval. Panels share `width` (at most 110 px each), and their
+    headers break into lines ("5/class", "(30 labeled)", the dataset), so eight panels still fit the page."""
     order = list(dict.fromkeys(groups.sort_values("labeled")["panel"]))
+    panel = max(40, min(110, width // max(1, len(order)) - 20))
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
         color=alt.Color("series:N", legend=whole_legend(columns=1)),
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
     whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
-    return alt.layer(bars, whiskers, data=groups).properties(width=110, height=220).facet(
-        column=alt.Column("panel:O", title="labeled amount", sort=order))
+    header = alt.Header(labelExpr="split(replace(datum.label, ' (', ' · ('), ' · ')")
+    return alt.layer(bars, whiskers, data=groups).properties(width=panel, height=220).facet(
+        column=alt.Column("panel:O", title="labeled amount", sort=order, header=header))
 
 
 def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
@@ -75,7 +78,10 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
     heat = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(scheme="blues"), legend=None),
                                    tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
     text = base.mark_text(fontSize=10).encode(text=alt.Text("value:Q", format=fmt))
-    return (heat + text).properties(width=240, height=240, title=title)
+    # a run's name on two lines, what trained and then "@ amount · seed · dataset": confusions sit three a row
+    lines = title.split(" @ ", 1)
+    lines[1:] = [f"@ {rest}" for rest in lines[1:]]
+    return (heat + text).properties(width=240, height=240, title=alt.TitleParams(lines, fontSize=11))
 
 
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

@@ -40,12 +40,14 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
 
 
 def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    """One panel per class, two a row: whole trigram labels (up to ~200 px on real text) beside 230 px of bars
+    keep two panels within the page, where three ran 1,150 px wide."""
     return alt.Chart(ngrams).mark_bar().encode(
         x=alt.X("count:Q", title="count"),
         y=alt.Y("ngram:N", sort="-x", title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", "ngram", "count"],
-    ).properties(width=230, height=240).facet(facet=alt.Facet("class:N", sort=list(labels)), columns=3).resolve_scale(
+    ).properties(width=230, height=240).facet(facet=alt.Facet("class:N", sort=list(labels)), columns=2).resolve_scale(
         y="independent", x="independent")
 
 
