@@ -1,9 +1,14 @@
 """The README's results table: every method on the real M4 sample at 5 and 20 labels per class, 5 seeds,
-default settings (frozen MiniLM features where the method allows it, as the dashboard does on a CPU),
-tested on the sample's 65 dev texts. Runs go through the registry and are summarized by `core.compare`,
-exactly as Compare and `python -m core compare` show them: n, mean and 95% CI per group, wall time per
-run, and the verdict per labeled amount. SetFit's published head (the body's sentence embedding) is
-also fitted on each tuned body, so the pooling question is answered on the same bodies.
+default settings, tested on the sample's 65 dev texts: on frozen MiniLM features (as the dashboard does on
+a CPU), and with the encoder training (full fine-tuning, adapters, GAN-BERT G1 and G2 at the studio's
+defaults and the `tf` preset, and GAN-BERT's control without the adversarial part). Runs go through the
+registry and are summarized by `core.compare`, exactly as Compare and `python -m core compare` show them:
+n, mean and 95% CI per group, CPU time per run, the verdict per labeled amount and what GAN-BERT's
+adversarial part adds. SetFit's published head (the body's sentence embedding) is also fitted on each tuned
+body, so the pooling question is answered on the same bodies.
+
+A finished run of the same config in the studio home is reused, so the bench resumes where it stopped:
+trained-encoder runs take minutes each on a CPU.
 
 Run: .venv/bin/python bench/results.py [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
 The studio home is kept (default /tmp/gan-bert-studio-results): `STUDIO_HOME=DIR python -m core compare`;
@@ -24,18 +29,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from bench.sample_runs import run_once, sample_spec  # noqa: E402
 from core import compare  # noqa: E402
-from core.data import DataSpec  # noqa: E402
-from core.runs import Registry, execute_run  # noqa: E402
-from core.train import TrainConfig, load_data, split_pool, validate  # noqa: E402
+from core.runs import Registry  # noqa: E402
+from core.train import TrainConfig, load_data, split_pool  # noqa: E402
 from core.train.methods.contrastive import SetFitPredictor, fit_head  # noqa: E402
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 # Cheap first, so a cut-short bench still has every reference.
 METHODS = {"tfidf-lr": {}, "features-lr": {"frozen": True}, "finetune": {"frozen": True},
            "ganbert-noise": {"method": "ganbert", "generator": "noise", "frozen": True},
            "ganbert-bow": {"method": "ganbert", "generator": "bow", "frozen": True},
-           "adapter": {}, "setfit": {}}
+           "ganbert-control": {"method": "ganbert", "adversarial": False, "frozen": True},
+           "adapter": {},
+           "finetune-full": {"method": "finetune"},
+           "ganbert-noise-full": {"method": "ganbert", "generator": "noise"},
+           "ganbert-control-full": {"method": "ganbert", "adversarial": False},
+           "ganbert-bow-full": {"method": "ganbert", "generator": "bow"},
+           "ganbert-noise-tf": {"method": "ganbert", "generator": "noise", "gan_preset": "tf"},
+           "ganbert-bow-tf": {"method": "ganbert", "generator": "bow", "gan_preset": "tf"},
+           "setfit": {}}
 
 
 def published_head(registry: Registry, run_id: str) -> float:
@@ -51,9 +63,9 @@ def published_head(registry: Registry, run_id: str) -> float:
 
 def markdown(frame, summary) -> str:
     """One row per series, one column per labeled amount: accuracy mean [95% CI], macro-F1, seconds per run."""
-    groups = summary.groups.merge(frame.groupby("settings")["seconds"].mean().rename("s"), on="settings")
+    groups = summary.groups.merge(frame.groupby("settings")["cpu_seconds"].mean().rename("s"), on="settings")
     amounts = list(dict.fromkeys(groups.sort_values("labeled")["amount"]))
-    lines = ["| method | " + " | ".join(f"{a}: accuracy [95% CI], macro-F1, s/run" for a in amounts) + " |",
+    lines = ["| method | " + " | ".join(f"{a}: accuracy [95% CI], macro-F1, CPU s/run" for a in amounts) + " |",
              "|---|" + "---:|" * len(amounts)]
     for series, rows in groups.groupby("series", sort=False):
         cells = []
@@ -77,37 +89,39 @@ def main() -> int:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--report-only", action="store_true", help="print the table from the runs in --home")
     args = parser.parse_args()
-    if not (SAMPLE / "train.jsonl").exists():
-        print(f"the real sample is not at {SAMPLE}", file=sys.stderr)
+    data = sample_spec()
+    if data is None:
         return 2
     os.environ["STUDIO_HOME"] = args.home
     registry = Registry()
-    data = DataSpec(train=str(SAMPLE / "train.jsonl"), test=str(SAMPLE / "dev.jsonl"))
     published: dict[int, dict[int, float]] = {}
-    for per_class in [] if args.report_only else args.per_class:
+    chosen = []
+    for per_class in args.per_class:
         for name in args.methods:
             settings = {"method": name, **METHODS[name]}
             for seed in args.seeds:
-                config = validate(TrainConfig(data=data, fraction=None, per_class=per_class, seed=seed,
-                                              tags=("results",), **settings))
-                run_id = registry.create(config)
-                registry.claim(run_id)
-                status = execute_run(registry, run_id)
-                run = registry.get(run_id)
-                line = f"{name:<14} {per_class:>2}/class seed {seed}: {status}"
-                if status == "done":
-                    line += f" acc {run.metrics['test']['accuracy']:.3f} in {run.metrics['seconds']:.0f} s"
+                config = TrainConfig(data=data, fraction=None, per_class=per_class, seed=seed, tags=("results",),
+                                     **settings)
+                run = run_once(registry, config, train=not args.report_only)
+                if run is None:
+                    continue
+                chosen.append(run)
+                line = f"{name:<20} {per_class:>2}/class seed {seed}: {run.status}"
+                if run.status == "done":
+                    line += (f" acc {run.metrics['test']['accuracy']:.3f} in {run.metrics['seconds']:.0f} s "
+                             f"({run.metrics.get('cpu_seconds', 0):.0f} CPU s)")
                     if name == "setfit":
-                        published.setdefault(per_class, {})[seed] = published_head(registry, run_id)
+                        published.setdefault(per_class, {})[seed] = published_head(registry, run.id)
                         line += f" (published head {published[per_class][seed]:.3f})"
                 print(line, flush=True)
-    frame = compare.runs_frame([r for r in registry.list() if "results" in r.config.tags])
+    frame = compare.runs_frame(chosen)
+    frame["cpu_seconds"] = [(r.metrics or {}).get("cpu_seconds", (r.metrics or {}).get("seconds")) for r in chosen]
     summary = compare.summarize(frame, "accuracy", compare.METRICS)
-    seconds = frame.groupby("settings")["seconds"].mean()
+    seconds = frame.groupby("settings")["cpu_seconds"].mean()
     for g in summary.groups.itertuples():
         ci = f"[{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if g.accuracy_low is not None else ""
         print(f"{g.group:<50} n={g.n} acc {g.accuracy_mean:.3f} {ci} "
-              f"macro-F1 {g.macro_f1_mean:.3f} {seconds[g.settings]:.0f} s/run")
+              f"macro-F1 {g.macro_f1_mean:.3f} {seconds[g.settings]:.0f} CPU s/run")
     print(markdown(frame, summary))
     for per_class, scores in published.items():
         ci = compare.mean_ci(list(scores.values()))
@@ -115,7 +129,8 @@ def main() -> int:
               f"[{ci.low}, {ci.high}]")
     for v in summary.verdicts.to_dict("records"):
         print(f"verdict {v['amount']}: {v['best']} over {v['runner_up']} by {v['difference']:+.3f} "
-              f"[{v['low']}, {v['high']}], {v['test']} p={v['p_value']}, CI excludes 0: {v['ci_excludes_zero']}")
+              f"[{v['low']}, {v['high']}], {v['test']} p={v['p_value']}, CI excludes 0: {v['ci_excludes_zero']}; "
+              f"the adversarial part adds: {v['adversarial_adds']}")
     print(json.dumps({**summary.to_json(), "published_head": {str(k): statistics.mean(v.values())
                                                               for k, v in published.items()}}))
     return 0

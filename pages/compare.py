@@ -79,7 +79,9 @@ st.subheader("Verdicts")
 st.caption("Per labeled amount: the best group by mean, the runner-up, their paired difference with its 95% t "
            "interval, and the paired test (an exact sign test up to 5 seeds, Wilcoxon's signed-rank above). With 5 "
            "seeds no two-sided rank test reaches p < 0.05 (its smallest p is 0.0625); the interval excluding 0 is "
-           "the evidence 5 seeds can give. Use 6 or more seeds for a rank test that can.")
+           "the evidence 5 seeds can give. Use 6 or more seeds for a rank test that can. Where GAN-BERT ran beside "
+           "its control (the same discriminator with the adversarial part off), *adversarial_adds* gives GAN-BERT − "
+           "control with its interval: what the game itself adds.")
 st.dataframe(summary.verdicts, hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |

@@ -16,9 +16,16 @@ from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
                         parse_numbers)
 from core.train.config import options
+from core.train.maxlen import MaxLength, max_length_for
 from pages.widgets import backbone_picker, keep_selection_on_runs, offer_download, run_card, widget
 
 OPTIONS = options()
+
+
+@st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
+def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
+    """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
+    return max_length_for(_ds, resolve_backbone(backbone), max_len)
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
           "patience")
 CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
@@ -45,9 +52,9 @@ with st.expander("New runs", expanded=not registry.list()):
     methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods",
                              format_func=lambda m: METHODS[m].title)
     variants = {}
-    for field in dict.fromkeys(METHODS[m].variant for m in methods if METHODS[m].variant):
+    for field in dict.fromkeys(f for m in methods for f in METHODS[m].variants):
         o = OPTIONS[field]
-        variants[field] = c2.multiselect(o.label + "s", list(o.choices), default=list(o.choices),
+        variants[field] = c2.multiselect(o.variant_label, list(o.choices), default=o.variant_default,
                                          format_func=o.choices.get, key=f"tr_{field}s", help=o.help)
     frozen = c3.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
     c1, c2, c3 = st.columns(3)
@@ -65,7 +72,7 @@ with st.expander("New runs", expanded=not registry.list()):
     values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
     for name in dict.fromkeys(m for m in methods):  # an option two methods share (LR's C) is offered once
-        own = [o for o in METHODS[name].options if o != METHODS[name].variant and o not in values]
+        own = [o for o in METHODS[name].options if o not in METHODS[name].variants and o not in values]
         if own:
             st.markdown(f"**{METHODS[name].title}**")
             columns = st.columns(4)
@@ -109,6 +116,8 @@ with st.expander("New runs", expanded=not registry.list()):
             resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
     except InputError as e:
         st.error(str(e))
+    if configs:  # the data and backbone are good: say what the max length cuts
+        st.caption(f"Max length: {truncation(ds, repr(ds.spec), values['backbone'], values['max_len']).why}.")
     for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m)) for m in methods)):
         st.caption(f"{note}; the other runs stay as chosen.")
     if missing:

@@ -32,7 +32,7 @@ def widget(column, o: Option):
         low = cast(0 if default_is_none or o.low is None else o.low)
         high = None if o.high is None else cast(o.high)
         value = o.default if not default_is_none else cast(0)
-        chosen = column.number_input(f"{o.label} (0: default)" if default_is_none else o.label, low, high, value,
+        chosen = column.number_input(f"{o.label} (0: {o.unset})" if default_is_none else o.label, low, high, value,
                                      key=key, help=o.help, format="%g" if o.kind == "float" else None)
         return (chosen or None) if default_is_none else chosen
     text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",

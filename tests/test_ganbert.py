@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from core.train.methods.ganbert import BowGenerator, Discriminator, NoiseGenerator, gan_losses, preset_sizes, repeats_for
+from core.train import TrainConfig
+from core.train.methods.ganbert import BowGenerator, Discriminator, NoiseGenerator, gan_losses, repeats_for, sizes_for
 
 
 def test_loss_terms_on_hand_set_logits():
@@ -49,11 +50,15 @@ def test_discriminator_has_k_plus_one_logits_and_exposes_features():
     assert logits.shape == (3, 7) and features.shape == (3, 4)
 
 
-def test_presets():
-    official = preset_sizes("official", 384, "uniform")
-    assert official.d_hidden == [384] and official.g_hidden == [384] and official.noise == "uniform"
-    seed = preset_sizes("seed-report", 768, "uniform")
-    assert seed.d_hidden == [512, 256, 256] and seed.g_hidden == [256] and seed.noise == "gaussian"
+def test_preset_sizes():
+    for preset in ("studio", "tf", "notebook"):  # one hidden layer of the backbone's size, as both codes
+        assert sizes_for(TrainConfig(gan_preset=preset), 384) == ([384], [384], "uniform")
+    assert sizes_for(TrainConfig(gan_preset="seed-report"), 768) == ([512, 256, 256], [256], "gaussian")
+
+
+def test_a_config_written_with_the_old_official_preset_reads_as_studio():
+    raw = TrainConfig().to_json().replace('"gan_preset": "studio"', '"gan_preset": "official"')
+    assert TrainConfig.from_json(raw).gan_preset == "studio"
 
 
 def test_noise_generator_distributions():

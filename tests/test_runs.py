@@ -12,7 +12,7 @@ import pytest
 
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
-from core.train import TrainConfig, run_label
+from core.train import TrainConfig, run_label, validate
 from core.train.store import DESCRIPTION, WEIGHTS
 from core.runs import ACTIVE, IllegalMove, Registry, Run, RunError, RunFolder, check_run_id
 
@@ -229,8 +229,8 @@ def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_ho
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    head = TrainConfig(data=data, frozen=True, per_class=5, fraction=None)
-    gan = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert")
+    head = validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))  # as a grid gives them
+    gan = validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
     reg.set_setting(ENCODE_SPEED, "10")
     slow = grid_seconds(reg, [head], 1000, 100, 100, 6), grid_seconds(reg, [gan], 1000, 100, 100, 6)
     reg.set_setting(ENCODE_SPEED, "100")

@@ -203,15 +203,16 @@ def test_batch_size_defaults_follow_the_mode():
         return method_for(config).batch_size(config)
     assert batch() == 16  # the encoder trains
     assert batch(frozen=True) == 64  # a head on the few labeled texts
-    assert batch(frozen=True, method="ganbert") == 256  # the whole unlabeled pool
-    assert batch(frozen=True, method="ganbert", batch_size=8) == 8
+    assert validate(TrainConfig(frozen=True, method="ganbert")).batch_size == 64  # the studio preset's, measured
+    assert validate(TrainConfig(method="ganbert")).batch_size == 16
+    assert validate(TrainConfig(frozen=True, method="ganbert", batch_size=8)).batch_size == 8
 
 
 def test_the_estimate_counts_the_budget_in_steps():
     from core.runs.estimate import FALLBACK_ENCODE, grid_seconds, run_seconds
 
-    head = TrainConfig(frozen=True, fraction=0.01, epochs=10)
-    gan = head.with_(method="ganbert")
+    head = TrainConfig(frozen=True, fraction=0.01, epochs=10, max_len=128)
+    gan = head.with_(method="ganbert", batch_size=256)
     # GAN-BERT: 100 labeled rows repeated int(log2(100)) = 6 times, plus the 9,900 unlabeled, each epoch:
     # 10 epochs of ceil(10,500 / 256) = 42 steps of 256 samples
     assert run_seconds(gan, 10_000, 1_000, 3_000, 6, None) == pytest.approx(

@@ -63,7 +63,9 @@ def test_old_checkpoints_predict_as_before(old_home, expected):
     for run_id, old in expected["predict"].items():
         new = classify(registry.folder(run_id).load_model(), [expected["text"]])[0].to_json()
         assert new["label"] == old["label"], run_id
-        assert new["probabilities"] == pytest.approx(old["probabilities"], abs=1e-5), run_id
+        # the old code renormalised k of k+1 float32 probabilities; today's softmax over the k real logits is
+        # the same number up to that float32 rounding (1.5e-5 seen beside a large fake probability)
+        assert new["probabilities"] == pytest.approx(old["probabilities"], rel=1e-4, abs=1e-5), run_id
         assert (new["fake_probability"] is None) == (old["fake_probability"] is None)
         if old["fake_probability"] is not None:
             assert new["fake_probability"] == pytest.approx(old["fake_probability"], abs=1e-5)

@@ -17,7 +17,7 @@ from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTo
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
 
-POOLINGS = ("cls", "mean", "layers")
+POOLINGS = ("cls", "pooled", "mean", "layers")
 BackboneLike = Backbone | str | Path | None
 
 
@@ -60,6 +60,9 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
 
     if pooling == "cls":
         return outputs.last_hidden_state[:, 0]
+    if pooling == "pooled":  # BERT's pooler (dense + tanh on CLS), what both GAN-BERT codes read; CLS without one
+        pooled = getattr(outputs, "pooler_output", None)
+        return outputs.last_hidden_state[:, 0] if pooled is None else pooled
     if pooling == "mean":
         return mean(outputs.last_hidden_state)
     if pooling == "layers":

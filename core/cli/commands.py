@@ -136,10 +136,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     amount = {"fraction": fractions[0], "per_class": None} if fractions else {"fraction": None,
                                                                              "per_class": per_class[0]}
     ensure_backbone(args)
-    base = config_from_args(args, method=args.method[0], generator=args.generator[0], seed=args.seed[0], **amount)
+    base = config_from_args(args, method=args.method[0], generator=args.generator[0],
+                            adversarial=args.adversarial[0], seed=args.seed[0], **amount)
     say_settled(base, args.method)
     load_data(base)
-    configs = grid(base, args.method, {"generator": args.generator}, fractions, per_class, args.seed)
+    configs = grid(base, args.method, {"generator": args.generator, "adversarial": args.adversarial}, fractions,
+                   per_class, args.seed)
     registry = Registry()
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)
@@ -199,6 +201,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if v["p_value"] is not None:
             why += f", {v['test']} p={v['p_value']:.3g}"
         print(f"  {v['amount']} ({v['dataset']}): {v['best']} over {v['runner_up']} by {v['difference']:+.3f} ({why})")
+    if summary.ablations:
+        print(f"\nwhat GAN-BERT's adversarial part adds ({m}, GAN-BERT − its control with adversarial off)")
+    for p in summary.ablations:
+        d = p.difference
+        ci = f"[{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "(one seed)"
+        print(f"  {p.a}: {d.mean:+.3f} {ci} n={d.n}, {p.test} p={p.p_value:.3g}; {p.sentence()}")
     return 0
 
 

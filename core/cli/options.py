@@ -18,8 +18,8 @@ from core.train.config import Option, TrainConfig, option_of, options
 
 BUILTIN = "builtin"
 # Fields a sweep takes as lists, under these flags.
-SWEPT = {"method": "--methods", "generator": "--generators", "fraction": "--fractions", "per_class": "--per-class",
-         "seed": "--seeds"}
+SWEPT = {"method": "--methods", "generator": "--generators", "adversarial": "--adversarial", "fraction": "--fractions",
+         "per_class": "--per-class", "seed": "--seeds"}
 
 
 class UsageError(InputError):
@@ -78,15 +78,40 @@ def _add(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, o: Optio
     choices = list(o.choices) if o.choices else None
     if o.name == "method":  # checked against the method table when the command runs (plug-ins included)
         help_text += ": " + ", ".join(f"{name} ({title})" for name, title in TITLES.items())
-    if o.kind == "bool":
+    if o.kind == "bool" and o.default:  # on by default: `--adversarial off` turns it off (a sweep: `on off`)
+        p.add_argument(flag or o.flag, dest=o.name, type=on_off, nargs="+" if many else None,
+                       default=o.default if default is None else default, metavar="{on,off}",
+                       help=help_text + " (default: on)")
+    elif o.kind == "bool":
         p.add_argument(flag or o.flag, dest=o.name, action="store_true", help=help_text)
     elif o.kind == "tags":
         p.add_argument(flag or o.flag, dest=o.name, action="append", default=list(o.default),
                        help=help_text + " (repeatable)")
     else:
-        p.add_argument(flag or o.flag, dest=o.name, type={"int": int, "float": float, "str": str}[o.kind],
-                       choices=choices, nargs="+" if many else None, default=o.default if default is None else default,
-                       help=help_text)
+        kind = {"int": int, "float": float, "str": str}[o.kind]
+        if o.unset != "default" and o.kind in ("int", "float"):  # `--max-len auto` names the None default
+            kind, help_text = or_word(kind, o.unset), help_text + f" (default: {o.unset})"
+        p.add_argument(flag or o.flag, dest=o.name, type=kind, choices=choices, nargs="+" if many else None,
+                       default=o.default if default is None else default, help=help_text)
+
+
+def on_off(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"give on or off, got {text!r}")
+    return text == "on"
+
+
+def or_word(kind: type, word: str):
+    """A number, or the word that stands for None (`auto`)."""
+    def parse(text: str):
+        if text == word:
+            return None
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"give a number or {word}, got {text!r}") from None
+    parse.__name__ = f"{kind.__name__} or {word}"
+    return parse
 
 
 def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -95,10 +120,11 @@ def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     opts = options()
     if sweep:
         for name, default in (("method", DEFAULT_METHODS), ("generator", opts["generator"].choices),
-                              ("fraction", ()), ("per_class", ()), ("seed", DEFAULT_SEEDS)):
+                              ("adversarial", opts["adversarial"].variant_default), ("fraction", ()), ("per_class", ()),
+                              ("seed", DEFAULT_SEEDS)):
             _add(p, opts[name], SWEPT[name], many=True, default=list(default))
     else:
-        for name in ("method", "generator", "seed"):
+        for name in ("method", "generator", "adversarial", "seed"):
             _add(p, opts[name])
         share = p.add_mutually_exclusive_group()
         for name in ("fraction", "per_class"):
@@ -121,7 +147,7 @@ def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:
     values["cleaning"] = CleaningConfig(**{f.name: getattr(args, f.name) for f in fields(CleaningConfig)})
     values["data"] = spec_from_args(args.train, args)
     if not overrides:
-        values.update(method=args.method, generator=args.generator, seed=args.seed,
+        values.update(method=args.method, generator=args.generator, adversarial=args.adversarial, seed=args.seed,
                       fraction=None if args.per_class is not None else args.fraction, per_class=args.per_class)
     return TrainConfig(**{**values, **overrides})
 

@@ -186,10 +186,58 @@ def pairs(frame: pd.DataFrame, grouped: pd.DataFrame, metric: str) -> list[Paire
     return out
 
 
+def flipped(p: Paired) -> Paired:
+    """The same comparison read the other way: B against A."""
+    d = p.difference
+    return Paired(p.b, p.a, p.metric, p.seeds, [-x for x in p.diffs],
+                  Interval(d.n, -d.mean, None if d.high is None else -d.high, None if d.low is None else -d.low),
+                  p.test, p.p_value, p.losses, p.wins, p.ties)
+
+
+def find_pair(found: list[Paired], a: str, b: str) -> Paired | None:
+    """A against B, whichever order the pair was made in."""
+    for p in found:
+        if (p.a, p.b) == (a, b):
+            return p
+        if (p.a, p.b) == (b, a):
+            return flipped(p)
+    return None
+
+
+CONTROL_FREE = ("adversarial", "generator")  # a control has no generator: it pairs with G1's and G2's runs
+
+
+def ablations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
+    """What GAN-BERT's adversarial game adds: each GAN-BERT group against its control (the same settings with
+    `adversarial` off) on the seeds both have, as GAN-BERT − control."""
+    parsed = {key: json.loads(key) for key in grouped["settings"]}
+
+    def without_game(key: str) -> str:
+        return json.dumps({k: v for k, v in parsed[key].items() if k not in CONTROL_FREE}, sort_keys=True)
+    ganbert = grouped[[parsed[k].get("method") == "ganbert" for k in grouped["settings"]]]
+    controls = {without_game(r.settings): r.group for r in ganbert.itertuples() if not parsed[r.settings]["adversarial"]}
+    out = []
+    for r in ganbert.itertuples():
+        control = controls.get(without_game(r.settings))
+        if parsed[r.settings]["adversarial"] and control is not None:
+            p = find_pair(found, r.group, control)
+            if p is not None:
+                out.append(p)
+    return out
+
+
+def adds(p: Paired) -> str:
+    """'+0.031 [-0.020, +0.082], n=5' for a verdict table's cell."""
+    d = p.difference
+    ci = f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else ""
+    return f"{d.mean:+.3f}{ci}, n={d.n}"
+
+
 def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str) -> pd.DataFrame:
     """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
-    with its interval, and whether it is significant."""
-    by_pair = {(p.a, p.b): p for p in found}
+    with its interval, and whether it is significant; and, where GAN-BERT ran beside its control, what its
+    adversarial part adds (GAN-BERT − control, with the interval)."""
+    game = ablations(grouped, found)
     rows = []
     for (dataset, amount), g in grouped.groupby(["dataset", "amount"], sort=False):
         ranked = g.sort_values(f"{metric}_mean", ascending=False)
@@ -199,21 +247,18 @@ def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str) -> pd.Data
                "n": 0, "test": None, "p_value": None, "significant": None, "ci_excludes_zero": None}
         if len(ranked) > 1:
             second = ranked.iloc[1]
-            p = by_pair.get((best["group"], second["group"]))
-            q = by_pair.get((second["group"], best["group"]))
+            d = find_pair(found, best["group"], second["group"])
             row["runner_up"] = second["group"]
-            if p or q:
-                sign = 1 if p else -1
-                d = p or q
-                lo, hi = (d.difference.low, d.difference.high) if p else (
-                    None if d.difference.high is None else -d.difference.high,
-                    None if d.difference.low is None else -d.difference.low)
-                row |= {"difference": sign * d.difference.mean, "low": lo, "high": hi, "n": len(d.seeds),
-                        "test": d.test, "p_value": d.p_value, "significant": d.significant,
+            if d is not None:
+                row |= {"difference": d.difference.mean, "low": d.difference.low, "high": d.difference.high,
+                        "n": len(d.seeds), "test": d.test, "p_value": d.p_value, "significant": d.significant,
                         "ci_excludes_zero": d.ci_excludes_zero}
             else:
                 row |= {"difference": best[f"{metric}_mean"] - second[f"{metric}_mean"],
                         "test": "no shared seeds: not paired"}
+        names = set(g["group"])
+        added = [f"{p.a.split(' @ ')[0]}: {adds(p)}" for p in game if p.a in names]
+        row["adversarial_adds"] = "; ".join(added) or None
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -233,6 +278,7 @@ class Summary:
     groups: pd.DataFrame
     pairs: dict[str, list[Paired]]
     verdicts: pd.DataFrame
+    ablations: list[Paired]  # GAN-BERT − its control (adversarial off), for the chosen metric
 
     def to_json(self) -> dict:
         def clean(value):  # NaN and numpy scalars → JSON
@@ -242,11 +288,14 @@ class Summary:
         groups = [{k: clean(v) for k, v in row.items() if k != "settings"} for row in self.groups.to_dict("records")]
         pairs = [pair_json(p) for found in self.pairs.values() for p in found]
         verdicts = [{k: clean(v) for k, v in row.items()} for row in self.verdicts.to_dict("records")]
-        return {"metric": self.metric, "groups": groups, "pairs": pairs, "verdicts": verdicts}
+        return {"metric": self.metric, "groups": groups, "pairs": pairs, "verdicts": verdicts,
+                "adversarial_adds": [pair_json(p) for p in self.ablations]}
 
 
 def summarize(frame: pd.DataFrame, metric: str, metrics: tuple[str, ...]) -> Summary:
     grouped = groups(frame, metrics)
     found = {m: pairs(frame, grouped, m) for m in metrics} if not grouped.empty else {m: [] for m in metrics}
-    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric) if not grouped.empty
-                   else pd.DataFrame())
+    if grouped.empty:
+        return Summary(metric, grouped, found, pd.DataFrame(), [])
+    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric),
+                   ablations(grouped, found[metric]))

@@ -29,7 +29,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
         test = result.get("test", {})
         rows.append({
             "run_id": r.id, "status": r.status, "method": method_name(r),
-            "generator": c.generator if method_for(c).variant == "generator" else "",
+            "generator": c.generator if "generator" in method_for(c).variants else "",
             "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
             "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction,
             "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": c.data.short_name,

@@ -98,7 +98,7 @@ class Run:
         test = (self.metrics or {}).get("test", {})
         return {"run_id": self.id, "status": self.status, "label": self.label, "name": self.name,
                 "method": self.config.method,
-                "generator": self.config.generator if method_for(self.config).variant == "generator" else None,
+                "generator": self.config.generator if "generator" in method_for(self.config).variants else None,
                 "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
                 "seed": self.config.seed,
                 "frozen": self.config.frozen, "progress": self.progress, "epoch": self.epoch,
@@ -154,7 +154,7 @@ class Registry:
     def create(self, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
         if backend not in BACKENDS:
             raise RunError(f"backend must be local or ray, got {backend!r}")
-        validate(config)
+        config = validate(config)  # stored as it will run: defaults, max length, snapshot and precision resolved
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         folder = self.folder(run_id)
         folder.path.mkdir(parents=True)

@@ -21,10 +21,14 @@ ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
 
 
 def option(default, help: str, *, choices: dict[str, str] | tuple | None = None, low: float | None = None,
-           high: float | None = None, flag: str | None = None, label: str | None = None, factory=None) -> Field:
+           high: float | None = None, flag: str | None = None, label: str | None = None, factory=None,
+           unset: str = "default", sweep: tuple | None = None, sweep_label: str | None = None) -> Field:
     """A field with what the CLI and the Train page need to offer it: help text, choices (a dict gives
-    each choice a display name), bounds, and the flag name when it is not `--field-name`."""
-    meta = {"help": help, "choices": choices, "low": low, "high": high, "flag": flag, "label": label}
+    each choice a display name), bounds, the flag name when it is not `--field-name`, what a None
+    default is called (`auto` for a value resolved from the data at launch), and for a field a sweep
+    crosses, the values a new sweep takes (default: every choice) and its name there."""
+    meta = {"help": help, "choices": choices, "low": low, "high": high, "flag": flag, "label": label,
+            "unset": unset, "sweep": sweep, "sweep_label": sweep_label}
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -55,17 +59,21 @@ class TrainConfig:
     selection: str = option("auto", "the checkpoint kept: best validation macro-F1, the last, or auto (the last when "
                                     "validation holds fewer than 10 texts of a class: too few to rank checkpoints)",
                             choices=("auto", "best", "last"), label="Checkpoint selection")
-    max_len: int = option(128, "tokens per text; longer texts are truncated", low=8, high=512,
-                          label="Max length (tokens)")
+    max_len: int | None = option(None, "tokens per text; longer texts are truncated. auto: the smallest of 128, 256 "
+                                       "and 512 (within the backbone's positions) that cuts at most a quarter of the "
+                                       "training texts, resolved when the run is queued", low=8, high=512,
+                                 label="Max length (tokens)", unset="auto")
     batch_size: int | None = option(None, "texts per batch (default: the method's; 16 when the encoder trains)",
                                     low=1, high=4096, label="Batch size")
     lr: float | None = option(None, "learning rate (default: the method's; 1e-3 for frozen heads)", low=0.0, high=1.0,
                               label="Learning rate")
     frozen: bool = option(False, "frozen encoder with features cached on disk; only heads (and G) train: fast on a "
                                  "CPU", label="Frozen-feature mode")
-    pooling: str | None = option(None, "sentence vector: cls, mean, or every layer's mean and CLS (layers; frozen "
-                                       "only). Default: layers when frozen, else mean",
-                                 choices=("cls", "mean", "layers"), label="Pooling")
+    pooling: str | None = option(None, "sentence vector: cls, pooled (the backbone's pooler on CLS, as both official "
+                                       "GAN-BERT codes; CLS when the model has none), mean, or every layer's mean and "
+                                       "CLS (layers; frozen only). Default: layers when frozen, else mean (GAN-BERT's "
+                                       "tf and notebook presets: pooled)",
+                                 choices=("cls", "pooled", "mean", "layers"), label="Pooling")
     backbone: str | None = option(None, "the encoder: a local model folder, or a hub id (bert-base-cased, "
                                         "FacebookAI/roberta-base…) from the local Hugging Face cache (default: the "
                                         "bundled MiniLM)", label="Backbone")
@@ -85,9 +93,24 @@ class TrainConfig:
     adapter_kind: str = option("houlsby", "adapter architecture: Houlsby (double_seq_bn) or Pfeiffer (seq_bn)",
                                choices=tuple(ADAPTER_KINDS), flag="--adapter", label="Adapter")
     reduction_factor: int = option(16, "adapter bottleneck: hidden size / this", low=1, label="Reduction factor")
-    gan_preset: str = option("official", "GAN-BERT layer sizes: official (crux82 code) or seed-report (D 512-256-256, "
-                                         "G1 100→256, Gaussian noise)", choices=("official", "seed-report"),
+    gan_preset: str = option("studio", "how GAN-BERT runs: studio (defaults measured by bench/defaults.py); tf "
+                                       "(crux82/ganbert ganbert.py and run_experiment.sh: dropout 0.1, AdamW 2e-5 with "
+                                       "eps 1e-6 and weight decay 0.01 off LayerNorm and biases, 10% warm-up then "
+                                       "linear decay, D's and G's gradients apart and clipped at 1.0, batch 64, 3 "
+                                       "epochs, pooled CLS); notebook (crux82/ganbert-pytorch GANBERT_pytorch.ipynb: "
+                                       "dropout 0.2, AdamW 5e-5 for D and G at a constant rate, batch 64, 10 epochs, "
+                                       "the summed gradients that code applies, no clipping, pooled CLS); seed-report "
+                                       "(D 512-256-256, G1 100→256, Gaussian noise). Both codes ran 64 tokens on short "
+                                       "sentences; a preset leaves the max length to the studio's. A setting given "
+                                       "explicitly (lr, batch size, steps or epochs, pooling) overrides the preset's",
+                             choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
+                                      "notebook": "notebook (crux82/ganbert-pytorch)", "seed-report": "seed report"},
                              label="GAN-BERT preset")
+    adversarial: bool = option(True, "GAN-BERT's adversarial game; off is its control: the same discriminator on the "
+                                     "same rows and budget, trained by the supervised term alone (no generator, no "
+                                     "real/fake terms)", choices={True: "on", False: "off: the control"},
+                               label="Adversarial part (off: the control)", sweep=(True,),
+                               sweep_label="GAN-BERT's adversarial part")
     noise_dim: int = option(100, "size of G's noise vector", low=1, label="Noise size")
     noise: str = option("uniform", "G's noise: uniform (official code) or gaussian (seed report)",
                         choices=("uniform", "gaussian"), label="Noise")
@@ -98,8 +121,9 @@ class TrainConfig:
                                                "(default: all)", low=1, label="Unlabeled rows (at most)")
     val_fraction: float = option(0.1, "validation share carved from train when the data has no validation split",
                                  low=0.01, high=0.9, label="Validation share")
-    lr_c: float = option(1.0, "inverse L2 strength of the logistic-regression baselines (scikit-learn's C)",
-                         low=1e-6, high=1e6, flag="--lr-c", label="LR C")
+    lr_c: float | None = option(None, "inverse L2 strength of the logistic-regression baselines and SetFit's head "
+                                      "(scikit-learn's C; default: the method's, measured by bench/defaults.py)",
+                                low=1e-6, high=1e6, flag="--lr-c", label="LR C")
     setfit_features: str = option("layers", "what SetFit's logistic-regression head reads after the contrastive "
                                             "step: every layer's mean and CLS (standardized), or the body's own "
                                             "sentence embedding, as published",
@@ -139,6 +163,8 @@ class TrainConfig:
         known = {f.name for f in fields(cls)} - {"data"}
         if "bf16" in raw and "precision" not in raw:  # written before precision replaced the bf16 switch
             raw["precision"] = "bf16" if raw["bf16"] else "fp32"
+        if raw.get("gan_preset") == "official":  # renamed when the official codes got presets of their own
+            raw["gan_preset"] = "studio"
         kwargs = {k: v for k, v in raw.items() if k in known}
         kwargs["cleaning"] = CleaningConfig(**raw["cleaning"])
         kwargs["tags"] = tuple(raw.get("tags", ()))
@@ -165,6 +191,9 @@ class Option:
     low: float | None
     high: float | None
     flag: str
+    unset: str  # what a None default is called: "default" (the method's) or "auto" (resolved at launch)
+    variant_default: list  # the values a new sweep crosses, for a field a sweep crosses
+    variant_label: str
 
 
 def option_of(f: Field) -> Option:
@@ -175,7 +204,9 @@ def option_of(f: Field) -> Option:
     kind = next(k for k in ("bool", "int", "float", "str", "tuple") if kind.startswith(k))
     return Option(f.name, "tags" if kind == "tuple" else kind, meta.get("label") or f.name.replace("_", " "),
                   meta.get("help", ""), default_of(f), choices, meta.get("low"), meta.get("high"),
-                  meta.get("flag") or "--" + f.name.replace("_", "-"))
+                  meta.get("flag") or "--" + f.name.replace("_", "-"), meta.get("unset", "default"),
+                  list(meta.get("sweep") or choices or ()), meta.get("sweep_label") or
+                  (meta.get("label") or f.name) + "s")
 
 
 def options() -> dict[str, Option]:

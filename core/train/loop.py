@@ -52,7 +52,7 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     """
     config = validate(config)
     method = method_for(config)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     # -- device and seed
     device = pick_device(config.device)
     torch.manual_seed(config.seed)
@@ -79,4 +79,5 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     outputs.write_predictions(prediction_frame(ds.test["id"].tolist(), y_test, predicted, fitted.test_probs,
                                                fitted.test_fake, data.labels))
     return {**fitted.record, "test": test, **rows, "fraction": data.fraction,
-            "classes_left_out": data.left_out, "seconds": time.perf_counter() - started}
+            "classes_left_out": data.left_out, "seconds": time.perf_counter() - started,
+            "cpu_seconds": time.process_time() - cpu_started, "threads": torch.get_num_threads()}

@@ -1,12 +1,14 @@
-"""A sweep: methods × their variants (GAN-BERT's generators) × labeled amounts × seeds, as checked configs."""
+"""A sweep: methods × their variants (GAN-BERT's generators, and its adversarial part on or off) × labeled
+amounts × seeds, as checked configs."""
 
 from __future__ import annotations
 
 import hashlib
+from itertools import product
 
 from core.errors import InputError
 from core.train.config import TrainConfig
-from core.train.methods import METHODS, validate
+from core.train.methods import METHODS, validate, with_max_len
 
 
 def parse_numbers(text: str, kind: str) -> list[float]:
@@ -23,10 +25,11 @@ def parse_numbers(text: str, kind: str) -> list[float]:
     return values
 
 
-def grid(base: TrainConfig, methods: list[str], variants: dict[str, list[str]], fractions: list[float] | None,
+def grid(base: TrainConfig, methods: list[str], variants: dict[str, list], fractions: list[float] | None,
          per_class: list[int] | None, seeds: list[int]) -> list[TrainConfig]:
     """Every method crossed with its variants (`variants` maps a method's variant field, such as
-    `generator`, to the values to run; a method without one runs once), labeled amounts and seeds."""
+    `generator`, to the values to run; a field not given keeps the base config's value), labeled amounts and
+    seeds. Runs that settle to the same config (GAN-BERT's control under either generator) are one run."""
     if not methods:
         raise InputError("choose at least one method")
     unknown = [m for m in methods if m not in METHODS]
@@ -38,16 +41,19 @@ def grid(base: TrainConfig, methods: list[str], variants: dict[str, list[str]], 
               [{"fraction": None, "per_class": int(n)} for n in per_class or []]
     if not amounts:
         raise InputError("give at least one labeled fraction or count per class")
+    if any(METHODS[m].encoder != "none" for m in methods):
+        base = with_max_len(base)  # resolved once for the grid: every run shares the data and backbone
     configs = []
     for name in methods:
-        field = METHODS[name].variant
-        values = variants.get(field, []) if field else [None]
-        if not values:
-            raise InputError(f"choose at least one {field} for {METHODS[name].title}")
-        for value in values:
-            changes = {"method": name, **({field: value} if field else {})}
+        fields = METHODS[name].variants
+        for field in fields:
+            if field in variants and not variants[field]:
+                raise InputError(f"choose at least one {field} for {METHODS[name].title}")
+        values = [variants.get(field, [getattr(base, field)]) for field in fields]
+        for chosen in product(*values):
+            changes = {"method": name, **dict(zip(fields, chosen))}
             configs += [validate(base.with_(**changes, seed=int(s), **a)) for a in amounts for s in seeds]
-    return configs
+    return list({c.to_json(): c for c in configs}.values())
 
 
 def grid_key(configs: list[TrainConfig]) -> str:

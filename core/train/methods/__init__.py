@@ -8,6 +8,8 @@ subclass (see `base.py`) and add one line here.
 from core.backbone.device import pick_device, use_bf16
 from core.errors import InputError
 from core.train.config import TrainConfig
+from core.train.inputs import load_data
+from core.train.maxlen import max_length_for
 from core.train.methods.adapter import Adapter
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor
 from core.train.methods.contrastive import SetFit
@@ -35,13 +37,21 @@ def method_for(config: TrainConfig) -> Method:
 
 
 def validate(config: TrainConfig) -> TrainConfig:
-    """The config as its method runs it, pinned to this machine's backbone snapshot and precision (the
-    config checked its values when it was made)."""
+    """The config as its method runs it, pinned to this machine's backbone snapshot, precision and max
+    length (the config checked its values when it was made)."""
     method = method_for(config)
     config = method.settle(config)
-    if method.encoder != "none":
-        config = pinned(config)
-    return config
+    if method.encoder == "none":  # no encoder reads tokens: the max length means nothing to it
+        return config.with_(max_len=None)
+    return with_max_len(pinned(config))
+
+
+def with_max_len(config: TrainConfig) -> TrainConfig:
+    """Max length `auto` resolved from the training texts (`core.train.maxlen`); a number stays."""
+    if config.max_len is not None:
+        return config
+    ds = load_data(config, need_test=False)
+    return config.with_(max_len=max_length_for(ds, config.resolved_backbone(), None).tokens)
 
 
 def pinned(config: TrainConfig) -> TrainConfig:
@@ -64,4 +74,4 @@ def run_label(config: TrainConfig, labeled: int | None = None) -> str:
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
-           "validate", "run_label"]
+           "validate", "with_max_len", "run_label"]

@@ -65,18 +65,22 @@ class Diverged(RuntimeError):
 class Method:
     name: ClassVar[str]
     title: ClassVar[str]  # how Compare, the Train page and the CLI help name it
-    variant: ClassVar[str | None] = None  # a TrainConfig field the sweep grid crosses with (GAN-BERT: generator)
+    variants: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields the sweep grid crosses (GAN-BERT: generator, adversarial)
     options: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields only this method reads
     fake_class: ClassVar[bool] = False  # a k+1-th "fake" output (GAN-BERT)
     reference: ClassVar[bool] = False  # a converged baseline Compare draws as the floor to clear
     encoder: ClassVar[str] = "either"  # frozen | trained | either | none: what it does with the backbone
     uses_unlabeled: ClassVar[bool] = False  # reads unlabeled rows (so a frozen run encodes them)
+    default_c: ClassVar[float] = 1.0  # a logistic-regression head's C, for methods that fit one (`lr_c`)
 
     # ------------------------------------------------------------ settings
 
     def settle(self, config: TrainConfig) -> TrainConfig:
         """The config as this method runs it: a frozen-only method is frozen; one that trains inside the
-        encoder (adapters, SetFit) or has none is not, so a frozen-mode grid still runs it."""
+        encoder (adapters, SetFit) or has none is not, so a frozen-mode grid still runs it. A logistic
+        regression's C left to the method is written in."""
+        if "lr_c" in self.options and config.lr_c is None:
+            config = config.with_(lr_c=self.default_c)
         if self.encoder == "frozen" and not config.frozen:
             return config.with_(frozen=True)
         if self.encoder in ("trained", "none") and config.frozen:
@@ -88,6 +92,10 @@ class Method:
         if config.frozen and self.encoder == "trained":
             return f"{self.title} trains inside the encoder, so its runs are not frozen"
         return None
+
+    def reports_fake(self, config: TrainConfig) -> bool:
+        """Whether the run's fake-class probability means something (GAN-BERT's, but not its control's)."""
+        return self.fake_class
 
     def display(self, config: TrainConfig) -> str:
         """The line a run belongs to in comparisons."""

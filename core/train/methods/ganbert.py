@@ -14,6 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers import get_linear_schedule_with_warmup
 
 from core.backbone.encode import load_tokenizer
 from core.train.catalog import TITLES
@@ -21,7 +22,7 @@ from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
-from core.train.optim import Step, adamw, encoder_and_head
+from core.train.optim import Step, adamw
 
 EPS = 1e-8
 
@@ -131,19 +132,50 @@ class BowGenerator(NoiseGenerator):
 
 
 @dataclass(frozen=True)
-class GanSizes:
-    d_hidden: list[int]
-    g_hidden: list[int]
+class GanRecipe:
+    """How one source ran GAN-BERT. Settings a user leaves to the preset (lr, batch, budget, pooling) are
+    written into the run's config at launch; the rest are how the steps are taken."""
+
+    d_hidden: tuple[int, ...] | None  # None: one layer of the backbone's hidden size
+    g_hidden: tuple[int, ...] | None
     dropout: float
-    noise: str
+    noise: str | None  # None: the config's
+    lr: float | None  # None: the studio's measured default (frozen / trained encoder)
+    eps: float  # AdamW's epsilon
+    decay_norms: bool  # weight decay on LayerNorm weights and biases too (torch's AdamW); False: as BERT's TF code
+    warmup: bool  # linear warm-up over the config's warm-up share, then linear decay; False: a constant rate
+    separate: bool  # D's and G's gradients taken apart; False: each optimizer applies the gradient of the sum
+    clip: float | None  # gradient-norm clipping per optimizer
+    batch_size: int | None
+    epochs: int | None
+    pooling: str | None
 
 
-def preset_sizes(preset: str, hidden_size: int, noise: str) -> GanSizes:
-    """`official`: one hidden layer of the backbone's hidden size in D and G (crux82's code, dropout 0.2).
-    `seed-report`: D 512-256-256, G1 100→256, Gaussian noise."""
-    if preset == "seed-report":
-        return GanSizes([512, 256, 256], [256], 0.2, "gaussian")
-    return GanSizes([hidden_size], [hidden_size], 0.2, noise)
+PRESETS = {
+    # Measured defaults (bench/defaults.py): separate, clipped gradients as the TF code, and a warm-up schedule.
+    "studio": GanRecipe(None, None, 0.2, None, None, 1e-8, True, True, True, 1.0, None, None, None),
+    # crux82/ganbert: ganbert.py, optimization.py and run_experiment.sh.
+    "tf": GanRecipe(None, None, 0.1, None, 2e-5, 1e-6, False, True, True, 1.0, 64, 3, "pooled"),
+    # crux82/ganbert-pytorch, GANBERT_pytorch.ipynb: g_loss.backward(); d_loss.backward(); both steps.
+    "notebook": GanRecipe(None, None, 0.2, None, 5e-5, 1e-8, True, False, False, None, 64, 10, "pooled"),
+    # The seed report's sizes (D 768 → 512 → 256 → 256, G1 100 → 256 → 768, Gaussian noise); the studio's steps.
+    "seed-report": GanRecipe((512, 256, 256), (256,), 0.2, "gaussian", None, 1e-8, True, True, True, 1.0, None,
+                             None, None),
+}
+# The studio preset's measured defaults (bench/defaults.py, the real M4 sample at 5 and 20 labels per class):
+# frozen features, then a trained encoder.
+STUDIO = {True: {"lr": 3e-4, "batch_size": 64, "epochs": 30}, False: {"lr": 5e-5, "batch_size": 16, "epochs": 10}}
+
+
+def recipe_for(config: TrainConfig) -> GanRecipe:
+    return PRESETS[config.gan_preset]
+
+
+def sizes_for(config: TrainConfig, hidden_size: int) -> tuple[list[int], list[int], str]:
+    """D's and G's hidden layers and G's noise under the config's preset."""
+    recipe = recipe_for(config)
+    return (list(recipe.d_hidden or (hidden_size,)), list(recipe.g_hidden or (hidden_size,)),
+            recipe.noise or config.noise)
 
 
 @dataclass
@@ -208,42 +240,71 @@ def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> Bo
         bags[i, :len(row)] = torch.tensor(row)
     lengths = torch.tensor([len(x) for x in ids])
     embeddings = model.encoder.get_input_embeddings().weight.detach()
-    sizes = preset_sizes(config.gan_preset, model.hidden_size, config.noise)
-    return BowGenerator(config.noise_dim, sizes.g_hidden, model.feature_dim, embeddings, bags, lengths,
-                        sizes.noise, dropout=sizes.dropout)
+    _, g_hidden, noise = sizes_for(config, model.hidden_size)
+    return BowGenerator(config.noise_dim, g_hidden, model.feature_dim, embeddings, bags, lengths, noise,
+                        dropout=recipe_for(config).dropout)
 
 
 class GanBert(StepMethod):
     """D (k+1 outputs) on the sentence representation, G making fake representations; labeled rows are
-    repeated and shuffled with the unlabeled ones, and D's and G's gradients are taken apart."""
+    repeated and shuffled with the unlabeled ones. How the steps are taken is the preset's (`PRESETS`);
+    `adversarial` off is the control: the same D, rows and budget with the supervised term alone."""
 
     name = "ganbert"
     uses_unlabeled = True  # D learns real vs fake from them
     title = TITLES[name]
-    variant = "generator"
-    options = ("generator", "gan_preset", "noise", "noise_dim", "unlabeled_limit")
+    variants = ("generator", "adversarial")
+    options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
     fake_class = True
-    frozen_batch_size = 256  # an epoch covers the whole unlabeled pool: 1.6k samples/s at 64, 3.6k at 256
     head_speed = 7000.0
     generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
 
+    def settle(self, config: TrainConfig) -> TrainConfig:
+        """The preset's lr, batch, budget (in epochs, as both official codes count it) and pooling, where the
+        user left them; the control has no generator, so G1 and G2 controls are one run."""
+        config = super().settle(config)
+        recipe, studio = recipe_for(config), STUDIO[config.frozen]
+        changes: dict = {}
+        if config.lr is None:
+            changes["lr"] = recipe.lr or studio["lr"]
+        if config.batch_size is None:
+            changes["batch_size"] = recipe.batch_size or studio["batch_size"]
+        if config.steps is None and config.epochs is None:
+            changes["epochs"] = recipe.epochs or studio["epochs"]
+        if config.pooling is None and recipe.pooling:
+            changes["pooling"] = recipe.pooling
+        if not config.adversarial:
+            changes["generator"] = "noise"
+        return config.with_(**changes)
+
     def display(self, config: TrainConfig) -> str:
-        return f"GAN-BERT {self.generators[config.generator]}" + (" on frozen features" if config.frozen else "")
+        if not config.adversarial:
+            name = "GAN-BERT control (adversarial off)"
+        else:
+            preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
+            name = f"GAN-BERT {self.generators[config.generator]}{preset}"
+        return name + (" on frozen features" if config.frozen else "")
 
     def short(self, config: TrainConfig) -> str:
-        return f"ganbert-{config.generator}"
+        return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
 
     def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
                    ) -> tuple[nn.Module, nn.Module | None]:
         """D, and G1; G2 replaces G1 when training starts, since its bags come from the data."""
-        sizes = preset_sizes(config.gan_preset, hidden_size, config.noise)
-        return (Discriminator(feature_dim, sizes.d_hidden, num_labels, sizes.dropout),
-                NoiseGenerator(config.noise_dim, sizes.g_hidden, feature_dim, sizes.noise, sizes.dropout))
+        d_hidden, g_hidden, noise = sizes_for(config, hidden_size)
+        dropout = recipe_for(config).dropout
+        return (Discriminator(feature_dim, d_hidden, num_labels, dropout),
+                NoiseGenerator(config.noise_dim, g_hidden, feature_dim, noise, dropout))
 
     def probabilities(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Softmax over k+1; the real classes renormalised, and the fake class apart."""
-        p = F.softmax(logits.float(), dim=-1)
-        return p[:, :-1] / p[:, :-1].sum(-1, keepdim=True).clamp(min=1e-12), p[:, -1]
+        """The real classes' softmax over the k real logits, as both official codes predict
+        (argmax(logits[:, :k])): a fake logit far ahead cannot underflow them. The fake class apart."""
+        logits = logits.float()
+        return F.softmax(logits[:, :-1], dim=-1), F.softmax(logits, dim=-1)[:, -1]
+
+    def reports_fake(self, config: TrainConfig) -> bool:
+        """The control never trains the fake logit, so its fake probability means nothing."""
+        return config.adversarial
 
     def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
         """Each labeled row repeated by the labeled share of the whole pool (extra unlabeled texts
@@ -255,31 +316,76 @@ class GanBert(StepMethod):
         return labeled * repeats_for(labeled / (labeled + unlabeled)) + unlabeled
 
     def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
-        """D (encoder and head) and G get their own optimizers, as in the original TF code."""
+        """D (encoder and head) and G get their own optimizers, as in both official codes; the preset says
+        how their gradients are taken, clipped and scheduled."""
+        recipe = recipe_for(config)
+        d_named = trained_named(model, generator=False)
+        d_params = [p for _, p in d_named]
+        optimizers = [optimizer_for(d_named, config, recipe, total_steps)]
+        if not config.adversarial:
+            def control(real_rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+                """The same D, rows and budget, trained by L_sup alone: what GAN-BERT is without its game."""
+                real_logits, _ = model.head(real_rep)
+                mask = (labels >= 0).float()
+                log_probs = F.log_softmax(real_logits[:, :-1], dim=-1).gather(1, labels.clamp(min=0)[:, None])[:, 0]
+                loss = -(log_probs * mask).sum() / mask.sum() if mask.sum() > 0 else real_logits.sum() * 0.0
+                apply(optimizers[0], d_params, torch.autograd.grad(loss, d_params, allow_unused=True), recipe.clip)
+                return {"d_supervised": loss.item()}
+            return control
         if config.generator == "bow":
             model.generator = bow_generator(config, model, data).to(model.feature_mean.device)
-        d_params = encoder_and_head(model)
-        g_params = list(model.generator.parameters())
-        d_opt = adamw(d_params, self.learning_rate(config))
-        g_opt = adamw(g_params, self.learning_rate(config))
+        g_named = trained_named(model, generator=True)
+        g_params = [p for _, p in g_named]
+        optimizers.append(optimizer_for(g_named, config, recipe, total_steps))
 
         def step(real_rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
-            """D's and G's gradients come from one forward pass but are taken separately (D's loss w.r.t.
-            D and the encoder only, G's loss w.r.t. G only), each clipped at norm 1.0, as the original TF
-            code did; the PyTorch port summed them, which mixes the two objectives."""
+            """One forward pass. Separate (TF code, studio): D's loss w.r.t. D and the encoder, G's loss w.r.t.
+            G, each clipped. Summed (the notebook, which calls both backward() before either step()): each
+            optimizer applies the gradient of L_D + L_G to its own parameters."""
             fake_rep = model.generator(len(real_rep), real_rep.device)
             real_logits, real_features = model.head(real_rep)
             fake_logits, fake_features = model.head(fake_rep)
             losses = gan_losses(real_logits, real_features, fake_logits, fake_features, labels,
                                 (labels >= 0).float())
-            d_grads = torch.autograd.grad(losses.d, d_params, retain_graph=True, allow_unused=True)
-            g_grads = torch.autograd.grad(losses.g, g_params, allow_unused=True)
-            for params, grads, opt in ((d_params, d_grads, d_opt), (g_params, g_grads, g_opt)):
-                for p, g in zip(params, grads):
-                    p.grad = g
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+            if recipe.separate:
+                d_grads = torch.autograd.grad(losses.d, d_params, retain_graph=True, allow_unused=True)
+                g_grads = torch.autograd.grad(losses.g, g_params, allow_unused=True)
+            else:
+                grads = torch.autograd.grad(losses.d + losses.g, d_params + g_params, allow_unused=True)
+                d_grads, g_grads = grads[:len(d_params)], grads[len(d_params):]
+            apply(optimizers[0], d_params, d_grads, recipe.clip)
+            apply(optimizers[1], g_params, g_grads, recipe.clip)
             return {"d_loss": losses.d.item(), "g_loss": losses.g.item(), "d_supervised": losses.d_supervised.item(),
                     "g_feature_matching": losses.g_feature_matching.item()}
         return step
+
+
+@dataclass
+class Optimizer:
+    opt: torch.optim.Optimizer
+    schedule: torch.optim.lr_scheduler.LRScheduler | None
+
+
+def trained_named(model: StudioModel, generator: bool) -> list[tuple[str, nn.Parameter]]:
+    """D's side (encoder and head) or G's: the parameters that require grad."""
+    return [(n, p) for n, p in model.named_parameters() if p.requires_grad and n.startswith("generator.") == generator]
+
+
+def optimizer_for(named: list[tuple[str, nn.Parameter]], config: TrainConfig, recipe: GanRecipe,
+                  total_steps: int) -> Optimizer:
+    """AdamW at the config's rate with the recipe's epsilon and weight decay, and its schedule."""
+    opt = adamw(named, config.lr, eps=recipe.eps, decay_norms=recipe.decay_norms)
+    schedule = get_linear_schedule_with_warmup(opt, int(config.warmup * total_steps), total_steps) \
+        if recipe.warmup else None
+    return Optimizer(opt, schedule)
+
+
+def apply(optimizer: Optimizer, params: list[nn.Parameter], grads: tuple, clip: float | None) -> None:
+    for p, g in zip(params, grads):
+        p.grad = g
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(params, clip)
+    optimizer.opt.step()
+    if optimizer.schedule is not None:
+        optimizer.schedule.step()
+    optimizer.opt.zero_grad(set_to_none=True)

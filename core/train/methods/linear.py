@@ -63,6 +63,7 @@ class FeaturesLR(NeuralMethod):
     options = ("lr_c",)
     reference = True
     encoder = "frozen"
+    default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 speed: float | None) -> float:
@@ -121,6 +122,7 @@ class TfidfLR(Method):
     options = ("lr_c",)
     reference = True
     encoder = "none"
+    default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 speed: float | None) -> float:

@@ -38,7 +38,7 @@ class NeuralPredictor:
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16(self.config.precision, device)):
             logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
         real, fake = self.method.probabilities(logits)
-        return real.cpu().numpy(), None if fake is None else fake.cpu().numpy()
+        return real.cpu().numpy(), fake.cpu().numpy() if self.method.reports_fake(self.config) else None
 
     def gradient_path(self) -> GradientPath:
         """Word embeddings → encoder (frozen or not) → pooling → standardization → head: the logits over the
@@ -74,10 +74,12 @@ class NeuralMethod(Method):
     # ------------------------------------------------------------ the model and its checkpoint
 
     def inputs_for(self, model: StudioModel, job: Job) -> dict[str, object]:
-        """Each split's inputs; frozen features are standardized with the train pool's statistics."""
+        """Each split's inputs. Frozen features are standardized with the statistics of the labeled and
+        validation texts, the rows every frozen method reads (heads, LR and GAN-BERT alike), so the methods
+        compared see the same features."""
         inputs = model_inputs(job.config, job.data, job.device, job.on_event)
-        if job.config.frozen:  # statistics of every text the run may learn from: the pool's and validation's
-            seen = np.concatenate([np.asarray(inputs["pool"]), np.asarray(inputs["val"])])
+        if job.config.frozen:
+            seen = np.concatenate([np.asarray(inputs["pool"])[job.data.labeled], np.asarray(inputs["val"])])
             model.feature_mean.copy_(torch.from_numpy(seen.mean(0)))
             model.feature_std.copy_(torch.from_numpy(seen.std(0) + 1e-6))
         return inputs
@@ -86,7 +88,7 @@ class NeuralMethod(Method):
         """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head."""
         encoder = load_encoder(config.resolved_backbone(), device)
         hidden = encoder.config.hidden_size
-        feature_dim = {"cls": hidden, "mean": hidden,
+        feature_dim = {"cls": hidden, "pooled": hidden, "mean": hidden,
                        "layers": 2 * hidden * encoder.config.num_hidden_layers}[config.resolved_pooling]
         if config.frozen:
             encoder.requires_grad_(False)

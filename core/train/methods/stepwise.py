@@ -74,10 +74,12 @@ class StepMethod(NeuralMethod):
     """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
 
     encoder_lr: ClassVar[float] = 2e-5  # run_glue's default when the encoder trains
+    frozen_lr: ClassVar[float] = 3e-3  # bench/defaults.py: best of 3e-4, 1e-3 and 3e-3 for a frozen head
     frozen_batch_size: ClassVar[int] = 64
     # The default budget: at least this many steps (where the curves of bench/convergence.py flatten at
-    # 5 and 20 labels per class), and at least this many epochs when the labeled set is large.
-    min_steps_frozen: ClassVar[int] = 300
+    # 5 and 20 labels per class, and the best of bench/defaults.py), and at least this many epochs when the
+    # labeled set is large.
+    min_steps_frozen: ClassVar[int] = 100
     min_steps_trained: ClassVar[int] = 150
     default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
     # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
@@ -85,7 +87,7 @@ class StepMethod(NeuralMethod):
     head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
 
     def learning_rate(self, config: TrainConfig) -> float:
-        return config.lr or (1e-3 if config.frozen else self.encoder_lr)
+        return config.lr or (self.frozen_lr if config.frozen else self.encoder_lr)
 
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
@@ -185,7 +187,7 @@ class StepMethod(NeuralMethod):
             probs, fake = predict_split(model, self, rep, "val", batch_size)
             predicted = data.classes[probs.argmax(1)]
             val = classification_metrics(y_val, predicted, data.dataset.labels)
-            fake_share = float(fake.mean()) if self.fake_class and len(fake) else None
+            fake_share = float(fake.mean()) if self.reports_fake(config) and len(fake) else None
             collapsed = collapsed + 1 if len(np.unique(predicted)) == 1 else 0
             improved = val["macro_f1"] > best_f1
             if improved:
@@ -221,4 +223,4 @@ class StepMethod(NeuralMethod):
                   "selection_reason": why, "evaluations": evaluation, "best_val_macro_f1": best_f1,
                   "val": {k: val.get(k) for k in ("accuracy", "macro_f1", "mcc")}, "val_fake_prob": fake_share,
                   "samples_per_s": samples / elapsed if elapsed else 0.0}
-        return Fitted(probs, fake if self.fake_class else None, record)
+        return Fitted(probs, fake if self.reports_fake(config) else None, record)

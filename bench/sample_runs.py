@@ -1,0 +1,49 @@
+"""What the benches on the real M4 sample share: the sample's data spec, and running a config through the
+registry once, so a bench cut short (or a later session with the same studio home) goes on where it stopped
+instead of training the same run again."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.data import DataSpec  # noqa: E402
+from core.runs import Registry, Run, execute_run  # noqa: E402
+from core.train import TrainConfig, validate  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
+
+
+def sample_spec() -> DataSpec | None:
+    """Train on the sample's train file, test on its dev file; None when the sample is not beside the checkout."""
+    if not (SAMPLE / "train.jsonl").exists():
+        print(f"the real sample is not at {SAMPLE}", file=sys.stderr)
+        return None
+    return DataSpec(train=str(SAMPLE / "train.jsonl"), test=str(SAMPLE / "dev.jsonl"))
+
+
+def identity(config: TrainConfig) -> str:
+    """A run's settings without its tags: two benches asking for the same run share it."""
+    raw = asdict(config)
+    raw.pop("tags")
+    return json.dumps(raw, sort_keys=True, default=str)
+
+
+def run_once(registry: Registry, config: TrainConfig, train: bool = True) -> Run | None:
+    """The finished run of this config (validated as a launch would), training it only if none is done yet
+    (with `train` off, None then)."""
+    config = validate(config)
+    wanted = identity(config)
+    for run in registry.list(statuses=("done",)):
+        if identity(run.config) == wanted:
+            return run
+    if not train:
+        return None
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    execute_run(registry, run_id)
+    return registry.get(run_id)

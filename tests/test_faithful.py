@@ -1,0 +1,257 @@
+"""Methods as their authors ran them: GAN-BERT's presets field by field, its control without the adversarial
+game, predictions that cannot underflow, max length from the data, one standardization for every frozen
+method, and the same numbers whatever the thread count."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from core.cli.options import Parser, add_config_args, config_from_args
+from core.compare import METRICS, summarize
+from core.compare.seeds import group_key
+from core.data import CorpusConfig, DataSpec
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, grid, load_data, method_for, split_pool, validate
+from core.train.maxlen import choose, position_limit
+from core.train.methods.ganbert import PRESETS, GanBert
+from core.train.store import read_tensors
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+
+
+def tiny(tiny_backbone, **kw) -> TrainConfig:
+    base = dict(data=DATA, backbone=str(tiny_backbone), method="ganbert", fraction=0.3, evaluations=2, max_len=64,
+                precision="fp32")
+    return TrainConfig(**{**base, **kw})
+
+
+# ------------------------------------------------------------ presets, each field as its source has it
+
+def test_the_tf_preset_is_crux82_ganbert(tiny_backbone):
+    tf = PRESETS["tf"]
+    assert (tf.dropout, tf.lr, tf.eps, tf.batch_size, tf.epochs, tf.pooling) == (0.1, 2e-5, 1e-6, 64, 3, "pooled")
+    assert tf.warmup and tf.separate and tf.clip == 1.0 and not tf.decay_norms
+    config = validate(tiny(tiny_backbone, gan_preset="tf"))
+    assert (config.lr, config.batch_size, config.epochs, config.steps, config.pooling) == (2e-5, 64, 3, None, "pooled")
+
+
+def test_the_notebook_preset_is_crux82_ganbert_pytorch(tiny_backbone):
+    nb = PRESETS["notebook"]
+    assert (nb.dropout, nb.lr, nb.eps, nb.batch_size, nb.epochs, nb.pooling) == (0.2, 5e-5, 1e-8, 64, 10, "pooled")
+    assert not nb.warmup and not nb.separate and nb.clip is None and nb.decay_norms
+    config = validate(tiny(tiny_backbone, gan_preset="notebook"))
+    assert (config.lr, config.batch_size, config.epochs, config.pooling) == (5e-5, 64, 10, "pooled")
+
+
+def test_a_setting_given_explicitly_beats_the_preset(tiny_backbone):
+    config = validate(tiny(tiny_backbone, gan_preset="tf", lr=1e-4, steps=7, pooling="mean"))
+    assert (config.lr, config.steps, config.epochs, config.pooling) == (1e-4, 7, None, "mean")
+
+
+def optimizers_after(tiny_backbone, monkeypatch, preset: str, steps: int = 4, **kw):
+    """Build GAN-BERT under a preset on the tiny BERT and take `steps` optimizer steps on random
+    representations: the model, D's and G's optimizers, the rates they stood at after each step, and the
+    step itself."""
+    config = validate(tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw))
+    data = split_pool(config, load_data(config))
+    method = GanBert()
+    model = method.build_model(config, data.labels, torch.device("cpu"))
+    made = []
+
+    class Recorded(torch.optim.AdamW):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+    monkeypatch.setattr(torch.optim, "AdamW", Recorded)
+    step = method.start(model, config, data, 10)
+    rates = []
+    for _ in range(steps):
+        step(torch.randn(8, model.feature_dim), torch.tensor([0, 1, -1, -1, 0, -1, 1, -1]))
+        rates.append([o.param_groups[0]["lr"] for o in made])
+    return model, made, rates, step
+
+
+def test_tf_optimizers_warm_up_decay_and_spare_layer_norms_from_weight_decay(tiny_backbone, monkeypatch):
+    model, (d_opt, g_opt), rates, _ = optimizers_after(tiny_backbone, monkeypatch, "tf")
+    assert d_opt.defaults["eps"] == 1e-6 and g_opt.defaults["eps"] == 1e-6
+    decays = {id(p): g["weight_decay"] for g in d_opt.param_groups for p in g["params"]}
+    names = dict(model.named_parameters())
+    assert decays[id(names["encoder.embeddings.LayerNorm.weight"])] == 0.0
+    assert decays[id(names["head.logits.bias"])] == 0.0
+    assert decays[id(names["head.logits.weight"])] == 0.01
+    # 10 steps, 1 of warm-up: then the rate falls linearly to 0 (BERT's polynomial decay of power 1)
+    assert [r[0] for r in rates] == pytest.approx([2e-5 * (10 - s) / 9 for s in range(1, 5)])
+
+
+def test_notebook_optimizers_keep_a_constant_rate(tiny_backbone, monkeypatch):
+    _, (d_opt, _), rates, _ = optimizers_after(tiny_backbone, monkeypatch, "notebook")
+    assert all(r == [5e-5, 5e-5] for r in rates)
+    assert d_opt.defaults["weight_decay"] == 0.01 and len(d_opt.param_groups) == 1
+
+
+def test_summed_gradients_move_d_by_g_loss_and_separate_ones_do_not(tiny_backbone, monkeypatch):
+    """The notebook calls both backward() before either step(), so each optimizer applies the gradient of
+    L_D + L_G; the TF code keeps them apart. With L_D zeroed, only the summed recipe moves D's weights
+    (beyond weight decay, which a zero gradient leaves as the only change)."""
+    from core.train.methods import ganbert
+
+    real = ganbert.gan_losses
+
+    def without_d(*args):
+        losses = real(*args)
+        losses.d = losses.d * 0.0
+        return losses
+    monkeypatch.setattr(ganbert, "gan_losses", without_d)
+    for preset, moves in (("notebook", True), ("tf", False)):
+        torch.manual_seed(0)
+        model, (d_opt, _), _, step = optimizers_after(tiny_backbone, monkeypatch, preset, steps=0, warmup=0.0)
+        before = model.head.logits.weight.detach().clone()
+        lr = d_opt.param_groups[0]["lr"]
+        assert lr > 0
+        step(torch.randn(8, model.feature_dim), torch.tensor([0, 1, -1, -1, 0, -1, 1, -1]))
+        decayed = before * (1 - lr * 0.01)
+        assert torch.allclose(model.head.logits.weight, decayed, rtol=0, atol=1e-9) is not moves, preset
+
+
+# ------------------------------------------------------------ the control without the adversarial game
+
+def test_the_control_is_one_run_for_both_generators_and_names_itself(tiny_backbone):
+    base = validate(tiny(tiny_backbone))
+    configs = grid(base.with_(adversarial=False), ["ganbert"], {"generator": ["noise", "bow"]}, [0.3], None, [0, 1])
+    assert len({c.to_json() for c in configs}) == 2  # G1 and G2 controls of a seed are the same run
+    assert all(c.generator == "noise" for c in configs)
+    assert method_for(configs[0]).display(configs[0]) == "GAN-BERT control (adversarial off)"
+
+
+def test_the_cli_turns_the_adversarial_part_off():
+    parser = Parser()
+    add_config_args(parser)
+    args = parser.parse_args(["--train", "builtin", "--method", "ganbert", "--adversarial", "off",
+                              "--max-len", "auto"])
+    config = config_from_args(args)
+    assert config.adversarial is False and config.max_len is None
+    assert config_from_args(parser.parse_args(["--train", "builtin"])).adversarial is True
+
+
+def test_the_control_trains_d_alone_and_reports_no_fake_probability(tiny_backbone, tmp_path):
+    result = train_into(tiny(tiny_backbone, adversarial=False, steps=6, batch_size=8), RunFolder(tmp_path),
+                        lambda e: None, lambda: False)
+    assert result["val_fake_prob"] is None
+    frame = pd.read_parquet(next(tmp_path.glob("*.parquet")))
+    assert (frame["fake_prob"] == 0).all()
+    model = RunFolder(tmp_path).load_model()
+    assert model.predict(["a text"])[1] is None
+
+
+def ganbert_frame(scores: dict[tuple[bool, str], list[float]]) -> pd.DataFrame:
+    rows = []
+    for (adversarial, generator), values in scores.items():
+        for seed, score in enumerate(values):
+            cfg = TrainConfig(method="ganbert", generator=generator, adversarial=adversarial, seed=seed, fraction=0.1,
+                              frozen=True, data=DataSpec(train="a.jsonl", test="t.jsonl"))
+            rows.append({"status": "done", "method": method_for(cfg).display(cfg), "dataset": "a.jsonl",
+                         "amount": cfg.amount, "labeled": 10, "reference": False, "seed": seed,
+                         "settings": group_key(cfg), "run_id": f"r{len(rows)}", **{m: score for m in METRICS}})
+    return pd.DataFrame(rows)
+
+
+def test_the_verdict_says_what_the_adversarial_part_adds_with_its_interval():
+    frame = ganbert_frame({(True, "noise"): [0.50, 0.52, 0.55, 0.49, 0.51],
+                           (True, "bow"): [0.40, 0.42, 0.41, 0.43, 0.40],
+                           (False, "noise"): [0.45, 0.47, 0.50, 0.46, 0.44]})
+    summary = summarize(frame, "accuracy", METRICS)
+    adds = {p.a.split(" @ ")[0]: p for p in summary.ablations}
+    g1 = adds["GAN-BERT G1 (noise) on frozen features"]
+    assert g1.b.startswith("GAN-BERT control") and g1.difference.mean == pytest.approx(0.05)
+    assert g1.wins == 5 and g1.difference.low > 0  # five seeds all one way: the interval excludes 0
+    assert adds["GAN-BERT G2 (bag of words) on frozen features"].difference.mean == pytest.approx(-0.052)
+    cell = summary.verdicts.iloc[0]["adversarial_adds"]
+    assert "G1 (noise) on frozen features: +0.050 [" in cell and "G2 (bag of words)" in cell
+    assert summary.to_json()["adversarial_adds"][0]["difference"]["n"] == 5
+
+
+# ------------------------------------------------------------ predictions that cannot underflow
+
+def test_a_fake_logit_far_ahead_leaves_a_normalised_distribution_and_the_real_argmax():
+    logits = torch.tensor([[1.0, 3.0, 2.0, 1003.0], [0.5, 0.2, 0.1, -5.0]])
+    real, fake = GanBert().probabilities(logits)
+    assert torch.allclose(real.sum(-1), torch.ones(2))
+    assert real.argmax(-1).tolist() == logits[:, :3].argmax(-1).tolist() == [1, 0]
+    assert real[0, 1] == pytest.approx(np.exp(3) / (np.exp(1) + np.exp(3) + np.exp(2)))
+    assert fake[0] == pytest.approx(1.0) and fake[1] < 0.01
+
+
+# ------------------------------------------------------------ max length from the data
+
+@pytest.mark.parametrize("lengths, limit, tokens", [
+    ([100] * 80 + [200] * 20, 512, 128),  # 20% cut at 128
+    ([100] * 70 + [200] * 30, 512, 256),  # 30% at 128, none at 256
+    ([300] * 74 + [600] * 26, 512, 512),  # 26% even at 512: the limit
+    ([300] * 100, 256, 256),  # the backbone's positions cap it
+])
+def test_auto_is_the_smallest_step_that_cuts_at_most_a_quarter(lengths, limit, tokens):
+    assert choose(np.array(lengths), limit).tokens == tokens
+
+
+def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
+    spec = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
+    config = validate(TrainConfig(data=spec, method="finetune", frozen=True, backbone=str(tiny_backbone)))
+    assert config.max_len == 512  # 95% of the sample's texts pass 128 tokens, 59% pass 256, 14% pass 512
+    assert position_limit(config.resolved_backbone()) == 512
+    tfidf = validate(TrainConfig(data=spec, method="tfidf-lr"))
+    assert tfidf.max_len is None  # no encoder reads its tokens
+
+
+# ------------------------------------------------------------ one standardization for every frozen method
+
+def test_every_frozen_method_standardizes_with_the_same_rows(tiny_backbone, tmp_path):
+    stats = {}
+    for name, extra in (("features-lr", {}), ("finetune", {"steps": 2}), ("ganbert", {"steps": 2})):
+        folder = tmp_path / name
+        train_into(tiny(tiny_backbone, method=name, frozen=True, **extra), RunFolder(folder), lambda e: None,
+                   lambda: False)
+        tensors = read_tensors(folder / "checkpoint")
+        stats[name] = (tensors["feature_mean"], tensors["feature_std"])
+    for name in ("finetune", "ganbert"):
+        assert torch.equal(stats[name][0], stats["features-lr"][0]) and torch.equal(stats[name][1], stats["features-lr"][1])
+
+
+# ------------------------------------------------------------ the same numbers whatever the thread count
+
+SAME_SEED = """
+import json, sys
+import core, torch
+torch.set_num_threads(int(sys.argv[1]))
+from core.data import DataSpec
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig
+spec = DataSpec(train=sys.argv[2] + "/train.jsonl", test=sys.argv[2] + "/dev.jsonl")
+result = train_into(TrainConfig(data=spec, method="ganbert", frozen=True, per_class=5, fraction=None, seed=0,
+                                max_len=128, precision="fp32"), RunFolder(sys.argv[3]), lambda e: None, lambda: False)
+print(json.dumps({"test": result["test"], "threads": result["threads"], "fake": result["val_fake_prob"]}))
+"""
+
+
+@pytest.mark.integration
+def test_one_frozen_ganbert_seed_gives_the_same_metrics_at_one_and_two_threads(m4_dir, tmp_path):
+    """Each in its own process and studio home, so the encoding runs at that thread count too. In fp32 (MKL
+    in strict reproducible mode) every number is the same; bf16's oneDNN kernels split their sums by thread
+    count, which the README states."""
+    out = {}
+    for threads in (1, 2):
+        env_home = tmp_path / f"home{threads}"
+        done = subprocess.run([sys.executable, "-c", SAME_SEED, str(threads), str(m4_dir), str(tmp_path / f"run{threads}")],
+                              capture_output=True, text=True, check=True,
+                              env={**__import__("os").environ, "STUDIO_HOME": str(env_home)})
+        out[threads] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out[1]["threads"] == 1 and out[2]["threads"] == 2
+    assert out[1]["test"] == out[2]["test"] and out[1]["fake"] == out[2]["fake"]  # every digit
