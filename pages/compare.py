@@ -86,6 +86,11 @@ st.dataframe(summary.verdicts, hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |
              {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
+if summary.ablations:
+    st.markdown("**What GAN-BERT's adversarial part adds**: GAN-BERT − its control (the same discriminator, rows "
+                "and budget with the adversarial part off), paired by seed")
+    st.markdown("\n".join(f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}"
+                           for p in summary.ablations))
 
 st.subheader("Paired comparison")
 pairs = summary.pairs[metric]

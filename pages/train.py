@@ -71,6 +71,10 @@ with st.expander("New runs", expanded=not registry.list()):
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
+    try:  # what the max length cuts of this dataset's training texts
+        st.caption(f"Max length: {truncation(ds, repr(ds.spec), values['backbone'], values['max_len']).why}.")
+    except InputError:
+        pass  # a backbone that does not resolve is reported below, with how to get it
     for name in dict.fromkeys(m for m in methods):  # an option two methods share (LR's C) is offered once
         own = [o for o in METHODS[name].options if o not in METHODS[name].variants and o not in values]
         if own:
@@ -116,8 +120,6 @@ with st.expander("New runs", expanded=not registry.list()):
             resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
     except InputError as e:
         st.error(str(e))
-    if configs:  # the data and backbone are good: say what the max length cuts
-        st.caption(f"Max length: {truncation(ds, repr(ds.spec), values['backbone'], values['max_len']).why}.")
     for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m)) for m in methods)):
         st.caption(f"{note}; the other runs stay as chosen.")
     if missing:
