@@ -22,6 +22,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # a file like any other the user writes, not mkstemp's private 0600
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

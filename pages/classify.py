@@ -5,9 +5,10 @@ import random
 import streamlit as st
 
 from core.compare import charts, confusion_cells
-from core.data import MAX_FILE_BYTES, load_frame
+from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
 from core.errors import InputError
-from core.train import classify, classify_frame, explain, unsure
+from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, readable_frame,
+                        submission_jsonl, unsure)
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -58,8 +59,12 @@ if text.strip() and picked:
             st.altair_chart(charts.probabilities(pred.probabilities, model.labels))
             if unsure(pred.probabilities):
                 st.warning("Unsure: the top probability is close to uniform over the classes.")
-            fake = f" · fake-class probability {pred.fake_probability:.1%}" if pred.fake_probability is not None else ""
-            st.caption(f"{pred.seconds * 1000:.0f} ms{fake}")
+            if pred.fake_probability is not None:
+                line, warning = fake_class_note(pred.fake_probability)
+                st.markdown(line, help=FAKE_MEANING)
+                if warning:
+                    st.warning(warning)
+            st.caption(f"{pred.seconds * 1000:.0f} ms")
             if st.toggle(f"Why {pred.label}?", key=f"cl_why_{run_id}",
                          help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR)"):
                 try:
@@ -77,9 +82,28 @@ st.subheader("Batch")
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",
                           type=["jsonl", "json", "csv", "parquet"], key="cl_upload",
                           max_upload_size=MAX_FILE_BYTES // 2**20)
+
+def column_mapping(raw: bytes, name: str) -> ColumnMapping:
+    """The file's own columns to choose from, preset to the usual names (afresh for every file)."""
+    columns, file = columns_of(raw, name), f"{name}-{len(raw)}"
+    usual = "text" in columns
+    with st.expander("Column mapping", expanded=not usual):
+        c1, c2, c3 = st.columns(3)
+        text = c1.selectbox("Text column", columns, index=columns.index("text") if usual else 0, key=f"cl_text_col_{file}")
+        optional = [None, *columns]
+        label = c2.selectbox("Label column (optional)", optional, key=f"cl_label_col_{file}",
+                             index=optional.index("label") if "label" in columns else 0,
+                             format_func=lambda c: "(none)" if c is None else c)
+        ids = c3.selectbox("Id column (optional; else rows are numbered)", optional, key=f"cl_id_col_{file}",
+                           index=optional.index("id") if "id" in columns else 0,
+                           format_func=lambda c: "(none)" if c is None else c)
+    return ColumnMapping(text=text, label=label, id=ids, source=None, split=None)
+
+
 if upload is not None and picked:
     try:
-        frame, file_labels = load_frame(upload.getvalue(), upload.name, require_labels=False)
+        mapping = column_mapping(upload.getvalue(), upload.name)
+        frame, file_labels = load_frame(upload.getvalue(), upload.name, mapping, require_labels=False)
     except InputError as e:
         st.error(f"Could not read this file: {e}")
     else:
@@ -94,6 +118,13 @@ if upload is not None and picked:
                 st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "
                            f"{metrics['rows']:,} labeled rows")
                 st.altair_chart(charts.confusion(confusion_cells(metrics), metrics["classes"], label, False))
-            st.dataframe(out, hide_index=True, height=300, placeholder="–")
-            st.download_button("Download predictions (CSV)", out.to_csv(index=False), "predictions.csv", "text/csv",
-                               key=f"cl_csv_{run_id}")
+            st.dataframe(readable_frame(out), hide_index=True, height=300, placeholder="–")
+            c1, c2 = st.columns(2)
+            c1.download_button("Download predictions (CSV: id, gold, predicted, probabilities)",
+                               out.to_csv(index=False), "predictions.csv", "text/csv", key=f"cl_csv_{run_id}")
+            try:
+                c2.download_button("Download a SemEval submission (JSONL: id, label)",
+                                   submission_jsonl(out, frame, model.labels, file_labels), "submission.jsonl",
+                                   "application/jsonl", key=f"cl_jsonl_{run_id}")
+            except InputError as e:
+                c2.caption(str(e))

@@ -79,3 +79,17 @@ def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys,
     assert Registry().get(run_id).status == "done"
     assert np.isfinite(written.filter(like="p_").to_numpy()).all()
 
+
+
+def test_tfidf_builds_its_ngram_names_once_per_model(tiny_backbone, tmp_path, monkeypatch):
+    """An explanation names its n-grams from one list built when first needed (it was rebuilt for every n-gram
+    named: minutes on real text)."""
+    from core.train.methods import linear
+
+    built = []
+    real = linear.ngram_names
+    monkeypatch.setattr(linear, "ngram_names", lambda vectorizers: built.append(1) or real(vectorizers))
+    model, texts = trained(tiny_backbone, tmp_path, method="tfidf-lr")
+    first, second = explain(model, texts[0]), explain(model, texts[1])
+    assert len(first.tokens) > 1 and len(second.tokens) > 1
+    assert len(built) == 1

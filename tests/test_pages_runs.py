@@ -120,8 +120,17 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     at.button(key="cl_draw").click().run()
     assert not at.exception
     assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels
-    assert any("fake-class probability" in c.value for c in at.caption)
+    assert any(m.value.startswith("Fake-class probability: **") for m in at.markdown)
     assert any("True label of the drawn example" in c.value for c in at.caption)
+
+
+def test_classify_says_what_ganberts_fake_probability_means_and_warns_above_half():
+    from core.train import fake_class_note, readable
+
+    assert fake_class_note(0.2) == ("Fake-class probability: **0.200**", None)
+    line, warning = fake_class_note(0.97)
+    assert line.endswith("**0.970**") and "class scores are unreliable" in warning
+    assert fake_class_note(1e-36)[0].endswith("**<0.001**") and readable(0.0004) == "<0.001"
 
 
 def test_the_peer_and_the_references_classify_and_compare_on_the_pages(tiny_backbone, dataset):
@@ -272,3 +281,20 @@ def test_a_selection_stays_on_its_run_when_rows_come_and_go(tiny_backbone, datas
     at.run()
     assert not at.exception and [h.value for h in at.subheader][-1] == reg.get(second).name
     assert list(at.session_state["tr_table"]["selection"]["rows"]) == [0]
+
+
+def test_classify_maps_a_files_own_columns_and_offers_a_submission(tiny_backbone, dataset):
+    finished_run(tiny_backbone, dataset)
+    at = open_page("pages/classify.py", dataset)
+    raw = b"body,who,key\nhello there,human,7\nsecond text,dolly,8\nthird one,human,9\n"
+    at.file_uploader(key="cl_upload").set_value(("z.csv", raw, "text/csv")).run()
+    file = f"z.csv-{len(raw)}"
+    assert at.selectbox(key=f"cl_text_col_{file}").options == ["body", "who", "key"]  # the file's own columns
+    at.selectbox(key=f"cl_label_col_{file}").set_value("who").run()
+    at.selectbox(key=f"cl_id_col_{file}").set_value("key").run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table.columns[:3]) == ["id", "gold", "predicted"] and table["gold"].tolist() == ["human", "dolly", "human"]
+    assert all(v == "<0.001" or len(v) == 5 for c in table.columns if c.startswith("p_") for v in table[c])
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any("SemEval submission" in label for label in labels) and any("CSV" in label for label in labels)

@@ -16,11 +16,12 @@ from core.backbone.encode import load_tokenizer
 from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_amounts
 from core.data import ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
-from core.paths import atomic_write_text, studio_home
+from core.paths import studio_home
 from core.runs import (ACTIVE, Registry, RunError, cancel_all, enqueue, execute_run, pump, ray_resources,
                        set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, classify, classify_frame, explain, grid, load_data, method_for, run_label,
                         validate)
+from core.train.submission import check_format, write_predictions
 
 
 def describe(ds: Dataset) -> dict:
@@ -228,9 +229,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
     folder = registry.folder(args.run_id)
     if not folder.has_checkpoint():
         raise UsageError(f"run {run.id} is {run.status} and has no checkpoint to predict with")
-    model = folder.load_model()
     if args.file:
-        return predict_file(model, args)
+        target = Path(args.out) if args.out else folder.predictions_for(Path(args.file))
+        check_format(target)  # a format the studio cannot write is refused before any work
+        return predict_file(folder.load_model(), args, target)
+    model = folder.load_model()
     preds = [p.to_json() for p in classify(model, args.text)]
     if args.explain:
         for pred, text in zip(preds, args.text):
@@ -239,16 +242,20 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def predict_file(model, args: argparse.Namespace) -> int:
-    """Every row of a file, with a progress bar; the predictions as CSV, and the scores when it has labels."""
+def predict_file(model, args: argparse.Namespace, target: Path) -> int:
+    """Every row of a file, with a progress bar, written to `target` (a SemEval submission for .jsonl, a table
+    with probabilities for .csv); the scores too when the file has labels."""
     path = Path(args.file)
     frame, labels = load_frame(read_bytes(path), path.name, ColumnMapping(text=args.text_col, label=args.label_col),
                                require_labels=False)
+    if frame.attrs.get("ids") == "row":
+        print(f"note: {path.name} has no id column, so the predictions name rows by number (0 is the first)",
+              file=sys.stderr)
     with tqdm(total=len(frame), desc="predict", unit="text", file=sys.stderr) as bar:
         out, metrics = classify_frame(model, frame, labels, on_progress=lambda done, total: bar.update(done - bar.n))
-    target = Path(args.out) if args.out else Path(f"{path.stem}.predictions.csv")
-    atomic_write_text(target, out.to_csv(index=False))
-    summary = {"rows": len(out), "predictions": str(target)}
+    write_predictions(out, frame, target, model.labels, labels)
+    summary = {"rows": len(out), "predictions": str(target),
+               "format": "SemEval submission: id, label" if target.suffix.lower() == ".jsonl" else "csv"}
     if metrics is not None:
         summary |= {k: metrics[k] for k in ("accuracy", "macro_f1")}
     print(json.dumps(summary))

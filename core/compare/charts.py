@@ -8,6 +8,8 @@ import pandas as pd
 
 from core.plotting import category_axis, class_scale, whole_legend
 
+CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
+
 
 def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     """The seed report's figure: a metric against the number of labeled texts (log x), one line per
@@ -77,11 +79,14 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
     fmt = ".2f" if normalized else ".0f"
     heat = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(scheme="blues"), legend=None),
                                    tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
-    text = base.mark_text(fontSize=10).encode(text=alt.Text("value:Q", format=fmt))
+    text = base.mark_text(fontSize=12).encode(
+        text=alt.Text("value:Q", format=fmt),
+        color=alt.condition(alt.datum.value > cells["value"].max() / 2, alt.value("white"), alt.value("black")))
     # a run's name on two lines, what trained and then "@ amount · seed · dataset": confusions sit three a row
     lines = title.split(" @ ", 1)
     lines[1:] = [f"@ {rest}" for rest in lines[1:]]
-    return (heat + text).properties(width=240, height=240, title=alt.TitleParams(lines, fontSize=11))
+    side = max(200, CELL * cells["true"].nunique())  # cells big enough to read their counts
+    return (heat + text).properties(width=side, height=side, title=alt.TitleParams(lines, fontSize=11))
 
 
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
@@ -94,10 +99,11 @@ def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 
 
 def probabilities(probs: dict[str, float], labels: tuple[str, ...]) -> alt.Chart:
+    """One bar per class the model knows, each name whole on its own row."""
     data = pd.DataFrame({"class": list(probs), "probability": list(probs.values())})
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         y=alt.Y("class:N", sort=list(labels), title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
-        tooltip=["class", alt.Tooltip("probability:Q", format=".1%")],
-    ).properties(height=24 * len(labels))
+        tooltip=["class", alt.Tooltip("probability:Q", format=".3f")],
+    ).properties(height=alt.Step(28))

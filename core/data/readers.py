@@ -138,14 +138,14 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     cols = [c for c in raw.columns if c != "_where"]
     if mapping.text not in raw.columns:
         raise DataError(f"{name}: no text column '{mapping.text}'; the columns are {', '.join(map(str, cols))}. "
-                        "Name the right one with --text-col (CLI) or 'Text column' (Data page)")
+                        "Name the right one with --text-col (CLI) or 'Text column' (on the page)")
     # Subtask B rows name the generator in `model`; it stands in for a missing label.
     semeval = "model" in raw.columns and mapping.text == "text"
     label_col = mapping.label if mapping.label in raw.columns else ("model" if semeval else None)
     if label_col is None and require_labels:
         raise DataError(
             f"{name}: no label column '{mapping.label}'; the columns are {', '.join(map(str, cols))}. "
-            "Name the right one with --label-col (CLI) or 'Label column' (Data page)")
+            "Name the right one with --label-col (CLI) or 'Label column' (on the page)")
 
     text = raw[mapping.text]
     bad = text.isna() | ~text.map(lambda t: isinstance(t, str)) | (text.astype(str).str.strip() == "")
@@ -156,13 +156,16 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     frame = pd.DataFrame({"text": text.astype(str).values})
     frame["id"] = raw[mapping.id].astype(str).values if mapping.id in raw.columns else [
         f"{Path(name).stem}-{i}" for i in range(len(raw))]
+    # how the file named its rows, for files written back to it (a submission's ids must match the gold file's)
+    frame.attrs["ids"] = ("row" if mapping.id not in raw.columns else
+                          "int" if pd.api.types.is_integer_dtype(raw[mapping.id]) else "column")
     frame["source"] = raw[mapping.source].fillna("").astype(str).values if mapping.source in raw.columns else ""
     if mapping.split and mapping.split in raw.columns:
         frame["split"] = raw[mapping.split].astype(str).str.strip().str.lower().values
 
     if label_col is None:
         frame["label"] = UNLABELED
-        return frame[_columns(frame)], labels or ()
+        return _schema(frame), labels or ()
 
     values = raw[label_col]
     missing = values.isna() | (values.astype(str).str.strip() == "")
@@ -181,11 +184,14 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
         raise DataError(f"{name}: unknown label(s) {shown} (the first on {first}); "
                         f"known labels are {', '.join(labels)}" + (" or their ids 0-5" if numeric_ids else ""))
     frame["label"] = np.where(missing, UNLABELED, keys.map(ids).fillna(UNLABELED)).astype(int)
-    return frame[_columns(frame)], labels
+    return _schema(frame), labels
 
 
-def _columns(frame: pd.DataFrame) -> list[str]:
-    return [c for c in ("id", "text", "label", "source", "split") if c in frame.columns]
+def _schema(frame: pd.DataFrame) -> pd.DataFrame:
+    """The schema's columns in order, keeping the frame's notes (`attrs`)."""
+    out = frame[[c for c in ("id", "text", "label", "source", "split") if c in frame.columns]].copy()
+    out.attrs = dict(frame.attrs)
+    return out
 
 
 def require_classes(frame: pd.DataFrame, labels: tuple[str, ...], name: str) -> None:
@@ -193,6 +199,11 @@ def require_classes(frame: pd.DataFrame, labels: tuple[str, ...], name: str) -> 
     if len(present) < 2:
         only = labels[present[0]] if present else "none"
         raise DataError(f"{name}: only one class ({only}) has rows; a classifier needs at least two")
+
+
+def columns_of(raw: bytes, name: str) -> list[str]:
+    """A file's own columns, so a column mapping can be offered from them."""
+    return [str(c) for c in read_table(raw, name).columns if c != "_where"]
 
 
 def load_frame(raw: bytes, name: str, mapping: ColumnMapping = ColumnMapping(),

@@ -5,6 +5,7 @@
     runs/<run id>/checkpoint/               the kept checkpoint (safetensors weights + JSON description)
     runs/<run id>/result.json               final test metrics and what the run used
     runs/<run id>/test_predictions.parquet  per-text test predictions
+    runs/<run id>/predictions/<file>.csv     `predict --file` without --out: every row of a file, predicted
 
 Every write is atomic (a temporary file, then a rename), so a reader never sees half a file.
 """
@@ -46,6 +47,10 @@ class RunFolder:
     def checkpoint(self) -> Path:
         """The folder a method writes its kept checkpoint into."""
         return self.path / self.CHECKPOINT
+
+    def predictions_for(self, file: Path) -> Path:
+        """Where `predict --file` writes a file's predictions when no --out is given."""
+        return self.path / "predictions" / f"{Path(file).stem}.predictions.csv"
 
     def write_predictions(self, frame: pd.DataFrame) -> None:
         atomic_write_parquet(self.path / self.PREDICTIONS, frame)

@@ -137,9 +137,9 @@ def ngram_weights(model, text: str, label: str) -> Attribution:
     contributions, logits = model.ngram_contributions(text)
     target = target_index(model, label)
     scores = contributions[target]
-    order = np.argsort(-np.abs(scores))
-    tokens = [{"token": name, "score": float(scores[i]), "start": -1, "end": -1}
-              for i, name in ((i, model.ngram_names[i]) for i in order) if scores[i] != 0]
+    names = model.ngram_names
+    tokens = [{"token": names[i], "score": float(scores[i]), "start": -1, "end": -1}
+              for i in np.argsort(-np.abs(scores)) if scores[i] != 0]
     return Attribution(model.labels[target], text, "n-gram weights", tokens, float(logits[target]),
                        float(model.bias[target]))
 

@@ -41,10 +41,34 @@ def classify(model: Predictor, texts: list[str], batch_size: int = 32) -> list[P
     return out
 
 
+def readable(p: float) -> str:
+    """A probability as people read it: three decimals, or '<0.001' (GAN-BERT's tiny ones printed 1e-36)."""
+    return "<0.001" if p < 0.0005 else f"{p:.3f}"
+
+
+FAKE_MEANING = ("How much GAN-BERT's discriminator takes this text for its generator's output: a sign of how far "
+                "the text lies from what it trained on, not of whether a machine wrote it.")
+
+
+def fake_class_note(p: float) -> tuple[str, str | None]:
+    """What Classify says of GAN-BERT's fake-class probability: its line, and a warning when the discriminator
+    takes the text for generator output (its class scores then mean little)."""
+    warning = ("The discriminator takes this text for generator output; its class scores are unreliable."
+               if p > 0.5 else None)
+    return f"Fake-class probability: **{readable(p)}**", warning
+
+
+def readable_frame(out: pd.DataFrame) -> pd.DataFrame:
+    """A predictions table (`classify_frame`) with its probabilities written as `readable` says."""
+    return out.assign(**{c: out[c].map(readable) for c in out.columns if c.startswith("p_")})
+
+
 def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...], batch_size: int = 64,
                    on_progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, dict | None]:
-    """Predictions for every row of a loaded file (`load_frame`), and, when every row has a label, the
-    accuracy and macro-F1 (over the classes in the labels or the predictions) with the confusion counts."""
+    """Predictions for every row of a loaded file (`load_frame`): id, the gold label when the file has one
+    (never called `label`, which a submission reads as the prediction), the predicted class, each class's
+    probability and GAN-BERT's fake-class probability; and, when every row has a label, the accuracy and
+    macro-F1 (over the classes in the labels or the predictions) with the confusion counts."""
     texts = frame["text"].tolist()
     preds: list[Prediction] = []
     for start in range(0, len(texts), batch_size):
@@ -54,11 +78,13 @@ def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...
     out = pd.DataFrame({"id": frame["id"].to_numpy(), "predicted": [p.label for p in preds]})
     for name in model.labels:
         out[f"p_{name}"] = [p.probabilities[name] for p in preds]
+    if preds and preds[0].fake_probability is not None:
+        out["p_fake"] = [p.fake_probability for p in preds]
     ids = frame["label"].to_numpy()
     if not len(ids) or (ids < 0).any():
         return out, None
     truth = [labels[i] for i in ids]
-    out.insert(1, "label", truth)
+    out.insert(1, "gold", truth)
     classes = [c for c in labels if c in set(truth) | set(out["predicted"])]
     metrics = {"rows": len(out), "accuracy": float(accuracy_score(truth, out["predicted"])),
                "macro_f1": float(f1_score(truth, out["predicted"], labels=classes, average="macro", zero_division=0)),

@@ -5,6 +5,7 @@ clear to be worth its cost. Their checkpoints are weights in safetensors and a v
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +88,15 @@ class FeaturesLR(NeuralMethod):
                       val_record(job, softmax(x["val"] @ coef.T + bias), iterations))
 
 
+def ngram_names(vectorizers: dict[str, TfidfVectorizer]) -> list[str]:
+    """Feature index → its n-gram, word ones first, in the order `TfidfPredictor.features` stacks them."""
+    names = []
+    for kind, v in vectorizers.items():
+        vocabulary = sorted(v.vocabulary_.items(), key=lambda item: item[1])
+        names += [f"{term} ({'words' if kind == 'word' else 'chars'})" for term, _ in vocabulary]
+    return names
+
+
 class TfidfPredictor:
     def __init__(self, config: TrainConfig, labels: tuple[str, ...], vectorizers: dict[str, TfidfVectorizer],
                  coef: np.ndarray, bias: np.ndarray):
@@ -98,14 +108,11 @@ class TfidfPredictor:
     def predict(self, texts: list[str]) -> tuple[np.ndarray, None]:
         return softmax(np.asarray(self.features(texts) @ self.coef.T) + self.bias), None
 
-    @property
+    @cached_property
     def ngram_names(self) -> list[str]:
-        """Feature index → its n-gram, word ones first, in the order `features` stacks them."""
-        names = []
-        for kind, v in self.vectorizers.items():
-            vocabulary = sorted(v.vocabulary_.items(), key=lambda item: item[1])
-            names += [f"{term} ({'words' if kind == 'word' else 'chars'})" for term, _ in vocabulary]
-        return names
+        """Feature index → its n-gram, built once per loaded model (26,913 names on the real sample; rebuilt
+        for every n-gram an explanation named, they took minutes)."""
+        return ngram_names(self.vectorizers)
 
     def ngram_contributions(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """Per class, each feature's share of the logit on this text (tf-idf value × coefficient), and the
