@@ -117,7 +117,8 @@ if upload is not None and picked:
             if metrics:
                 st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "
                            f"{metrics['rows']:,} labeled rows")
-                st.altair_chart(charts.confusion(confusion_cells(metrics), metrics["classes"], label, False))
+                st.altair_chart(charts.confusion(confusion_cells(metrics), metrics["classes"], label, False),
+                                width="content")  # a step per class: stretched full width, cells turn to bands
             st.dataframe(readable_frame(out), hide_index=True, height=300, placeholder="–")
             c1, c2 = st.columns(2)
             c1.download_button("Download predictions (CSV: id, gold, predicted, probabilities)",

@@ -140,3 +140,12 @@ def test_compare_figures_fit_the_page_with_eight_panels_and_long_names():
     curves = pd.DataFrame([{"run": f"{name} {r}", "step": s, "metric": m, "value": 0.5} for r in range(3)
                            for s in (1, 2) for m in ("val_accuracy", "val_macro_f1", "val_mcc")])
     assert natural_width(compare_charts.evaluation_curves(curves, ["val_accuracy", "val_macro_f1", "val_mcc"])) <= PAGE
+
+
+def test_a_class_neither_true_nor_predicted_is_left_out_of_confusions_on_every_page():
+    from core.compare import confusion_cells
+
+    cells = confusion_cells({"confusion": [[2, 1, 0], [0, 3, 0], [0, 0, 0]], "classes": ["a", "b", "bloomz"]})
+    assert set(cells["true"]) == set(cells["predicted"]) == {"a", "b"} and len(cells) == 4
+    kept = confusion_cells({"confusion": [[2, 1, 1], [0, 3, 0], [0, 0, 0]], "classes": ["a", "b", "bloomz"]})
+    assert set(kept["true"]) == {"a", "b", "bloomz"}  # predicted though never true: its column says something

@@ -85,8 +85,10 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
     # a run's name on two lines, what trained and then "@ amount · seed · dataset": confusions sit three a row
     lines = title.split(" @ ", 1)
     lines[1:] = [f"@ {rest}" for rest in lines[1:]]
-    side = max(200, CELL * cells["true"].nunique())  # cells big enough to read their counts
-    return (heat + text).properties(width=side, height=side, title=alt.TitleParams(lines, fontSize=11))
+    # a step per class, not a fixed size: Streamlit keeps a step's rows at their height when it fits a chart to
+    # its column (a fixed 240 px square rendered 13 px rows full width)
+    return (heat + text).properties(width=alt.Step(CELL), height=alt.Step(CELL),
+                                    title=alt.TitleParams(lines, fontSize=11))
 
 
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
