@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/explore.py
 	$(BIN)/python bench/train.py
 	$(BIN)/python bench/frozen_grid.py
+	$(BIN)/python bench/explain.py
 
 # Debian's Chromium for the browser test (needs root, as on CI); without it that one test skips.
 browser:
