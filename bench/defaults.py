@@ -17,18 +17,15 @@ ends with one JSON line.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.sample_runs import run_once, sample_spec  # noqa: E402
+from bench.sample_runs import open_home, run_once, sample_parser  # noqa: E402
 from core.compare import mean_ci  # noqa: E402
-from core.runs import Registry  # noqa: E402
 from core.train import TrainConfig  # noqa: E402
 
 # name → (mode, fixed settings, the settings swept, one dict per point). Each sweep also runs the studio's
@@ -63,19 +60,14 @@ def cell(values: list[float]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--home", default="/tmp/gan-bert-studio-defaults")
+    parser = sample_parser(__doc__, "/tmp/gan-bert-studio-defaults")
     parser.add_argument("--mode", choices=("frozen", "full", "both"), default="frozen")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--only", nargs="+", choices=list(SWEEPS), help="sweep only these")
-    parser.add_argument("--report-only", action="store_true", help="the table from the runs in --home")
     args = parser.parse_args()
-    spec = sample_spec()
-    if spec is None:
+    opened = open_home(args)
+    if opened is None:
         return 2
-    os.environ["STUDIO_HOME"] = args.home
-    registry = Registry()
+    spec, registry = opened
     names = [n for n in args.only or SWEEPS if args.mode in ("both", SWEEPS[n][0])]
     table: dict[str, list[dict]] = {}
     for name in names:

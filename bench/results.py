@@ -18,9 +18,7 @@ Ends with one JSON line: the comparison summary and the published-head accuracie
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -28,8 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
-from bench.sample_runs import run_once, sample_spec  # noqa: E402
+from bench.sample_runs import open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
 from core.runs import Registry  # noqa: E402
 from core.train import TrainConfig, load_data, split_pool  # noqa: E402
@@ -75,25 +74,20 @@ def markdown(frame, summary) -> str:
                 cells.append("not measured")
                 continue
             g = row.iloc[0]
-            ci = f" [{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if g.accuracy_low is not None else ""
+            ci = f" [{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if pd.notna(g.accuracy_low) else ""
             cells.append(f"{g.accuracy_mean:.3f}{ci} (n={g.n}), {g.macro_f1_mean:.3f}, {g.s:.0f}")
         lines.append(f"| {series} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--home", default="/tmp/gan-bert-studio-results")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
+    parser = sample_parser(__doc__, "/tmp/gan-bert-studio-results")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    parser.add_argument("--report-only", action="store_true", help="print the table from the runs in --home")
     args = parser.parse_args()
-    data = sample_spec()
-    if data is None:
+    opened = open_home(args)
+    if opened is None:
         return 2
-    os.environ["STUDIO_HOME"] = args.home
-    registry = Registry()
+    data, registry = opened
     published: dict[int, dict[int, float]] = {}
     chosen = []
     for per_class in args.per_class:

@@ -4,7 +4,9 @@ instead of training the same run again."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -24,6 +26,26 @@ def sample_spec() -> DataSpec | None:
         print(f"the real sample is not at {SAMPLE}", file=sys.stderr)
         return None
     return DataSpec(train=str(SAMPLE / "train.jsonl"), test=str(SAMPLE / "dev.jsonl"))
+
+
+def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
+    """The flags every sample bench takes: its studio home (kept, so runs are reused), seeds, amounts, and a
+    report from the runs already there."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", default=home)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
+    parser.add_argument("--report-only", action="store_true", help="the table from the runs in --home")
+    return parser
+
+
+def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
+    """The sample and the bench's registry (under --home), or None when the sample is not there."""
+    spec = sample_spec()
+    if spec is None:
+        return None
+    os.environ["STUDIO_HOME"] = args.home
+    return spec, Registry()
 
 
 def identity(config: TrainConfig) -> str:
