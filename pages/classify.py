@@ -61,7 +61,8 @@ if text.strip() and picked:
                 st.warning("Unsure: the top probability is close to uniform over the classes.")
             if pred.fake_probability is not None:
                 line, warning = fake_class_note(pred.fake_probability)
-                st.markdown(line, help=FAKE_MEANING)
+                st.markdown(line)
+                st.caption(FAKE_MEANING)
                 if warning:
                     st.warning(warning)
             st.caption(f"{pred.seconds * 1000:.0f} ms")
