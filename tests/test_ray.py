@@ -92,7 +92,8 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
         run = registry.get(run_id)
         assert run.status == "done", (run.status, run.message, tail_log(registry, run_id))
         assert 0 <= run.metrics["test"]["macro_f1"] <= 1 and run.summary["accuracy"] is not None
-        assert len(registry.evaluations(run_id)) == 2  # evaluations flowed back while it ran
+        # every evaluation flowed back while it ran (2 epochs: 2 of a head's steps, 6 of GAN-BERT's at batch 64)
+        assert len(registry.evaluations(run_id)) == run.metrics["evaluations"] >= 2
         assert "Ray node" in run.device
         run_dir = registry.folder(run_id).path
         assert (run_dir / RunFolder.PREDICTIONS).exists() and (run_dir / RunFolder.RESULT).exists()

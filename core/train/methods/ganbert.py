@@ -200,14 +200,10 @@ def gan_losses(real_logits: torch.Tensor, real_features: torch.Tensor, fake_logi
     L_G = -mean log(1 - p_fake(G(z))) + mean_j (E[f_real]_j - E[f_fake]_j)^2   (feature matching
     over D's last hidden layer). p_fake is the softmax probability of the last (k+1-th) logit.
     """
-    k = real_logits.shape[1] - 1
     real_probs = F.softmax(real_logits, dim=-1)
     fake_probs = F.softmax(fake_logits, dim=-1)
 
-    log_probs = F.log_softmax(real_logits[:, :k], dim=-1)
-    picked = log_probs.gather(1, labels.clamp(min=0).unsqueeze(1)).squeeze(1)
-    n_labeled = label_mask.sum()
-    d_supervised = -(picked * label_mask).sum() / n_labeled if n_labeled > 0 else real_logits.sum() * 0.0
+    d_supervised = supervised_loss(real_logits, labels, label_mask)
     d_real = -torch.log(1 - real_probs[:, -1] + EPS).mean()
     d_fake = -torch.log(fake_probs[:, -1] + EPS).mean()
 
@@ -216,6 +212,14 @@ def gan_losses(real_logits: torch.Tensor, real_features: torch.Tensor, fake_logi
     return GanLosses(d=d_supervised + d_real + d_fake, g=g_adversarial + g_feature_matching,
                      d_supervised=d_supervised, d_real=d_real, d_fake=d_fake, g_adversarial=g_adversarial,
                      g_feature_matching=g_feature_matching)
+
+
+def supervised_loss(real_logits: torch.Tensor, labels: torch.Tensor, label_mask: torch.Tensor) -> torch.Tensor:
+    """L_sup: cross-entropy over the k real classes (the fake logit left out), on labeled rows only; 0, still
+    differentiable, when the batch has none."""
+    picked = F.log_softmax(real_logits[:, :-1], dim=-1).gather(1, labels.clamp(min=0).unsqueeze(1)).squeeze(1)
+    n_labeled = label_mask.sum()
+    return -(picked * label_mask).sum() / n_labeled if n_labeled > 0 else real_logits.sum() * 0.0
 
 
 def repeats_for(fraction: float) -> int:
@@ -278,12 +282,9 @@ class GanBert(StepMethod):
         return config.with_(**changes)
 
     def display(self, config: TrainConfig) -> str:
-        if not config.adversarial:
-            name = "GAN-BERT control (adversarial off)"
-        else:
-            preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
-            name = f"GAN-BERT {self.generators[config.generator]}{preset}"
-        return name + (" on frozen features" if config.frozen else "")
+        game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
+        preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
+        return f"GAN-BERT {game}{preset}" + (" on frozen features" if config.frozen else "")
 
     def short(self, config: TrainConfig) -> str:
         return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
@@ -325,10 +326,7 @@ class GanBert(StepMethod):
         if not config.adversarial:
             def control(real_rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
                 """The same D, rows and budget, trained by L_sup alone: what GAN-BERT is without its game."""
-                real_logits, _ = model.head(real_rep)
-                mask = (labels >= 0).float()
-                log_probs = F.log_softmax(real_logits[:, :-1], dim=-1).gather(1, labels.clamp(min=0)[:, None])[:, 0]
-                loss = -(log_probs * mask).sum() / mask.sum() if mask.sum() > 0 else real_logits.sum() * 0.0
+                loss = supervised_loss(model.head(real_rep)[0], labels, (labels >= 0).float())
                 apply(optimizers[0], d_params, torch.autograd.grad(loss, d_params, allow_unused=True), recipe.clip)
                 return {"d_supervised": loss.item()}
             return control
