@@ -71,8 +71,10 @@ with st.expander("New runs", expanded=not registry.list()):
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
-    try:  # what the max length cuts of this dataset's training texts
-        st.caption(f"Max length: {truncation(ds, repr(ds.spec), values['backbone'], values['max_len']).why}.")
+    try:  # what the max length cuts of this dataset's training texts; `auto` resolved here, once, for the grid
+        chosen = truncation(ds, repr(ds.spec), values["backbone"], values["max_len"])
+        st.caption(f"Max length: {chosen.why}.")
+        values["max_len"] = chosen.tokens
     except InputError:
         pass  # a backbone that does not resolve is reported below, with how to get it
     for name in dict.fromkeys(m for m in methods):  # an option two methods share (LR's C) is offered once
