@@ -41,7 +41,8 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
                             ((1e-3, 10, 64), (3e-4, 10, 64), (1e-4, 10, 64), (1e-3, 3, 64), (3e-4, 30, 64),
                              (1e-3, 30, 64), (1e-4, 30, 64), (1e-3, 10, 256))]),
     "GAN-BERT G2 frozen": ("frozen", {"method": "ganbert", "generator": "bow", "frozen": True},
-                           [{"lr": lr, "epochs": e, "batch_size": 64} for lr, e in ((1e-3, 10), (3e-4, 30), (1e-4, 30))]),
+                           [{"lr": lr, "epochs": e, "batch_size": 64}
+                            for lr, e in ((1e-3, 10), (3e-4, 30), (1e-4, 30))]),
     "adapters": ("full", {"method": "adapter"},
                  [{"lr": lr} for lr in (1e-3, 1e-4, 3e-4, 3e-3)]),
     "fine-tuning": ("full", {"method": "finetune"},
@@ -114,7 +115,8 @@ def main() -> int:
                   + " | ".join(cell(r["acc"].get(n, [])) for n in args.per_class)
                   + f" | {average:.3f} | {fake} | {cpu} |")
         summary[name] = {"best": best["point"] if best else None,
-                         "rows": [{"point": r["point"], "accuracy": {str(n): r["acc"].get(n, []) for n in args.per_class},
+                         "rows": [{"point": r["point"],
+                                   "accuracy": {str(n): r["acc"].get(n, []) for n in args.per_class},
                                    "max_fake_prob": max(r["fake"]) if r["fake"] else None} for r in rows]}
     print(json.dumps(summary))
     return 0

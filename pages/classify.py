@@ -90,7 +90,8 @@ def column_mapping(raw: bytes, name: str) -> ColumnMapping:
     usual = "text" in columns
     with st.expander("Column mapping", expanded=not usual):
         c1, c2, c3 = st.columns(3)
-        text = c1.selectbox("Text column", columns, index=columns.index("text") if usual else 0, key=f"cl_text_col_{file}")
+        text = c1.selectbox("Text column", columns, index=columns.index("text") if usual else 0,
+                            key=f"cl_text_col_{file}")
         optional = [None, *columns]
         label = c2.selectbox("Label column (optional)", optional, key=f"cl_label_col_{file}",
                              index=optional.index("label") if "label" in columns else 0,
@@ -130,3 +131,5 @@ if upload is not None and picked:
                                    "application/jsonl", key=f"cl_jsonl_{run_id}")
             except InputError as e:
                 c2.caption(str(e))
+            if frame.attrs.get("ids") == "row":
+                st.caption("The file has no id column: the submission numbers its rows from 0.")

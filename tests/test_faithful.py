@@ -5,6 +5,7 @@ method, and the same numbers whatever the thread count."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -221,7 +222,7 @@ def test_every_frozen_method_standardizes_with_the_same_rows(tiny_backbone, tmp_
         tensors = read_tensors(folder / "checkpoint")
         stats[name] = (tensors["feature_mean"], tensors["feature_std"])
     for name in ("finetune", "ganbert"):
-        assert torch.equal(stats[name][0], stats["features-lr"][0]) and torch.equal(stats[name][1], stats["features-lr"][1])
+        assert all(torch.equal(mine, theirs) for mine, theirs in zip(stats[name], stats["features-lr"]))
 
 
 # ------------------------------------------------------------ the same numbers whatever the thread count
@@ -249,9 +250,9 @@ def test_one_frozen_ganbert_seed_gives_the_same_metrics_at_one_and_two_threads(m
     out = {}
     for threads in (1, 2):
         env_home = tmp_path / f"home{threads}"
-        done = subprocess.run([sys.executable, "-c", SAME_SEED, str(threads), str(m4_dir), str(tmp_path / f"run{threads}")],
-                              capture_output=True, text=True, check=True,
-                              env={**__import__("os").environ, "STUDIO_HOME": str(env_home)})
+        done = subprocess.run([sys.executable, "-c", SAME_SEED, str(threads), str(m4_dir),
+                               str(tmp_path / f"run{threads}")], capture_output=True, text=True, check=True,
+                              env={**os.environ, "STUDIO_HOME": str(env_home)})
         out[threads] = json.loads(done.stdout.strip().splitlines()[-1])
     assert out[1]["threads"] == 1 and out[2]["threads"] == 2
     assert out[1]["test"] == out[2]["test"] and out[1]["fake"] == out[2]["fake"]  # every digit

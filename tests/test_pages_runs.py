@@ -294,7 +294,8 @@ def test_classify_maps_a_files_own_columns_and_offers_a_submission(tiny_backbone
     at.selectbox(key=f"cl_id_col_{file}").set_value("key").run()
     assert not at.exception and not at.error
     table = at.dataframe[0].value
-    assert list(table.columns[:3]) == ["id", "gold", "predicted"] and table["gold"].tolist() == ["human", "dolly", "human"]
+    assert list(table.columns[:3]) == ["id", "gold", "predicted"]
+    assert table["gold"].tolist() == ["human", "dolly", "human"]
     assert all(v == "<0.001" or len(v) == 5 for c in table.columns if c.startswith("p_") for v in table[c])
     labels = [b.proto.label for b in at.get("download_button")]
     assert any("SemEval submission" in label for label in labels) and any("CSV" in label for label in labels)

@@ -215,7 +215,8 @@ def ablations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
     def without_game(key: str) -> str:
         return json.dumps({k: v for k, v in parsed[key].items() if k not in CONTROL_FREE}, sort_keys=True)
     ganbert = grouped[[parsed[k].get("method") == "ganbert" for k in grouped["settings"]]]
-    controls = {without_game(r.settings): r.group for r in ganbert.itertuples() if not parsed[r.settings]["adversarial"]}
+    controls = {without_game(r.settings): r.group for r in ganbert.itertuples()
+                if not parsed[r.settings]["adversarial"]}
     out = []
     for r in ganbert.itertuples():
         control = controls.get(without_game(r.settings))

@@ -11,6 +11,7 @@ from core.data.schema import UNLABELED, ColumnMapping, DataError, DataSpec, Data
 
 __all__ = [
     "CleaningConfig", "clean_text", "clean_texts", "SYNTHETIC_NAME", "CorpusConfig", "generate", "SEMEVAL_LABELS", "builtin_dataset", "load_dataset", "official_files", "with_cleaning", "MAX_FILE_BYTES",
-    "columns_of", "load_file", "load_frame", "read_bytes", "read_table", "store_upload", "sample_labeled", "sample_per_group",
+    "columns_of",
+    "load_file", "load_frame", "read_bytes", "read_table", "store_upload", "sample_labeled", "sample_per_group",
     "split_off", "stratified_mask", "UNLABELED", "ColumnMapping", "DataError", "DataSpec", "Dataset", "fingerprint",
 ]

@@ -94,15 +94,16 @@ class TrainConfig:
                                choices=tuple(ADAPTER_KINDS), flag="--adapter", label="Adapter")
     reduction_factor: int = option(16, "adapter bottleneck: hidden size / this", low=1, label="Reduction factor")
     gan_preset: str = option("studio", "how GAN-BERT runs: studio (defaults measured by bench/defaults.py); tf "
-                                       "(crux82/ganbert ganbert.py and run_experiment.sh: dropout 0.1, AdamW 2e-5 with "
-                                       "eps 1e-6 and weight decay 0.01 off LayerNorm and biases, 10% warm-up then "
-                                       "linear decay, D's and G's gradients apart and clipped at 1.0, batch 64, 3 "
-                                       "epochs, pooled CLS); notebook (crux82/ganbert-pytorch GANBERT_pytorch.ipynb: "
-                                       "dropout 0.2, AdamW 5e-5 for D and G at a constant rate, batch 64, 10 epochs, "
-                                       "the summed gradients that code applies, no clipping, pooled CLS); seed-report "
-                                       "(D 512-256-256, G1 100→256, Gaussian noise). Both codes ran 64 tokens on short "
-                                       "sentences; a preset leaves the max length to the studio's. A setting given "
-                                       "explicitly (lr, batch size, steps or epochs, pooling) overrides the preset's",
+                                       "(crux82/ganbert ganbert.py and run_experiment.sh: dropout 0.1, AdamW 2e-5 "
+                                       "with eps 1e-6 and weight decay 0.01 off LayerNorm and biases, 10% warm-up "
+                                       "then linear decay, D's and G's gradients apart and clipped at 1.0, batch "
+                                       "64, 3 epochs, pooled CLS); notebook (crux82/ganbert-pytorch "
+                                       "GANBERT_pytorch.ipynb: dropout 0.2, AdamW 5e-5 for D and G at a constant "
+                                       "rate, batch 64, 10 epochs, the summed gradients that code applies, no "
+                                       "clipping, pooled CLS); seed-report (D 512-256-256, G1 100→256, Gaussian "
+                                       "noise). Both codes ran 64 tokens on short sentences; a preset leaves the "
+                                       "max length to the studio's. A setting given explicitly (lr, batch size, steps "
+                                       "or epochs, pooling) overrides the preset's",
                              choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
                                       "notebook": "notebook (crux82/ganbert-pytorch)", "seed-report": "seed report"},
                              label="GAN-BERT preset")

@@ -65,7 +65,7 @@ class Diverged(RuntimeError):
 class Method:
     name: ClassVar[str]
     title: ClassVar[str]  # how Compare, the Train page and the CLI help name it
-    variants: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields the sweep grid crosses (GAN-BERT: generator, adversarial)
+    variants: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields a sweep crosses (GAN-BERT: generator, adversarial)
     options: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields only this method reads
     fake_class: ClassVar[bool] = False  # a k+1-th "fake" output (GAN-BERT)
     reference: ClassVar[bool] = False  # a converged baseline Compare draws as the floor to clear

@@ -158,7 +158,7 @@ PRESETS = {
     "tf": GanRecipe(None, None, 0.1, None, 2e-5, 1e-6, False, True, True, 1.0, 64, 3, "pooled"),
     # crux82/ganbert-pytorch, GANBERT_pytorch.ipynb: g_loss.backward(); d_loss.backward(); both steps.
     "notebook": GanRecipe(None, None, 0.2, None, 5e-5, 1e-8, True, False, False, None, 64, 10, "pooled"),
-    # The seed report's sizes (D 768 → 512 → 256 → 256, G1 100 → 256 → 768, Gaussian noise); the studio's steps.
+    # The seed report's sizes (D 768 → 512 → 256 → 256, G1 100 → 256 → 768, Gaussian noise), the studio's steps.
     "seed-report": GanRecipe((512, 256, 256), (256,), 0.2, "gaussian", None, 1e-8, True, True, True, 1.0, None,
                              None, None),
 }
