@@ -21,17 +21,18 @@ from pages.widgets import backbone_picker, keep_selection_on_runs, offer_downloa
 
 OPTIONS = options()
 
-
-@st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
-def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
-    """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
-    return max_length_for(_ds, resolve_backbone(backbone), max_len)
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
           "patience")
 CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
 ADVANCED = [n for n in OPTIONS
             if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
+
+
+@st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
+def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
+    """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
+    return max_length_for(_ds, resolve_backbone(backbone), max_len)
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -38,6 +39,18 @@ def _tokenizer(backbone: Backbone) -> PreTrainedTokenizerBase:
         raise BackboneError(f"{backbone.name}'s tokenizer has no pad token; the studio needs an encoder model "
                             "(BERT, RoBERTa, DeBERTa, DistilBERT, ELECTRA…)")
     return tokenizer
+
+
+LENGTH_SAMPLE = 500  # texts tokenized to estimate how many a max length cuts (~0.2 s)
+
+
+def sampled_token_lengths(texts: pd.Series, tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> np.ndarray:
+    """Token counts (special tokens included) of up to `LENGTH_SAMPLE` of the texts, drawn by `seed`: what the
+    Data page's check and max length `auto` both measure truncation on."""
+    if not len(texts):
+        return np.zeros(0, dtype=np.int64)
+    sample = texts.sample(min(LENGTH_SAMPLE, len(texts)), random_state=seed).tolist()
+    return np.array([len(ids) for ids in tokenizer(sample, verbose=False)["input_ids"]])
 
 
 def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu") -> PreTrainedModel:

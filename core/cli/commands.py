@@ -205,9 +205,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if summary.ablations:
         print(f"\nwhat GAN-BERT's adversarial part adds ({m}, GAN-BERT − its control with adversarial off)")
     for p in summary.ablations:
-        d = p.difference
-        ci = f"[{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "(one seed)"
-        print(f"  {p.a}: {d.mean:+.3f} {ci} n={d.n}, {p.test} p={p.p_value:.3g}; {p.sentence()}")
+        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g}; {p.sentence()}")
     return 0
 
 

@@ -234,11 +234,10 @@ def adds(p: Paired) -> str:
     return f"{d.mean:+.3f}{ci}, n={d.n}"
 
 
-def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str) -> pd.DataFrame:
+def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list[Paired]) -> pd.DataFrame:
     """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
     with its interval, and whether it is significant; and, where GAN-BERT ran beside its control, what its
-    adversarial part adds (GAN-BERT − control, with the interval)."""
-    game = ablations(grouped, found)
+    adversarial part adds (`game`, from `ablations`: GAN-BERT − control, with the interval)."""
     rows = []
     for (dataset, amount), g in grouped.groupby(["dataset", "amount"], sort=False):
         ranked = g.sort_values(f"{metric}_mean", ascending=False)
@@ -298,5 +297,5 @@ def summarize(frame: pd.DataFrame, metric: str, metrics: tuple[str, ...]) -> Sum
     found = {m: pairs(frame, grouped, m) for m in metrics} if not grouped.empty else {m: [] for m in metrics}
     if grouped.empty:
         return Summary(metric, grouped, found, pd.DataFrame(), [])
-    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric),
-                   ablations(grouped, found[metric]))
+    game = ablations(grouped, found[metric])
+    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric, game), game)

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core.backbone.encode import sampled_token_lengths
 from core.data import Dataset
 
-TRUNCATION_SAMPLE = 500  # train texts tokenized to estimate the share cut at the max length (~0.2 s)
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,8 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
     absent = [c for c, n in zip(ds.labels, counts["train"]) if n == 0]
     if absent:
         warnings.append(f"declared but absent from train: {', '.join(absent)}; no model can learn them")
-    texts = ds.train["text"]
-    sample = texts.sample(min(TRUNCATION_SAMPLE, len(texts)), random_state=seed).tolist() if len(texts) else []
-    lengths = [len(ids) for ids in tokenizer(sample, verbose=False)["input_ids"]] if sample else []
-    truncated = float(np.mean([n > max_len for n in lengths])) if lengths else 0.0
+    lengths = sampled_token_lengths(ds.train["text"], tokenizer, seed)
+    truncated = float(np.mean(lengths > max_len)) if len(lengths) else 0.0
     if truncated > 0.5:
         warnings.append(f"{truncated:.0%} of train texts are longer than {max_len} tokens and would be cut; raise "
                         "Max length on the Train page (up to 512) if their endings matter")

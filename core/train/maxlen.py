@@ -10,12 +10,11 @@ import numpy as np
 from transformers import AutoConfig
 
 from core.backbone import Backbone
-from core.backbone.encode import load_tokenizer
+from core.backbone.encode import load_tokenizer, sampled_token_lengths
 from core.data import Dataset
 
 STEPS = (128, 256, 512)
 MAX_TRUNCATED = 0.25  # at most this share of training texts cut
-SAMPLE = 500  # train texts tokenized to measure it (~0.2 s)
 
 
 @dataclass(frozen=True)
@@ -25,13 +24,8 @@ class MaxLength:
     why: str
 
 
-def train_lengths(ds: Dataset, backbone: Backbone, seed: int = 0) -> np.ndarray:
-    """Token counts (special tokens included) of up to `SAMPLE` training texts, drawn by `seed`."""
-    texts = ds.train["text"]
-    sample = texts.sample(min(SAMPLE, len(texts)), random_state=seed).tolist() if len(texts) else []
-    if not sample:
-        return np.zeros(0, dtype=np.int64)
-    return np.array([len(ids) for ids in load_tokenizer(backbone)(sample, verbose=False)["input_ids"]])
+def train_lengths(ds: Dataset, backbone: Backbone) -> np.ndarray:
+    return sampled_token_lengths(ds.train["text"], load_tokenizer(backbone))
 
 
 def position_limit(backbone: Backbone) -> int:

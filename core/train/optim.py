@@ -32,6 +32,11 @@ def adamw(params: Iterable[nn.Parameter] | list[tuple[str, nn.Parameter]], lr: f
     return torch.optim.AdamW(params, lr=lr, eps=eps, weight_decay=WEIGHT_DECAY, fused=True)
 
 
+def trained_named(model: StudioModel, generator: bool = False) -> list[tuple[str, nn.Parameter]]:
+    """The named parameters that require grad on the supervised side (encoder and head) or on G's."""
+    return [(n, p) for n, p in model.named_parameters() if p.requires_grad and n.startswith("generator.") == generator]
+
+
 def encoder_and_head(model: StudioModel) -> list[nn.Parameter]:
     """What the supervised side trains: every parameter that requires grad, except the generator's."""
-    return [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("generator.")]
+    return [p for _, p in trained_named(model)]

@@ -22,7 +22,7 @@ from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
-from core.train.optim import Step, adamw
+from core.train.optim import Step, adamw, trained_named
 
 EPS = 1e-8
 
@@ -362,11 +362,6 @@ class GanBert(StepMethod):
 class Optimizer:
     opt: torch.optim.Optimizer
     schedule: torch.optim.lr_scheduler.LRScheduler | None
-
-
-def trained_named(model: StudioModel, generator: bool) -> list[tuple[str, nn.Parameter]]:
-    """D's side (encoder and head) or G's: the parameters that require grad."""
-    return [(n, p) for n, p in model.named_parameters() if p.requires_grad and n.startswith("generator.") == generator]
 
 
 def optimizer_for(named: list[tuple[str, nn.Parameter]], config: TrainConfig, recipe: GanRecipe,
