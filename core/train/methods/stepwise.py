@@ -157,6 +157,7 @@ class StepMethod(NeuralMethod):
         total_steps, budget = self.budget(config, len(rows))
         on_event({"type": "status", "message": f"budget: {budget}"})
         eval_every = max(1, math.ceil(total_steps / config.evaluations))
+        per_epoch = max(1, math.ceil(len(rows) / batch_size))
         step_once = self.start(model, config, data, total_steps)
         batches = endless_batches(rows, rep.lengths("pool"), batch_size, rng)
 
@@ -188,7 +189,8 @@ class StepMethod(NeuralMethod):
             predicted = data.classes[probs.argmax(1)]
             val = classification_metrics(y_val, predicted, data.dataset.labels)
             fake_share = float(fake.mean()) if self.reports_fake(config) and len(fake) else None
-            collapsed = collapsed + 1 if len(np.unique(predicted)) == 1 else 0
+            # a model a few steps from its start predicts one class without having collapsed: count from epoch 2
+            collapsed = collapsed + 1 if step > per_epoch and len(np.unique(predicted)) == 1 else 0
             improved = val["macro_f1"] > best_f1
             if improved:
                 best_f1, stale = val["macro_f1"], 0
