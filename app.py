@@ -2,15 +2,10 @@
 
 import streamlit as st
 
-import core  # noqa: F401  (sets the offline environment before anything loads a model)
-from core.backbone.device import describe_device
-from core.data import CleaningConfig, CorpusConfig, builtin_dataset, load_dataset
-from core.errors import InputError
-from core.runs import Registry, recall
-
 st.set_page_config(page_title="GAN-BERT Studio", page_icon=":material/fingerprint:", layout="wide")
 
-# Navigation before any slow work, so the sidebar lists the pages (not file names) from the first paint.
+# Navigation before any import or slow work, so the sidebar lists the pages from the first paint (the
+# pages/ folder's own file list is switched off in .streamlit/config.toml).
 nav = st.navigation([
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
@@ -19,6 +14,12 @@ nav = st.navigation([
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
     st.Page("pages/classify.py", title="Classify", icon=":material/label:"),
 ])
+
+import core  # noqa: E402,F401  (sets the offline environment before anything loads a model)
+from core.backbone.device import describe_device  # noqa: E402
+from core.data import CleaningConfig, CorpusConfig, builtin_dataset, load_dataset  # noqa: E402
+from core.errors import InputError  # noqa: E402
+from core.runs import Registry, recall  # noqa: E402
 
 
 @st.cache_resource(show_spinner=False)

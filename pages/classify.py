@@ -4,7 +4,7 @@ import random
 
 import streamlit as st
 
-from core.compare import charts, confusion_cells
+from core.compare import charts, confusion_cells, distinct_names
 from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
 from core.errors import InputError
 from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, readable_frame,
@@ -30,13 +30,14 @@ done = [r for r in registry.list(statuses=("done",))]
 if not done:
     st.info("No finished runs yet. Train a model on the Train page, then come back.")
     st.stop()
-names = {r.id: f"{r.name} · test macro-F1 {(r.metrics or {}).get('test', {}).get('macro_f1', float('nan')):.3f}"
+distinct = distinct_names(registry.list())
+names = {r.id: f"{distinct[r.id]} · test macro-F1 {(r.metrics or {}).get('test', {}).get('macro_f1', float('nan')):.3f}"
          for r in done}
 ds = st.session_state.dataset
 here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
 picked = st.multiselect("Models", here + [i for i in names if i not in here], default=(here or list(names))[-1:],
                         format_func=names.get, key="cl_runs")
-elsewhere = [registry.get(i).name for i in picked if i not in here]
+elsewhere = [distinct[i] for i in picked if i not in here]
 if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None):
     if elsewhere:
         st.warning(f"Trained on another dataset than {ds.name}: {', '.join(elsewhere)}. Its test texts are not "
@@ -54,7 +55,7 @@ if text.strip() and picked:
         model = model_for(run_id)
         pred = classify(model, [text])[0]
         with cols[i % len(cols)]:
-            st.markdown(f"**{registry.get(run_id).name}**")
+            st.markdown(f"**{distinct[run_id]}**")
             st.metric("Predicted", pred.label)
             st.altair_chart(charts.probabilities(pred.probabilities, model.labels))
             if unsure(pred.probabilities):
@@ -110,7 +111,7 @@ if upload is not None and picked:
         st.error(f"Could not read this file: {e}")
     else:
         for run_id in picked:  # every selected model, each with its scores when the file has labels
-            model, label = model_for(run_id), registry.get(run_id).name
+            model, label = model_for(run_id), distinct[run_id]
             bar = st.progress(0.0, text=f"Classifying {len(frame):,} texts with {label}…")
             out, metrics = classify_frame(model, frame, file_labels, on_progress=lambda done, total: bar.progress(
                 done / total, text=f"Classifying with {label}: {done:,} of {total:,}"))

@@ -65,14 +65,15 @@ st.caption("A group is every run with the same settings but the seed. Runs with 
 shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in compare.METRICS for s in ("mean", "low", "high")]]
 st.dataframe(groups[shown], hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shown[3:]}, placeholder="–")
-line = charts.metric_vs_amount(groups, metric)
+line = charts.metric_vs_amount(groups, metric)  # bars when the runs have one labeled amount
 st.altair_chart(line)
-bars = charts.grouped_bars(groups, metric)
-st.altair_chart(bars)
 d1, d2, d3 = st.columns(3)
-d1.download_button("Line chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
-d2.download_button("Line chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
-d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
+d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
+d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
+if groups["labeled"].nunique() > 1:
+    bars = charts.grouped_bars(groups, metric)
+    st.altair_chart(bars)
+    d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
 
 st.subheader("Verdicts")
@@ -83,6 +84,8 @@ st.caption("Per labeled amount: the best group by mean, the runner-up, their pai
            "its control (the same discriminator with the adversarial part off), *adversarial_adds* gives GAN-BERT − "
            "control with its interval: what the game itself adds.")
 st.dataframe(summary.verdicts, hide_index=True,
+             column_order=["amount", "best", "best_mean", "runner_up", "difference", "low", "high", "ci_excludes_zero",
+                           "p_value", "n", "test", "dataset", "labeled"],
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |
              {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
@@ -99,11 +102,8 @@ if not pairs:
 else:
     pair = pairs[st.selectbox("Groups", range(len(pairs)), format_func=lambda i: f"{pairs[i].a}  vs  {pairs[i].b}",
                               key="cmp_pair")]
-    d = pair.difference
-    ci = f"[{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "(no interval from one seed)"
-    st.markdown(f"**{pair.sentence()}.** Mean difference (A − B) {d.mean:+.3f}, 95% CI {ci}; {pair.test} "
-                f"p = {pair.p_value:.3g} over n = {len(pair.seeds)} seeds: "
-                f"{'significant' if pair.significant else 'not significant'} at 0.05.")
+    a_is, b_is, difference, test = pair.explain()
+    st.markdown(f"**{a_is}**  \n**{b_is}**  \n{difference}.  \n{test}.")
     st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
@@ -117,27 +117,30 @@ with st.expander("Details of the selected runs"):
     st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
         ["run_id", "method", "amount", "labeled", "unlabeled", "val_rows", "test_rows", "seed", "steps", "selection",
          "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
-evaluations = compare.evaluations_frame(registry, selected)
+names = compare.distinct_names(runs)
+evaluations = compare.evaluations_frame(registry, selected, names)
 st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
 normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm")
 cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):
     cells = compare.confusion_frame(run, normalized)
     labels = list(cells["true"].unique())
-    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, run.name, normalized))
-st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected), tuple(labels)))
+    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, names[run.id], normalized))
+st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected, names), tuple(labels)))
 
+if len(selected) >= 2:
+    st.markdown("**Settings that differ**")
+    st.dataframe(compare.settings_diff(selected, names), hide_index=True, placeholder="–")
 if len(selected) == 2:
     a, b = selected
-    st.markdown("**Settings that differ**")
-    st.dataframe(compare.run_diff(a, b), hide_index=True, placeholder="–")
     try:
         test = compare.paired_test(registry, a.id, b.id)
     except ValueError as e:
         st.warning(str(e))
     else:
-        st.markdown(f"**McNemar's test** ({'exact' if test.exact else 'χ² with continuity correction'}): "
-                    f"only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
-        st.info(test.verdict(a.name, b.name))
+        st.markdown(f"**McNemar's test** ({'exact' if test.exact else 'χ² with continuity correction'}), A = "
+                    f"{names[a.id]}, B = {names[b.id]}: only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
+        st.info(test.verdict(names[a.id], names[b.id]))
 else:
-    st.caption("Select exactly two finished runs to see the settings they differ in and McNemar's test per text.")
+    st.caption("Select two finished runs or more to see the settings they differ in; exactly two for McNemar's test "
+               "per text.")

@@ -25,18 +25,37 @@ def loaded_check(fingerprint: str, _ds):
 
 
 def try_load(spec: DataSpec) -> None:
-    """Swap in the new dataset only when it loads cleanly (otherwise say why and keep the old one), keep it
-    as the studio's workspace, and rerun so the sidebar shows it at once."""
+    """Swap in the new dataset only when it loads cleanly (otherwise say why and keep the old one). One with
+    no test rows, replacing one that has them, waits for the user to confirm (`confirm_replace`)."""
     try:
         with st.spinner("Loading and checking…"):
             ds = load_dataset(spec)
     except InputError as e:
         st.error(f"Could not load this data: {e}. The previous dataset is still loaded.")
         return
-    st.session_state.dataset = ds
-    remember(st.session_state.registry, Workspace(spec, st.session_state.cleaning))
-    st.session_state.loaded_message = f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
+    if ds.test is None and st.session_state.dataset.test is not None:
+        st.session_state.pending_dataset = ds  # asked at the top of the page
+    else:
+        use(ds)
     st.rerun()
+
+
+def use(ds) -> None:
+    """The dataset becomes the session's and the studio's workspace; the next run of the page shows it."""
+    st.session_state.pop("pending_dataset", None)
+    st.session_state.dataset = ds
+    remember(st.session_state.registry, Workspace(ds.spec, st.session_state.cleaning))
+    st.session_state.loaded_message = f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
+
+
+def confirm_replace() -> None:
+    pending, current = st.session_state.pending_dataset, st.session_state.dataset
+    with st.container(border=True):
+        st.warning(f"**{pending.name}** has no test rows, so runs on it cannot be scored. Replace **{current.name}** "
+                   f"({len(current.test):,} test rows) with it?")
+        c1, c2 = st.columns(2)
+        c1.button(f"Replace with {pending.name}", key="dt_replace", on_click=use, args=(pending,))
+        c2.button(f"Keep {current.name}", key="dt_keep", on_click=lambda: st.session_state.pop("pending_dataset"))
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -53,9 +72,13 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     c1.dataframe(check.preview, hide_index=True, placeholder="–")
     c2.dataframe(check.labels, hide_index=True, placeholder="–")
     st.dataframe(check.counts, width="content", placeholder="–")
-    st.caption(f"{check.truncated:.0%} of train texts are longer than 128 tokens (a sample of up to 500).")
+    st.caption(f"{check.truncated:.1%} of train texts are longer than 128 tokens (counted on up to 500 of them; "
+               "Explore › Lengths counts every train text).")
 
-built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"])
+if "pending_dataset" in st.session_state:
+    confirm_replace()
+# keyed, and tracked: a rerun (Enter in a text field) keeps the tab the user is on
+built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"], key="dt_source", on_change="rerun")
 
 with built_in:
     st.markdown("A deterministic **synthetic** corpus: six invented writers named after the Subtask B classes, "

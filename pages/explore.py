@@ -75,7 +75,7 @@ with tab_lengths:
     measure = c1.radio("Measure", ["tokens", "words", "chars"], horizontal=True, key="ex_measure")
     max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen")
     trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
-    c3.metric("Texts truncated at this max length", f"{trunc['all']:.1%}")
+    c3.metric("Train texts truncated at this max length", f"{trunc['all']:.1%}")
     st.altair_chart(charts.length_histogram(explore.length_histogram(lens, measure), labels, measure, int(max_len)))
     st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content",
                  placeholder="–")
@@ -94,8 +94,7 @@ with words:
         cols[i % 3].image(word_cloud(key, name, colors[name], freqs[freqs["class"] == name]), caption=name)
 
 with maps:
-    c1, c2 = st.columns(2)
-    method = c1.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map",
+    method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
     with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
         points = tfidf_map(key, method, ds, lambda stage: status.update(label=f"{method.upper()}: {stage}…"))
@@ -107,8 +106,9 @@ with maps:
     st.subheader("Density per class and split")
     st.altair_chart(charts.hexbin_map(explore.hexbin(points, 25), labels))
     st.subheader("Backbone embeddings")
-    per_split = c2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n")
-    if st.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb"):
+    e1, e2 = st.columns([2, 1])
+    per_split = e2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n")
+    if e1.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb"):
         bar = st.progress(0.0, text="Embedding texts…")
         emb = embedding_map(key, int(per_split), ds, lambda done, total: bar.progress(done / total,
                                                                                       text=f"Embedded {done}/{total}"))
@@ -124,6 +124,6 @@ with shift:
         overall = float(matrix.loc[matrix["train"] == "all", "kl"].iloc[0])
         st.metric("KL(train‖test), all classes", f"{overall:.3f} nats")
         c1, c2 = st.columns([1, 2])
-        c1.dataframe(explore.kl_per_class(matrix).set_index("class").style.format("{:.3f}"), width="content",
+        c1.dataframe(explore.kl_per_class(matrix, labels).set_index("class").style.format("{:.3f}"), width="content",
                      placeholder="–")
         c2.altair_chart(charts.kl_matrix(matrix, labels))

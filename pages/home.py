@@ -3,6 +3,7 @@ sidebar)."""
 
 import streamlit as st
 
+from core import compare
 from core.runs import pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -27,13 +28,14 @@ with c2:
     st.subheader("Recent runs")
     registry = st.session_state.registry
     pump(registry)
-    recent = registry.list()[-5:][::-1]
+    runs = registry.list()
+    recent, names = runs[-5:][::-1], compare.distinct_names(runs)
     if not recent:
         st.caption("No runs yet: start one on the Train page.")
     for run in recent:
         test = (run.metrics or {}).get("test", {})
         score = f" · macro-F1 {test['macro_f1']:.3f}" if test else ""
-        st.markdown(f"`{run.status}` {run.name}{score}")
+        st.markdown(f"`{run.status}` {names[run.id]}{score}")
 
 st.subheader("Next steps")
 st.page_link("pages/data.py", label="Load a dataset (official Subtask B files, JSONL, CSV or Parquet)",

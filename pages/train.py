@@ -12,12 +12,13 @@ from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
 from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_available,
-                       ray_resources, roughly, set_concurrency, use_address, use_storage)
+                       ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
                         parse_numbers)
 from core.train.config import options
+from core.train.methods import option_sections
 from core.train.maxlen import MaxLength, max_length_for
-from pages.widgets import backbone_picker, keep_selection_on_runs, offer_download, run_card, widget
+from pages.widgets import MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, offer_download, run_card, widget
 
 OPTIONS = options()
 
@@ -49,15 +50,15 @@ if ds.test is None:
     st.stop()
 
 with st.expander("New runs", expanded=not registry.list()):
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
+    frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
     methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods",
-                             format_func=lambda m: METHODS[m].title)
-    variants = {}
-    for field in dict.fromkeys(f for m in methods for f in METHODS[m].variants):
+                             format_func=lambda m: METHODS[m].display(TrainConfig(method=m, frozen=frozen)))
+    variants, columns = {}, st.columns(3)
+    for i, field in enumerate(dict.fromkeys(f for m in methods for f in METHODS[m].variants)):
         o = OPTIONS[field]
-        variants[field] = c2.multiselect(o.variant_label, list(o.choices), default=o.variant_default,
-                                         format_func=o.choices.get, key=f"tr_{field}s", help=o.help)
-    frozen = c3.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
+        variants[field] = columns[i % 3].multiselect(o.variant_label, list(o.choices), default=o.variant_default,
+                                                     format_func=o.choices.get, key=f"tr_{field}s", help=o.help)
     c1, c2, c3 = st.columns(3)
     amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount")
     if amount == "fraction":
@@ -78,12 +79,10 @@ with st.expander("New runs", expanded=not registry.list()):
         values["max_len"] = chosen.tokens
     except InputError:
         pass  # a backbone that does not resolve is reported below, with how to get it
-    for name in dict.fromkeys(m for m in methods):  # an option two methods share (LR's C) is offered once
-        own = [o for o in METHODS[name].options if o not in METHODS[name].variants and o not in values]
-        if own:
-            st.markdown(f"**{METHODS[name].title}**")
-            columns = st.columns(4)
-            values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(own)}
+    for owners, own in option_sections(methods, values):  # an option two methods share (LR's C) is offered once
+        st.markdown("**" + " · ".join(METHODS[m].display(TrainConfig(method=m, frozen=frozen)) for m in owners) + "**")
+        columns = st.columns(4)
+        values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(own)}
     with st.expander("Advanced: every other option"):
         columns = st.columns(4)
         values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(ADVANCED)}
@@ -128,9 +127,8 @@ with st.expander("New runs", expanded=not registry.list()):
     if missing:
         offer_download(values["backbone"])
     if configs:
-        seconds = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
-        st.markdown(f"**{len(configs)} run(s)**, **{roughly(seconds)}** in all on this machine "
-                    f"(from measured throughput where runs have finished, else from laptop-CPU figures)"
+        estimate = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
+        st.markdown(f"**{len(configs)} run(s)**, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if backend == "ray" else "."))
     key = grid_key(configs) if configs else None
     launched = key is not None and st.session_state.get("tr_launched") == key
@@ -160,18 +158,16 @@ def monitor() -> None:
     table = compare.monitor_frame(runs, time.time())
     keep_selection_on_runs("tr_table", table["run_id"].tolist())
     event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",
-                         placeholder="–",
-                         column_config={"progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0,
-                                                                                    max_value=100),
-                                        "test macro-F1": st.column_config.NumberColumn(format="%.3f")})
-    picked = [registry.get(table.iloc[i]["run_id"]) for i in (event.selection.rows if event else [])]
+                         placeholder="–", column_config=MONITOR_COLUMNS)
+    rows = event.selection.rows if event else []
+    picked = [registry.get(table.iloc[i]["run_id"]) for i in rows]
     if not picked:
         st.caption("Select runs to cancel them, or one to see its curves and log.")
         return
     active = [r for r in picked if r.status in ACTIVE]
     st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel", on_click=cancel_all,
               args=(registry, [r.id for r in active]))
-    run_card(registry, picked[0])
+    run_card(registry, picked[0], table.iloc[rows[0]]["run"])
 
 st.subheader("Runs")
 monitor()

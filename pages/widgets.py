@@ -12,6 +12,16 @@ from core.runs import ACTIVE, Registry, Run, enqueue
 from core.train.config import Option
 
 OTHER = "other"
+# the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow
+MONITOR_COLUMNS = {
+    "status": st.column_config.TextColumn(width="small"), "phase": st.column_config.TextColumn(width="small"),
+    "progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0, max_value=100, width="small",
+                                                help="of the current phase: encoding the texts, then training"),
+    "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
+                                                                 "from the run's pace"),
+    "run": st.column_config.TextColumn(width="large"),
+    "test macro-F1": st.column_config.NumberColumn(format="%.3f", width="small"),
+    "evaluations": st.column_config.NumberColumn(width="small")}
 
 
 def widget(column, o: Option):
@@ -89,24 +99,25 @@ def delete(registry: Registry, run_id: str) -> None:
     confirm_delete(None)
 
 
-def delete_with_confirmation(column, registry: Registry, run: Run) -> None:
+def delete_with_confirmation(column, registry: Registry, run: Run, name: str) -> None:
     """Delete asks first: a run's checkpoint and results cannot come back. The buttons act in callbacks, so
     the fragment's own rerun shows the result."""
     if st.session_state.get("tr_confirm_delete") != run.id:
         column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete", on_click=confirm_delete,
                       args=(run.id,))
         return
-    column.warning(f"Delete {run.name} and its files? This cannot be undone.")
+    column.warning(f"Delete {name} and its files? This cannot be undone.")
     column.button("Delete for good", type="primary", key="tr_delete_yes", on_click=delete, args=(registry, run.id))
     column.button("Keep it", key="tr_delete_no", on_click=confirm_delete, args=(None,))
 
 
-def run_card(registry: Registry, run: Run) -> None:
-    """One run: its notes, curves, log (whole, to download) and details, and what can be done with it."""
-    st.subheader(run.name)
+def run_card(registry: Registry, run: Run, name: str) -> None:
+    """One run (`name`: the one that tells it apart on this page): its notes, curves, log (whole, to
+    download) and details, and what can be done with it."""
+    st.subheader(name)
     for line in compare.run_notes(run, registry):
         (st.warning if line.startswith("warning") else st.caption)(line)
-    evaluations = compare.evaluations_frame(registry, [run])
+    evaluations = compare.evaluations_frame(registry, [run], {run.id: name})
     if not evaluations.empty:
         names = evaluations["metric"].unique()
         metrics = sorted(m for m in names if not m.startswith("val_")) + \
@@ -119,7 +130,7 @@ def run_card(registry: Registry, run: Run) -> None:
         log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
     details.json(compare.run_details(run), expanded=1)
     c1, c2 = st.columns(2)
-    delete_with_confirmation(c1, registry, run)
+    delete_with_confirmation(c1, registry, run, name)
     c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=enqueue,
               args=(registry, [run.config], run.backend, run.resources),
               help="Queue the same settings once more (finished runs only)")

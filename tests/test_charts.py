@@ -149,3 +149,28 @@ def test_a_class_neither_true_nor_predicted_is_left_out_of_confusions_on_every_p
     assert set(cells["true"]) == set(cells["predicted"]) == {"a", "b"} and len(cells) == 4
     kept = confusion_cells({"confusion": [[2, 1, 1], [0, 3, 0], [0, 0, 0]], "classes": ["a", "b", "bloomz"]})
     assert set(kept["true"]) == {"a", "b", "bloomz"}  # predicted though never true: its column says something
+
+
+def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_readable_size():
+    """One amount made a line chart of 80 px with five overlapping dots and a cut y title."""
+    import vl_convert as vlc
+
+    rows = [("GAN-BERT G1 (noise) on frozen features", False, 0.45), ("Trained head on frozen features", False, 0.47),
+            ("GAN-BERT control (adversarial off) on frozen features", False, 0.48),
+            ("Frozen features + LR (reference)", True, 0.465), ("TF-IDF + LR (reference)", True, 0.37)]
+    groups = pd.DataFrame([{"series": s, "labeled": 25, "reference": ref, "amount": "5/class", "n": 5,
+                            "accuracy_mean": m, "accuracy_low": m - 0.05, "accuracy_high": m + 0.05}
+                           for s, ref, m in rows])
+    chart = compare_charts.metric_vs_amount(groups, "accuracy")
+    spec = chart.to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
+    assert marks == ["bar", "rule", "rule"]  # bars, their intervals, the references' dashed lines
+    assert spec["layer"][2]["mark"]["strokeDash"] == [6, 4] and spec["title"] == (
+        "accuracy at 5/class: mean and 95% CI over seeds")
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    height = float(re.search(r'<svg[^>]*height="([\d.]+)"', svg).group(1))
+    assert height >= 3 * 28 + 40 and natural_width(chart) <= PAGE
+    assert "accuracy (mean, 95% CI)" in svg  # the axis title whole
+    # two amounts or more: the line chart, its title above it and not along a short axis
+    more = pd.concat([groups, groups.assign(labeled=100, amount="20/class")])
+    assert compare_charts.metric_vs_amount(more, "accuracy").to_dict()["layer"][1]["mark"]["type"] == "line"

@@ -122,6 +122,22 @@ def test_mean_interval_is_students_t():
     assert mean_ci([0.5]).low is None
 
 
+def test_the_pair_names_a_and_b_and_the_group_its_sign_favours():
+    """The issue's case: the head beat GAN-BERT on 3 of 3 seeds, A − B = −0.087, and the page named neither."""
+    p = paired("GAN-BERT G1 @ 5/class", "Trained head @ 5/class", "accuracy",
+               {0: 0.30, 1: 0.35, 2: 0.32}, {0: 0.40, 1: 0.42, 2: 0.411})
+    a, b, difference, test = p.explain()
+    assert (a, b) == ("A = GAN-BERT G1 @ 5/class", "B = Trained head @ 5/class")
+    assert difference.startswith("A − B = -0.087 (accuracy; B is ahead); 95% CI [")
+    assert "excludes 0" in difference and p.ci_excludes_zero
+    assert test == ("B wins on 3 of 3 seeds; exact sign test p = 0.25 (the smallest p 3 seeds allow is 0.25, so no "
+                    "test on them can reach 0.05)")
+    mixed = paired("A", "B", "accuracy", {s: v for s, v in enumerate([0.5, 0.6, 0.4, 0.7, 0.5, 0.6])},
+                   {s: v for s, v in enumerate([0.4, 0.7, 0.3, 0.6, 0.4, 0.5])})
+    assert "A is ahead" in mixed.explain()[2] and "includes 0" in mixed.explain()[2]
+    assert mixed.smallest_p == pytest.approx(2 / 64) and "can reach" not in mixed.explain()[3]
+
+
 def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():
     a = {0: 0.50, 1: 0.60, 2: 0.55, 3: 0.70, 4: 0.52}
     b = {0: 0.40, 1: 0.62, 2: 0.50, 3: 0.60, 4: 0.50, 9: 0.99}  # seed 9 has no partner
@@ -132,7 +148,7 @@ def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():
     assert p.p_value == pytest.approx(stats.binomtest(4, 5, 0.5).pvalue)
     low, high = stats.t.interval(0.95, 4, loc=diffs.mean(), scale=stats.sem(diffs))
     assert (p.difference.low, p.difference.high) == (pytest.approx(low), pytest.approx(high))
-    assert p.sentence() == "A beats B on 4 of 5 seeds" and not p.significant
+    assert p.sentence() == "A wins on 4 of 5 seeds" and not p.significant
     even = paired("A", "B", "accuracy", {0: 0.5, 1: 0.6, 2: 0.4}, {0: 0.6, 1: 0.5, 2: 0.4})
     assert (even.wins, even.losses, even.ties) == (1, 1, 1) and even.p_value == 1.0
     assert even.sentence() == "A and B are even: each wins on 1 of 3 seeds"
@@ -250,3 +266,37 @@ def test_a_selection_follows_its_runs_to_their_new_rows():
     assert follow_rows(["a", "b", "c"], [1, 2], ["c", "b"]) == [0, 1]
     assert follow_rows(["a", "b"], [0], ["b", "c"]) == []  # a run gone is no longer selected
     assert follow_rows(["a"], [3], ["a"]) == []  # a stale row number selects nothing
+
+
+# ------------------------------------------------------------ names that tell runs apart
+
+def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
+    """The issue's pair: GAN-BERT at max length 128 and 256 read the same on every page and in the diff."""
+    from core.compare import distinct_names, settings_diff
+    from core.runs import Registry
+
+    reg = Registry()
+    base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None, max_len=128)
+    short, long_, other = (reg.create(base), reg.create(base.with_(max_len=256)),
+                           reg.create(base.with_(method="features-lr")))
+    twice = reg.create(base.with_(seed=3)), reg.create(base.with_(seed=3, max_len=256))
+    runs = reg.list()
+    names = distinct_names(runs)
+    assert names[short] == reg.get(short).name + " · max length (tokens) 128"
+    assert names[long_] == reg.get(long_).name + " · max length (tokens) 256"
+    assert names[other] == reg.get(other).name  # alone with its name: nothing added
+    assert len(set(names.values())) == len(runs)
+    again = reg.create(base)  # queued twice with the same settings: the run id tells them apart
+    names = distinct_names(reg.list())
+    assert names[again].endswith(f"run {again[-6:]}") and names[short].endswith(f"run {short[-6:]}")
+
+    two = settings_diff([reg.get(short), reg.get(long_)], names)
+    assert list(two.columns) == ["setting", names[short], names[long_]]  # both values side by side
+    assert two.set_index("setting").loc["max length (tokens)"].tolist() == ["128", "256"]
+    three = settings_diff([reg.get(i) for i in (short, long_, twice[1])])
+    assert len(set(three.columns)) == 4
+    assert three.shape[1] == 4 and set(three["setting"]) == {"max length (tokens)", "seed"}
+
+    assert main(["runs"]) == 0  # the CLI lists the registry with the same names
+    out = capsys.readouterr().out
+    assert "· max length (tokens) 256" in out and "· max length (tokens) 128" in out

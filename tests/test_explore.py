@@ -70,21 +70,29 @@ def test_lengths_histogram_and_truncation(small_builtin):
     assert totals["all"] == len(lens) and totals.drop("all").sum() == len(lens)
     share = explore.truncation_share(lens, max_len=0).set_index("class")["share"]
     assert share["all"] == 1.0
-    med = int(lens["tokens"].median())
+    train = lens[lens["split"] == "train"]
+    med = int(train["tokens"].median())
     assert explore.truncation_share(lens, med).set_index("class")["share"]["all"] <= 0.5
+    # train texts only, as the Data page's check and max length `auto` count them (Data said 95%, Explore 93.9%)
+    assert explore.truncation_share(lens, 128).set_index("class")["share"]["all"] == pytest.approx(
+        float((train["tokens"] > 128).mean()))
 
 
 def test_truncation_share_on_known_values():
-    lens = pd.DataFrame({"class": ["a", "a", "b", "b"], "tokens": [10, 300, 100, 600]})
+    lens = pd.DataFrame({"split": ["train"] * 4 + ["test"], "class": ["a", "a", "b", "b", "a"],
+                         "tokens": [10, 300, 100, 600, 900]})
     share = explore.truncation_share(lens, 256).set_index("class")["share"]
-    assert share.to_dict() == {"a": 0.5, "b": 0.5, "all": 0.5}
+    assert share.to_dict() == {"a": 0.5, "b": 0.5, "all": 0.5}  # the test text is not counted
 
 
 def test_class_tables_follow_the_class_order_not_the_alphabet():
     labels = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
-    lens = pd.DataFrame({"class": list(reversed(labels)) * 2, "tokens": range(12), "chars": 1, "words": 1})
+    lens = pd.DataFrame({"split": "train", "class": list(reversed(labels)) * 2, "tokens": range(12), "chars": 1,
+                         "words": 1})
     assert list(explore.truncation_share(lens, 5, labels)["class"]) == [*labels, "all"]
     assert list(dict.fromkeys(explore.length_quantiles(lens, labels)["class"])) == list(labels)
+    shift = pd.DataFrame({"train": [*reversed(labels), "all"], "test": [*reversed(labels), "all"], "kl": 0.1})
+    assert list(explore.kl_per_class(shift, labels)["class"]) == list(labels)  # as the heatmap, not alphabetical
 
 
 def test_hexbin_counts_every_point_once():

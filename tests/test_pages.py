@@ -33,7 +33,7 @@ def test_explore_on_builtin_corpus(small_builtin):
     at = open_page("pages/explore.py", small_builtin)
     assert [t.label for t in at.tabs] == ["Overview", "Lengths", "Words", "Maps", "Train/test shift"]
     assert len(at.get("vega_lite_chart")) >= 6
-    assert at.metric[0].label == "Texts truncated at this max length"
+    assert at.metric[0].label == "Train texts truncated at this max length"
     assert len(at.get("image")) == 6  # one word cloud per class
 
 

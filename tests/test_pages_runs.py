@@ -105,11 +105,14 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     groups, verdicts, diffs = groups.value, verdicts.value, diffs.value
     row = groups[groups["group"].str.startswith("Trained head on frozen features")].iloc[0]
     assert row["n"] == 2 and 0 <= row["accuracy_mean"] <= 1 and row["accuracy_low"] <= row["accuracy_mean"]
-    assert len(at.get("vega_lite_chart")) >= 3  # curves, bars, the strip of seeds
+    charts = at.get("vega_lite_chart")  # one labeled amount: its bars with intervals, then the strip of seeds
+    assert len(charts) == 2 and '"bar"' in charts[0].proto.spec and '"line"' not in charts[0].proto.spec
     assert len(verdicts) == 1 and verdicts.iloc[0]["runner_up"] is not None
     # fine-tuning (seeds 0, 1) and GAN-BERT (seed 0) share seed 0: one pair, its per-seed differences shown
     assert len(at.selectbox(key="cmp_pair").options) == 1 and len(diffs) == 1
-    assert any("beats" in m.value and "on 1 of 1 seeds" in m.value for m in at.markdown)
+    pair = next(m.value for m in at.markdown if "A − B =" in m.value)
+    assert "**A = " in pair and "**B = " in pair and "wins on 1 of 1 seeds" in pair
+    assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
 

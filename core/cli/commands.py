@@ -154,7 +154,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     registry = Registry()
     pump(registry)
-    rows = [r.summary for r in registry.list()]
+    runs = registry.list()
+    names = compare.distinct_names(runs)  # runs alike but for a setting outside their name say which
+    rows = [r.summary | {"name": names[r.id]} for r in runs]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -188,11 +190,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         low, high = getattr(g, f"{m}_low"), getattr(g, f"{m}_high")
         ci = f"[{low:.3f}, {high:.3f}]" if low is not None and low == low else "(one seed)"
         print(f"  {g.group:<60} n={g.n:<3} {getattr(g, f'{m}_mean'):.3f} {ci}")
-    print(f"\npaired over shared seeds ({m}, A − B)")
+    print(f"\npaired over shared seeds ({m})")
     for p in summary.pairs[m]:
-        d = p.difference
-        ci = f"[{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else ""
-        print(f"  {p.a} vs {p.b}: {d.mean:+.3f} {ci} {p.test} p={p.p_value:.3g}; {p.sentence()}")
+        print("  " + "\n    ".join(p.explain()))
     print("\nverdicts")
     for v in summary.verdicts.to_dict("records"):
         if v["runner_up"] is None:
@@ -205,7 +205,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if summary.ablations:
         print(f"\nwhat GAN-BERT's adversarial part adds ({m}, GAN-BERT − its control with adversarial off)")
     for p in summary.ablations:
-        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g}; {p.sentence()}")
+        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g} (the smallest {len(p.seeds)} seeds allow: "
+              f"{p.smallest_p:.3g}); GAN-BERT ahead on {p.wins} of {len(p.seeds)} seeds")
     return 0
 
 

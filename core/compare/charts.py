@@ -14,7 +14,10 @@ CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type,
 def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     """The seed report's figure: a metric against the number of labeled texts (log x), one line per
     series with its 95% confidence band over seeds. Reference baselines are dashed lines without a band:
-    the floor a method must clear to be worth its cost."""
+    the floor a method must clear to be worth its cost. A single labeled amount has no line to draw: its
+    groups are bars with their intervals instead (`one_amount`)."""
+    if groups["labeled"].nunique() < 2:
+        return one_amount(groups, metric)
     data = groups.assign(low=groups[f"{metric}_low"].fillna(groups[f"{metric}_mean"]),
                          high=groups[f"{metric}_high"].fillna(groups[f"{metric}_mean"]),
                          kind=groups["reference"].map({True: "reference", False: "method"}))
@@ -24,13 +27,38 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     base = alt.Chart(data).encode(x=x, color=color)
     band = base.transform_filter(alt.datum.kind == "method").mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
-        y=alt.Y(f"{metric}_mean:Q", title=f"{metric.replace('_', '-')} (mean, 95% CI)"),
+        y=alt.Y(f"{metric}_mean:Q", title=label(metric)),
         strokeDash=alt.StrokeDash("kind:N", title=None, legend=None,  # the series legend shows each dash
                                   scale=alt.Scale(domain=["method", "reference"], range=[[1, 0], [6, 4]])),
-        tooltip=["series", "amount", alt.Tooltip("labeled:Q", format=".0f"), "n",
-                 alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_low:Q", format=".3f"),
-                 alt.Tooltip(f"{metric}_high:Q", format=".3f")])
-    return (band + line).properties(width=480, height=300)
+        tooltip=tooltip(metric))
+    return (band + line).properties(width=480, height=300, title=f"{label(metric)} against labeled texts: mean "
+                                                                 "and 95% CI over seeds")
+
+
+def label(metric: str) -> str:
+    return metric.replace("_", "-")
+
+
+def tooltip(metric: str) -> list:
+    return ["series", "amount", alt.Tooltip("labeled:Q", format=".0f"), "n",
+            alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_low:Q", format=".3f"),
+            alt.Tooltip(f"{metric}_high:Q", format=".3f")]
+
+
+def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
+    """One labeled amount: a bar per method with its 95% interval, each name whole on its own row, and the
+    references as dashed vertical lines at their means, named in the legend."""
+    amount = groups["amount"].iloc[0] if len(groups) else ""
+    methods, references = groups[~groups["reference"]], groups[groups["reference"]]
+    x = alt.X(f"{metric}_mean:Q", title=f"{label(metric)} (mean, 95% CI)", scale=alt.Scale(zero=True))
+    y = alt.Y("series:N", title=None, sort=alt.SortField(f"{metric}_mean", order="descending"), axis=category_axis())
+    bars = alt.Chart(methods).mark_bar(color="#9ecae1").encode(x=x, y=y, tooltip=tooltip(metric))  # named on y
+    whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=f"{metric}_low:Q", x2=f"{metric}_high:Q", y=y)
+    rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
+        x=f"{metric}_mean:Q", color=alt.Color("series:N", title="references (dashed lines)", scale=alt.Scale(scheme="dark2"), legend=whole_legend(
+            columns=1, symbolType="stroke", symbolStrokeWidth=2)), tooltip=tooltip(metric))
+    return alt.layer(bars, whiskers, rules).properties(
+        width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 
 def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860) -> alt.Chart:

@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from core.train import TrainConfig
+from core.train.config import flat_settings
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
@@ -29,23 +30,8 @@ NOT_SETTINGS = ("seed", "tags", "device")  # what may differ inside a group
 AMOUNT = ("fraction", "per_class")
 
 
-def settings(config: TrainConfig, drop: tuple[str, ...] = NOT_SETTINGS) -> dict[str, object]:
-    """A run's settings, flattened ('data.train', 'lr', …), without `drop` (by default those a group may
-    vary in)."""
-    flat: dict[str, object] = {}
-
-    def walk(prefix: str, value: object) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(f"{prefix}{k}.", v)
-        else:
-            flat[prefix[:-1]] = value
-    walk("", json.loads(config.to_json()))
-    return {k: v for k, v in flat.items() if k not in drop}
-
-
 def group_key(config: TrainConfig) -> str:
-    return json.dumps(settings(config), sort_keys=True, default=str)
+    return json.dumps(flat_settings(config, NOT_SETTINGS), sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -93,11 +79,36 @@ class Paired:
         d = self.difference
         return d.low is not None and (d.low > 0 or d.high < 0)
 
+    @property
+    def smallest_p(self) -> float:
+        """The smallest two-sided p-value a rank or sign test can give on these seeds, whatever the scores:
+        2/2ⁿ (0.25 from 3 seeds, 0.0625 from 5, 0.031 from 6)."""
+        return min(1.0, 2 / 2 ** len(self.seeds))
+
     def sentence(self) -> str:
         if self.wins == self.losses:
-            return f"{self.a} and {self.b} are even: each wins on {self.wins} of {len(self.seeds)} seeds"
-        better, worse, won = (self.a, self.b, self.wins) if self.wins > self.losses else (self.b, self.a, self.losses)
-        return f"{better} beats {worse} on {won} of {len(self.seeds)} seeds"
+            return f"A and B are even: each wins on {self.wins} of {len(self.seeds)} seeds"
+        ahead, won = ("A", self.wins) if self.wins > self.losses else ("B", self.losses)
+        return f"{ahead} wins on {won} of {len(self.seeds)} seeds"
+
+    def explain(self) -> list[str]:
+        """The comparison in plain words, the same on the Compare page and in `compare`'s output: who A and B
+        are, A − B with the group its sign favours named, the seeds won, the test's p beside the smallest p
+        the seeds allow, and whether the interval excludes 0."""
+        d, n = self.difference, len(self.seeds)
+        leader = "A is ahead" if d.mean > 0 else "B is ahead" if d.mean < 0 else "no one is ahead"
+        if d.low is None:
+            interval = "no interval from one seed"
+        else:
+            verdict = "excludes 0: the difference holds across seeds" if self.ci_excludes_zero \
+                else "includes 0: the seeds do not settle which is better"
+            interval = f"95% CI [{d.low:+.3f}, {d.high:+.3f}] {verdict}"
+        floor = f"the smallest p {n} {'seeds allow' if n != 1 else 'seed allows'} is {self.smallest_p:.3g}"
+        if self.smallest_p >= ALPHA:
+            floor += f", so no test on them can reach {ALPHA}"
+        return [f"A = {self.a}", f"B = {self.b}",
+                f"A − B = {d.mean:+.3f} ({self.metric}; {leader}); {interval}",
+                f"{self.sentence()}; {self.test} p = {self.p_value:.3g} ({floor})"]
 
 
 def paired(a: str, b: str, metric: str, scores_a: dict[int, float], scores_b: dict[int, float]) -> Paired:
@@ -266,7 +277,8 @@ def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list
 def pair_json(p: Paired) -> dict:
     out = asdict(p)
     out["difference"] = asdict(p.difference)
-    return out | {"significant": p.significant, "ci_excludes_zero": p.ci_excludes_zero, "summary": p.sentence()}
+    return out | {"significant": p.significant, "ci_excludes_zero": p.ci_excludes_zero,
+                  "smallest_p": p.smallest_p, "summary": p.sentence()}
 
 
 @dataclass

@@ -9,8 +9,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from core.compare.seeds import group_key, settings
+from core.compare.names import distinct_names
+from core.compare.seeds import group_key
 from core.runs import Registry, Run
+from core.runs.estimate import History, time_left
 from core.train import method_for
 
 METRICS = ("accuracy", "macro_f1", "mcc")
@@ -57,16 +59,18 @@ def filter_runs(frame: pd.DataFrame, chosen: dict[str, list]) -> pd.DataFrame:
     return frame
 
 
-def evaluations_frame(registry: Registry, runs: list[Run]) -> pd.DataFrame:
+def evaluations_frame(registry: Registry, runs: list[Run], names: dict[str, str] | None = None) -> pd.DataFrame:
     """Losses and validation metrics at each evaluation of several runs, long form (run, step, metric,
-    value); runs from before step budgets evaluated once an epoch, and their x is the epoch."""
+    value); runs from before step budgets evaluated once an epoch, and their x is the epoch. Runs are
+    named by `names` (default: names that tell these runs apart)."""
+    names = names or distinct_names(runs)
     rows = []
     for r in runs:
         for e in registry.evaluations(r.id):
             x = e["step"] if e["step"] is not None else e["evaluation"]
             for key, value in e.items():
                 if key not in ("evaluation", "step", "best") and isinstance(value, (int, float)):
-                    rows.append({"run_id": r.id, "run": r.name, "step": x, "metric": key, "value": float(value)})
+                    rows.append({"run_id": r.id, "run": names[r.id], "step": x, "metric": key, "value": float(value)})
     return pd.DataFrame(rows, columns=["run_id", "run", "step", "metric", "value"])
 
 
@@ -103,14 +107,6 @@ def run_details(run: Run) -> dict:
             "config": json.loads(run.config.to_json())}
 
 
-def run_diff(a: Run, b: Run) -> pd.DataFrame:
-    """Only the settings in which two runs differ, the seed included."""
-    sa, sb = settings(a.config, drop=()), settings(b.config, drop=())
-    keys = [k for k in dict.fromkeys([*sa, *sb]) if sa.get(k) != sb.get(k)]
-    return pd.DataFrame({"setting": keys, a.name: [str(sa.get(k)) for k in keys],
-                         b.name: [str(sb.get(k)) for k in keys]})
-
-
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
     """The test confusion matrix as (true, predicted, value); rows sum to 1 when normalized."""
     test = (run.metrics or {}).get("test", {})
@@ -133,31 +129,37 @@ def confusion_cells(metrics: dict, normalize: bool = False) -> pd.DataFrame:
                          for i in present for j in present])
 
 
-def per_class_f1(runs: list[Run]) -> pd.DataFrame:
+def per_class_f1(runs: list[Run], names: dict[str, str] | None = None) -> pd.DataFrame:
+    names = names or distinct_names(runs)
     rows = []
     for r in runs:
         for name, scores in (r.metrics or {}).get("test", {}).get("per_class", {}).items():
             if scores["support"] > 0:
-                rows.append({"run": r.name, "class": name,
+                rows.append({"run": names[r.id], "class": name,
                              "f1": scores["f1"]})
     return pd.DataFrame(rows, columns=["run", "class", "f1"])
 
 
+MONITOR_ORDER = {"running": 0, "starting": 1, "queued": 2}  # then the ended runs, newest first
+
+
 def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
-    """The Train page's live table: status, progress, evaluations so far, time left and the latest message."""
+    """The Train page's live table, what is running first: status, the current phase and its progress,
+    time left (from this machine's history, `core.runs.estimate`), the run's distinct name, its test
+    macro-F1, evaluations so far and the latest message."""
+    history, names = History(runs), distinct_names(runs)
+    ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3), -r.created))
     rows = []
-    for r in runs:
-        left = None
-        if r.status == "running" and r.started and r.progress > 0.01:
-            elapsed = now - r.started
-            left = elapsed * (1 - r.progress) / r.progress
+    for r in ordered:
         test = (r.metrics or {}).get("test", {})
-        rows.append({"run_id": r.id, "status": r.status, "run": r.name, "progress": round(100 * r.progress),
-                     "evaluations": r.epoch, "time left": _duration(left),
-                     "test macro-F1": test.get("macro_f1"), "where": r.device if r.backend == "ray" and r.device
-                     else r.backend, "latest": r.message or ""})
-    return pd.DataFrame(rows, columns=["run_id", "status", "run", "progress", "evaluations", "time left",
-                                       "test macro-F1", "where", "latest"])
+        phase = (r.phase or "preparing") if r.status == "running" else ""
+        rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
+                     "time left": _duration(time_left(r, history, now)), "run": names[r.id],
+                     "test macro-F1": test.get("macro_f1"), "evaluations": r.epoch,
+                     "where": r.device if r.backend == "ray" and r.device else r.backend, "latest": r.message or "",
+                     "run_id": r.id})
+    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "test macro-F1",
+                                       "evaluations", "where", "latest", "run_id"])
 
 
 def follow_rows(before: list[str], rows: list[int], after: list[str]) -> list[int]:

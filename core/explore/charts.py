@@ -43,7 +43,7 @@ def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     """One panel per class, two a row: whole trigram labels (up to ~200 px on real text) beside 230 px of bars
     keep two panels within the page, where three ran 1,150 px wide."""
     return alt.Chart(ngrams).mark_bar().encode(
-        x=alt.X("count:Q", title="count"),
+        x=alt.X("count:Q", title="count", axis=alt.Axis(tickMinStep=1, format="d")),  # counts are whole
         y=alt.Y("ngram:N", sort="-x", title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", "ngram", "count"],

@@ -74,7 +74,7 @@ def summary(ds: Dataset, views: dict[str, pd.DataFrame]) -> dict:
             str(n): {name: g.sort_values("rank")["ngram"].tolist() for name, g in views[f"ngrams_{n}"].groupby("class")}
             for n in (1, 2, 3)
         },
-        "kl_per_class": {row["class"]: row["kl"] for _, row in explore.kl_per_class(views["kl"]).iterrows()},
+        "kl_per_class": {row["class"]: row["kl"] for _, row in explore.kl_per_class(views["kl"], ds.labels).iterrows()},
         "kl_overall": next((float(r["kl"]) for _, r in views["kl"].iterrows() if r["train"] == "all"), None),
     }
 

@@ -77,8 +77,9 @@ def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quan
 
 
 def truncation_share(lens: pd.DataFrame, max_len: int, labels: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Share of texts per class (in class order) and overall with more tokens than `max_len`, i.e. cut by
-    truncation."""
+    """Share of train texts per class (in class order) and overall with more tokens than `max_len`, i.e. cut
+    by truncation: the texts a model learns from, as the Data page's check and max length `auto` count."""
+    lens = lens[lens["split"] == "train"]
     over = lens["tokens"] > max_len
     per_class = in_class_order(over.groupby(lens["class"]).mean().rename("share").reset_index(), labels)
     overall = pd.DataFrame({"class": ["all"], "share": [float(over.mean())]})
@@ -262,9 +263,10 @@ def kl_shift(ds: Dataset, alpha: float = 0.5, cache: Path | None = None) -> pd.D
     return load_or_compute(cache, cache_key("kl", data=ds.fingerprint, alpha=alpha), compute)
 
 
-def kl_per_class(shift: pd.DataFrame) -> pd.DataFrame:
+def kl_per_class(shift: pd.DataFrame, labels: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The diagonal, KL(train_c ‖ test_c) per class, in the class order the heatmap uses."""
     diag = shift[(shift["train"] == shift["test"]) & (shift["train"] != "all")]
-    return diag.rename(columns={"train": "class"})[["class", "kl"]].reset_index(drop=True)
+    return in_class_order(diag.rename(columns={"train": "class"})[["class", "kl"]], labels).reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- sources

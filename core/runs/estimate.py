@@ -1,17 +1,31 @@
-"""Time estimates for a grid of runs, from throughput measured on this machine.
+"""Time estimates from this machine's history: for a grid before it launches, and for a run while it runs.
 
-Finished runs record samples/s; an estimate uses the median of comparable runs (same method, frozen
-or not, max length) and falls back to each method's figures measured with MiniLM on a 2-core laptop CPU.
+A run's wall time is mostly not its optimizer steps: a frozen GAN-BERT run of 60 steps spends its two
+minutes starting a process, loading the backbone and the cached features, and evaluating. So an estimate
+starts from what finished runs took here, from start to end less their encoding pass (encoding happens
+once per text and is counted apart, at the speed this machine measured):
+
+1. runs with the same settings but the seed: the median of their times;
+2. else runs of the same method, mode and max length: their times scaled by the method's own model of its
+   budget at this data size against theirs;
+3. else a rough guess: the method's model at laptop-CPU speeds plus a start-up cost, and the page says so.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+from dataclasses import dataclass
 
-from core.runs.registry import Registry
+from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
+from core.train.config import flat_settings
 
 FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
+STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
+ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
+NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
+FEATURE_STORE = ("data", "cleaning", "backbone", "revision", "max_len", "pooling", "precision")
 
 
 def roughly(seconds: float) -> str:
@@ -22,11 +36,10 @@ def roughly(seconds: float) -> str:
     return f"about {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"about {minutes} min"
 
 
-def measured_speed(registry: Registry, config: TrainConfig) -> float | None:
-    speeds = [r.samples_per_s for r in registry.list(statuses=("done",))
-              if r.samples_per_s and r.config.method == config.method and r.config.frozen == config.frozen
-              and r.config.max_len == config.max_len]
-    return statistics.median(speeds) if speeds else None
+def remember_encoding(registry: Registry, texts: int, seconds: float, max_len: int) -> None:
+    """Keep how fast this machine encodes (scaled to 128 tokens), for the next grid's estimate."""
+    if texts >= 100 and seconds > 0:
+        registry.set_setting(ENCODE_SPEED, f"{texts / seconds * max_len / 128:.2f}")
 
 
 def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
@@ -35,31 +48,115 @@ def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
 
 
 def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int, speed: float | None) -> float:
-    """The method's own estimate for its budget at this data size."""
+    """The method's own model of its budget at this data size (`speed`: samples/s, else laptop figures)."""
     labeled = labeled_count(config, pool, classes)
     return method_for(config).seconds(config, labeled, pool - labeled, val, test, speed)
 
 
-ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
+def train_seconds(run: Run) -> float | None:
+    """What a finished run took here outside its encoding pass, from start to end."""
+    if run.status != "done" or not run.started or not run.ended:
+        return None
+    return max(0.0, run.ended - run.started - (run.metrics or {}).get("encode_seconds", 0.0))
 
 
-def remember_encoding(registry: Registry, texts: int, seconds: float, max_len: int) -> None:
-    """Keep how fast this machine encodes (scaled to 128 tokens), for the next grid's estimate."""
-    if texts >= 100 and seconds > 0:
-        registry.set_setting(ENCODE_SPEED, f"{texts / seconds * max_len / 128:.2f}")
+def same_run(config: TrainConfig) -> str:
+    return json.dumps(flat_settings(config, NOT_THE_RUN), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    from_history: int  # runs whose time came from finished runs here (settings alike, or scaled)
+    guessed: int  # runs with no history: laptop figures
+
+    def words(self) -> str:
+        """'about 7 min (from runs finished here)', or saying which part is a rough guess."""
+        if not self.guessed:
+            return f"{roughly(self.seconds)} (from runs finished on this machine)"
+        if not self.from_history:
+            return f"{roughly(self.seconds)} (a rough guess from laptop-CPU figures: no run like these has finished here)"
+        return (f"{roughly(self.seconds)} ({self.from_history} run(s) from runs finished here, {self.guessed} a rough "
+                "guess from laptop-CPU figures)")
+
+
+class History:
+    """The finished runs of this machine, by what decides their time."""
+
+    def __init__(self, runs: list[Run]):
+        self.done = [(r, t) for r in runs if (t := train_seconds(r)) is not None]
+        self.by_settings: dict[str, list[float]] = {}
+        for r, t in self.done:
+            self.by_settings.setdefault(same_run(r.config), []).append(t)
+
+    def alike(self, config: TrainConfig) -> float | None:
+        """The median time of finished runs with these settings but the seed."""
+        times = self.by_settings.get(same_run(config))
+        return statistics.median(times) if times else None
+
+    def scaled(self, config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float | None:
+        """Finished runs of the same method, mode and max length, each scaled by the method's model of this
+        config's budget and data against its own."""
+        mine = run_seconds(config, pool, val, test, classes, None) + STARTUP
+        ratios = []
+        for r, t in self.done:
+            c, m = r.config, r.metrics or {}
+            if (c.method, c.frozen, c.max_len) != (config.method, config.frozen, config.max_len) or "labeled" not in m:
+                continue
+            theirs = method_for(c).seconds(c, m["labeled"], m["unlabeled"], m["val_rows"], m["test_rows"], None)
+            ratios.append(t * mine / (theirs + STARTUP))
+        return statistics.median(ratios) if ratios else None
+
+    def encoded(self, config: TrainConfig, with_pool: bool) -> bool:
+        """Whether a finished frozen run here has already cached these texts' features (the whole pool too
+        when `with_pool`)."""
+        store = {k: getattr(config, k) for k in FEATURE_STORE}
+        return any(r.config.frozen and {k: getattr(r.config, k) for k in FEATURE_STORE} == store
+                   and (not with_pool or method_for(r.config).uses_unlabeled) for r, _ in self.done)
+
+
+def run_estimate(history: History, config: TrainConfig, pool: int, val: int, test: int, classes: int
+                 ) -> tuple[float, bool]:
+    """One run's seconds outside encoding, and whether they come from this machine's history."""
+    found = history.alike(config) or history.scaled(config, pool, val, test, classes)
+    if found is not None:
+        return found, True
+    return run_seconds(config, pool, val, test, classes, None) + STARTUP, False
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int
-                 ) -> float:
-    """The whole grid run one after another. A frozen grid encodes each text once, at the speed measured
-    on this machine (else a laptop figure): validation, test and the labeled rows, and the whole pool when
-    a method learns from unlabeled texts."""
-    total = sum(run_seconds(c, pool, val, test, classes, measured_speed(registry, c)) for c in configs)
+                 ) -> Estimate:
+    """The whole grid run one after another, plus the encoding a frozen grid still needs: each text once, at
+    the speed measured here (else a laptop figure), the whole pool when a method learns from unlabeled texts,
+    nothing when a finished run has cached them."""
+    history = History(registry.list(statuses=("done",)))
+    total, known = 0.0, 0
+    for c in configs:
+        seconds, measured = run_estimate(history, c, pool, val, test, classes)
+        total, known = total + seconds, known + measured
     frozen = [c for c in configs if c.frozen]
     if frozen:
-        max_len = max(c.max_len for c in frozen)
-        speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
-        labeled = max(labeled_count(c, pool, classes) for c in frozen)
-        texts = pool if any(method_for(c).uses_unlabeled for c in frozen) else min(pool, labeled)
-        total += (texts + val + test) / speed
-    return total
+        with_pool = any(method_for(c).uses_unlabeled for c in frozen)
+        if not all(history.encoded(c, with_pool) for c in frozen):
+            max_len = max(c.max_len for c in frozen)
+            speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
+            labeled = max(labeled_count(c, pool, classes) for c in frozen)
+            total += ((pool if with_pool else min(pool, labeled)) + val + test) / speed
+    return Estimate(total, known, len(configs) - known)
+
+
+def time_left(run: Run, history: History, now: float) -> float | None:
+    """Seconds until a run ends: while it encodes, the encoding's own pace plus the training that follows
+    (from history); while it trains, its pace since training began, or history before 10% of the steps."""
+    alike = history.alike(run.config)
+    if run.status == "queued":
+        return alike
+    if run.status != "running" or not run.phase_started:
+        return None
+    elapsed = now - run.phase_started
+    pace = elapsed * (1 - run.progress) / run.progress if run.progress > 0.01 else None
+    if run.phase == "encoding":
+        return None if pace is None else pace + (alike or 0.0)
+    if alike is not None and run.progress < 0.1:
+        return alike * (1 - run.progress)
+    return pace

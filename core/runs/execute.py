@@ -77,8 +77,9 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
             if done == 0 or done == total or now - last[0] > 1.0:
                 last[0] = now
                 left = (total - done) * (now - encoding_since[0]) / done if done else None
-                registry.update_progress(run_id, 0.0, 0, message=f"encoding texts: {done:,} of {total:,} "
-                                         f"({done / max(total, 1):.0%})" + (f", {roughly(left)} left" if left else ""))
+                registry.update_progress(run_id, done / max(total, 1), 0, phase="encoding",
+                                         message=f"encoding texts: {done:,} of {total:,} ({done / max(total, 1):.0%})"
+                                         + (f", {roughly(left)} left" if left else ""))
         elif kind == "status":
             registry.set_message(run_id, event["message"])
         if line := log_line(event):

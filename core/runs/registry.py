@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 """
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
-MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"))
+MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
+              ("phase_started", "REAL"))
 
 
 class RunError(InputError):
@@ -85,6 +86,8 @@ class Run:
     deleted: bool
     backend: str = "local"  # local (an OS process here) | ray (a Ray task, relayed by the dispatcher)
     resources: dict | None = None  # what a Ray run asks for: {"cpus": 1.0, "gpu_fraction": 1.0}
+    phase: str | None = None  # what a running run is doing: encoding | training; `progress` is that phase's
+    phase_started: float | None = None
 
     @property
     def name(self) -> str:
@@ -220,11 +223,14 @@ class Registry:
                        (pid, device, now, now))
 
     def update_progress(self, run_id: str, progress: float, epoch: int, samples_per_s: float | None = None,
-                        message: str | None = None) -> None:
+                        message: str | None = None, phase: str = "training") -> None:
+        """The progress of the run's current phase (encoding, then training); a new phase starts its clock."""
+        now = time.time()
         with self._connect() as db:
             db.execute("UPDATE runs SET progress = ?, epoch = ?, samples_per_s = COALESCE(?, samples_per_s), "
-                       "message = COALESCE(?, message), heartbeat = ? WHERE id = ?",
-                       (progress, epoch, samples_per_s, message, time.time(), run_id))
+                       "message = COALESCE(?, message), heartbeat = ?, "
+                       "phase_started = CASE WHEN phase IS ? THEN phase_started ELSE ? END, phase = ? WHERE id = ?",
+                       (progress, epoch, samples_per_s, message, now, phase, now, phase, run_id))
 
     def set_message(self, run_id: str, message: str) -> None:
         with self._connect() as db:
@@ -279,4 +285,5 @@ def _to_run(row: sqlite3.Row) -> Run:
                epoch=row["epoch"], samples_per_s=row["samples_per_s"], message=row["message"],
                metrics=json.loads(row["metrics"]) if row["metrics"] else None,
                cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
-               backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None)
+               backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None,
+               phase=row["phase"], phase_started=row["phase_started"])

@@ -175,6 +175,21 @@ class TrainConfig:
         return replace(self, **changes)
 
 
+def flat_settings(config: TrainConfig, drop: tuple[str, ...] = ()) -> dict[str, object]:
+    """A config's settings flattened ('data.train', 'lr', …), without the keys in `drop`: what tells runs
+    apart, groups them over seeds, and matches a run to earlier ones."""
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}{k}.", v)
+        else:
+            flat[prefix[:-1]] = value
+    walk("", json.loads(config.to_json()))
+    return {k: v for k, v in flat.items() if k not in drop}
+
+
 def default_of(f: Field) -> object:
     return f.default_factory() if f.default is MISSING else f.default
 

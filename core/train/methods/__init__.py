@@ -65,6 +65,20 @@ def pinned(config: TrainConfig) -> TrainConfig:
     return config.with_(revision=revision, precision=precision)
 
 
+def option_sections(methods: list[str], offered: dict) -> list[tuple[list[str], list[str]]]:
+    """The methods' own options, each offered once under the names of every chosen method it sets (LR's C
+    sets both LR references): (owners, options) in the order the methods were chosen."""
+    owners: dict[str, list[str]] = {}
+    for m in methods:
+        for o in METHODS[m].options:
+            if o not in METHODS[m].variants and o not in offered:
+                owners.setdefault(o, []).append(m)
+    sections: dict[tuple[str, ...], list[str]] = {}
+    for o, ms in owners.items():
+        sections.setdefault(tuple(ms), []).append(o)
+    return [(list(ms), own) for ms, own in sections.items()]
+
+
 def run_label(config: TrainConfig, labeled: int | None = None) -> str:
     """A run's one name, on every page and in the CLI: what it trains, the labeled amount as the user chose
     it with the texts it labeled once known, the seed, and the dataset."""
@@ -74,4 +88,4 @@ def run_label(config: TrainConfig, labeled: int | None = None) -> str:
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
-           "validate", "with_max_len", "run_label"]
+           "validate", "with_max_len", "run_label", "option_sections"]

@@ -177,7 +177,7 @@ class StepMethod(NeuralMethod):
                     raise Diverged(f"the {name} loss became {value} at step {step}")
                 sums[name] = sums.get(name, 0.0) + value
             samples, since = samples + len(idx), since + 1
-            if step % 10 == 0 or step == total_steps:
+            if step % 10 == 0 or step in (1, total_steps):
                 on_event({"type": "progress", "step": step, "total_steps": total_steps,
                           "samples_per_s": samples / (time.perf_counter() - started)})
             if step % eval_every and step != total_steps:

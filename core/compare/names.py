@@ -1,0 +1,65 @@
+"""Names that tell runs apart: a run's own name (method, amount, seed, dataset) says nothing of the
+settings outside it, so two runs at max length 128 and 256 would read the same on every table, chart
+and sentence. Each name here adds the settings in which its run differs from the others that share it."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import pandas as pd
+
+from core.runs import Run
+from core.train import run_label
+from core.train.config import flat_settings, options
+
+NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setting that changes its result
+
+
+def setting_label(key: str) -> str:
+    """'max_len' → 'max length (tokens)'; a nested key ('cleaning.lowercase') reads as itself."""
+    found = options().get(key)
+    return found.label[0].lower() + found.label[1:] if found else key.replace("_", " ")
+
+
+def setting_value(value: object) -> str:
+    if value is None:
+        return "default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def differing(runs: Sequence[Run], drop: tuple[str, ...] = NEVER) -> list[str]:
+    """The settings (flattened keys, in the config's order) that are not the same for all of `runs`."""
+    flat = [flat_settings(r.config, drop) for r in runs]
+    keys = list(dict.fromkeys(k for f in flat for k in f))
+    return [k for k in keys if len({repr(f.get(k)) for f in flat}) > 1]
+
+
+def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
+    """Run id → its name plus ' · <setting> <value>' for every setting in which it differs from another run
+    of the same name; runs alike in every setting (a run queued twice) end in their run id as well."""
+    by_name: dict[str, list[Run]] = defaultdict(list)
+    for r in runs:  # a queued run and a finished one are alike though only the finished knows its labeled count
+        by_name[run_label(r.config)].append(r)
+    names = {}
+    for same in by_name.values():
+        keys = differing(same) if len(same) > 1 else []
+        for r in same:
+            flat = flat_settings(r.config)
+            names[r.id] = " · ".join([r.name, *(f"{setting_label(k)} {setting_value(flat.get(k))}" for k in keys)])
+    taken = Counter(names.values())
+    return {i: f"{name} · run {i[-6:]}" if taken[name] > 1 else name for i, name in names.items()}
+
+
+def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> pd.DataFrame:
+    """The settings in which the runs differ (the seed included): one row a setting, one column a run,
+    headed by its name in `names` (default: names that tell these runs apart), for two runs or more."""
+    names = names or distinct_names(runs)
+    keys = differing(runs, drop=())
+    flat = [flat_settings(r.config) for r in runs]
+    frame = pd.DataFrame({"setting": [setting_label(k) for k in keys]})
+    for r, f in zip(runs, flat):
+        frame[names[r.id]] = [setting_value(f.get(k)) for k in keys]
+    return frame
