@@ -82,7 +82,11 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(90_000)
         page.goto(server)
+        # the first paint's navigation names the pages: never the pages/ folder's files (widgets, app)
+        page.get_by_test_id("stSidebarNav").wait_for()
+        assert page.get_by_test_id("stSidebarNav").get_by_text("widgets").count() == 0
         page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
+        assert page.get_by_test_id("stSidebarNav").get_by_text("Explore", exact=True).count() == 1
         check_page(page, "1-home")
 
         # a small built-in corpus keeps the journey quick
@@ -92,6 +96,10 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
             page.get_by_label(label).press("Enter")  # number inputs commit on Enter
         page.get_by_role("button", name="Use the built-in corpus").click()
         page.get_by_text("Loaded Built-in synthetic corpus: 324 train, 36 val, 120 test").wait_for()
+        page.get_by_role("tab", name="Upload files").click()
+        limits = page.get_by_test_id("stFileUploaderDropzoneInstructions")
+        limits.first.wait_for()
+        assert all("500MB" in t.replace(" ", "") for t in limits.all_inner_texts()), limits.all_inner_texts()
         check_page(page, "2-data")
 
         nav(page, "Explore")
@@ -147,12 +155,16 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         check_page(page, "6-classify")
 
         # the real sample, loaded from a local path, is still the dataset after a reload (a new session)
-        nav(page, "Data")
+        nav(page, "Data")  # the corpus again, so that its "Loaded" message goes away on the next rerun (Enter)
+        page.get_by_role("button", name="Use the built-in corpus").click()
+        page.get_by_text("Loaded Built-in synthetic corpus").wait_for()
         page.get_by_role("tab", name="Local path").click()
         for label, name in (("Train file or directory", "train.jsonl"), ("Test file (optional)", "dev.jsonl")):
             page.get_by_role("textbox", name=label).fill(str(m4_dir / name))
-            page.get_by_role("textbox", name=label).press("Enter")
-        page.get_by_role("button", name="Load from path").click()
+            page.get_by_role("textbox", name=label).press("Enter")  # as the field asks; the rerun keeps the tab
+            page.wait_for_timeout(1500)
+            assert page.get_by_role("tab", name="Local path").get_attribute("aria-selected") == "true"
+        page.get_by_role("button", name="Load from path").click(timeout=10_000)  # no tab touched since Enter
         page.get_by_text("Loaded train.jsonl").wait_for()
         page.get_by_test_id("stSidebar").get_by_text("train.jsonl").wait_for()  # at once, not after a click
         page.reload()

@@ -74,6 +74,22 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     assert "absent from train: bloomz" in warnings and "longer than 128 tokens" in warnings
 
 
+def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_dir, small_builtin):
+    """A 2-row CSV replaced the loaded workspace with only warnings."""
+    at = open_page("pages/data.py", small_builtin)
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()  # no test file given
+    at.button(key="lp_load").click().run()
+    assert not at.exception and at.session_state["dataset"] is small_builtin  # not replaced yet
+    question = next(w.value for w in at.warning if "has no test rows" in w.value)
+    assert f"Replace **{small_builtin.name}** ({len(small_builtin.test):,} test rows)" in question
+    at.button(key="dt_keep").click().run()
+    assert at.session_state["dataset"] is small_builtin and not any("has no test rows" in w.value for w in at.warning)
+    at.button(key="lp_load").click().run()
+    at.button(key="dt_replace").click().run()
+    assert not at.exception and at.session_state["dataset"].name == "train.jsonl"
+    assert at.session_state["dataset"].test is None and "Loaded train.jsonl" in at.success[0].value
+
+
 @pytest.mark.parametrize("key", ["cl_lower"])
 def test_cleaning_toggle_is_kept_in_session(key, small_builtin):
     at = open_page("pages/data.py", small_builtin)

@@ -47,7 +47,7 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
     assert not at.exception
-    assert any("**2 run(s)**" in m.value and "min" in m.value for m in at.markdown)
+    assert any("**2 run(s)**" in m.value and "rough guess" in m.value for m in at.markdown)  # nothing ran here yet
     at.button(key="tr_launch").click().run()
     assert "Queued 2 run(s)" in at.success[0].value
     at.button(key="tr_launch").click().run()  # the second click of a double click queues nothing
@@ -238,6 +238,19 @@ def test_every_training_option_has_a_widget_on_the_train_page(dataset):
     at.text_input(key="tr_tags").set_value("night, m4").run()
     at.selectbox(key="tr_pooling").set_value("mean").run()
     assert not at.exception and not at.error
+
+
+def test_methods_are_named_for_the_mode_and_a_shared_option_names_every_method_it_sets(dataset):
+    """"BERT fine-tuning" chosen in frozen mode was called "Trained head on frozen features" ever after, and LR's
+    C sat under "Frozen features + LR" alone though it sets TF-IDF + LR too."""
+    at = open_page("pages/train.py", dataset)
+    at.toggle(key="tr_frozen").set_value(True).run()
+    assert "Trained head on frozen features" in at.multiselect(key="tr_methods").options
+    at.toggle(key="tr_frozen").set_value(False).run()
+    assert "BERT fine-tuning" in at.multiselect(key="tr_methods").options
+    at.multiselect(key="tr_methods").set_value(["features-lr", "tfidf-lr"]).run()
+    headings = [m.value for m in at.markdown if m.value.startswith("**") and "LR" in m.value]
+    assert headings == ["**Frozen features + LR · TF-IDF + LR**"]
 
 
 def select_rows(at, key: str, run_ids: list[str]):

@@ -19,7 +19,9 @@ from core.data.labels import SEMEVAL_LABELS
 from core.data.schema import UNLABELED, ColumnMapping, DataError
 from core.paths import atomic_write_bytes
 
-MAX_FILE_BYTES = 512 * 1024 * 1024  # the official train file is about 150 MB; .streamlit/config.toml matches
+# The official train file is about 150 MB. Streamlit's uploaders state a limit from half the next unit up in
+# that unit (512 MB read "1GB"), so the limit is 500 MB: .streamlit/config.toml and the uploaders match it.
+MAX_FILE_BYTES = 500 * 2**20
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
