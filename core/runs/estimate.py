@@ -54,10 +54,11 @@ def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: in
 
 
 def train_seconds(run: Run) -> float | None:
-    """What a finished run took here outside its encoding pass, from start to end."""
+    """What a finished run took here outside its encoding pass, from leaving the queue (its process starts
+    then, seconds before it records its start) to its end."""
     if run.status != "done" or not run.started or not run.ended:
         return None
-    return max(0.0, run.ended - run.started - (run.metrics or {}).get("encode_seconds", 0.0))
+    return max(0.0, run.ended - (run.claimed or run.started) - (run.metrics or {}).get("encode_seconds", 0.0))
 
 
 def same_run(config: TrainConfig) -> str:

@@ -58,7 +58,7 @@ CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 """
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
-              ("phase_started", "REAL"))
+              ("phase_started", "REAL"), ("claimed", "REAL"))
 
 
 class RunError(InputError):
@@ -88,6 +88,7 @@ class Run:
     resources: dict | None = None  # what a Ray run asks for: {"cpus": 1.0, "gpu_fraction": 1.0}
     phase: str | None = None  # what a running run is doing: encoding | training; `progress` is that phase's
     phase_started: float | None = None
+    claimed: float | None = None  # when a backend took it from the queue: its process starts then, before `started`
 
     @property
     def name(self) -> str:
@@ -207,9 +208,10 @@ class Registry:
         for a run whose cancel was requested; a caller that will run it itself (the Ray dispatcher) gives its
         pid in the same transaction."""
         with self._connect() as db:
-            cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ?, pid = COALESCE(?, pid) "
+            now = time.time()
+            cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ?, claimed = ?, pid = COALESCE(?, pid) "
                              "WHERE id = ? AND status = 'queued' AND cancel_requested = 0",
-                             (time.time(), pid, run_id))
+                             (now, now, pid, run_id))
             return cur.rowcount == 1
 
     def set_pid(self, run_id: str, pid: int) -> None:
@@ -286,4 +288,4 @@ def _to_run(row: sqlite3.Row) -> Run:
                metrics=json.loads(row["metrics"]) if row["metrics"] else None,
                cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
                backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None,
-               phase=row["phase"], phase_started=row["phase_started"])
+               phase=row["phase"], phase_started=row["phase_started"], claimed=row["claimed"])
