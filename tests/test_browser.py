@@ -19,7 +19,7 @@ import pytest
 
 from core.paths import REPO_ROOT
 from core.runs import FINISHED, Registry
-from tests.test_runs import wait_for
+from tests.helpers import wait_for
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO_ROOT / "artifacts" / "browser"

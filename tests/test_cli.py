@@ -10,7 +10,7 @@ import pytest
 
 from core.cli import main
 from core.paths import REPO_ROOT
-from tests.conftest import semeval_rows, write_jsonl
+from tests.helpers import semeval_rows, write_jsonl
 
 
 def test_data_check_prints_counts(tmp_path, capsys):

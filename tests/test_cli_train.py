@@ -10,11 +10,7 @@ from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry
 from core.train import TrainConfig
-from tests.test_runs import wait_for
-
-
-def data_args(m4_dir) -> list[str]:
-    return ["--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl")]
+from tests.helpers import data_args, wait_for
 
 
 def last_json(out: str) -> dict:

@@ -19,7 +19,7 @@ from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import METHODS, TrainConfig, classify, load_data, method_for, split_pool, validate
 from core.train.methods.stepwise import MIN_VAL_PER_CLASS, selection_rule
-from tests.test_cli_train import data_args
+from tests.helpers import data_args
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 

@@ -12,7 +12,7 @@ from core.data import (
     SEMEVAL_LABELS, UNLABELED, ColumnMapping, CorpusConfig, DataError, DataSpec, load_dataset, load_file, load_frame,
     official_files, sample_labeled, split_off, store_upload,
 )
-from tests.conftest import semeval_rows, write_jsonl
+from tests.helpers import semeval_rows, write_jsonl
 
 
 # ---------------------------------------------------------------- loaders

@@ -16,7 +16,7 @@ from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import METHODS, StepMethod, TrainConfig, classify, grid, method_for, run_label
 from core.train.methods.ganbert import repeats_for
-from tests.test_pages import open_page
+from tests.helpers import open_page
 
 
 class Toy(StepMethod):
@@ -52,7 +52,9 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
     config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10)), method="toy",
                          backbone=str(tiny_backbone), frozen=True, epochs=2, fraction=0.5, lr=1e-2)
     result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
-    assert result["test"]["accuracy"] >= 0 and result["steps"] == 4  # 2 epochs of 2 batches of 64
+    assert result["steps"] == 4  # 2 epochs of 2 batches of 64
+    predictions = RunFolder(tmp_path).predictions()  # the metrics are those of the predictions it wrote
+    assert result["test"]["accuracy"] == pytest.approx((predictions["pred"] == predictions["label"]).mean())
     model = RunFolder(tmp_path).load_model()  # the loader builds the toy's head from the table
     assert isinstance(model.model.head, nn.Linear) and model.model.head.bias is None
     assert classify(model, ["Furthermore, solar panels reshape energy prices."])[0].fake_probability is None

@@ -6,21 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data import DataSpec, load_dataset
-from core.paths import REPO_ROOT
-
-APP = str(REPO_ROOT / "app.py")
-
-
-def open_page(page: str, dataset=None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    if dataset is not None:
-        at.session_state["dataset"] = dataset
-    at.run()
-    if page != "pages/home.py":  # home is the default page
-        at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
-
+from tests.helpers import open_page
 
 def test_home_shows_the_synthetic_corpus():
     at = open_page("pages/home.py")

@@ -8,8 +8,7 @@ from core.compare import mcnemar
 from core.train import TrainConfig
 from core.data import CorpusConfig, builtin_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
-from tests.test_pages import open_page
-from tests.test_runs import wait_for
+from tests.helpers import open_page, wait_for
 
 CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
 

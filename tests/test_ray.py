@@ -23,7 +23,7 @@ from core.runs.ray_backend import task_options
 from core.runs.ray_dispatch import Flight, settle
 from core.runs.ray_task import execute_remote, localize, ship_data
 from core.train import method_for
-from tests.test_runs import DATA, LONG, LONG_FLAGS, cfg, submit, tail_log, wait_for
+from tests.helpers import DATA, LONG, LONG_FLAGS, cfg, submit, tail_log, wait_for
 
 if os.environ.get("STUDIO_REQUIRE_RAY") != "1" and not ray_available():
     pytest.skip("Ray is not installed (pip install -r requirements-ray.txt)", allow_module_level=True)
@@ -238,7 +238,7 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
 def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
     from core.data import CorpusConfig
     from core.data import builtin_dataset
-    from tests.test_pages import open_page
+    from tests.helpers import open_page
 
     at = open_page("pages/train.py", builtin_dataset(CorpusConfig(train_per_class=30, test_per_class=10)))
     at.multiselect(key="tr_methods").set_value(["ganbert"])

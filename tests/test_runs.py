@@ -15,47 +15,7 @@ from core.data import CorpusConfig, DataSpec
 from core.train import TrainConfig, run_label, validate
 from core.train.store import DESCRIPTION, WEIGHTS
 from core.runs import ACTIVE, IllegalMove, Registry, Run, RunError, RunFolder, check_run_id
-
-DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
-# A run that lasts about a minute: a frozen head on many steps, evaluated every 55 steps so that its first
-# evaluation comes within a second or two. (A tiny random BERT trained end to end trips the divergence
-# guard within a second for most seeds, so it cannot stand for a long run.)
-LONG = dict(steps=55_000, evaluations=1000, patience=1000)
-LONG_FLAGS = [x for k, v in LONG.items() for x in (f"--{k}", str(v))]
-
-
-def cfg(tiny_backbone, **kw) -> TrainConfig:
-    base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1, fraction=0.5,
-                batch_size=8)
-    if "steps" in kw:
-        base.pop("epochs")
-    return TrainConfig(**{**base, **kw})
-
-
-def submit(reg: Registry, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
-    return jobs.enqueue(reg, [config], backend, resources)[0]
-
-
-def tail_log(reg: Registry, run_id: str, lines: int = 40) -> str:
-    return reg.folder(run_id).tail_log(lines)
-
-
-def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def active_run(reg: Registry, run_id: str) -> Run:
-    """The run, failing at once (saying how it ended) if it ended before the test could act on it."""
-    run = reg.get(run_id)
-    assert run.status in ACTIVE, f"run {run_id} ended {run.status} too early: {run.message}"
-    return run
-
+from tests.helpers import LONG, active_run, cfg, submit, tail_log, wait_for
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     reg = Registry()

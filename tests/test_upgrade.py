@@ -13,8 +13,7 @@ from core.cli import main
 from core.compare import METRICS, paired_test, runs_frame, summarize
 from core.runs import Registry
 from core.train import classify
-from tests.conftest import make_tiny_backbone
-from tests.test_pages import open_page
+from tests.helpers import make_tiny_backbone, open_page
 
 FIXTURE = Path(__file__).parent / "fixtures" / "home-v1"
 TINY = Path("/tmp/gan-bert-studio-v1-tiny-bert")  # where the old code's adapter run found its backbone
@@ -55,7 +54,11 @@ def test_old_runs_compare_as_before(old_home, expected):
     assert set(summary.groups["method"]) == {"Trained head on frozen features", "GAN-BERT G1 (noise) on frozen features",
                                              "GAN-BERT G2 (bag of words) on frozen features", "BERT + adapters"}
     done = [r.id for r in registry.list(statuses=("done",))]
-    assert paired_test(registry, done[0], done[1]).only_a >= 0  # their predictions files still read
+    test = paired_test(registry, done[0], done[1])  # their predictions files still read, text by text
+    a, b = (registry.folder(i).predictions() for i in done[:2])
+    right_a, right_b = a["pred"] == a["label"], b["pred"] == b["label"]
+    assert (test.only_a, test.only_b) == (int((right_a & ~right_b).sum()), int((~right_a & right_b).sum()))
+    assert test.only_a + test.only_b + test.both + test.neither == len(a)
 
 
 def test_old_checkpoints_predict_as_before(old_home, expected):

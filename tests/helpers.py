@@ -1,0 +1,102 @@
+"""What several test modules share: small builders and waits. Fixtures live in conftest.py; helpers live
+here, so no test module imports another."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from core import runs as jobs
+from core.data import CorpusConfig, DataSpec
+from core.paths import REPO_ROOT
+from core.runs import ACTIVE, Registry, Run
+from core.train import TrainConfig
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+# A run that lasts about a minute: a frozen head on many steps, evaluated every 55 steps so that its first
+# evaluation comes within a second or two. (A tiny random BERT trained end to end trips the divergence
+# guard within a second for most seeds, so it cannot stand for a long run.)
+LONG = dict(steps=55_000, evaluations=1000, patience=1000)
+LONG_FLAGS = [x for k, v in LONG.items() for x in (f"--{k}", str(v))]
+
+
+def cfg(tiny_backbone, **kw) -> TrainConfig:
+    base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1, fraction=0.5,
+                batch_size=8)
+    if "steps" in kw:
+        base.pop("epochs")
+    return TrainConfig(**{**base, **kw})
+
+
+def submit(reg: Registry, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
+    return jobs.enqueue(reg, [config], backend, resources)[0]
+
+
+def tail_log(reg: Registry, run_id: str, lines: int = 40) -> str:
+    return reg.folder(run_id).tail_log(lines)
+
+
+def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def active_run(reg: Registry, run_id: str) -> Run:
+    """The run, failing at once (saying how it ended) if it ended before the test could act on it."""
+    run = reg.get(run_id)
+    assert run.status in ACTIVE, f"run {run_id} ended {run.status} too early: {run.message}"
+    return run
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def semeval_rows(n_per_class: int = 3, labels: tuple[int, ...] = (0, 1, 2)) -> list[dict]:
+    names = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
+    return [{"id": f"{lab}-{i}", "text": f"text number {i} written by {names[lab]}", "model": names[lab],
+             "source": "wikipedia" if i % 2 else "reddit", "label": lab}
+            for lab in labels for i in range(n_per_class)]
+
+
+def make_tiny_backbone(folder: Path) -> Path:
+    """A random 2-layer, hidden-32 BERT with the MiniLM tokenizer: the real code paths in a blink."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from core.backbone.encode import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512)
+    BertModel(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+APP = str(REPO_ROOT / "app.py")
+
+
+def open_page(page: str, dataset=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    if dataset is not None:
+        at.session_state["dataset"] = dataset
+    at.run()
+    if page != "pages/home.py":  # home is the default page
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def data_args(m4_dir) -> list[str]:
+    return ["--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl")]
