@@ -4,8 +4,9 @@ import streamlit as st
 
 st.set_page_config(page_title="GAN-BERT Studio", page_icon=":material/fingerprint:", layout="wide")
 
-# Navigation before any import or slow work, so the sidebar lists the pages from the first paint (the
-# pages/ folder's own file list is switched off in .streamlit/config.toml).
+# Navigation before any import or slow work, so the sidebar lists the pages from the first paint; the pages/
+# folder's own file list, which a fresh server shows first, stays off (.streamlit/config.toml).
+st.set_option("client.showSidebarNavigation", True)
 nav = st.navigation([
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
@@ -15,7 +16,9 @@ nav = st.navigation([
     st.Page("pages/classify.py", title="Classify", icon=":material/label:"),
 ])
 
-import core  # noqa: E402,F401  (sets the offline environment before anything loads a model)
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before anything loads a model
 from core.backbone.device import describe_device  # noqa: E402
 from core.data import CleaningConfig, CorpusConfig, builtin_dataset, load_dataset  # noqa: E402
 from core.errors import InputError  # noqa: E402

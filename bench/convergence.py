@@ -20,6 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from core.data import DataSpec  # noqa: E402
 from core.runs import RunFolder  # noqa: E402
 from core.runs.execute import train_into  # noqa: E402

@@ -24,6 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from bench.sample_runs import open_home, run_once, sample_parser  # noqa: E402
 from core.compare import mean_ci  # noqa: E402
 from core.train import TrainConfig  # noqa: E402

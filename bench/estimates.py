@@ -27,10 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from bench.sample_runs import sample_spec  # noqa: E402
 from core.data import load_dataset  # noqa: E402
 from core.runs import FINISHED, Registry, enqueue, grid_seconds, pump  # noqa: E402
-from core.train import TrainConfig, validate  # noqa: E402
+from core.train import TrainConfig, resolve  # noqa: E402
 
 METHODS = ("finetune", "ganbert", "features-lr", "tfidf-lr")
 
@@ -68,7 +72,7 @@ def main() -> int:
     sizes = (len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
-        return [validate(TrainConfig(data=spec, method=m, frozen=True, per_class=per_class, fraction=None, seed=s))
+        return [resolve(TrainConfig(data=spec, method=m, frozen=True, per_class=per_class, fraction=None, seed=s))
                 for m in args.methods for s in seeds]
 
     shift = max(args.seeds) + 1

@@ -17,6 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from bench.sample_runs import run_once, sample_spec  # noqa: E402
 from core.runs import Registry  # noqa: E402
 from core.train import TrainConfig, explain, load_data  # noqa: E402

@@ -15,6 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from core.backbone.encode import load_tokenizer  # noqa: E402
 from core.data import CorpusConfig  # noqa: E402
 from core.data import builtin_dataset  # noqa: E402

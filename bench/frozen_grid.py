@@ -23,6 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from core.backbone.encode import embed_texts  # noqa: E402
 from core.data import CorpusConfig, DataSpec  # noqa: E402
 from core.runs import RunFolder  # noqa: E402

@@ -25,6 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -32,7 +36,7 @@ from bench.sample_runs import open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
 from core.runs import Registry  # noqa: E402
 from core.train import TrainConfig, load_data, split_pool  # noqa: E402
-from core.train.methods.contrastive import SetFitPredictor, fit_head  # noqa: E402
+from core.train.methods.setfit import SetFitPredictor, fit_head  # noqa: E402
 
 # Cheap first, so a cut-short bench still has every reference.
 METHODS = {"tfidf-lr": {}, "features-lr": {"frozen": True}, "finetune": {"frozen": True},

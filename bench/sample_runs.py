@@ -13,9 +13,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
 from core.data import DataSpec  # noqa: E402
 from core.runs import Registry, Run, execute_run  # noqa: E402
-from core.train import TrainConfig, validate  # noqa: E402
+from core.train import TrainConfig, resolve  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 
@@ -58,7 +62,7 @@ def identity(config: TrainConfig) -> str:
 def run_once(registry: Registry, config: TrainConfig, train: bool = True) -> Run | None:
     """The finished run of this config (validated as a launch would), training it only if none is done yet
     (with `train` off, None then)."""
-    config = validate(config)
+    config = resolve(config)
     wanted = identity(config)
     for run in registry.list(statuses=("done",)):
         if identity(run.config) == wanted:

@@ -1,5 +1,8 @@
 import sys
 
-from core.cli import main
+from core.environment import prepare
+
+prepare()  # before the CLI imports torch
+from core.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -7,6 +7,7 @@ import streamlit as st
 from core.compare import charts, confusion_cells, distinct_names
 from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
 from core.errors import InputError
+from core.runs import Status
 from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, readable_frame,
                         submission_jsonl, unsure)
 
@@ -26,7 +27,7 @@ def explanation(run_id: str, text: str):
 
 
 st.title("Classify")
-done = [r for r in registry.list(statuses=("done",))]
+done = [r for r in registry.list(statuses=(Status.DONE,))]
 if not done:
     st.info("No finished runs yet. Train a model on the Train page, then come back.")
     st.stop()

@@ -5,7 +5,7 @@ import streamlit as st
 
 from core import compare, plotting
 from core.compare import charts
-from core.runs import ACTIVE, FINISHED, pump
+from core.runs import ACTIVE, FINISHED, Status, pump
 from pages.widgets import keep_selection_on_runs
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -107,7 +107,7 @@ else:
     st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
-selected = [r for r in runs if r.id in selected_ids and r.status == "done"]
+selected = [r for r in runs if r.id in selected_ids and r.status == Status.DONE]
 st.subheader("Selected runs")
 if not selected:
     st.caption("Select finished runs in the table above to overlay their curves and compare them closely.")

@@ -13,12 +13,13 @@ from core.backbone.device import describe_device
 from core.errors import InputError
 from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_available,
                        ray_resources, set_concurrency, use_address, use_storage)
-from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid, grid_key,
-                        parse_numbers)
+from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
+                        grid_key, parse_numbers)
 from core.train.config import options
 from core.train.methods import option_sections
 from core.train.maxlen import MaxLength, max_length_for
-from pages.widgets import MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, offer_download, run_card, widget
+from pages.widgets import (MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, offer_download, offer_undo,
+                           run_card, widget)
 
 OPTIONS = options()
 
@@ -116,9 +117,9 @@ with st.expander("New runs", expanded=not registry.list()):
                 raise
         if not missing:
             base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
-            configs = grid(base, methods, variants, fractions + parse_numbers(custom, "fraction") or None,
-                           [int(n) for n in parse_numbers(per_class_text, "per-class count")] or None,
-                           [int(s) for s in parse_numbers(seeds_text, "seed")])
+            chosen = amounts(fractions + parse_numbers(custom, "fraction"), parse_numbers(per_class_text, "per-class count"))
+            configs = Sweep(tuple(methods), variants, chosen,
+                            tuple(int(s) for s in parse_numbers(seeds_text, "seed"))).configs(base)
             resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
     except InputError as e:
         st.error(str(e))
@@ -155,6 +156,7 @@ def monitor() -> None:
     if not runs:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
+    offer_undo(registry)
     table = compare.monitor_frame(runs, time.time())
     keep_selection_on_runs("tr_table", table["run_id"].tolist())
     event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",

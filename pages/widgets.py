@@ -9,6 +9,7 @@ from core.backbone.download import download
 from core import compare
 from core.compare import charts
 from core.runs import ACTIVE, Registry, Run, enqueue
+from core.train import resolve
 from core.train.config import Option
 
 OTHER = "other"
@@ -94,21 +95,43 @@ def confirm_delete(run_id: str | None) -> None:
     st.session_state.tr_confirm_delete = run_id
 
 
-def delete(registry: Registry, run_id: str) -> None:
+def delete(registry: Registry, run_id: str, name: str) -> None:
     registry.set_deleted(run_id)
     confirm_delete(None)
+    st.session_state.tr_deleted = (run_id, name)
+
+
+def restore(registry: Registry, run_id: str) -> None:
+    registry.set_deleted(run_id, False)
+    st.session_state.pop("tr_deleted", None)
+
+
+def offer_undo(registry: Registry) -> None:
+    """After a delete: the run is gone from every page, and one click brings it back (delete is a flag)."""
+    if "tr_deleted" in st.session_state:
+        run_id, name = st.session_state.tr_deleted
+        c1, c2 = st.columns([4, 1])
+        c1.caption(f"Deleted {name}.")
+        c2.button("Undo", key="tr_undo", on_click=restore, args=(registry, run_id))
 
 
 def delete_with_confirmation(column, registry: Registry, run: Run, name: str) -> None:
-    """Delete asks first: a run's checkpoint and results cannot come back. The buttons act in callbacks, so
-    the fragment's own rerun shows the result."""
+    """Delete asks first. It hides the run from every page and comparison; its folder stays, so Undo (or the
+    registry's flag) brings it back. The buttons act in callbacks, so the fragment's own rerun shows it."""
     if st.session_state.get("tr_confirm_delete") != run.id:
         column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete", on_click=confirm_delete,
                       args=(run.id,))
         return
-    column.warning(f"Delete {name} and its files? This cannot be undone.")
-    column.button("Delete for good", type="primary", key="tr_delete_yes", on_click=delete, args=(registry, run.id))
+    column.warning(f"Delete {name}? It leaves every page and comparison; its files stay until you remove them, "
+                   "and Undo brings it back.")
+    column.button("Delete it", type="primary", key="tr_delete_yes", on_click=delete, args=(registry, run.id, name))
     column.button("Keep it", key="tr_delete_no", on_click=confirm_delete, args=(None,))
+
+
+def run_again(registry: Registry, run: Run) -> None:
+    """Queue the run's settings once more, resolved anew (a run stored before configs were resolved at launch
+    is resolved now)."""
+    enqueue(registry, [resolve(run.config)], run.backend, run.resources)
 
 
 def run_card(registry: Registry, run: Run, name: str) -> None:
@@ -131,6 +154,5 @@ def run_card(registry: Registry, run: Run, name: str) -> None:
     details.json(compare.run_details(run), expanded=1)
     c1, c2 = st.columns(2)
     delete_with_confirmation(c1, registry, run, name)
-    c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=enqueue,
-              args=(registry, [run.config], run.backend, run.resources),
+    c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=run_again, args=(registry, run),
               help="Queue the same settings once more (finished runs only)")

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from core.data import CorpusConfig, builtin_dataset
-from core.paths import REPO_ROOT
-from tests.helpers import make_tiny_backbone
+from core.environment import prepare
+
+prepare()  # as every entry point does, before anything imports torch
+from core.data import CorpusConfig, builtin_dataset  # noqa: E402
+from core.paths import REPO_ROOT  # noqa: E402
+from tests.helpers import make_tiny_backbone  # noqa: E402
 
 M4_DIR = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 

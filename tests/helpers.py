@@ -13,7 +13,7 @@ from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.paths import REPO_ROOT
 from core.runs import ACTIVE, Registry, Run
-from core.train import TrainConfig
+from core.train import TrainConfig, resolve
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 # A run that lasts about a minute: a frozen head on many steps, evaluated every 55 steps so that its first
@@ -24,11 +24,12 @@ LONG_FLAGS = [x for k, v in LONG.items() for x in (f"--{k}", str(v))]
 
 
 def cfg(tiny_backbone, **kw) -> TrainConfig:
+    """A frozen head on the tiny BERT, resolved as a launch resolves it."""
     base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1, fraction=0.5,
                 batch_size=8)
     if "steps" in kw:
         base.pop("epochs")
-    return TrainConfig(**{**base, **kw})
+    return resolve(TrainConfig(**{**base, **kw}))
 
 
 def submit(reg: Registry, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:

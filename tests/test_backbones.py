@@ -20,7 +20,7 @@ from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, classify, load_data, validate
+from core.train import TrainConfig, classify, load_data, resolve
 from core.train.features import store_key
 from core.train.store import read_description
 
@@ -68,7 +68,7 @@ def test_a_missing_hub_id_exits_2_naming_the_cache_and_how_to_get_it(hf_home, ca
     ("features-lr", {}),
 ])
 def test_every_family_trains_with_every_method_and_reloads_identically(hf_home, tmp_path, family, method, kw):
-    config = validate(TrainConfig(data=DATA, method=method, backbone=f"studio-test/tiny-{family}", per_class=4,
+    config = resolve(TrainConfig(data=DATA, method=method, backbone=f"studio-test/tiny-{family}", per_class=4,
                                   fraction=None, steps=4, evaluations=2, max_len=48, precision="fp32", **kw))
     assert config.revision == commit_of(family)
     result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
@@ -81,7 +81,7 @@ def test_every_family_trains_with_every_method_and_reloads_identically(hf_home, 
 
 
 def test_setfit_tunes_a_roberta_body_from_the_cache(hf_home, tmp_path):
-    config = validate(TrainConfig(data=DATA, method="setfit", backbone="studio-test/tiny-roberta", per_class=4,
+    config = resolve(TrainConfig(data=DATA, method="setfit", backbone="studio-test/tiny-roberta", per_class=4,
                                   fraction=None, steps=2, max_len=48))
     result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
     assert result["steps"] == 2
@@ -153,14 +153,14 @@ def test_precision_auto_is_bf16_only_where_the_hardware_has_it(monkeypatch, tiny
         monkeypatch.setattr(device_module, "native_bf16", lambda device, native=native: native)
         assert device_module.use_bf16("auto", cpu) is native
         assert device_module.use_bf16("fp32", cpu) is False and device_module.use_bf16("bf16", cpu) is True
-        pinned = validate(TrainConfig(data=DATA, backbone=str(tiny_backbone), frozen=True))
+        pinned = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), frozen=True))
         assert pinned.precision == ("bf16" if native else "fp32")  # a run records what it ran at
 
 
 def test_a_bf16_run_reloads_to_its_predictions_within_bf16_rounding(tiny_backbone, tmp_path):
     """Reload tests run in fp32, where a reload is exact; bf16 rounds differently with each batch's padding, so a
     bf16 run's reload matches to bf16's precision (8 bits of mantissa), and stays bf16."""
-    config = validate(TrainConfig(data=DATA, method="finetune", backbone=str(tiny_backbone), per_class=4,
+    config = resolve(TrainConfig(data=DATA, method="finetune", backbone=str(tiny_backbone), per_class=4,
                                   fraction=None, steps=4, max_len=48, precision="bf16"))
     train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)

@@ -73,10 +73,19 @@ def test_help_and_usage_errors_need_no_torch():
 
 
 def test_the_parser_names_every_backend_and_method():
-    from core.cli.options import BACKEND_NAMES
-    from core.runs.queue import BACKENDS
+    from core.cli.options import Parser, add_backend_args
+    from core.runs.backends import NAMES, backend
     from core.train import METHODS
-    from core.train.catalog import TITLES
+    from core.train.catalog import CATALOG, VARIANTS
+    from core.cli.options import SWEPT
 
-    assert BACKEND_NAMES == tuple(BACKENDS)
-    assert TITLES == {name: m.title for name, m in METHODS.items()}
+    parser = Parser()
+    add_backend_args(parser)
+    assert next(a for a in parser._actions if a.dest == "backend").choices == list(NAMES) == ["local", "ray"]
+    assert [backend(name).name for name in NAMES] == list(NAMES)  # each table entry is the backend of its name
+    # one table of methods: each method object is the catalog entry's class, with its title and variants
+    assert list(METHODS) == list(CATALOG)
+    assert all((m.name, m.title, m.variants) == (name, CATALOG[name].title, CATALOG[name].variants)
+               for name, m in METHODS.items())
+    assert VARIANTS == ("generator", "adversarial") and SWEPT["generator"] == "--generators"
+    assert SWEPT["adversarial"] == "--adversarial"  # on/off: `--adversarial on off`

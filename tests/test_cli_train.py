@@ -9,7 +9,7 @@ import pytest
 from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry
-from core.train import TrainConfig
+from core.train import TrainConfig, resolve
 from tests.helpers import data_args, wait_for
 
 
@@ -83,8 +83,8 @@ def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny
 
 def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys, studio_home):
     reg = Registry()
-    config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3)),
-                         backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2)
+    config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3)),
+                                 backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2))
     blocker, first, second = (reg.create(config) for _ in range(3))
     reg.claim(blocker)  # holds the CPU's one slot, so the queued runs wait
     assert main(["cancel", first, second]) == 0

@@ -17,7 +17,7 @@ from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, TrainConfig, classify, load_data, method_for, split_pool, validate
+from core.train import METHODS, TrainConfig, classify, load_data, method_for, split_pool, resolve
 from core.train.methods.stepwise import MIN_VAL_PER_CLASS, selection_rule
 from tests.helpers import data_args
 
@@ -48,7 +48,7 @@ def test_the_same_seed_labels_the_same_rows_for_every_method(m4_dir):
     for seed in (0, 1):
         rows = set()
         for name in METHODS:
-            cfg = validate(m4(m4_dir, method=name, seed=seed))
+            cfg = resolve(m4(m4_dir, method=name, seed=seed))
             rows.add(tuple(split_pool(cfg, load_data(cfg)).labeled))
         assert len(rows) == 1, f"methods labeled different rows for seed {seed}"
         per_seed[seed] = rows.pop()
@@ -56,19 +56,19 @@ def test_the_same_seed_labels_the_same_rows_for_every_method(m4_dir):
 
 
 def test_selection_keeps_the_last_checkpoint_when_validation_is_too_small(m4_dir):
-    cfg = validate(m4(m4_dir, frozen=True))
+    cfg = resolve(m4(m4_dir, frozen=True))
     data = split_pool(cfg, load_data(cfg))  # a 10% carve of 128 texts: about 2 per class
     rule, why = selection_rule(cfg, data)
     assert rule == "last" and f"fewer than {MIN_VAL_PER_CLASS}" in why
     assert selection_rule(cfg.with_(selection="best"), data)[0] == "best"
-    big = validate(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=200, test_per_class=10)),
+    big = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=200, test_per_class=10)),
                                frozen=True))
     assert selection_rule(big, split_pool(big, load_data(big)))[0] == "best"  # 20 validation texts a class
 
 
 def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_backbone, tmp_path):
     messages = []
-    result = train_into(m4(m4_dir, frozen=True, steps=12, evaluations=3, backbone=str(tiny_backbone)),
+    result = train_into(resolve(m4(m4_dir, frozen=True, steps=12, evaluations=3, backbone=str(tiny_backbone))),
                         RunFolder(tmp_path), lambda e: e["type"] == "status" and messages.append(e["message"]),
                         lambda: False)
     assert result["selection"] == "last" and result["steps"] == result["budget_steps"] == 12
@@ -83,7 +83,7 @@ def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_ba
 def test_a_class_without_labeled_rows_is_never_predicted(m4_dir, tiny_backbone, tmp_path, method):
     cfg = m4(m4_dir, method=method, frozen=method != "tfidf-lr", steps=5, evaluations=1,
              backbone=str(tiny_backbone))
-    result = train_into(cfg, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(resolve(cfg), RunFolder(tmp_path), lambda e: None, lambda: False)
     assert result["classes_left_out"] == ["bloomz"]
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
     assert "p_bloomz" not in saved and (saved["pred"] != 4).all()
@@ -95,7 +95,7 @@ def test_a_class_without_labeled_rows_is_never_predicted(m4_dir, tiny_backbone, 
 @pytest.mark.parametrize("method", ["tfidf-lr", "features-lr"])
 def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_backbone, tmp_path, method):
     # fp32, where a reload is exact (on a CPU with native bf16, `auto` is bf16; its reload: test_backbones)
-    cfg = validate(TrainConfig(data=DATA, method=method, frozen=True, fraction=0.5, backbone=str(tiny_backbone),
+    cfg = resolve(TrainConfig(data=DATA, method=method, frozen=True, fraction=0.5, backbone=str(tiny_backbone),
                                precision="fp32"))
     result = train_into(cfg, RunFolder(tmp_path), lambda e: None, lambda: False)
     assert result["selection"] == "fixed" and result["test"]["accuracy"] > 1 / 6
@@ -228,7 +228,7 @@ def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, cap
 @pytest.mark.parametrize("features", ["layers", "sentence"])
 def test_setfit_trains_saves_without_pickle_and_reloads_identically(m4_dir, tiny_backbone, tmp_path, features):
     events = []
-    cfg = validate(m4(m4_dir, method="setfit", frozen=True, steps=3, setfit_features=features,
+    cfg = resolve(m4(m4_dir, method="setfit", frozen=True, steps=3, setfit_features=features,
                       backbone=str(tiny_backbone)))
     assert not cfg.frozen  # SetFit always tunes its body, so a frozen sweep runs it unfrozen
     result = train_into(cfg, RunFolder(tmp_path), events.append, lambda: False)
@@ -249,7 +249,7 @@ def test_setfit_stops_when_cancelled(m4_dir, tiny_backbone, tmp_path):
     from core.train import Cancelled
     asked = iter([False, True])
     with pytest.raises(Cancelled):
-        train_into(validate(m4(m4_dir, method="setfit", steps=20, backbone=str(tiny_backbone))), RunFolder(tmp_path),
+        train_into(resolve(m4(m4_dir, method="setfit", steps=20, backbone=str(tiny_backbone))), RunFolder(tmp_path),
                    lambda e: None, lambda: next(asked, True))
 
 

@@ -9,9 +9,11 @@ import pandas as pd
 import pytest
 
 from core.data import (
-    SEMEVAL_LABELS, UNLABELED, ColumnMapping, CorpusConfig, DataError, DataSpec, load_dataset, load_file, load_frame,
+    SEMEVAL_LABELS, UNLABELED, Amount, ColumnMapping, CorpusConfig, DataError, DataSpec, load_dataset, load_file, load_frame,
     official_files, sample_labeled, split_off, store_upload,
 )
+from core.errors import InputError
+from core.train import TrainConfig
 from tests.helpers import semeval_rows, write_jsonl
 
 
@@ -167,24 +169,40 @@ def test_split_off_is_stratified_and_reproducible(small_builtin):
 
 def test_sample_labeled_by_fraction():
     labels = np.repeat(np.arange(4), [100, 200, 50, 10])
-    mask = sample_labeled(labels, fraction=0.1, seed=0)
+    mask = sample_labeled(labels, Amount(fraction=0.1), seed=0)
     assert [int(mask[labels == c].sum()) for c in range(4)] == [10, 20, 5, 1]
-    assert np.array_equal(mask, sample_labeled(labels, fraction=0.1, seed=0))
-    assert not np.array_equal(mask, sample_labeled(labels, fraction=0.1, seed=1))
+    assert np.array_equal(mask, sample_labeled(labels, Amount(fraction=0.1), seed=0))
+    assert not np.array_equal(mask, sample_labeled(labels, Amount(fraction=0.1), seed=1))
 
 
 def test_sample_labeled_keeps_one_row_of_rare_classes_and_caps_per_class():
     labels = np.repeat(np.arange(3), [1000, 5, 2])
-    assert sample_labeled(labels, fraction=0.01)[labels == 2].sum() == 1
-    per = sample_labeled(labels, per_class=4)
+    assert sample_labeled(labels, Amount(fraction=0.01))[labels == 2].sum() == 1
+    per = sample_labeled(labels, Amount(per_class=4))
     assert [int(per[labels == c].sum()) for c in range(3)] == [4, 4, 2]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"fraction": 0.1, "per_class": 2}, {"fraction": 0}, {"fraction": 1.5},
-                                    {"per_class": 0}])
-def test_sample_labeled_rejects_bad_arguments(kwargs):
-    with pytest.raises(ValueError):
-        sample_labeled(np.zeros(10, dtype=int), **kwargs)
+@pytest.mark.parametrize("kwargs, says", [({}, "exactly one"), ({"fraction": 0.1, "per_class": 2}, "exactly one"),
+                                          ({"fraction": 0}, r"\(0, 1\]"), ({"fraction": 1.5}, r"\(0, 1\]"),
+                                          ({"per_class": 0}, "at least 1"), ({"per_class": 2.5}, "whole number")])
+def test_a_labeled_amount_is_exactly_one_of_fraction_and_per_class_in_range(kwargs, says):
+    """The one place the rule lives: configs, the sampler, sweeps, the CLI and the Train page all build an Amount."""
+    with pytest.raises(InputError, match=says):
+        Amount(**kwargs)
+    with pytest.raises(InputError, match=says):
+        TrainConfig(**{"fraction": None, **kwargs})
+    assert Amount(per_class=5.0).per_class == 5 and Amount(per_class=5.0).label == "5/class"
+    assert Amount.chosen(0.1, None) == Amount(fraction=0.1) and Amount.chosen(0.1, 3) == Amount(per_class=3)
+
+
+def test_the_labeled_amount_rule_is_written_once():
+    """It was checked or rebuilt in six places (config, sampler, CLI options and commands, Train page, sweep)."""
+    from core.paths import REPO_ROOT
+
+    rule = "exactly one of fraction"
+    sources = [p for p in [*(REPO_ROOT / "core").rglob("*.py"), *(REPO_ROOT / "pages").glob("*.py")]
+               if rule in p.read_text()]
+    assert [p.name for p in sources] == ["sampling.py"]
 
 
 def test_fingerprint_follows_content(tmp_path):

@@ -12,13 +12,13 @@ from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, explain, load_data, unsure, validate
+from core.train import TrainConfig, explain, load_data, unsure, resolve
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3))
 
 
 def trained(tiny_backbone, tmp_path, **kw):
-    config = validate(TrainConfig(**{**dict(data=DATA, backbone=str(tiny_backbone), per_class=4, fraction=None,
+    config = resolve(TrainConfig(**{**dict(data=DATA, backbone=str(tiny_backbone), per_class=4, fraction=None,
                                             steps=6, evaluations=1, max_len=48), **kw}))
     train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
     return RunFolder(tmp_path).load_model(), load_data(config).test["text"].tolist()

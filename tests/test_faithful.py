@@ -20,7 +20,7 @@ from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, grid, load_data, method_for, split_pool, validate
+from core.train import Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
 from core.train.maxlen import choose, position_limit
 from core.train.methods.base import Diverged
 from core.train.methods.ganbert import PRESETS, GanBert
@@ -32,7 +32,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def tiny(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), method="ganbert", fraction=0.3, evaluations=2, max_len=64,
                 precision="fp32")
-    return TrainConfig(**{**base, **kw})
+    return resolve(TrainConfig(**{**base, **kw}))
 
 
 # ------------------------------------------------------------ presets, each field as its source has it
@@ -41,7 +41,7 @@ def test_the_tf_preset_is_crux82_ganbert(tiny_backbone):
     tf = PRESETS["tf"]
     assert (tf.dropout, tf.lr, tf.eps, tf.batch_size, tf.epochs, tf.pooling) == (0.1, 2e-5, 1e-6, 64, 3, "pooled")
     assert tf.warmup and tf.separate and tf.clip == 1.0 and not tf.decay_norms
-    config = validate(tiny(tiny_backbone, gan_preset="tf"))
+    config = resolve(tiny(tiny_backbone, gan_preset="tf"))
     assert (config.lr, config.batch_size, config.epochs, config.steps, config.pooling) == (2e-5, 64, 3, None, "pooled")
 
 
@@ -49,12 +49,12 @@ def test_the_notebook_preset_is_crux82_ganbert_pytorch(tiny_backbone):
     nb = PRESETS["notebook"]
     assert (nb.dropout, nb.lr, nb.eps, nb.batch_size, nb.epochs, nb.pooling) == (0.2, 5e-5, 1e-8, 64, 10, "pooled")
     assert not nb.warmup and not nb.separate and nb.clip is None and nb.decay_norms
-    config = validate(tiny(tiny_backbone, gan_preset="notebook"))
+    config = resolve(tiny(tiny_backbone, gan_preset="notebook"))
     assert (config.lr, config.batch_size, config.epochs, config.pooling) == (5e-5, 64, 10, "pooled")
 
 
 def test_a_setting_given_explicitly_beats_the_preset(tiny_backbone):
-    config = validate(tiny(tiny_backbone, gan_preset="tf", lr=1e-4, steps=7, pooling="mean"))
+    config = resolve(tiny(tiny_backbone, gan_preset="tf", lr=1e-4, steps=7, pooling="mean"))
     assert (config.lr, config.steps, config.epochs, config.pooling) == (1e-4, 7, None, "mean")
 
 
@@ -62,7 +62,7 @@ def optimizers_after(tiny_backbone, monkeypatch, preset: str, steps: int = 4, **
     """Build GAN-BERT under a preset on the tiny BERT and take `steps` optimizer steps on random
     representations: the model, D's and G's optimizers, the rates they stood at after each step, and the
     step itself."""
-    config = validate(tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw))
+    config = resolve(tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw))
     data = split_pool(config, load_data(config))
     method = GanBert()
     model = method.build_model(config, data.labels, torch.device("cpu"))
@@ -126,8 +126,9 @@ def test_summed_gradients_move_d_by_g_loss_and_separate_ones_do_not(tiny_backbon
 # ------------------------------------------------------------ the control without the adversarial game
 
 def test_the_control_is_one_run_for_both_generators_and_names_itself(tiny_backbone):
-    base = validate(tiny(tiny_backbone))
-    configs = grid(base.with_(adversarial=False), ["ganbert"], {"generator": ["noise", "bow"]}, [0.3], None, [0, 1])
+    base = resolve(tiny(tiny_backbone))
+    configs = Sweep(("ganbert",), {"generator": ("noise", "bow")}, amounts([0.3], []), (0, 1)).configs(
+        base.with_(adversarial=False))
     assert len({c.to_json() for c in configs}) == 2  # G1 and G2 controls of a seed are the same run
     assert all(c.generator == "noise" for c in configs)
     assert method_for(configs[0]).display(configs[0]) == "GAN-BERT control (adversarial off)"
@@ -232,10 +233,10 @@ def test_auto_is_the_smallest_step_that_cuts_at_most_a_quarter(lengths, limit, t
 
 def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
     spec = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
-    config = validate(TrainConfig(data=spec, method="finetune", frozen=True, backbone=str(tiny_backbone)))
+    config = resolve(TrainConfig(data=spec, method="finetune", frozen=True, backbone=str(tiny_backbone)))
     assert config.max_len == 512  # 95% of the sample's texts pass 128 tokens, 59% pass 256, 14% pass 512
     assert position_limit(config.resolved_backbone()) == 512
-    tfidf = validate(TrainConfig(data=spec, method="tfidf-lr"))
+    tfidf = resolve(TrainConfig(data=spec, method="tfidf-lr"))
     assert tfidf.max_len is None  # no encoder reads its tokens
 
 
@@ -257,15 +258,18 @@ def test_every_frozen_method_standardizes_with_the_same_rows(tiny_backbone, tmp_
 
 SAME_SEED = """
 import json, sys
-import core, torch
+from core.environment import prepare
+prepare()
+import torch
 torch.set_num_threads(int(sys.argv[1]))
 from core.data import DataSpec
 from core.runs import RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig
+from core.train import TrainConfig, resolve
 spec = DataSpec(train=sys.argv[2] + "/train.jsonl", test=sys.argv[2] + "/dev.jsonl")
-result = train_into(TrainConfig(data=spec, method="ganbert", frozen=True, per_class=5, fraction=None, seed=0,
-                                max_len=128, precision="fp32"), RunFolder(sys.argv[3]), lambda e: None, lambda: False)
+config = resolve(TrainConfig(data=spec, method="ganbert", frozen=True, per_class=5, fraction=None, seed=0, max_len=128,
+                             precision="fp32"))
+result = train_into(config, RunFolder(sys.argv[3]), lambda e: None, lambda: False)
 print(json.dumps({"test": result["test"], "threads": result["threads"], "fake": result["val_fake_prob"]}))
 """
 

@@ -25,7 +25,7 @@ def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
     jobs.set_concurrency(reg, 2)
     victim = submit(reg, cfg(tiny_backbone, **LONG))
     other = submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
-    run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.epoch >= 1 and r, what="victim epoch 1")
+    run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.evaluations >= 1 and r, what="victim epoch 1")
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: jobs.reconcile(reg) or reg.get(victim).status == "interrupted", what="interrupted")
     wait_for(lambda: reg.get(other).status == "done", what="the other run to finish")

@@ -14,7 +14,7 @@ from core.compare import method_name
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, StepMethod, TrainConfig, classify, grid, method_for, run_label
+from core.train import METHODS, StepMethod, Sweep, TrainConfig, amounts, classify, method_for, resolve, run_label
 from core.train.methods.ganbert import repeats_for
 from tests.helpers import open_page
 
@@ -43,7 +43,7 @@ def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone
     err = capsys.readouterr().err
     assert "method must be one of" in err and "toy" in err
     base = TrainConfig(backbone=str(tiny_backbone), frozen=True)
-    configs = grid(base, ["toy", "ganbert"], {"generator": ["noise", "bow"]}, [0.5], [3], [0, 1])
+    configs = Sweep(("toy", "ganbert"), {"generator": ("noise", "bow")}, amounts([0.5], [3]), (0, 1)).configs(base)
     assert sum(c.method == "toy" for c in configs) == 4  # 2 amounts × 2 seeds, no generator crossing
     assert sum(c.method == "ganbert" for c in configs) == 8
 
@@ -51,7 +51,7 @@ def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone
 def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone, tmp_path, studio_home):
     config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10)), method="toy",
                          backbone=str(tiny_backbone), frozen=True, epochs=2, fraction=0.5, lr=1e-2)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(resolve(config), RunFolder(tmp_path), lambda e: None, lambda: False)
     assert result["steps"] == 4  # 2 epochs of 2 batches of 64
     predictions = RunFolder(tmp_path).predictions()  # the metrics are those of the predictions it wrote
     assert result["test"]["accuracy"] == pytest.approx((predictions["pred"] == predictions["label"]).mean())
@@ -68,7 +68,8 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
 
 def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):
     at = open_page("pages/train.py", small_builtin)
-    assert "Toy linear head" in at.multiselect(key="tr_methods").options
+    at.toggle(key="tr_frozen").set_value(True).run()  # named for the mode, as its runs will be
+    assert "Toy linear head on frozen features" in at.multiselect(key="tr_methods").options
 
 
 def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.compare import mcnemar
-from core.train import TrainConfig
+from core.train import TrainConfig, resolve
 from core.data import CorpusConfig, builtin_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from tests.helpers import open_page, wait_for
@@ -20,8 +20,8 @@ def dataset():
 
 def finished_run(tiny_backbone, dataset, **kw) -> str:
     reg = Registry()
-    config = TrainConfig(**{**dict(data=dataset.spec, backbone=str(tiny_backbone), method="finetune", frozen=True,
-                                   epochs=2, fraction=0.5, batch_size=8, lr=1e-2), **kw})
+    config = resolve(TrainConfig(**{**dict(data=dataset.spec, backbone=str(tiny_backbone), method="finetune",
+                                           frozen=True, epochs=2, fraction=0.5, batch_size=8, lr=1e-2), **kw}))
     run_id = reg.create(config)
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "done"
@@ -212,7 +212,7 @@ def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
 def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, tiny_backbone):
     from core import runs
     from core.errors import InputError
-    from core.runs import ray_backend
+    from core.runs.ray import backend as ray_backend
 
     for module in (runs, ray_backend):  # the page reads the package's name, the backend its own
         monkeypatch.setattr(module, "ray_available", lambda: False)
@@ -263,7 +263,8 @@ def select_rows(at, key: str, run_ids: list[str]):
 def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, dataset):
     reg = Registry()
     done = finished_run(tiny_backbone, dataset)
-    config = TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), method="finetune", frozen=True, epochs=1)
+    config = resolve(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), method="finetune", frozen=True,
+                                 epochs=1))
     starting, queued, untouched = (reg.create(config) for _ in range(3))
     reg.claim(starting)  # the CPU's one slot is taken, so the page's pump starts none of the queued runs
     at = select_rows(open_page("pages/train.py", dataset), "tr_table", [starting, queued, done])
@@ -277,14 +278,17 @@ def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, datas
 
     at = select_rows(at, "tr_table", [done])
     at.button(key="tr_delete").click().run()
-    assert any("This cannot be undone" in w.value for w in at.warning)
+    assert any("Undo brings it back" in w.value for w in at.warning)  # a flag, not a removal: it says so
     at.button(key="tr_delete_no").click().run()  # "Keep it"
-    assert not any("This cannot be undone" in w.value for w in at.warning) and reg.get(done).status == "done"
+    assert not any("Undo brings it back" in w.value for w in at.warning) and reg.get(done).status == "done"
     at.button(key="tr_delete").click().run()
-    at.button(key="tr_delete_yes").click().run()  # "Delete for good"
-    assert done not in [r.id for r in reg.list()]
+    at.button(key="tr_delete_yes").click().run()
+    assert done not in [r.id for r in reg.list()] and reg.folder(done).path.exists()
     assert not at.exception and not [h for h in at.subheader if "seed" in h.value]  # no other run took its row
     assert any(c.value.startswith("Select runs to cancel") for c in at.caption)
+    assert any(c.value.startswith("Deleted ") for c in at.caption)
+    at.button(key="tr_undo").click().run()  # and back it comes
+    assert done in [r.id for r in reg.list()] and not any(c.value.startswith("Deleted ") for c in at.caption)
 
 
 def test_a_selection_stays_on_its_run_when_rows_come_and_go(tiny_backbone, dataset):

@@ -19,9 +19,9 @@ from core import runs as jobs
 from core.errors import InputError
 from core.paths import REPO_ROOT
 from core.runs import FINISHED, Registry, RunFolder, ray_available, ray_resources, use_address, use_storage
-from core.runs.ray_backend import task_options
-from core.runs.ray_dispatch import Flight, settle
-from core.runs.ray_task import execute_remote, localize, ship_data
+from core.runs.ray.backend import task_options
+from core.runs.ray.dispatch import Flight, record_ending
+from core.runs.ray.task import execute_remote, localize, ship_data
 from core.train import method_for
 from tests.helpers import DATA, LONG, LONG_FLAGS, cfg, submit, tail_log, wait_for
 
@@ -142,7 +142,7 @@ def test_how_ray_endings_are_recorded(error, args, forced, status, words, tiny_b
     def get(ref):
         raise getattr(rex, error)(*args)
 
-    settle(registry, run_id, Flight(ref=None, started=True, forced=forced), get)
+    record_ending(registry, run_id, Flight(ref=None, started=True, forced=forced), get)
     run = registry.get(run_id)
     assert run.status == status and words in run.message
 
@@ -162,7 +162,7 @@ def test_a_task_that_fails_on_a_node_says_where_and_returns_its_traceback(tiny_b
             self.push = Method(self.pushed)
 
     hub = Hub()
-    config = cfg(tiny_backbone, backbone=str(tmp_path / "no-such-model"))
+    config = cfg(tiny_backbone).with_(backbone=str(tmp_path / "no-such-model"))  # resolved, then its folder gone
     outcome = execute_remote("20260101-120000-a1b2c3", config.to_json(), hub, {})
     assert outcome["status"] == "failed" and f"(on Ray node {socket.gethostname()})" in outcome["message"]
     assert "no-such-model" in outcome["message"] and "Traceback" in outcome["trace"]

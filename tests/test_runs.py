@@ -6,15 +6,17 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 
 import pytest
 
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
-from core.train import TrainConfig, run_label, validate
+from core.paths import REPO_ROOT
+from core.train import TrainConfig, run_label, resolve
 from core.train.store import DESCRIPTION, WEIGHTS
-from core.runs import ACTIVE, IllegalMove, Registry, Run, RunError, RunFolder, check_run_id
+from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
 from tests.helpers import LONG, active_run, cfg, submit, tail_log, wait_for
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
@@ -65,7 +67,7 @@ def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):
     reg = Registry()
     run_id = submit(reg, cfg(tiny_backbone, **LONG))
-    run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.epoch >= 1 and r, what="first epoch")
+    run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.evaluations >= 1 and r, what="first epoch")
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: jobs.reconcile(reg) or reg.get(run_id).status == "interrupted", what="interrupted")
     assert reg.get(run_id).status == "interrupted"
@@ -140,13 +142,30 @@ def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone,
     assert new.backend == "ray" and new.resources == {"cpus": 2.0, "gpu_fraction": 1.0}
 
 
-def test_nothing_the_studio_starts_reaches_the_internet():
-    """Set by `core` itself, so every worker and the Ray dispatcher inherit it."""
-    import core  # noqa: F401  (its import sets them)
+def test_nothing_the_studio_starts_reaches_the_internet(monkeypatch, tmp_path):
+    """Importing `core` sets nothing; every entry point prepares the environment, and a run's process gets it
+    before it imports anything (as do Ray's nodes, from the same table)."""
+    from core.environment import STUDIO, prepare
+    from core.runs import processes
+    from core.runs.ray.dispatch import runtime_env
 
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        assert os.environ[name] == "1"
-    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+    for name in STUDIO:
+        monkeypatch.delenv(name, raising=False)
+    code = "import os, core, core.runs, core.train; print(sorted(k for k in {names} if k in os.environ))"
+    out = subprocess.run([sys.executable, "-c", code.format(names=sorted(STUDIO))], capture_output=True, text=True,
+                         cwd=REPO_ROOT, env={k: v for k, v in os.environ.items() if k not in STUDIO}, check=True)
+    assert out.stdout.strip() == "[]"  # no import side effect
+    prepare()
+    assert {k: os.environ[k] for k in STUDIO} == {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                                                 "RAY_USAGE_STATS_ENABLED": "0", "MKL_CBWR": "AUTO,STRICT"}
+    assert runtime_env()["env_vars"].items() >= STUDIO.items()
+    for name in STUDIO:  # a run's process started from a shell without them still gets them
+        monkeypatch.delenv(name)
+    started = {}
+    monkeypatch.setattr(processes.subprocess, "Popen", lambda args, **kw: started.update(kw["env"]) or
+                        type("Proc", (), {"pid": 1})())
+    processes.launch(tmp_path, ["core.runs.worker"], tmp_path / "worker.log")
+    assert {k: started[k] for k in STUDIO} == STUDIO
 
 
 def test_every_training_ending_is_a_value():
@@ -171,7 +190,7 @@ def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkey
     from core.runs.execute import registry_events
 
     reg = Registry()
-    run_id = reg.create(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))))
+    run_id = reg.create(resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)))))
     clock = iter([100.0, 130.0, 160.0, 200.0, 200.0])  # one reading per event (two for progress)
     monkeypatch.setattr("core.runs.execute.time.monotonic", lambda: next(clock))
     on_event = registry_events(reg, run_id)
@@ -195,8 +214,8 @@ def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_ho
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    head = validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))  # as a grid gives them
-    gan = validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))  # as a grid gives them
+    gan = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
     reg.set_setting(ENCODE_SPEED, "10")
     slow = grid_seconds(reg, [head], 1000, 100, 100, 6).seconds, grid_seconds(reg, [gan], 1000, 100, 100, 6).seconds
     reg.set_setting(ENCODE_SPEED, "100")
@@ -224,7 +243,7 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    grid = [validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=s))
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=s))
             for m in ("finetune", "ganbert", "features-lr") for s in range(4)]
     took = {"finetune": 20.0, "ganbert": 115.0, "features-lr": 8.0}
     for c in grid:
@@ -248,7 +267,7 @@ def test_time_left_follows_the_phase_and_the_history(studio_home):
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
     finished(reg, config, 120.0)
     history = History(reg.list())
     run_id = reg.create(config.with_(seed=1))
@@ -270,7 +289,7 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = validate(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
     done = finished(reg, config, 120.0)
     queued = reg.create(config.with_(max_len=256))
     running = reg.create(config.with_(seed=1))

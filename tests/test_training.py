@@ -14,7 +14,7 @@ from core.errors import InputError
 from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import (METHODS, Diverged, TrainConfig, bucketed_batches, classify, load_data, method_for,
-                        split_pool, validate)
+                        split_pool, resolve)
 from core.train.methods import stepwise
 from core.train.methods.finetune import Finetune
 from core.train.store import WEIGHTS
@@ -25,7 +25,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def config(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, evaluations=4, fraction=0.5, batch_size=8, lr=1e-3,
                 patience=10, collapse_evals=10, max_len=64)
-    return validate(TrainConfig(**{**base, **kw}))
+    return resolve(TrainConfig(**{**base, **kw}))
 
 
 def train(cfg: TrainConfig, folder: Path) -> dict:
@@ -51,7 +51,7 @@ def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
 ])
 def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss):
     result, history = fit(config(tiny_backbone, **kw), tmp_path)
-    steps_per_epoch = -(-len(split_pool(validate(config(tiny_backbone, **kw)), load_data(config(tiny_backbone))
+    steps_per_epoch = -(-len(split_pool(resolve(config(tiny_backbone, **kw)), load_data(config(tiny_backbone))
                                         ).labeled) // 8)
     assert len(history) == 4 and result["evaluations"] == 4 and "history" not in result
     if kw["method"] != "ganbert":
@@ -203,9 +203,9 @@ def test_batch_size_defaults_follow_the_mode():
         return method_for(config).batch_size(config)
     assert batch() == 16  # the encoder trains
     assert batch(frozen=True) == 64  # a head on the few labeled texts
-    assert validate(TrainConfig(frozen=True, method="ganbert")).batch_size == 64  # the studio preset's, measured
-    assert validate(TrainConfig(method="ganbert")).batch_size == 16
-    assert validate(TrainConfig(frozen=True, method="ganbert", batch_size=8)).batch_size == 8
+    assert resolve(TrainConfig(frozen=True, method="ganbert")).batch_size == 64  # the studio preset's, measured
+    assert resolve(TrainConfig(method="ganbert")).batch_size == 16
+    assert resolve(TrainConfig(frozen=True, method="ganbert", batch_size=8)).batch_size == 8
 
 
 def test_the_estimate_counts_the_budget_in_steps():

@@ -13,15 +13,16 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.download import download
 from core.backbone.encode import load_tokenizer
-from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_amounts
+from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_of
 from core.data import ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
 from core.runs import (ACTIVE, Registry, RunError, cancel_all, enqueue, execute_run, pump, ray_resources,
                        set_concurrency, use_address, use_storage)
-from core.train import (TrainConfig, classify, classify_frame, explain, grid, load_data, method_for, run_label,
-                        validate)
+from core.train import (TrainConfig, classify, classify_frame, explain, load_data, method_for, run_label,
+                        resolve)
 from core.train.submission import check_format, write_predictions
+from core.runs.lifecycle import Status
 
 
 def describe(ds: Dataset) -> dict:
@@ -99,7 +100,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     ensure_backbone(args)
     chosen = config_from_args(args)
     say_settled(chosen, [chosen.method])
-    config = validate(chosen)
+    config = resolve(chosen)
     load_data(config)  # bad data: exit 2 now, not a failed run later
     registry = Registry()
     if args.backend != "local" and not args.background:
@@ -125,24 +126,19 @@ def cmd_train(args: argparse.Namespace) -> int:
                 bar.set_postfix_str(f"encoding {event['done']}/{event['total']}")
         status = execute_run(registry, run_id, show)
     run = registry.get(run_id)
-    if status != "done":
+    if status != Status.DONE:
         print(f"run {run_id} ended {status}: {run.message}", file=sys.stderr)
     summary = run.summary
     print(json.dumps({k: summary[k] for k in ("run_id", "status", "accuracy", "macro_f1", "mcc", "message")}))
-    return 0 if status == "done" else 1
+    return 0 if status == Status.DONE else 1
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    fractions, per_class = sweep_amounts(args)
-    amount = {"fraction": fractions[0], "per_class": None} if fractions else {"fraction": None,
-                                                                             "per_class": per_class[0]}
     ensure_backbone(args)
-    base = config_from_args(args, method=args.method[0], generator=args.generator[0],
-                            adversarial=args.adversarial[0], seed=args.seed[0], **amount)
+    base = config_from_args(args, sweep=True)
     say_settled(base, args.method)
     load_data(base)
-    configs = grid(base, args.method, {"generator": args.generator, "adversarial": args.adversarial}, fractions,
-                   per_class, args.seed)
+    configs = sweep_of(args).configs(base)
     registry = Registry()
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)

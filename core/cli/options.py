@@ -10,15 +10,29 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
+from typing import TYPE_CHECKING
 
 from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
 from core.errors import InputError
-from core.train.catalog import DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, TITLES
+from core.runs.backends import NAMES
+from core.data import Amount
+from core.train.catalog import CATALOG, DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, VARIANTS
 from core.train.config import Option, TrainConfig, option_of, options
 
+if TYPE_CHECKING:
+    from core.train.sweep import Sweep
+
 BUILTIN = "builtin"
-# Fields a sweep takes as lists, under these flags.
-SWEPT = {"method": "--methods", "generator": "--generators", "adversarial": "--adversarial", "fraction": "--fractions",
+
+
+def sweep_flag(o: Option) -> str:
+    """A swept field's list flag: `--generators`; an on/off field keeps its name (`--adversarial on off`)."""
+    return o.flag if o.kind == "bool" else o.flag + "s"
+
+
+# Fields a sweep takes as lists, under these flags: the method, every method's variants (from the catalog),
+# the labeled amount and the seed.
+SWEPT = {"method": "--methods", **{v: sweep_flag(options()[v]) for v in VARIANTS}, "fraction": "--fractions",
          "per_class": "--per-class", "seed": "--seeds"}
 
 
@@ -47,11 +61,10 @@ def add_data_args(p: argparse.ArgumentParser, train_flag: bool = False) -> None:
     p.add_argument("--split-col", default=mapping.split, help="optional column holding train/val/test")
 
 
-BACKEND_NAMES = ("local", "ray")  # core.runs.queue.BACKENDS, named here so the parser needs no torch
 
 
 def add_backend_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=list(BACKEND_NAMES), default="local",
+    p.add_argument("--backend", choices=list(NAMES), default="local",
                    help="where background runs execute: local processes, or tasks on a Ray cluster")
     p.add_argument("--ray-address", help="Ray cluster to use (default: RAY_ADDRESS, the latest local cluster, "
                                          "else a new local instance)")
@@ -77,7 +90,7 @@ def _add(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, o: Optio
     help_text = o.help.replace("%", "%%")
     choices = list(o.choices) if o.choices else None
     if o.name == "method":  # checked against the method table when the command runs (plug-ins included)
-        help_text += ": " + ", ".join(f"{name} ({title})" for name, title in TITLES.items())
+        help_text += ": " + ", ".join(f"{name} ({entry.title})" for name, entry in CATALOG.items())
     if o.kind == "bool" and o.default:  # on by default: `--adversarial off` turns it off (a sweep: `on off`)
         p.add_argument(flag or o.flag, dest=o.name, type=on_off, nargs="+" if many else None,
                        default=o.default if default is None else default, metavar="{on,off}",
@@ -119,12 +132,11 @@ def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     add_data_args(p, train_flag=True)
     opts = options()
     if sweep:
-        for name, default in (("method", DEFAULT_METHODS), ("generator", opts["generator"].choices),
-                              ("adversarial", opts["adversarial"].variant_default), ("fraction", ()), ("per_class", ()),
-                              ("seed", DEFAULT_SEEDS)):
+        for name, default in (("method", DEFAULT_METHODS), *((v, opts[v].variant_default) for v in VARIANTS),
+                              ("fraction", ()), ("per_class", ()), ("seed", DEFAULT_SEEDS)):
             _add(p, opts[name], SWEPT[name], many=True, default=list(default))
     else:
-        for name in ("method", "generator", "adversarial", "seed"):
+        for name in ("method", *VARIANTS, "seed"):
             _add(p, opts[name])
         share = p.add_mutually_exclusive_group()
         for name in ("fraction", "per_class"):
@@ -139,21 +151,26 @@ def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
                         "studio uses the network; without it a missing model is an error)")
 
 
-def config_from_args(args: argparse.Namespace, **overrides) -> TrainConfig:
-    """The TrainConfig the flags describe (a sweep's base config, when `overrides` fill the swept fields)."""
+def config_from_args(args: argparse.Namespace, sweep: bool = False) -> TrainConfig:
+    """The TrainConfig the flags describe; for a sweep, its base config (the swept fields keep their
+    defaults: the sweep sets each run's)."""
     names = {f.name for f in fields(TrainConfig)} - {"data", "cleaning", *SWEPT}
     values = {name: getattr(args, name) for name in names}
     values["tags"] = tuple(args.tags)
     values["cleaning"] = CleaningConfig(**{f.name: getattr(args, f.name) for f in fields(CleaningConfig)})
     values["data"] = spec_from_args(args.train, args)
-    if not overrides:
-        values.update(method=args.method, generator=args.generator, adversarial=args.adversarial, seed=args.seed,
-                      fraction=None if args.per_class is not None else args.fraction, per_class=args.per_class)
-    return TrainConfig(**{**values, **overrides})
+    if not sweep:
+        values.update(method=args.method, seed=args.seed, **{v: getattr(args, v) for v in VARIANTS},
+                      **Amount.chosen(args.fraction, args.per_class).fields())
+    return TrainConfig(**values)
 
 
-def sweep_amounts(args: argparse.Namespace) -> tuple[list[float], list[int]]:
-    """The sweep's labeled amounts: the fractions and counts per class given, else the default fractions."""
-    if not args.fraction and not args.per_class:
-        return list(DEFAULT_FRACTIONS), []
-    return list(args.fraction), list(args.per_class)
+def sweep_of(args: argparse.Namespace) -> Sweep:
+    """The sweep the flags describe: the chosen methods with their own variants, the fractions and counts
+    per class given (else the default fractions), and the seeds."""
+    from core.train.sweep import Sweep, amounts  # here: the method table imports torch
+
+    variants = {v: tuple(getattr(args, v)) for v in VARIANTS if any(v in CATALOG[m].variants for m in args.method
+                                                                   if m in CATALOG)}
+    fractions = list(args.fraction) if args.fraction or args.per_class else list(DEFAULT_FRACTIONS)
+    return Sweep(tuple(args.method), variants, amounts(fractions, list(args.per_class)), tuple(args.seed))

@@ -55,8 +55,9 @@ def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     bars = alt.Chart(methods).mark_bar(color="#9ecae1").encode(x=x, y=y, tooltip=tooltip(metric))  # named on y
     whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=f"{metric}_low:Q", x2=f"{metric}_high:Q", y=y)
     rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
-        x=f"{metric}_mean:Q", color=alt.Color("series:N", title="references (dashed lines)", scale=alt.Scale(scheme="dark2"), legend=whole_legend(
-            columns=1, symbolType="stroke", symbolStrokeWidth=2)), tooltip=tooltip(metric))
+        x=f"{metric}_mean:Q", tooltip=tooltip(metric),
+        color=alt.Color("series:N", title="references (dashed lines)", scale=alt.Scale(scheme="dark2"),
+                        legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2)))
     return alt.layer(bars, whiskers, rules).properties(
         width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 

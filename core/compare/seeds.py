@@ -22,6 +22,7 @@ from scipy import stats
 
 from core.train import TrainConfig
 from core.train.config import flat_settings
+from core.runs.lifecycle import Status
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
@@ -147,7 +148,7 @@ def _names(done: pd.DataFrame) -> pd.Series:
 def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per group of finished runs (every setting but the seed): n, the seeds, and for each metric
     the mean, standard deviation and 95% interval. Groups never span datasets."""
-    done = frame[frame["status"] == "done"].dropna(subset=list(metrics)).copy()
+    done = frame[frame["status"] == Status.DONE].dropna(subset=list(metrics)).copy()
     columns = ["group", "series", "method", "dataset", "amount", "panel", "labeled", "reference", "n", "seeds",
                "settings",
                *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high")]]
@@ -176,13 +177,13 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
 
 def seed_points(frame: pd.DataFrame, grouped: pd.DataFrame) -> pd.DataFrame:
     """The finished runs behind the groups, each with its group's name, for a strip of seeds."""
-    done = frame[frame["status"] == "done"].drop(columns=["labeled"])
+    done = frame[frame["status"] == Status.DONE].drop(columns=["labeled"])
     return done.merge(grouped[["settings", "group", "labeled"]], on="settings")
 
 
 def _scores(frame: pd.DataFrame, grouped: pd.DataFrame, metric: str) -> dict[str, dict[int, float]]:
     """Each group's metric per seed."""
-    done = frame[frame["status"] == "done"].dropna(subset=[metric])
+    done = frame[frame["status"] == Status.DONE].dropna(subset=[metric])
     return {name: {int(r.seed): float(getattr(r, metric)) for r in done[done["settings"] == key].itertuples()}
             for name, key in zip(grouped["group"], grouped["settings"])}
 

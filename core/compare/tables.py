@@ -14,6 +14,7 @@ from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, time_left
 from core.train import method_for
+from core.runs.lifecycle import Status
 
 METRICS = ("accuracy", "macro_f1", "mcc")
 
@@ -140,7 +141,7 @@ def per_class_f1(runs: list[Run], names: dict[str, str] | None = None) -> pd.Dat
     return pd.DataFrame(rows, columns=["run", "class", "f1"])
 
 
-MONITOR_ORDER = {"running": 0, "starting": 1, "queued": 2}  # then the ended runs, newest first
+MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # then the ended runs, newest first
 
 
 def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
@@ -152,10 +153,10 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
     rows = []
     for r in ordered:
         test = (r.metrics or {}).get("test", {})
-        phase = (r.phase or "preparing") if r.status == "running" else ""
+        phase = (r.phase or "preparing") if r.status == Status.RUNNING else ""
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
                      "time left": _duration(time_left(r, history, now)), "run": names[r.id],
-                     "test macro-F1": test.get("macro_f1"), "evaluations": r.epoch,
+                     "test macro-F1": test.get("macro_f1"), "evaluations": r.evaluations,
                      "where": r.device if r.backend == "ray" and r.device else r.backend, "latest": r.message or "",
                      "run_id": r.id})
     return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "test macro-F1",

@@ -3,44 +3,83 @@ all draw rows per class through `stratified_mask`, so one seed means one rule ev
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
+from core.errors import InputError
 
-def stratified_mask(labels: np.ndarray, seed: int, fraction: float | None = None, per_class: int | None = None,
-                    at_least: int = 0) -> np.ndarray:
-    """Boolean mask drawing `per_class` rows, or round(`fraction` × size) rows (and at least `at_least`),
-    from each class; rows labeled below 0 (unlabeled) are never drawn. Reproducible by seed."""
-    if (fraction is None) == (per_class is None):
-        raise ValueError("give exactly one of fraction or per_class")
-    if fraction is not None and not 0 <= fraction <= 1:
-        raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-    if per_class is not None and per_class < 0:
-        raise ValueError(f"per_class must be at least 0, got {per_class}")
+
+@dataclass(frozen=True)
+class Amount:
+    """A labeled amount: a share of the train pool (0.01 is 1%) or a count of texts per class, exactly one.
+    The one place that rule lives: configs, the sampler, sweeps, the CLI and the Train page build their
+    amounts through it."""
+
+    fraction: float | None = None
+    per_class: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.fraction is None) == (self.per_class is None):
+            raise InputError("give exactly one of fraction or per_class")
+        if self.fraction is not None and not 0 < self.fraction <= 1:
+            raise InputError(f"fraction must be in (0, 1] (0.01 is 1%), got {self.fraction}")
+        if self.per_class is not None:
+            if not (self.per_class >= 1 and float(self.per_class).is_integer()):
+                raise InputError(f"per_class must be a whole number of at least 1, got {self.per_class:g}")
+            object.__setattr__(self, "per_class", int(self.per_class))  # 5.0 typed or parsed is 5
+
+    @classmethod
+    def chosen(cls, fraction: float | None, per_class: int | None) -> Amount:
+        """A count per class when one is given, else the fraction (whose flag and widget have a default)."""
+        return cls(per_class=per_class) if per_class is not None else cls(fraction=fraction)
+
+    @property
+    def label(self) -> str:
+        """As the user chose it: '5/class', or a share such as '1%'."""
+        return f"{self.per_class}/class" if self.per_class is not None else f"{self.fraction * 100:.4g}%"
+
+    def fields(self) -> dict:
+        """As a config's two fields."""
+        return {"fraction": self.fraction, "per_class": self.per_class}
+
+    def rows_of(self, size: int) -> int:
+        """Rows drawn from a class of `size`: the count (as many as there are), or the share, at least one."""
+        if self.per_class is not None:
+            return min(self.per_class, size)
+        return max(1, int(round(self.fraction * size)))
+
+
+def stratified_mask(labels: np.ndarray, seed: int, rows_of: Callable[[int], int]) -> np.ndarray:
+    """Boolean mask drawing `rows_of(size)` rows from each class (of `size` rows); rows labeled below 0
+    (unlabeled) are never drawn. Reproducible by seed."""
     labels = np.asarray(labels)
     rng = np.random.default_rng(seed)
     mask = np.zeros(len(labels), dtype=bool)
     for c in np.unique(labels[labels >= 0]):
         idx = np.flatnonzero(labels == c)
-        n = per_class if per_class is not None else max(at_least, int(round(fraction * len(idx))))
-        mask[rng.choice(idx, size=min(n, len(idx)), replace=False)] = True
+        mask[rng.choice(idx, size=min(rows_of(len(idx)), len(idx)), replace=False)] = True
     return mask
 
 
-def sample_labeled(labels: np.ndarray, fraction: float | None = None, per_class: int | None = None,
-                   seed: int = 0) -> np.ndarray:
-    """The labeled subset of a train pool: a fraction (0.01 is 1%) or a count per class, at least one row
-    per present class. The rows outside the mask form the unlabeled set."""
-    if fraction is not None and fraction == 0:
-        raise ValueError("fraction must be in (0, 1], got 0")
-    if per_class is not None and per_class < 1:
-        raise ValueError(f"per_class must be at least 1, got {per_class}")
-    return stratified_mask(labels, seed, fraction, per_class, at_least=1)
+def share(fraction: float) -> Callable[[int], int]:
+    """round(`fraction` × size) rows of a class: the validation carve and the maps' samples."""
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"a share must be in [0, 1], got {fraction}")
+    return lambda size: int(round(fraction * size))
+
+
+def sample_labeled(labels: np.ndarray, amount: Amount, seed: int = 0) -> np.ndarray:
+    """The labeled subset of a train pool: at least one row per present class. The rows outside the mask
+    form the unlabeled set."""
+    return stratified_mask(labels, seed, amount.rows_of)
 
 
 def split_off(frame: pd.DataFrame, fraction: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Stratified split of `fraction` of the rows out of `frame`, reproducible by seed."""
-    take = stratified_mask(frame["label"].to_numpy(), seed, fraction)
+    take = stratified_mask(frame["label"].to_numpy(), seed, share(fraction))
     return frame[~take].reset_index(drop=True), frame[take].reset_index(drop=True)
 
 
@@ -52,5 +91,5 @@ def sample_per_group(frame: pd.DataFrame, group: str, strata: str, at_most: int,
             parts.append(rows)
             continue
         codes = pd.factorize(rows[strata])[0]
-        parts.append(rows[stratified_mask(codes, seed, at_most / len(rows))])
+        parts.append(rows[stratified_mask(codes, seed, share(at_most / len(rows)))])
     return pd.concat(parts).reset_index(drop=True)

@@ -1,19 +1,47 @@
 """Runs: the SQLite registry, the run folder, the status lifecycle, the queue and its backends (local
-processes, Ray) with the code that executes a run, and time estimates. Reads `core.train`."""
+processes here; Ray in `core.runs.ray`) with the code that executes a run, and time estimates. Reads
+`core.train`."""
 
-from core.runs.estimate import grid_seconds, roughly
-from core.runs.execute import execute_run
-from core.runs.folder import RunFolder
-from core.runs.lifecycle import ACTIVE, FINISHED, MOVES, IllegalMove, Status
-from core.runs.local import concurrency, set_concurrency
-from core.runs.queue import BACKENDS, cancel, cancel_all, enqueue, pump, reconcile
-from core.runs.ray_backend import RAY_HINT, ray_available, ray_resources, use_address, use_storage
-from core.runs.registry import Registry, Run, RunError, check_run_id
-from core.runs.workspace import Workspace, recall, remember
+import importlib
 
-__all__ = [
-    "grid_seconds", "roughly", "execute_run", "RunFolder", "ACTIVE", "FINISHED", "MOVES", "IllegalMove", "Status",
-    "concurrency", "set_concurrency", "BACKENDS", "cancel", "cancel_all", "enqueue", "pump", "reconcile", "RAY_HINT",
-    "ray_available", "ray_resources", "use_address", "use_storage", "Registry", "Run", "RunError", "check_run_id",
-    "Workspace", "recall", "remember",
-]
+# name -> the module that defines it: imported on first use, so that the statuses and the backends' names
+# (`core.runs.lifecycle`, `core.runs.backends`) read without torch
+_EXPORTS = {
+    "grid_seconds": "core.runs.estimate",
+    "roughly": "core.runs.estimate",
+    "execute_run": "core.runs.execute",
+    "RunFolder": "core.runs.folder",
+    "ACTIVE": "core.runs.lifecycle",
+    "FINISHED": "core.runs.lifecycle",
+    "MOVES": "core.runs.lifecycle",
+    "IllegalMove": "core.runs.lifecycle",
+    "Status": "core.runs.lifecycle",
+    "concurrency": "core.runs.local",
+    "set_concurrency": "core.runs.local",
+    "cancel": "core.runs.queue",
+    "cancel_all": "core.runs.queue",
+    "enqueue": "core.runs.queue",
+    "pump": "core.runs.queue",
+    "reconcile": "core.runs.queue",
+    "RAY_HINT": "core.runs.ray.backend",
+    "ray_available": "core.runs.ray.backend",
+    "ray_resources": "core.runs.ray.backend",
+    "use_address": "core.runs.ray.backend",
+    "use_storage": "core.runs.ray.backend",
+    "Registry": "core.runs.registry",
+    "Run": "core.runs.registry",
+    "RunError": "core.runs.registry",
+    "check_run_id": "core.runs.registry",
+    "Workspace": "core.runs.workspace",
+    "recall": "core.runs.workspace",
+    "remember": "core.runs.workspace",
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'core.runs' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+__all__ = list(_EXPORTS)

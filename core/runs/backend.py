@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from core.runs.lifecycle import ACTIVE, IllegalMove
+from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.processes import pid_alive
 from core.runs.registry import Registry, Run
 
@@ -37,7 +37,7 @@ def process_alive(run: Run) -> bool:
     """The rule both backends share: a run lives while its pid does; a run `starting` with no pid yet
     has a minute to get one."""
     if run.pid is None:
-        return run.status != "starting" or time.time() - (run.heartbeat or 0) <= STUCK_START
+        return run.status != Status.STARTING or time.time() - (run.heartbeat or 0) <= STUCK_START
     return pid_alive(run.pid)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
+from core.runs.lifecycle import Status
 
 FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
 STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
@@ -56,7 +57,7 @@ def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: in
 def train_seconds(run: Run) -> float | None:
     """What a finished run took here outside its encoding pass, from leaving the queue (its process starts
     then, seconds before it records its start) to its end."""
-    if run.status != "done" or not run.started or not run.ended:
+    if run.status != Status.DONE or not run.started or not run.ended:
         return None
     return max(0.0, run.ended - (run.claimed or run.started) - (run.metrics or {}).get("encode_seconds", 0.0))
 
@@ -76,7 +77,8 @@ class Estimate:
         if not self.guessed:
             return f"{roughly(self.seconds)} (from runs finished on this machine)"
         if not self.from_history:
-            return f"{roughly(self.seconds)} (a rough guess from laptop-CPU figures: no run like these has finished here)"
+            return (f"{roughly(self.seconds)} (a rough guess from laptop-CPU figures: no run like these has finished "
+                    "here)")
         return (f"{roughly(self.seconds)} ({self.from_history} run(s) from runs finished here, {self.guessed} a rough "
                 "guess from laptop-CPU figures)")
 
@@ -102,9 +104,10 @@ class History:
         ratios = []
         for r, t in self.done:
             c, m = r.config, r.metrics or {}
-            if (c.method, c.frozen, c.max_len) != (config.method, config.frozen, config.max_len) or "labeled" not in m:
-                continue
-            theirs = method_for(c).seconds(c, m["labeled"], m["unlabeled"], m["val_rows"], m["test_rows"], None)
+            sizes = [m.get(k) for k in ("labeled", "unlabeled", "val_rows", "test_rows")]
+            if (c.method, c.frozen, c.max_len) != (config.method, config.frozen, config.max_len) or None in sizes:
+                continue  # another kind of run, or one from before runs recorded their row counts
+            theirs = method_for(c).seconds(c, *sizes, None)
             ratios.append(t * mine / (theirs + STARTUP))
         return statistics.median(ratios) if ratios else None
 
@@ -130,7 +133,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
     """The whole grid run one after another, plus the encoding a frozen grid still needs: each text once, at
     the speed measured here (else a laptop figure), the whole pool when a method learns from unlabeled texts,
     nothing when a finished run has cached them."""
-    history = History(registry.list(statuses=("done",)))
+    history = History(registry.list(statuses=(Status.DONE,)))
     total, known = 0.0, 0
     for c in configs:
         seconds, measured = run_estimate(history, c, pool, val, test, classes)
@@ -150,9 +153,9 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends: while it encodes, the encoding's own pace plus the training that follows
     (from history); while it trains, its pace since training began, or history before 10% of the steps."""
     alike = history.alike(run.config)
-    if run.status == "queued":
+    if run.status == Status.QUEUED:
         return alike
-    if run.status != "running" or not run.phase_started:
+    if run.status != Status.RUNNING or not run.phase_started:
         return None
     elapsed = now - run.phase_started
     pace = elapsed * (1 - run.progress) / run.progress if run.progress > 0.01 else None

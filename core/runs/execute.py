@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from core.backbone.device import describe_device
 from core.runs.estimate import remember_encoding, roughly
 from core.runs.folder import RunFolder
-from core.runs.lifecycle import IllegalMove
+from core.runs.lifecycle import IllegalMove, Status
 from core.runs.registry import Registry
 from core.train import Cancelled, Diverged, TrainConfig, train
 
@@ -120,13 +120,13 @@ def train_to_end(work: Callable[[], dict]) -> Ending:
     """Run `work` (a call of `train`) and say how it ended; every ending is returned, none raised, so a
     run always ends recorded, here or on a Ray node."""
     try:
-        return Ending("done", "finished", work())
+        return Ending(Status.DONE, "finished", work())
     except Cancelled as e:
-        return Ending("cancelled", str(e))
+        return Ending(Status.CANCELLED, str(e))
     except Diverged as e:
-        return Ending("diverged", str(e))
+        return Ending(Status.DIVERGED, str(e))
     except Exception as e:  # any failure ends the run failed
-        return Ending("failed", f"{type(e).__name__}: {e}", trace=traceback.format_exc())
+        return Ending(Status.FAILED, f"{type(e).__name__}: {e}", trace=traceback.format_exc())
 
 
 def train_into(config: TrainConfig, folder: RunFolder, on_event: Callable[[dict], None],

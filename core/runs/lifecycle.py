@@ -32,6 +32,7 @@ MOVES: dict[Status, frozenset[Status]] = {
     Status.DONE: frozenset(), Status.FAILED: frozenset(), Status.CANCELLED: frozenset(),
     Status.DIVERGED: frozenset(), Status.INTERRUPTED: frozenset(),
 }
+FIRST = Status.QUEUED  # every run is created queued
 ACTIVE: tuple[str, ...] = tuple(s.value for s, moves in MOVES.items() if moves)
 FINISHED: tuple[str, ...] = tuple(s.value for s, moves in MOVES.items() if not moves)
 

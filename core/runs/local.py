@@ -9,7 +9,7 @@ import signal
 import torch
 
 from core.runs.backend import process_alive, wait_for_end
-from core.runs.lifecycle import IllegalMove
+from core.runs.lifecycle import IllegalMove, Status
 from core.runs.processes import launch, signal_group
 from core.runs.registry import Registry, Run, RunError
 
@@ -34,7 +34,7 @@ class LocalBackend:
 
     def submit(self, registry: Registry, queued: list[Run]) -> list[str]:
         """Start queued runs (oldest first) while slots are free."""
-        busy = len([r for r in registry.list(include_deleted=True, statuses=("starting", "running"))
+        busy = len([r for r in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING))
                     if r.backend == self.name])
         slots, started = concurrency(registry), []
         for run in queued:
@@ -52,7 +52,7 @@ class LocalBackend:
         if not wait_for_end(registry, run.id, grace, self):
             signal_group(run.pid, signal.SIGKILL)
             try:
-                registry.finish(run.id, "cancelled", f"cancelled (forced after {grace:.0f} s)")
+                registry.finish(run.id, Status.CANCELLED, f"cancelled (forced after {grace:.0f} s)")
             except IllegalMove:  # someone saw the killed process first and marked it interrupted
                 pass
 

@@ -8,12 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core.environment import STUDIO
 from core.paths import REPO_ROOT
 
 
 def launch(home: Path, args: list[str], log_path: Path) -> int:
-    """Start `python -m ARGS` in its own session (so it outlives the app), logging to `log_path`."""
-    env = {**os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
+    """Start `python -m ARGS` in its own session (so it outlives the app), logging to `log_path`, with the
+    studio's environment set before the process imports anything."""
+    env = {**STUDIO, **os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", *args], cwd=REPO_ROOT, env=env, stdout=log,

@@ -6,40 +6,37 @@ on its queued runs; a finishing worker pumps too, so the queue moves on with nob
 
 from __future__ import annotations
 
-from core.runs.backend import Backend, end_if_gone
-from core.runs.lifecycle import ACTIVE
-from core.runs.local import LocalBackend
-from core.runs.ray_backend import RayBackend
+from core.runs.backend import end_if_gone
+from core.runs.backends import NAMES, backend
+from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, RunError
 from core.train import TrainConfig
-
-BACKENDS: dict[str, Backend] = {b.name: b for b in (LocalBackend(), RayBackend())}
 
 
 def reconcile(registry: Registry) -> list[str]:
     """Mark runs whose process is gone as interrupted (their folders swept of half-written files); returns
     their ids. Cheap: call it on every look."""
     gone = []
-    for run in registry.list(include_deleted=True, statuses=("starting", "running")):
-        if end_if_gone(registry, run, BACKENDS[run.backend]):
+    for run in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING)):
+        if end_if_gone(registry, run, backend(run.backend)):
             gone.append(run.id)
     return gone
 
 
 def pump(registry: Registry) -> list[str]:
-    """Reconcile dead runs, then let each backend take on its queued runs (oldest first)."""
+    """Reconcile dead runs, then let each backend with queued runs take them on (oldest first)."""
     reconcile(registry)
-    queued = registry.list(statuses=("queued",))
-    return [run_id for name, backend in BACKENDS.items()
-            for run_id in backend.submit(registry, [r for r in queued if r.backend == name])]
+    queued = registry.list(statuses=(Status.QUEUED,))
+    return [run_id for name in dict.fromkeys(r.backend for r in queued)
+            for run_id in backend(name).submit(registry, [r for r in queued if r.backend == name])]
 
 
-def enqueue(registry: Registry, configs: list[TrainConfig], backend: str = "local", resources: dict | None = None
+def enqueue(registry: Registry, configs: list[TrainConfig], where: str = "local", resources: dict | None = None
             ) -> list[str]:
-    """Queue runs on a backend and start what can start; returns their ids at once."""
-    if backend not in BACKENDS:
-        raise RunError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    run_ids = [registry.create(c, backend, resources) for c in configs]
+    """Queue runs on a backend (by name) and start what can start; returns their ids at once."""
+    if where not in NAMES:
+        raise RunError(f"backend must be one of {', '.join(NAMES)}, got {where!r}")
+    run_ids = [registry.create(c, where, resources) for c in configs]
     pump(registry)
     return run_ids
 
@@ -61,9 +58,9 @@ def cancel_all(registry: Registry, run_ids: list[str], grace: float = 15.0) -> d
     for run in active:
         registry.request_cancel(run.id)
     for run in active:
-        if run.status == "queued" or run.pid is None:
-            registry.finish(run.id, "cancelled", "cancelled before it started")
+        if run.status == Status.QUEUED or run.pid is None:
+            registry.finish(run.id, Status.CANCELLED, "cancelled before it started")
         else:
-            BACKENDS[run.backend].cancel(registry, run, grace)
+            backend(run.backend).cancel(registry, run, grace)
     pump(registry)
     return {run_id: registry.get(run_id).status for run_id in run_ids}

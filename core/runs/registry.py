@@ -19,11 +19,10 @@ from pathlib import Path
 from core.errors import InputError
 from core.paths import studio_home
 from core.runs.folder import RunFolder
-from core.runs.lifecycle import ACTIVE, Status, check_move
-from core.train import TrainConfig, method_for, run_label, validate
+from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
+from core.train import TrainConfig, method_for, run_label
 
 RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
-BACKENDS = ("local", "ray")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -38,7 +37,7 @@ CREATE TABLE IF NOT EXISTS runs (
     device TEXT,
     heartbeat REAL,
     progress REAL NOT NULL DEFAULT 0,
-    epoch INTEGER NOT NULL DEFAULT 0,
+    evaluations INTEGER NOT NULL DEFAULT 0,
     samples_per_s REAL,
     message TEXT,
     metrics TEXT,
@@ -47,15 +46,20 @@ CREATE TABLE IF NOT EXISTS runs (
     backend TEXT NOT NULL DEFAULT 'local',
     resources TEXT
 );
-CREATE TABLE IF NOT EXISTS epochs (
+CREATE TABLE IF NOT EXISTS evaluations (
     run_id TEXT NOT NULL REFERENCES runs(id),
-    epoch INTEGER NOT NULL,
+    evaluation INTEGER NOT NULL,
     metrics TEXT NOT NULL,
-    PRIMARY KEY (run_id, epoch)
+    PRIMARY KEY (run_id, evaluation)
 );
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 """
+# Names that held evaluation indices when runs evaluated once an epoch; an older studio.db is renamed in
+# place when it is opened, before the schema's tables are made.
+RENAMES = (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
+           ("ALTER TABLE evaluations RENAME COLUMN epoch TO evaluation", "evaluations.epoch"),
+           ("ALTER TABLE runs RENAME COLUMN epoch TO evaluations", "runs.epoch"))
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
               ("phase_started", "REAL"), ("claimed", "REAL"))
@@ -78,7 +82,7 @@ class Run:
     device: str | None
     heartbeat: float | None
     progress: float
-    epoch: int
+    evaluations: int  # evaluations so far
     samples_per_s: float | None
     message: str | None
     metrics: dict | None
@@ -105,7 +109,8 @@ class Run:
                 "generator": self.config.generator if "generator" in method_for(self.config).variants else None,
                 "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
                 "seed": self.config.seed,
-                "frozen": self.config.frozen, "progress": self.progress, "epoch": self.epoch,
+                "frozen": self.config.frozen, "progress": self.progress, "evaluations": self.evaluations,
+                "epoch": self.evaluations,  # its name before evaluations were counted in steps, for older scripts
                 "accuracy": test.get("accuracy"), "macro_f1": test.get("macro_f1"), "mcc": test.get("mcc"),
                 "message": self.message, "created": self.created, "backend": self.backend}
 
@@ -126,6 +131,9 @@ class Registry:
         db = sqlite3.connect(self.path, timeout=30)
         try:  # WAL lets readers (the dashboard) and the writing worker proceed together; it persists
             db.execute("PRAGMA journal_mode=WAL")
+            for statement, old in RENAMES:
+                if _exists(db, old):
+                    db.execute(statement)
             db.executescript(SCHEMA)
             columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
             for name, kind in MIGRATIONS:
@@ -156,17 +164,16 @@ class Registry:
     # ------------------------------------------------------------ create and read
 
     def create(self, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
-        if backend not in BACKENDS:
-            raise RunError(f"backend must be local or ray, got {backend!r}")
-        config = validate(config)  # stored as it will run: defaults, max length, snapshot and precision resolved
+        """A queued run of `config`, as resolved at launch (`core.train.resolve`), for `backend` (the queue's
+        `enqueue` checks its name)."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         folder = self.folder(run_id)
         folder.path.mkdir(parents=True)
         folder.write_config(config)
         with self._connect() as db:
             db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources) "
-                       "VALUES (?, ?, 'queued', ?, ?, ?, ?)",
-                       (run_id, time.time(), config.to_json(), run_label(config), backend,
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (run_id, time.time(), FIRST, config.to_json(), run_label(config), backend,
                         json.dumps(resources) if resources is not None else None))
         return run_id
 
@@ -189,9 +196,9 @@ class Registry:
         """A run's validation evaluations in order, with the losses since the one before and the step
         (runs from before step budgets evaluated once an epoch and have no step)."""
         with self._connect() as db:
-            rows = db.execute("SELECT epoch, metrics FROM epochs WHERE run_id = ? ORDER BY epoch",
+            rows = db.execute("SELECT evaluation, metrics FROM evaluations WHERE run_id = ? ORDER BY evaluation",
                               (check_run_id(run_id),)).fetchall()
-        return [{"evaluation": r["epoch"], "step": None, **json.loads(r["metrics"])} for r in rows]
+        return [{"evaluation": r["evaluation"], "step": None, **json.loads(r["metrics"])} for r in rows]
 
     # ------------------------------------------------------------ lifecycle
 
@@ -207,11 +214,12 @@ class Registry:
         """queued → starting, for exactly one caller (the queue may be pumped from many processes), and never
         for a run whose cancel was requested; a caller that will run it itself (the Ray dispatcher) gives its
         pid in the same transaction."""
+        check_move(run_id, Status.QUEUED, Status.STARTING)  # the one move made without reading the status first
         with self._connect() as db:
             now = time.time()
-            cur = db.execute("UPDATE runs SET status = 'starting', heartbeat = ?, claimed = ?, pid = COALESCE(?, pid) "
-                             "WHERE id = ? AND status = 'queued' AND cancel_requested = 0",
-                             (now, now, pid, run_id))
+            cur = db.execute("UPDATE runs SET status = ?, heartbeat = ?, claimed = ?, pid = COALESCE(?, pid) "
+                             "WHERE id = ? AND status = ? AND cancel_requested = 0",
+                             (Status.STARTING, now, now, pid, run_id, Status.QUEUED))
             return cur.rowcount == 1
 
     def set_pid(self, run_id: str, pid: int) -> None:
@@ -224,24 +232,24 @@ class Registry:
             self._move(db, run_id, Status.RUNNING, "pid = ?, device = ?, started = ?, heartbeat = ?",
                        (pid, device, now, now))
 
-    def update_progress(self, run_id: str, progress: float, epoch: int, samples_per_s: float | None = None,
+    def update_progress(self, run_id: str, progress: float, evaluations: int, samples_per_s: float | None = None,
                         message: str | None = None, phase: str = "training") -> None:
         """The progress of the run's current phase (encoding, then training); a new phase starts its clock."""
         now = time.time()
         with self._connect() as db:
-            db.execute("UPDATE runs SET progress = ?, epoch = ?, samples_per_s = COALESCE(?, samples_per_s), "
+            db.execute("UPDATE runs SET progress = ?, evaluations = ?, samples_per_s = COALESCE(?, samples_per_s), "
                        "message = COALESCE(?, message), heartbeat = ?, "
                        "phase_started = CASE WHEN phase IS ? THEN phase_started ELSE ? END, phase = ? WHERE id = ?",
-                       (progress, epoch, samples_per_s, message, now, phase, now, phase, run_id))
+                       (progress, evaluations, samples_per_s, message, now, phase, now, phase, run_id))
 
     def set_message(self, run_id: str, message: str) -> None:
         with self._connect() as db:
             db.execute("UPDATE runs SET message = ?, heartbeat = ? WHERE id = ?", (message, time.time(), run_id))
 
     def add_evaluation(self, run_id: str, index: int, metrics: dict) -> None:
-        """Store one evaluation (the table keeps its first name, `epochs`, so older homes open as they are)."""
+        """Store one evaluation."""
         with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO epochs (run_id, epoch, metrics) VALUES (?, ?, ?)",
+            db.execute("INSERT OR REPLACE INTO evaluations (run_id, evaluation, metrics) VALUES (?, ?, ?)",
                        (run_id, index, json.dumps(metrics)))
 
     def finish(self, run_id: str, status: str, message: str | None = None, metrics: dict | None = None) -> None:
@@ -249,8 +257,9 @@ class Registry:
         with self._connect() as db:
             self._move(db, run_id, Status(status),
                        "message = COALESCE(?, message), metrics = COALESCE(?, metrics), ended = ?, "
-                       "progress = CASE WHEN ? = 'done' THEN 1 ELSE progress END",
-                       (message, json.dumps(metrics) if metrics is not None else None, time.time(), status))
+                       "progress = CASE WHEN ? = ? THEN 1 ELSE progress END",
+                       (message, json.dumps(metrics) if metrics is not None else None, time.time(), status,
+                        Status.DONE))
 
     def interrupt(self, run_id: str, message: str) -> None:
         """A run whose process is gone: swept of the temporary files a kill mid-write left (before the
@@ -280,11 +289,20 @@ class Registry:
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
 
 
+def _exists(db: sqlite3.Connection, name: str) -> bool:
+    """Whether a table ('epochs') or a table's column ('runs.epoch') is in the database."""
+    table, _, column = name.partition(".")
+    if not column:
+        found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        return found is not None
+    return column in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
 def _to_run(row: sqlite3.Row) -> Run:
     return Run(id=row["id"], created=row["created"], started=row["started"], ended=row["ended"],
                status=row["status"], config=TrainConfig.from_json(row["config"]), label=row["label"],
                pid=row["pid"], device=row["device"], heartbeat=row["heartbeat"], progress=row["progress"],
-               epoch=row["epoch"], samples_per_s=row["samples_per_s"], message=row["message"],
+               evaluations=row["evaluations"], samples_per_s=row["samples_per_s"], message=row["message"],
                metrics=json.loads(row["metrics"]) if row["metrics"] else None,
                cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
                backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None,

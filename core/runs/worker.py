@@ -9,6 +9,7 @@ import sys
 from core.runs.execute import execute_run
 from core.runs.queue import pump
 from core.runs.registry import Registry, check_run_id
+from core.runs.lifecycle import Status
 
 
 def main(argv: list[str]) -> int:
@@ -19,7 +20,7 @@ def main(argv: list[str]) -> int:
         status = execute_run(registry, run_id)
     finally:
         pump(registry)
-    return 0 if status == "done" else 1
+    return 0 if status == Status.DONE else 1
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -37,11 +37,23 @@ class GradientPath:
     logits: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (inputs_embeds, attention_mask) -> [n, k]
 
 
+@runtime_checkable
 class Explainable(Protocol):
+    """A predictor that can say why: it attributes its logit for a class to the text's tokens or n-grams
+    (`integrated_gradients` along its token path, or `ngram_weights`)."""
+
     labels: tuple[str, ...]
     config: object
 
     def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]: ...
+
+    def attribute(self, text: str, label: str, steps: int) -> Attribution: ...
+
+
+class TokenPath(Protocol):
+    """What integrated gradients reads of a predictor."""
+
+    labels: tuple[str, ...]
 
     def gradient_path(self) -> GradientPath: ...
 
@@ -88,23 +100,21 @@ def explain(model: Explainable, text: str, label: str | None = None, steps: int 
     """Attributions for `label` (default: the predicted class) on one text, cleaned as in training. The
     predicted class is the one `predict` gives (in the run's precision), not the fp32 path's: on a near tie
     the two can differ, and the explanation must be of the label the user was shown."""
+    if not isinstance(model, Explainable):
+        raise InputError(f"a {type(model).__name__} cannot explain its predictions")
     cleaned = clean_texts([text], model.config.cleaning)[0]
     if label is None:
         label = model.labels[int(model.predict([cleaned])[0][0].argmax())]
-    if hasattr(model, "gradient_path"):
-        return integrated_gradients(model, model.gradient_path(), cleaned, label, steps)
-    if hasattr(model, "ngram_contributions"):
-        return ngram_weights(model, cleaned, label)
-    raise InputError(f"a {type(model).__name__} has neither a token path nor n-gram weights to explain with")
+    return model.attribute(cleaned, label, steps)
 
 
-def target_index(model: Explainable, label: str) -> int:
+def target_index(model: TokenPath, label: str) -> int:
     if label not in model.labels:
         raise InputError(f"the model has no class {label!r}; its classes are {', '.join(model.labels)}")
     return model.labels.index(label)
 
 
-def integrated_gradients(model: Explainable, path: GradientPath, text: str, label: str,
+def integrated_gradients(model: TokenPath, path: GradientPath, text: str, label: str,
                          steps: int) -> Attribution:
     enc = path.tokenizer(text, truncation=True, max_length=path.max_len, return_offsets_mapping=True,
                          return_tensors="pt")

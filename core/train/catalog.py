@@ -1,15 +1,32 @@
-"""What the command line and a new sweep know of the methods before any is imported (torch and transformers
-take seconds to import, and `python -m core --help` should not wait for them): the built-in methods' titles
-(their classes read them from here) and the sweep's defaults."""
+"""The method table: every training method the studio knows, one line each, readable before any method is
+imported (torch and transformers take seconds, and `python -m core --help` should not wait for them).
 
-TITLES = {
-    "finetune": "BERT fine-tuning",
-    "adapter": "BERT + adapters",
-    "ganbert": "GAN-BERT",
-    "setfit": "SetFit",
-    "tfidf-lr": "TF-IDF + LR",
-    "features-lr": "Frozen features + LR",
+The CLI's `--method` choices and sweep flags, the Train page's method list, the sweep grid, Compare's names
+and the checkpoint loader all read it; `core.train.methods.METHODS` holds the method objects it names. To add
+a method, write one module with a `Method` subclass (see `methods/base.py`) and add one line here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Entry:
+    title: str  # how Compare, the Train page and the CLI help name it
+    where: str  # "module:Class" of its `Method`
+    variants: tuple[str, ...] = ()  # TrainConfig fields a sweep crosses for it
+
+
+CATALOG = {
+    "finetune": Entry("BERT fine-tuning", "core.train.methods.finetune:Finetune"),
+    "adapter": Entry("BERT + adapters", "core.train.methods.adapter:Adapter"),
+    "ganbert": Entry("GAN-BERT", "core.train.methods.ganbert:GanBert", ("generator", "adversarial")),
+    "setfit": Entry("SetFit", "core.train.methods.setfit:SetFit"),
+    "tfidf-lr": Entry("TF-IDF + LR", "core.train.methods.linear:TfidfLR"),
+    "features-lr": Entry("Frozen features + LR", "core.train.methods.linear:FeaturesLR"),
 }
+VARIANTS = tuple(dict.fromkeys(v for entry in CATALOG.values() for v in entry.variants))  # every method's
 
 # What a new sweep offers before the user chooses (the CLI's `sweep` and the Train page alike).
 DEFAULT_METHODS = ("finetune", "ganbert")

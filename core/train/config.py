@@ -14,7 +14,7 @@ import json
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 
 from core.backbone import Backbone, resolve_backbone
-from core.data import CleaningConfig, CorpusConfig, DataSpec
+from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec
 from core.errors import InputError
 
 ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
@@ -147,11 +147,14 @@ class TrainConfig:
         return self.pooling or ("layers" if self.frozen else "mean")
 
     @property
+    def labeled(self) -> Amount:
+        """The labeled amount (its rule: `core.data.Amount`)."""
+        return Amount(self.fraction, self.per_class)
+
+    @property
     def amount(self) -> str:
         """The labeled amount as the user chose it: '5/class', or a share such as '1%'."""
-        if self.per_class is not None:
-            return f"{self.per_class}/class"
-        return f"{self.fraction * 100:.4g}%"
+        return self.labeled.label
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -233,8 +236,7 @@ def options() -> dict[str, Option]:
 def check(c: TrainConfig) -> None:
     """Reject impossible settings with a message naming what is allowed (like run_glue's checks): the
     bounds and choices in the fields' metadata, then the rules between fields."""
-    if c.fraction is not None and not 0 < c.fraction <= 1:
-        raise InputError(f"fraction must be in (0, 1] (0.01 is 1%), got {c.fraction}")
+    c.labeled  # noqa: B018  (the labeled amount checks itself: core.data.Amount)
     for f in fields(c):
         value, meta = getattr(c, f.name), f.metadata
         if value is None or isinstance(value, (bool, tuple)) and not meta["choices"]:
@@ -246,8 +248,6 @@ def check(c: TrainConfig) -> None:
             raise InputError(f"{f.name} must be at least {meta['low']:g}, got {value}")
         if meta["high"] is not None and value > meta["high"]:
             raise InputError(f"{f.name} must be at most {meta['high']:g}, got {value}")
-    if (c.fraction is None) == (c.per_class is None):
-        raise InputError("give exactly one of fraction or per_class")
     if c.lr is not None and not 0 < c.lr < 1:
         raise InputError(f"learning rate must be in (0, 1), got {c.lr}")
     if c.steps is not None and c.epochs is not None:

@@ -88,7 +88,7 @@ def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
     pool_frame = ds.train if ds.unlabeled is None else pd.concat([ds.train, ds.unlabeled], ignore_index=True)
     n_train = len(ds.train)
     train_labels = ds.train["label"].to_numpy()
-    mask = sample_labeled(train_labels, config.fraction, config.per_class, config.seed)
+    mask = sample_labeled(train_labels, config.labeled, config.seed)
     labeled = np.flatnonzero(mask)
     unlabeled = np.concatenate([np.flatnonzero(~mask), np.arange(n_train, len(pool_frame))])
     if config.unlabeled_limit is not None and len(unlabeled) > config.unlabeled_limit:

@@ -1,14 +1,16 @@
 """A sweep: methods × their variants (GAN-BERT's generators, and its adversarial part on or off) × labeled
-amounts × seeds, as checked configs."""
+amounts × seeds, as resolved configs."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from itertools import product
 
+from core.data import Amount
 from core.errors import InputError
 from core.train.config import TrainConfig
-from core.train.methods import METHODS, validate, with_max_len
+from core.train.methods import METHODS, resolve, with_max_len
 
 
 def parse_numbers(text: str, kind: str) -> list[float]:
@@ -25,35 +27,48 @@ def parse_numbers(text: str, kind: str) -> list[float]:
     return values
 
 
-def grid(base: TrainConfig, methods: list[str], variants: dict[str, list], fractions: list[float] | None,
-         per_class: list[int] | None, seeds: list[int]) -> list[TrainConfig]:
-    """Every method crossed with its variants (`variants` maps a method's variant field, such as
-    `generator`, to the values to run; a field not given keeps the base config's value), labeled amounts and
-    seeds. Runs that settle to the same config (GAN-BERT's control under either generator) are one run."""
-    if not methods:
-        raise InputError("choose at least one method")
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise InputError(f"unknown method {unknown[0]!r}; the methods are {', '.join(METHODS)}")
-    if not seeds:
-        raise InputError("give at least one seed")
-    amounts = [{"fraction": f, "per_class": None} for f in fractions or []] + \
-              [{"fraction": None, "per_class": int(n)} for n in per_class or []]
-    if not amounts:
-        raise InputError("give at least one labeled fraction or count per class")
-    if any(METHODS[m].encoder != "none" for m in methods):
-        base = with_max_len(base)  # resolved once for the grid: every run shares the data and backbone
-    configs = []
-    for name in methods:
-        fields = METHODS[name].variants
-        for field in fields:
-            if field in variants and not variants[field]:
-                raise InputError(f"choose at least one {field} for {METHODS[name].title}")
-        values = [variants.get(field, [getattr(base, field)]) for field in fields]
-        for chosen in product(*values):
-            changes = {"method": name, **dict(zip(fields, chosen))}
-            configs += [validate(base.with_(**changes, seed=int(s), **a)) for a in amounts for s in seeds]
-    return list({c.to_json(): c for c in configs}.values())
+@dataclass(frozen=True)
+class Sweep:
+    """What a sweep crosses, as the CLI's `sweep` and the Train page both give it: methods, each method's
+    variants (`variants` maps a variant field, such as `generator`, to the values to run; a field not given
+    keeps the base config's value), labeled amounts and seeds."""
+
+    methods: tuple[str, ...]
+    variants: dict[str, tuple]
+    amounts: tuple[Amount, ...]
+    seeds: tuple[int, ...]
+
+    def configs(self, base: TrainConfig) -> list[TrainConfig]:
+        """Every run of the grid, resolved once here (`resolve`). Runs that settle to the same config
+        (GAN-BERT's control under either generator) are one run."""
+        if not self.methods:
+            raise InputError("choose at least one method")
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown:
+            raise InputError(f"unknown method {unknown[0]!r}; the methods are {', '.join(METHODS)}")
+        if not self.seeds:
+            raise InputError("give at least one seed")
+        if not self.amounts:
+            raise InputError("give at least one labeled fraction or count per class")
+        if any(METHODS[m].encoder != "none" for m in self.methods):
+            base = with_max_len(base)  # resolved once for the grid: every run shares the data and backbone
+        configs = []
+        for name in self.methods:
+            fields = METHODS[name].variants
+            for field in fields:
+                if field in self.variants and not self.variants[field]:
+                    raise InputError(f"choose at least one {field} for {METHODS[name].title}")
+            values = [self.variants.get(field, [getattr(base, field)]) for field in fields]
+            for chosen in product(*values):
+                changes = {"method": name, **dict(zip(fields, chosen))}
+                configs += [resolve(base.with_(**changes, seed=int(s), **a.fields()))
+                            for a in self.amounts for s in self.seeds]
+        return list({c.to_json(): c for c in configs}.values())
+
+
+def amounts(fractions: list[float], per_class: list[float]) -> tuple[Amount, ...]:
+    """The labeled amounts of a sweep: each fraction, then each count per class."""
+    return tuple(Amount(fraction=f) for f in fractions) + tuple(Amount(per_class=n) for n in per_class)
 
 
 def grid_key(configs: list[TrainConfig]) -> str:

@@ -1,31 +1,25 @@
-"""The method table: every training method the studio knows, one line each.
-
-The CLI's `--method` choices, the Train page's method list and options, the sweep grid, Compare's
-names and the checkpoint loader all read `METHODS`. To add a method, write one module with a `Method`
-subclass (see `base.py`) and add one line here.
+"""The method objects of the catalog (`core.train.catalog`, the one table of methods), and resolving a
+config as its method will run it.
 """
+
+import importlib
 
 from core.backbone.device import pick_device, use_bf16
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.inputs import load_data
 from core.train.maxlen import max_length_for
-from core.train.methods.adapter import Adapter
+from core.train.catalog import CATALOG
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor
-from core.train.methods.contrastive import SetFit
-from core.train.methods.finetune import Finetune
-from core.train.methods.ganbert import GanBert
-from core.train.methods.linear import FeaturesLR, TfidfLR
 from core.train.methods.stepwise import StepMethod
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Finetune(),
-    Adapter(),
-    GanBert(),
-    SetFit(),
-    TfidfLR(),
-    FeaturesLR(),
-)}
+
+def _load(where: str) -> Method:
+    module, cls = where.split(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+METHODS: dict[str, Method] = {name: _load(entry.where) for name, entry in CATALOG.items()}
 
 
 def method_for(config: TrainConfig) -> Method:
@@ -36,14 +30,25 @@ def method_for(config: TrainConfig) -> Method:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {config.method!r}") from None
 
 
-def validate(config: TrainConfig) -> TrainConfig:
-    """The config as its method runs it, pinned to this machine's backbone snapshot, precision and max
-    length (the config checked its values when it was made)."""
+def resolve(config: TrainConfig) -> TrainConfig:
+    """The config as it will run, resolved once at launch (a sweep's grid, the CLI's `train`) and stored so:
+    the method's defaults and budget (`settle`), this machine's backbone snapshot and precision, and max
+    length `auto` from the training texts. Every later reader (the registry, the worker, `train`) takes the
+    stored config as it is."""
     method = method_for(config)
     config = method.settle(config)
     if method.encoder == "none":  # no encoder reads tokens: the max length means nothing to it
         return config.with_(max_len=None)
     return with_max_len(pinned(config))
+
+
+def is_resolved(config: TrainConfig) -> bool:
+    """Whether `resolve` has nothing left to do that can be told without the data or the disk (`train` refuses
+    a config that is not)."""
+    method = method_for(config)
+    if method.encoder == "none":  # reads no tokens: no precision or max length to pin
+        return method.settle(config) == config and config.max_len is None
+    return method.settle(config) == config and config.precision != "auto" and config.max_len is not None
 
 
 def with_max_len(config: TrainConfig) -> TrainConfig:
@@ -88,4 +93,4 @@ def run_label(config: TrainConfig, labeled: int | None = None) -> str:
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
-           "validate", "with_max_len", "run_label", "option_sections"]
+           "resolve", "is_resolved", "with_max_len", "run_label", "option_sections"]

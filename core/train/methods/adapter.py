@@ -8,7 +8,7 @@ import torch
 from transformers import PreTrainedModel
 
 from core.errors import InputError
-from core.train.catalog import TITLES
+from core.train.catalog import CATALOG
 from core.train.config import ADAPTER_KINDS, TrainConfig
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
@@ -16,7 +16,7 @@ from core.train.model import StudioModel
 
 class Adapter(StepMethod):
     name = "adapter"
-    title = TITLES[name]
+    title = CATALOG[name].title
     options = ("adapter_kind", "reduction_factor")
     encoder = "trained"  # the adapters sit inside the encoder's layers
     # AdapterHub's examples use 1e-4 on thousands of labels; at 96 labels (20/class on the real M4 sample) it

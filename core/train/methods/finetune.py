@@ -6,14 +6,14 @@ Everything it does is the `StepMethod` default; this module names it.
 
 from __future__ import annotations
 
-from core.train.catalog import TITLES
+from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.stepwise import StepMethod
 
 
 class Finetune(StepMethod):
     name = "finetune"
-    title = TITLES[name]
+    title = CATALOG[name].title
 
     def display(self, config: TrainConfig) -> str:
         """With the encoder frozen nothing is fine-tuned: it is a head trained on frozen features."""

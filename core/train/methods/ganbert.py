@@ -17,7 +17,7 @@ from torch import nn
 from transformers import get_linear_schedule_with_warmup
 
 from core.backbone.encode import load_tokenizer
-from core.train.catalog import TITLES
+from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.methods.stepwise import StepMethod
@@ -256,8 +256,8 @@ class GanBert(StepMethod):
 
     name = "ganbert"
     uses_unlabeled = True  # D learns real vs fake from them
-    title = TITLES[name]
-    variants = ("generator", "adversarial")
+    title = CATALOG[name].title
+    variants = CATALOG[name].variants
     options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
     fake_class = True
     head_speed = 7000.0

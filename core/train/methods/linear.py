@@ -15,7 +15,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from core.errors import InputError
-from core.train.catalog import TITLES
+from core.train.attribution import Attribution, ngram_weights
+from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import Fitted, Job, Method
 from core.train.methods.neural import NeuralMethod
@@ -60,7 +61,7 @@ class FeaturesLR(NeuralMethod):
     like frozen fine-tuning."""
 
     name = "features-lr"
-    title = TITLES[name]
+    title = CATALOG[name].title
     options = ("lr_c",)
     reference = True
     encoder = "frozen"
@@ -114,6 +115,10 @@ class TfidfPredictor:
         for every n-gram an explanation named, they took minutes)."""
         return ngram_names(self.vectorizers)
 
+    def attribute(self, text: str, label: str, steps: int) -> Attribution:
+        """The text's n-grams weighted by the class's coefficients (there is no token path to integrate along)."""
+        return ngram_weights(self, text, label)
+
     def ngram_contributions(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """Per class, each feature's share of the logit on this text (tf-idf value × coefficient), and the
         logits."""
@@ -125,7 +130,7 @@ class TfidfLR(Method):
     """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""
 
     name = "tfidf-lr"
-    title = TITLES[name]
+    title = CATALOG[name].title
     options = ("lr_c",)
     reference = True
     encoder = "none"

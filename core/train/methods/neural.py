@@ -15,7 +15,7 @@ from transformers import PreTrainedModel
 from core.backbone.device import use_bf16
 from core.backbone.encode import load_encoder, load_tokenizer
 from core.train.config import TrainConfig
-from core.train.attribution import GradientPath
+from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.inputs import model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
@@ -39,6 +39,9 @@ class NeuralPredictor:
             logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
         real, fake = self.method.probabilities(logits)
         return real.cpu().numpy(), fake.cpu().numpy() if self.method.reports_fake(self.config) else None
+
+    def attribute(self, text: str, label: str, steps: int) -> Attribution:
+        return integrated_gradients(self, self.gradient_path(), text, label, steps)
 
     def gradient_path(self) -> GradientPath:
         """Word embeddings → encoder (frozen or not) → pooling → standardization → head: the logits over the

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -68,6 +70,83 @@ def predict_split(model: StudioModel, method: StepMethod, rep: Representer, spli
             fake[idx] = fake_part.cpu().numpy()
     model.train()
     return probs, fake
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    predicted: np.ndarray  # label ids of the validation texts
+    val: dict  # validation metrics
+    fake_share: float | None  # mean fake probability of real validation texts (GAN-BERT)
+    labels: tuple[str, ...]
+
+
+class Tally:
+    """The losses since the last evaluation, and the training speed."""
+
+    def __init__(self):
+        self.sums, self.since, self.samples = {}, 0, 0
+        self.started = time.perf_counter()
+
+    def add(self, step: int, losses: dict[str, float], samples: int) -> None:
+        for name, value in losses.items():
+            if not math.isfinite(value):
+                raise Diverged(f"the {name} loss became {value} at step {step}")
+            self.sums[name] = self.sums.get(name, 0.0) + value
+        self.samples, self.since = self.samples + samples, self.since + 1
+
+    def losses_since_last(self) -> dict[str, float]:
+        means = {k: v / self.since for k, v in self.sums.items()}
+        self.sums, self.since = {}, 0
+        return means
+
+    @property
+    def speed(self) -> float:
+        elapsed = time.perf_counter() - self.started
+        return self.samples / elapsed if elapsed else 0.0
+
+
+class Selection:
+    """What the evaluations decide: the checkpoint kept (`best` on validation macro-F1, or the last), early
+    stopping after `patience` evaluations without a better one, and the collapse guard."""
+
+    def __init__(self, rule: str, config: TrainConfig, per_epoch: int):
+        self.rule, self.per_epoch = rule, per_epoch
+        self.patience, self.collapse_evals = config.patience, config.collapse_evals
+        self.best_f1, self.best_state, self.stale, self.collapsed, self.evaluations = -1.0, None, 0, 0, 0
+        self.last = Evaluation(np.zeros(0, int), {}, None, ())
+
+    def judge(self, step: int, evaluation: Evaluation, model: StudioModel, method: StepMethod, checkpoint: Path
+              ) -> bool:
+        """Take one evaluation: keep the checkpoint when it is the best so far (rule `best`), and raise
+        Diverged when every prediction has been one class for `collapse_evals` evaluations in a row, counted
+        from the second epoch (a model a few steps from its start predicts one class without having
+        collapsed). Returns whether it improved."""
+        self.evaluations, self.last = self.evaluations + 1, evaluation
+        one_class = len(np.unique(evaluation.predicted)) == 1
+        self.collapsed = self.collapsed + 1 if step > self.per_epoch and one_class else 0
+        improved = evaluation.val["macro_f1"] > self.best_f1
+        if improved:
+            self.best_f1, self.stale = evaluation.val["macro_f1"], 0
+            if self.rule == "best":
+                self.best_state = {k: v.detach().clone() for k, v in method.saved_state(model).items()}
+                method.save(model, checkpoint)
+        else:
+            self.stale += 1
+        if self.collapsed >= self.collapse_evals:
+            only = evaluation.labels[int(evaluation.predicted[0])]
+            raise Diverged(f"collapsed: every validation prediction was '{only}' for {self.collapsed} evaluations "
+                           "in a row")
+        return improved
+
+    def stop_early(self) -> bool:
+        return self.rule == "best" and self.stale >= self.patience
+
+    def restore(self, model: StudioModel, method: StepMethod, checkpoint: Path) -> None:
+        """The kept checkpoint into the model for the test: the best one, or the last (saved now)."""
+        if self.rule == "last":
+            method.save(model, checkpoint)
+        else:
+            model.load_state_dict(self.best_state, strict=False)
 
 
 class StepMethod(NeuralMethod):
@@ -147,7 +226,6 @@ class StepMethod(NeuralMethod):
         # -- model and inputs
         model = self.build_model(config, data.labels, device)
         rep = Representer(model, self.inputs_for(model, job), config, device)
-        y_val = data.dataset.val["label"].to_numpy()
         rule, why = selection_rule(config, data)
         on_event({"type": "status", "message": f"selection: {why}"})
 
@@ -157,72 +235,51 @@ class StepMethod(NeuralMethod):
         total_steps, budget = self.budget(config, len(rows))
         on_event({"type": "status", "message": f"budget: {budget}"})
         eval_every = max(1, math.ceil(total_steps / config.evaluations))
-        per_epoch = max(1, math.ceil(len(rows) / batch_size))
         step_once = self.start(model, config, data, total_steps)
         batches = endless_batches(rows, rep.lengths("pool"), batch_size, rng)
+        selection = Selection(rule, config, per_epoch=max(1, math.ceil(len(rows) / batch_size)))
+        tally = Tally()
 
-        # -- loop
-        best_f1, best_state, stale, collapsed, evaluation, samples = -1.0, None, 0, 0, 0, 0
-        sums: dict[str, float] = {}
-        val, fake_share, since = {}, None, 0
-        started = time.perf_counter()
+        # -- loop: optimizer steps, and every `eval_every` an evaluation that selects
         model.train()
         for step in range(1, total_steps + 1):
             if job.should_stop():
                 raise Cancelled("cancelled by request")
             idx = next(batches)
-            targets = torch.from_numpy(data.targets[idx]).to(device)
-            for name, value in step_once(rep("pool", idx), targets).items():
-                if not math.isfinite(value):
-                    raise Diverged(f"the {name} loss became {value} at step {step}")
-                sums[name] = sums.get(name, 0.0) + value
-            samples, since = samples + len(idx), since + 1
+            tally.add(step, step_once(rep("pool", idx), torch.from_numpy(data.targets[idx]).to(device)), len(idx))
             if step % 10 == 0 or step in (1, total_steps):
-                on_event({"type": "progress", "step": step, "total_steps": total_steps,
-                          "samples_per_s": samples / (time.perf_counter() - started)})
+                on_event({"type": "progress", "step": step, "total_steps": total_steps, "samples_per_s": tally.speed})
             if step % eval_every and step != total_steps:
                 continue
-
-            # -- evaluate: selection, early stopping, collapse and the discriminator's health
-            evaluation += 1
-            probs, fake = predict_split(model, self, rep, "val", batch_size)
-            predicted = data.classes[probs.argmax(1)]
-            val = classification_metrics(y_val, predicted, data.dataset.labels)
-            fake_share = float(fake.mean()) if self.reports_fake(config) and len(fake) else None
-            # a model a few steps from its start predicts one class without having collapsed: count from epoch 2
-            collapsed = collapsed + 1 if step > per_epoch and len(np.unique(predicted)) == 1 else 0
-            improved = val["macro_f1"] > best_f1
-            if improved:
-                best_f1, stale = val["macro_f1"], 0
-                if rule == "best":
-                    best_state = {k: v.detach().clone() for k, v in self.saved_state(model).items()}
-                    self.save(model, job.checkpoint)
-            else:
-                stale += 1
-            on_event({"type": "evaluation", "index": evaluation, "step": step, "total_steps": total_steps,
-                      "losses": {k: v / since for k, v in sums.items()}, "val": val, "val_fake_prob": fake_share,
-                      "best": improved, "samples_per_s": samples / (time.perf_counter() - started)})
-            sums, since = {}, 0
-            if fake_share is not None and fake_share > 0.5:
+            evaluation = self.evaluate(model, rep, data, batch_size, config)
+            improved = selection.judge(step, evaluation, model, self, job.checkpoint)
+            fake = evaluation.fake_share
+            on_event({"type": "evaluation", "index": selection.evaluations, "step": step, "total_steps": total_steps,
+                      "losses": tally.losses_since_last(), "val": evaluation.val, "val_fake_prob": fake,
+                      "best": improved, "samples_per_s": tally.speed})
+            if fake is not None and fake > 0.5:
                 on_event({"type": "status", "message": f"warning: the discriminator calls real validation texts "
-                                                       f"fake (mean fake probability {fake_share:.2f} > 0.5)"})
-            if collapsed >= config.collapse_evals:
-                only = data.dataset.labels[int(predicted[0])]
-                raise Diverged(f"collapsed: every validation prediction was '{only}' for {collapsed} evaluations in a row")
-            if rule == "best" and stale >= config.patience:
+                                                       f"fake (mean fake probability {fake:.2f} > 0.5)"})
+            if selection.stop_early():
                 on_event({"type": "status", "message": f"early stop at step {step}: no better validation "
-                                                       f"macro-F1 for {stale} evaluations"})
+                                                       f"macro-F1 for {selection.stale} evaluations"})
                 break
 
         # -- test once, with the kept checkpoint
-        if rule == "last":
-            self.save(model, job.checkpoint)
-        else:
-            model.load_state_dict(best_state, strict=False)
+        selection.restore(model, self, job.checkpoint)
         probs, fake = predict_split(model, self, rep, "test", batch_size)
-        elapsed = time.perf_counter() - started
         record = {"steps": step, "budget_steps": total_steps, "budget": budget, "selection": rule,
-                  "selection_reason": why, "evaluations": evaluation, "best_val_macro_f1": best_f1,
-                  "val": {k: val.get(k) for k in ("accuracy", "macro_f1", "mcc")}, "val_fake_prob": fake_share,
-                  "samples_per_s": samples / elapsed if elapsed else 0.0}
+                  "selection_reason": why, "evaluations": selection.evaluations,
+                  "best_val_macro_f1": selection.best_f1, "val": {k: selection.last.val.get(k) for k in
+                                                                  ("accuracy", "macro_f1", "mcc")},
+                  "val_fake_prob": selection.last.fake_share, "samples_per_s": tally.speed}
         return Fitted(probs, fake if self.reports_fake(config) else None, record)
+
+    def evaluate(self, model: StudioModel, rep: Representer, data: Prepared, batch_size: int,
+                 config: TrainConfig) -> Evaluation:
+        """The validation metrics now, and how much the discriminator calls real validation texts fake."""
+        probs, fake = predict_split(model, self, rep, "val", batch_size)
+        predicted = data.classes[probs.argmax(1)]
+        val = classification_metrics(data.dataset.val["label"].to_numpy(), predicted, data.dataset.labels)
+        fake_share = float(fake.mean()) if self.reports_fake(config) and len(fake) else None
+        return Evaluation(predicted, val, fake_share, data.dataset.labels)

@@ -1,8 +1,8 @@
 """The Ray backend: each run is one Ray task, scheduled by Ray over a cluster's CPUs and GPUs.
 
-The queue hands Ray runs to one dispatcher process per studio home (`python -m core.runs.ray_dispatch`,
+The queue hands Ray runs to one dispatcher process per studio home (`python -m core.runs.ray.dispatch`,
 started here when Ray runs wait, one at a time through a file lock), which is the Ray driver: see
-`ray_dispatch` for what it relays and `ray_task` for what runs on a node. The dispatcher's pid is each Ray
+`ray.dispatch` for what it relays and `ray.task` for what runs on a node. The dispatcher's pid is each Ray
 run's pid, so a dead dispatcher means interrupted runs. Ray is optional: `ray` is imported only where a
 Ray call is made.
 """
@@ -110,7 +110,7 @@ def dispatcher_running(registry: Registry) -> bool:
             return True
         fcntl.flock(f, fcntl.LOCK_UN)
     launched = registry.home / PID
-    return launched.exists() and runs_module(int(launched.read_text() or 0), "core.runs.ray_dispatch")
+    return launched.exists() and runs_module(int(launched.read_text() or 0), "core.runs.ray.dispatch")
 
 
 class RayBackend:
@@ -119,7 +119,7 @@ class RayBackend:
     def submit(self, registry: Registry, queued: list[Run]) -> list[str]:
         """Make sure a dispatcher runs (Ray, not this queue, decides what runs when); it claims the runs."""
         if queued and not dispatcher_running(registry):
-            pid = launch(registry.home, ["core.runs.ray_dispatch"], registry.home / DISPATCHER_LOG)
+            pid = launch(registry.home, ["core.runs.ray.dispatch"], registry.home / DISPATCHER_LOG)
             atomic_write_text(registry.home / PID, str(pid))
         return []
 

@@ -22,9 +22,9 @@ from sklearn.linear_model import LogisticRegression
 from transformers import TrainerCallback
 
 from core.backbone.encode import encode_texts, pool
-from core.train.catalog import TITLES
+from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
-from core.train.attribution import GradientPath
+from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.inputs import Prepared
 from core.train.methods.base import Cancelled, Fitted, Job, Method
 from core.train.methods.linear import fit_logistic, softmax, val_record
@@ -67,6 +67,9 @@ class SetFitPredictor:
         x = (head_features(self.body, self.config, texts) - self.head["feature_mean"]) / self.head["feature_std"]
         return softmax(x @ self.head["coef"].T + self.head["bias"]), None
 
+    def attribute(self, text: str, label: str, steps: int) -> Attribution:
+        return integrated_gradients(self, self.gradient_path(), text, label, steps)
+
     def gradient_path(self) -> GradientPath:
         """The tuned body's word embeddings → the head's features (the body's own sentence pipeline, or every
         layer's mean and CLS) → the standardized LR head."""
@@ -100,7 +103,7 @@ class Progress(TrainerCallback):
 
 class SetFit(Method):
     name = "setfit"
-    title = TITLES[name]
+    title = CATALOG[name].title
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
     uses_unlabeled = True  # up to STAT_ROWS of them join the head's standardization statistics

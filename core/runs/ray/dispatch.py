@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.environment import STUDIO
 from core.paths import REPO_ROOT
 from core.runs.execute import registry_events
-from core.runs.lifecycle import ACTIVE, IllegalMove
-from core.runs.ray_backend import (CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock)
-from core.runs.ray_task import Hub, execute_remote, ship_data
+from core.runs.lifecycle import ACTIVE, IllegalMove, Status
+from core.runs.ray.backend import (CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock)
+from core.runs.ray.task import Hub, execute_remote, ship_data
 from core.runs.registry import Registry
 
 log = logging.getLogger("studio.ray")
@@ -78,7 +79,7 @@ def land(registry: Registry, run_id: str, outcome: dict) -> None:
     end(registry, run_id, outcome["status"], outcome["message"], outcome["result"])
 
 
-def settle(registry: Registry, run_id: str, flight: Flight, get: Callable[[object], dict]) -> None:
+def record_ending(registry: Registry, run_id: str, flight: Flight, get: Callable[[object], dict]) -> None:
     """Record how a task ended, including the ways Ray itself reports: cancelled before it ran, forced
     out by a cancel, or lost with its worker or node."""
     from ray import exceptions as rex
@@ -86,28 +87,28 @@ def settle(registry: Registry, run_id: str, flight: Flight, get: Callable[[objec
     try:
         outcome = get(flight.ref)
     except rex.TaskCancelledError:
-        end(registry, run_id, "cancelled", "cancelled before Ray started it")
+        end(registry, run_id, Status.CANCELLED, "cancelled before Ray started it")
     except (rex.WorkerCrashedError, rex.NodeDiedError, rex.OwnerDiedError, rex.ObjectLostError) as e:
         if flight.forced:
-            end(registry, run_id, "cancelled", f"cancelled (forced after {CANCEL_GRACE:.0f} s)")
+            end(registry, run_id, Status.CANCELLED, f"cancelled (forced after {CANCEL_GRACE:.0f} s)")
         else:
-            end(registry, run_id, "interrupted", f"the Ray worker running it was lost: {type(e).__name__}")
+            end(registry, run_id, Status.INTERRUPTED, f"the Ray worker running it was lost: {type(e).__name__}")
     except rex.RayError as e:  # the task could not even start: a missing package on the node, for example
         text = str(e).strip()
         message = text.splitlines()[-1] if text else type(e).__name__
         registry.folder(run_id).append_log(text)
-        end(registry, run_id, "failed", f"Ray could not run it: {message}")
+        end(registry, run_id, Status.FAILED, f"Ray could not run it: {message}")
     else:
         try:
             land(registry, run_id, outcome)
         except (OSError, ValueError) as e:
-            end(registry, run_id, "failed", f"could not store what the run returned: {e}")
+            end(registry, run_id, Status.FAILED, f"could not store what the run returned: {e}")
 
 
 def runtime_env() -> dict:
     """Ship the `core` package to every node and keep the nodes off the model hub."""
     return {"py_modules": [str(REPO_ROOT / "core")],
-            "env_vars": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}}
+            "env_vars": {**STUDIO, "TOKENIZERS_PARALLELISM": "false"}}
 
 
 def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> None:
@@ -121,9 +122,9 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
         ray.init(address=address, runtime_env=runtime_env(), log_to_driver=False, logging_level=logging.WARNING)
     except Exception as e:  # Ray missing, a wrong address or a dead cluster: say so on every waiting run
         where = address or os.environ.get("RAY_ADDRESS") or "a local instance"
-        for run in registry.list(statuses=("queued",)):
+        for run in registry.list(statuses=(Status.QUEUED,)):
             if run.backend == "ray":
-                end(registry, run.id, "failed", f"could not connect to Ray ({where}): {type(e).__name__}: {e}")
+                end(registry, run.id, Status.FAILED, f"could not connect to Ray ({where}): {type(e).__name__}: {e}")
         raise
     log.info("connected to Ray: %s", ray.cluster_resources())
     hub = ray.remote(Hub).options(num_cpus=0).remote()
@@ -150,7 +151,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                     registry.folder(run_id).append_log(str({k: v for k, v in event.items() if k != "val"}))
 
     while True:
-        for run in registry.list(statuses=("queued",)):
+        for run in registry.list(statuses=(Status.QUEUED,)):
             if run.backend != "ray" or not registry.claim(run.id, os.getpid()):
                 continue
             options = task_options(run.config, run.resources, ray.cluster_resources().get("GPU", 0))
@@ -159,7 +160,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 if key not in shipped:
                     shipped[key] = ray.put(ship_data(run.config.data))
             except OSError as e:  # the data file went away after the run was queued
-                end(registry, run.id, "failed", f"could not read the run's data: {e}")
+                end(registry, run.id, Status.FAILED, f"could not read the run's data: {e}")
                 continue
             flights[run.id] = Flight(task.options(name=run.label, max_retries=0, **options)
                                      .remote(run.id, run.config.to_json(), hub, shipped[key],
@@ -186,7 +187,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
             if done:
                 relay()  # the last epochs before the endings
             for run_id in [rid for rid, f in flights.items() if f.ref in done]:
-                settle(registry, run_id, flights.pop(run_id), ray.get)
+                record_ending(registry, run_id, flights.pop(run_id), ray.get)
             idle_since = time.monotonic()
         elif time.monotonic() - idle_since > idle_exit:
             break
@@ -206,12 +207,12 @@ def main() -> int:
             log.error("%s", traceback.format_exc())
             for run in registry.list(include_deleted=True, statuses=ACTIVE):
                 if run.backend == "ray" and run.pid == os.getpid():
-                    end(registry, run.id, "failed", "the Ray dispatcher failed; see ray-dispatcher.log")
+                    end(registry, run.id, Status.FAILED, "the Ray dispatcher failed; see ray-dispatcher.log")
             raise
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     # runs queued while this dispatcher was winding down get a new one
-    RayBackend().submit(registry, [r for r in registry.list(statuses=("queued",)) if r.backend == "ray"])
+    RayBackend().submit(registry, [r for r in registry.list(statuses=(Status.QUEUED,)) if r.backend == "ray"])
     return 0
 
 

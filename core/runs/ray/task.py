@@ -15,6 +15,7 @@ from core.data import DataSpec
 from core.runs.execute import StopFlag, train_into, train_to_end
 from core.runs.folder import RunFolder
 from core.train import TrainConfig
+from core.runs.lifecycle import Status
 
 DATA_FIELDS = ("train", "test", "val", "unlabeled")
 
@@ -95,7 +96,7 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
             return train_into(config, folder, on_event, should_stop)
 
         ending = train_to_end(work)
-        where = f" (on Ray node {node})" if ending.status == "failed" else ""
+        where = f" (on Ray node {node})" if ending.status == Status.FAILED else ""
         outcome = {"status": ending.status, "message": ending.message + where, "result": ending.result,
                    "trace": ending.trace, "files": {}, "stored": None, "warning": None}
         if folder.path.exists() and storage:
