@@ -101,3 +101,17 @@ def open_page(page: str, dataset=None) -> AppTest:
 
 def data_args(m4_dir) -> list[str]:
     return ["--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl")]
+
+
+def predicts_one_class(monkeypatch, index: int = 0) -> None:
+    """Every validation and test prediction of a step method is the class at `index`."""
+    import numpy as np
+
+    from core.train.methods import stepwise
+
+    def predict(model, method, rep, split, batch_size):
+        n = len(rep.lengths(split))
+        probs = np.zeros((n, len(model.labels)), dtype=np.float32)
+        probs[:, index] = 1.0
+        return probs, np.zeros(n, dtype=np.float32)
+    monkeypatch.setattr(stepwise, "predict_split", predict)

@@ -25,6 +25,7 @@ from core.train.maxlen import choose, position_limit
 from core.train.methods.base import Diverged
 from core.train.methods.ganbert import PRESETS, GanBert
 from core.train.store import read_tensors
+from tests.helpers import predicts_one_class
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -154,28 +155,16 @@ def test_the_control_trains_d_alone_and_reports_no_fake_probability(tiny_backbon
     assert model.predict(["a text"])[1] is None
 
 
-def one_class(monkeypatch):
-    """Every validation and test prediction is the first class, as a model a few steps from its start gives."""
-    from core.train.methods import stepwise
-
-    def predict(model, method, rep, split, batch_size):
-        n = len(rep.lengths(split))
-        probs = np.zeros((n, len(model.labels)), dtype=np.float32)
-        probs[:, 0] = 1.0
-        return probs, np.zeros(n, dtype=np.float32)
-    monkeypatch.setattr(stepwise, "predict_split", predict)
-
-
 def test_one_class_within_the_first_epoch_is_not_a_collapse(tiny_backbone, tmp_path, monkeypatch):
     """The tf preset's 3 epochs of 3 steps evaluate every step; a guard counting from step 1 killed it at step 3."""
-    one_class(monkeypatch)
+    predicts_one_class(monkeypatch)  # as a model a few steps from its start does
     config = tiny(tiny_backbone, epochs=1, batch_size=16, evaluations=4, collapse_evals=2)
     result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
     assert result["steps"] == result["budget_steps"] >= 4 and result["evaluations"] == 4
 
 
 def test_one_class_after_the_first_epoch_is_a_collapse(tiny_backbone, tmp_path, monkeypatch):
-    one_class(monkeypatch)
+    predicts_one_class(monkeypatch)
     config = tiny(tiny_backbone, epochs=2, batch_size=16, evaluations=8, collapse_evals=2)
     with pytest.raises(Diverged, match="collapsed.*2 evaluations"):
         train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)

@@ -15,7 +15,7 @@ from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import (METHODS, Diverged, TrainConfig, bucketed_batches, classify, load_data, method_for,
                         split_pool, resolve)
-from core.train.methods import stepwise
+from tests.helpers import predicts_one_class
 from core.train.methods.finetune import Finetune
 from core.train.store import WEIGHTS
 
@@ -149,12 +149,7 @@ def test_nan_loss_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
 
 
 def test_collapse_onto_one_class_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
-    def one_class(model, method, rep, split, batch_size):
-        n = len(rep.lengths(split))
-        probs = np.zeros((n, len(model.labels)), dtype=np.float32)
-        probs[:, 2] = 1
-        return probs, np.zeros(n, dtype=np.float32)
-    monkeypatch.setattr(stepwise, "predict_split", one_class)
+    predicts_one_class(monkeypatch, 2)
     with pytest.raises(Diverged, match="every validation prediction was 'cohere' for 2 evaluations"):
         train(config(tiny_backbone, method="finetune", frozen=True, collapse_evals=2), tmp_path)
 

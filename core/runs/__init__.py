@@ -2,7 +2,7 @@
 processes here; Ray in `core.runs.ray`) with the code that executes a run, and time estimates. Reads
 `core.train`."""
 
-import importlib
+from core.lazy import exports
 
 # name -> the module that defines it: imported on first use, so that the statuses and the backends' names
 # (`core.runs.lifecycle`, `core.runs.backends`) read without torch
@@ -38,10 +38,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'core.runs' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
+__getattr__ = exports("core.runs", _EXPORTS)
 
 __all__ = list(_EXPORTS)

@@ -2,7 +2,7 @@
 the frozen-feature cache, the run driver, metrics and prediction. Reads `core.data` and the backbone;
 knows nothing of runs, registries or processes."""
 
-import importlib
+from core.lazy import exports
 
 # name -> the module that defines it: imported on first use, so that `import core.train.config` (the CLI's
 # parser) does not pay for torch and transformers
@@ -50,10 +50,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'core.train' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
+__getattr__ = exports("core.train", _EXPORTS)
 
 __all__ = list(_EXPORTS)
