@@ -45,7 +45,8 @@ st.subheader("Runs")
 keep_selection_on_runs("cmp_table", frame["run_id"].tolist())
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
                      placeholder="–",
-                     column_order=["status", "method", "amount", "seed", *compare.METRICS, "dataset", "tags", "run_id"],
+                     column_order=["status", "method", "differs in", "amount", "seed", *compare.METRICS, "dataset", "tags",
+                                   "run_id"],
                      column_config={m: st.column_config.NumberColumn(format="%.3f") for m in compare.METRICS} |
                      {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
                                                                   "in the CSV and under Selected runs.")})
@@ -88,6 +89,7 @@ st.dataframe(summary.verdicts, hide_index=True,
                            "p_value", "n", "test", "dataset", "labeled"],
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |
+             {c: st.column_config.TextColumn(width="medium") for c in ("best", "runner_up")} |
              {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
 if summary.ablations:
     st.markdown("**What GAN-BERT's adversarial part adds**: GAN-BERT − its control (the same discriminator, rows "
@@ -130,7 +132,9 @@ st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected, names), 
 
 if len(selected) >= 2:
     st.markdown("**Settings that differ**")
-    st.dataframe(compare.settings_diff(selected, names), hide_index=True, placeholder="–")
+    diff = compare.settings_diff(selected, names)
+    st.dataframe(diff, hide_index=True, placeholder="–",  # every run's column on the page, its name on hover
+                 column_config={c: st.column_config.TextColumn(width="medium") for c in diff.columns})
 if len(selected) == 2:
     a, b = selected
     try:

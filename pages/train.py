@@ -50,16 +50,18 @@ if ds.test is None:
     st.info("This dataset has no test split; load one with a test file on the Data page.")
     st.stop()
 
-with st.expander("New runs", expanded=not registry.list()):
+# open on a first visit; fixed for the session, so the first launch does not fold the form on the next edit
+with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open", not registry.list())):
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
     frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
-    methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods",
+    methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods", wrap=True,
                              format_func=lambda m: METHODS[m].display(TrainConfig(method=m, frozen=frozen)))
     variants, columns = {}, st.columns(3)
     for i, field in enumerate(dict.fromkeys(f for m in methods for f in METHODS[m].variants)):
         o = OPTIONS[field]
         variants[field] = columns[i % 3].multiselect(o.variant_label, list(o.choices), default=o.variant_default,
-                                                     format_func=o.choices.get, key=f"tr_{field}s", help=o.help)
+                                                     format_func=o.choices.get, key=f"tr_{field}s", help=o.help,
+                                                     wrap=True)
     c1, c2, c3 = st.columns(3)
     amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount")
     if amount == "fraction":

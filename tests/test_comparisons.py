@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from core.cli import main
-from core.compare import METRICS, follow_rows, mean_ci, paired, summarize
+from core.compare import METRICS, follow_rows, mean_ci, paired, runs_frame, summarize
 from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
@@ -120,6 +120,8 @@ def test_mean_interval_is_students_t():
     ci = mean_ci(x)
     assert (ci.n, ci.mean, ci.low, ci.high) == (5, pytest.approx(np.mean(x)), pytest.approx(low), pytest.approx(high))
     assert mean_ci([0.5]).low is None
+    flat = paired("A", "B", "accuracy", {0: 0.3, 1: 0.4}, {0: 0.423, 1: 0.523})  # the walk's two seeds, both -0.123
+    assert "every one of the 2 seeds differs by exactly that" in flat.explain()[2]
 
 
 def test_the_pair_names_a_and_b_and_the_group_its_sign_favours():
@@ -183,10 +185,10 @@ def test_groups_pairs_and_verdicts():
     summary = summarize(frame_of(rows), "accuracy", METRICS)
     g = summary.groups.set_index("group")
     assert len(g) == 5 and g["n"].sum() == len(rows)  # never averaged across datasets, amounts or settings
-    finetune = g.loc["BERT fine-tuning (lr=None) · a.jsonl @ 10% (10 labeled)"]
+    finetune = g.loc["BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled)"]
     assert finetune["accuracy_mean"] == pytest.approx(0.52)
     assert finetune["accuracy_low"] == pytest.approx(mean_ci([0.5, 0.51, 0.52, 0.53, 0.54]).low)
-    assert "BERT fine-tuning (lr=0.001) · a.jsonl @ 10% (10 labeled)" in g.index
+    assert "BERT fine-tuning (learning rate 0.001) · a.jsonl @ 10% (10 labeled)" in g.index
     # two datasets never share a line, a bar or a panel, even at the same amount as chosen
     assert g.groupby("series")["dataset"].nunique().max() == 1
     assert set(g.loc[g["amount"] == "10%", "panel"]) == {"10% (10 labeled) · a.jsonl", "10% (10 labeled) · b.jsonl"}
@@ -194,7 +196,7 @@ def test_groups_pairs_and_verdicts():
     assert len(summary.pairs["accuracy"]) == 3
     verdict = summary.verdicts.set_index(["dataset", "amount"]).loc[("a.jsonl", "10%")]
     assert verdict["best"] == "TF-IDF + LR · a.jsonl @ 10% (10 labeled)"
-    assert verdict["runner_up"] == "BERT fine-tuning (lr=None) · a.jsonl @ 10% (10 labeled)"
+    assert verdict["runner_up"] == "BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled)"
     assert verdict["difference"] == pytest.approx(0.1) and verdict["n"] == 5
     # five wins of five: the exact sign test's smallest p, 0.0625, is not below 0.05; the t interval is clear of 0
     assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625
@@ -282,21 +284,23 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
     twice = reg.create(base.with_(seed=3)), reg.create(base.with_(seed=3, max_len=256))
     runs = reg.list()
     names = distinct_names(runs)
-    assert names[short] == reg.get(short).name + " · max length (tokens) 128"
-    assert names[long_] == reg.get(long_).name + " · max length (tokens) 256"
+    assert names[short] == reg.get(short).name + " · max length 128"
+    assert names[long_] == reg.get(long_).name + " · max length 256"
     assert names[other] == reg.get(other).name  # alone with its name: nothing added
     assert len(set(names.values())) == len(runs)
+    differs = runs_frame(runs).set_index("run_id")["differs in"]  # Compare's runs table says it too
+    assert (differs[short], differs[long_], differs[other]) == ("max length 128", "max length 256", "")
     again = reg.create(base)  # queued twice with the same settings: the run id tells them apart
     names = distinct_names(reg.list())
     assert names[again].endswith(f"run {again[-6:]}") and names[short].endswith(f"run {short[-6:]}")
 
     two = settings_diff([reg.get(short), reg.get(long_)], names)
     assert list(two.columns) == ["setting", names[short], names[long_]]  # both values side by side
-    assert two.set_index("setting").loc["max length (tokens)"].tolist() == ["128", "256"]
+    assert two.set_index("setting").loc["max length"].tolist() == ["128", "256"]
     three = settings_diff([reg.get(i) for i in (short, long_, twice[1])])
     assert len(set(three.columns)) == 4
-    assert three.shape[1] == 4 and set(three["setting"]) == {"max length (tokens)", "seed"}
+    assert three.shape[1] == 4 and set(three["setting"]) == {"max length", "seed"}
 
     assert main(["runs"]) == 0  # the CLI lists the registry with the same names
     out = capsys.readouterr().out
-    assert "· max length (tokens) 256" in out and "· max length (tokens) 128" in out
+    assert "· max length 256" in out and "· max length 128" in out

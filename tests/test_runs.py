@@ -301,7 +301,7 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     assert list(table.columns[:4]) == ["status", "phase", "progress", "time left"]
     assert table.iloc[0][["phase", "progress"]].tolist() == ["encoding", 40]
     names = dict(zip(table["run_id"], table["run"]))
-    assert names[queued].endswith(" · max length (tokens) 256") and names[done].endswith(" · max length (tokens) 128")
+    assert names[queued].endswith(" · max length 256") and names[done].endswith(" · max length 128")
 
 
 def test_estimates_read_as_words():

@@ -184,7 +184,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"{m}: mean and 95% CI over seeds")
     for g in summary.groups.itertuples():
         low, high = getattr(g, f"{m}_low"), getattr(g, f"{m}_high")
-        ci = f"[{low:.3f}, {high:.3f}]" if low is not None and low == low else "(one seed)"
+        ci = f"[{low:.3f}, {high:.3f}]" if low is not None and low == low else "(no interval)"
         print(f"  {g.group:<60} n={g.n:<3} {getattr(g, f'{m}_mean'):.3f} {ci}")
     print(f"\npaired over shared seeds ({m})")
     for p in summary.pairs[m]:

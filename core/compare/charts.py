@@ -50,10 +50,13 @@ def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     references as dashed vertical lines at their means, named in the legend."""
     amount = groups["amount"].iloc[0] if len(groups) else ""
     methods, references = groups[~groups["reference"]], groups[groups["reference"]]
-    x = alt.X(f"{metric}_mean:Q", title=f"{label(metric)} (mean, 95% CI)", scale=alt.Scale(zero=True))
+    # the metric's own range: a t interval from few seeds can run past it
+    scale = alt.Scale(domain=[-1 if metric == "mcc" else 0, 1], clamp=True)
+    x = alt.X(f"{metric}_mean:Q", title=f"{label(metric)} (mean, 95% CI)", scale=scale)
     y = alt.Y("series:N", title=None, sort=alt.SortField(f"{metric}_mean", order="descending"), axis=category_axis())
     bars = alt.Chart(methods).mark_bar(color="#9ecae1").encode(x=x, y=y, tooltip=tooltip(metric))  # named on y
-    whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=f"{metric}_low:Q", x2=f"{metric}_high:Q", y=y)
+    whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=alt.X(f"{metric}_low:Q", scale=scale),
+                                                                  x2=f"{metric}_high:Q", y=y)
     rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
         x=f"{metric}_mean:Q", tooltip=tooltip(metric),
         color=alt.Color("series:N", title="references (dashed lines)", scale=alt.Scale(scheme="dark2"),

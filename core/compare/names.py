@@ -17,9 +17,13 @@ NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setti
 
 
 def setting_label(key: str) -> str:
-    """'max_len' → 'max length (tokens)'; a nested key ('cleaning.lowercase') reads as itself."""
+    """'max_len' → 'max length' (its label without the unit); a nested key ('cleaning.lowercase') reads as
+    itself."""
     found = options().get(key)
-    return found.label[0].lower() + found.label[1:] if found else key.replace("_", " ")
+    if not found:
+        return key.replace("_", " ")
+    label = found.label.split(" (")[0]
+    return label[0].lower() + label[1:]
 
 
 def setting_value(value: object) -> str:
@@ -37,20 +41,28 @@ def differing(runs: Sequence[Run], drop: tuple[str, ...] = NEVER) -> list[str]:
     return [k for k in keys if len({repr(f.get(k)) for f in flat}) > 1]
 
 
-def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
-    """Run id → its name plus ' · <setting> <value>' for every setting in which it differs from another run
-    of the same name; runs alike in every setting (a run queued twice) end in their run id as well."""
+def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
+    """Run id → what tells it apart from the other runs of its name: '<setting> <value>' for each setting
+    they differ in ('max length 256'), or its run id for runs alike in every setting (a run queued twice);
+    '' for a run alone with its name."""
     by_name: dict[str, list[Run]] = defaultdict(list)
     for r in runs:  # a queued run and a finished one are alike though only the finished knows its labeled count
         by_name[run_label(r.config)].append(r)
-    names = {}
+    extra = {}
     for same in by_name.values():
         keys = differing(same) if len(same) > 1 else []
         for r in same:
             flat = flat_settings(r.config)
-            names[r.id] = " · ".join([r.name, *(f"{setting_label(k)} {setting_value(flat.get(k))}" for k in keys)])
-    taken = Counter(names.values())
-    return {i: f"{name} · run {i[-6:]}" if taken[name] > 1 else name for i, name in names.items()}
+            extra[r.id] = " · ".join(f"{setting_label(k)} {setting_value(flat.get(k))}" for k in keys)
+    taken = Counter((run_label(r.config), extra[r.id]) for r in runs)
+    return {r.id: " · ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}"])) if taken[run_label(r.config),
+            extra[r.id]] > 1 else extra[r.id] for r in runs}
+
+
+def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
+    """Run id → its name, plus what tells it apart from the other runs of the same name (`distinguishing`)."""
+    extra = distinguishing(runs)
+    return {r.id: " · ".join(filter(None, [r.name, extra[r.id]])) for r in runs}
 
 
 def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> pd.DataFrame:

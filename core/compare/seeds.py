@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from core.train import TrainConfig
+from core.compare.names import setting_label, setting_value
 from core.train.config import flat_settings
 from core.runs.lifecycle import Status
 
@@ -100,6 +101,8 @@ class Paired:
         leader = "A is ahead" if d.mean > 0 else "B is ahead" if d.mean < 0 else "no one is ahead"
         if d.low is None:
             interval = "no interval from one seed"
+        elif d.high - d.low < 1e-9:  # every seed the same difference: a t interval of zero width
+            interval = f"every one of the {n} seeds differs by exactly that (no spread to build an interval from)"
         else:
             verdict = "excludes 0: the difference holds across seeds" if self.ci_excludes_zero \
                 else "includes 0: the seeds do not settle which is better"
@@ -132,7 +135,8 @@ def paired(a: str, b: str, metric: str, scores_a: dict[int, float], scores_b: di
 
 def _names(done: pd.DataFrame) -> pd.Series:
     """Each group's series name: the method's, plus the settings that tell apart groups of that method on
-    that dataset (an lr, a pooling), so that no two series share a name."""
+    that dataset ("max length 256", "learning rate 0.001"), named as runs name them, so that no two series
+    share a name."""
     names = done["method"].copy()
     parsed = done["settings"].map(json.loads)
     for index in done.groupby(["dataset", "method"]).groups.values():
@@ -140,7 +144,7 @@ def _names(done: pd.DataFrame) -> pd.Series:
         keys = sorted({k for d in runs for k in d} - set(AMOUNT))
         varying = [k for k in keys if len({json.dumps(d.get(k), default=str) for d in runs}) > 1]
         if varying:
-            names[index] = [f"{m} ({', '.join(f'{k}={d.get(k)}' for k in varying)})"
+            names[index] = [f"{m} ({', '.join(f'{setting_label(k)} {setting_value(d.get(k))}' for k in varying)})"
                             for m, d in zip(done.loc[index, "method"], runs)]
     return names
 

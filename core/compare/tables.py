@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from core.compare.names import distinct_names
+from core.compare.names import distinct_names, distinguishing
 from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, time_left
@@ -25,13 +25,14 @@ def method_name(run: Run) -> str:
 
 
 def runs_frame(runs: list[Run]) -> pd.DataFrame:
-    """One row per run with its settings and final test metrics, for tables, filters and charts."""
-    rows = []
+    """One row per run with its settings and final test metrics, for tables, filters and charts; `differs in`
+    names the settings that tell a run apart from others of its name (`distinguishing`)."""
+    rows, differs = [], distinguishing(runs)
     for r in runs:
         c, result = r.config, r.metrics or {}
         test = result.get("test", {})
         rows.append({
-            "run_id": r.id, "status": r.status, "method": method_name(r),
+            "run_id": r.id, "status": r.status, "method": method_name(r), "differs in": differs[r.id],
             "generator": c.generator if "generator" in method_for(c).variants else "",
             "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
             "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction,
@@ -43,7 +44,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             **{m: test.get(m) for m in METRICS},
             "created": pd.to_datetime(r.created, unit="s"),
         })
-    columns = ["run_id", "status", "method", "generator", "amount", "labeled", "unlabeled", "val_rows", "test_rows",
+    columns = ["run_id", "status", "method", "differs in", "generator", "amount", "labeled", "unlabeled", "val_rows", "test_rows",
                "fraction", "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone", "frozen", "tags",
                "progress", "message", "seconds", "reference", "settings", *METRICS, "created"]
     return pd.DataFrame(rows, columns=columns)
@@ -141,7 +142,8 @@ def per_class_f1(runs: list[Run], names: dict[str, str] | None = None) -> pd.Dat
     return pd.DataFrame(rows, columns=["run", "class", "f1"])
 
 
-MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # then the ended runs, newest first
+MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # in the order they run; then the ended
+# runs, newest first
 
 
 def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
@@ -149,18 +151,18 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
     time left (from this machine's history, `core.runs.estimate`), the run's distinct name, its test
     macro-F1, evaluations so far and the latest message."""
     history, names = History(runs), distinct_names(runs)
-    ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3), -r.created))
+    ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3),
+                                          r.created if r.status in MONITOR_ORDER else -r.created))
     rows = []
     for r in ordered:
         test = (r.metrics or {}).get("test", {})
         phase = (r.phase or "preparing") if r.status == Status.RUNNING else ""
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
                      "time left": _duration(time_left(r, history, now)), "run": names[r.id],
-                     "test macro-F1": test.get("macro_f1"), "evaluations": r.evaluations,
-                     "where": r.device if r.backend == "ray" and r.device else r.backend, "latest": r.message or "",
-                     "run_id": r.id})
-    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "test macro-F1",
-                                       "evaluations", "where", "latest", "run_id"])
+                     "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
+                     "where": r.device if r.backend == "ray" and r.device else r.backend, "run_id": r.id})
+    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "test macro-F1", "latest",
+                                       "evaluations", "where", "run_id"])
 
 
 def follow_rows(before: list[str], rows: list[int], after: list[str]) -> list[int]:

@@ -6,8 +6,8 @@ starts from what finished runs took here, from start to end less their encoding 
 once per text and is counted apart, at the speed this machine measured):
 
 1. runs with the same settings but the seed: the median of their times;
-2. else runs of the same method, mode and max length: their times scaled by the method's own model of its
-   budget at this data size against theirs;
+2. else runs of the same method, mode and max length (any max length when frozen: it changes only the
+   encoding): their times scaled by the method's own model of its budget at this data size against theirs;
 3. else a rough guess: the method's model at laptop-CPU speeds plus a start-up cost, and the page says so.
 """
 
@@ -98,14 +98,16 @@ class History:
         return statistics.median(times) if times else None
 
     def scaled(self, config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float | None:
-        """Finished runs of the same method, mode and max length, each scaled by the method's model of this
-        config's budget and data against its own."""
+        """Finished runs of the same method, mode and max length (any, when frozen), each scaled by the method's
+        model of this config's budget and data against its own."""
         mine = run_seconds(config, pool, val, test, classes, None) + STARTUP
         ratios = []
         for r, t in self.done:
             c, m = r.config, r.metrics or {}
             sizes = [m.get(k) for k in ("labeled", "unlabeled", "val_rows", "test_rows")]
-            if (c.method, c.frozen, c.max_len) != (config.method, config.frozen, config.max_len) or None in sizes:
+            # a frozen run's max length changes only its encoding, which is counted apart
+            same_length = c.max_len == config.max_len or config.frozen
+            if (c.method, c.frozen) != (config.method, config.frozen) or not same_length or None in sizes:
                 continue  # another kind of run, or one from before runs recorded their row counts
             theirs = method_for(c).seconds(c, *sizes, None)
             ratios.append(t * mine / (theirs + STARTUP))
@@ -159,8 +161,10 @@ def time_left(run: Run, history: History, now: float) -> float | None:
         return None
     elapsed = now - run.phase_started
     pace = elapsed * (1 - run.progress) / run.progress if run.progress > 0.01 else None
-    if run.phase == "encoding":
-        return None if pace is None else pace + (alike or 0.0)
+    if run.phase == "encoding":  # its own pace, then the training runs like it took (unknown without them)
+        if pace is None or (alike is None and run.progress >= 1):
+            return None
+        return pace + (alike or 0.0)
     if alike is not None and run.progress < 0.1:
         return alike * (1 - run.progress)
     return pace
