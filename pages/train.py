@@ -171,7 +171,8 @@ def monitor() -> None:
     active = [r for r in picked if r.status in ACTIVE]
     st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel", on_click=cancel_all,
               args=(registry, [r.id for r in active]))
-    run_card(registry, picked[0], table.iloc[rows[0]]["run"])
+    first = table.iloc[rows[0]]
+    run_card(registry, picked[0], " · ".join(filter(None, [first["run"], first["differs in"]])))
 
 st.subheader("Runs")
 monitor()

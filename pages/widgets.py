@@ -20,7 +20,8 @@ MONITOR_COLUMNS = {
                                                 help="of the current phase: encoding the texts, then training"),
     "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
                                                                  "from the run's pace"),
-    "run": st.column_config.TextColumn(width=520), "latest": st.column_config.TextColumn(width="medium"),
+    "run": st.column_config.TextColumn(width=400), "differs in": st.column_config.TextColumn(width=130),
+    "latest": st.column_config.TextColumn(width="medium"),
     "test macro-F1": st.column_config.NumberColumn(format="%.3f", width="small"),
     "evaluations": st.column_config.NumberColumn(width="small")}
 

@@ -148,9 +148,9 @@ MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # in 
 
 def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
     """The Train page's live table, what is running first: status, the current phase and its progress,
-    time left (from this machine's history, `core.runs.estimate`), the run's distinct name, its test
-    macro-F1, evaluations so far and the latest message."""
-    history, names = History(runs), distinct_names(runs)
+    time left (from this machine's history, `core.runs.estimate`), the run's name and what tells it apart
+    from others of that name, its test macro-F1, the latest message and evaluations so far."""
+    history, differs = History(runs), distinguishing(runs)
     ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3),
                                           r.created if r.status in MONITOR_ORDER else -r.created))
     rows = []
@@ -158,11 +158,11 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
         test = (r.metrics or {}).get("test", {})
         phase = (r.phase or "preparing") if r.status == Status.RUNNING else ""
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
-                     "time left": _duration(time_left(r, history, now)), "run": names[r.id],
+                     "time left": _duration(time_left(r, history, now)), "run": r.name, "differs in": differs[r.id],
                      "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
                      "where": r.device if r.backend == "ray" and r.device else r.backend, "run_id": r.id})
-    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "test macro-F1", "latest",
-                                       "evaluations", "where", "run_id"])
+    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "differs in", "test macro-F1",
+                                       "latest", "evaluations", "where", "run_id"])
 
 
 def follow_rows(before: list[str], rows: list[int], after: list[str]) -> list[int]:
