@@ -158,11 +158,11 @@ def monitor() -> None:
     if not runs:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
-    offer_undo(registry)
     table = compare.monitor_frame(runs, time.time())
     keep_selection_on_runs("tr_table", table["run_id"].tolist())
     event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",
                          placeholder="–", column_config=MONITOR_COLUMNS)
+    offer_undo(registry)  # below the table: an element above it would move the table in the page and reset it
     rows = event.selection.rows if event else []
     picked = [registry.get(table.iloc[i]["run_id"]) for i in rows]
     if not picked:

@@ -145,6 +145,7 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         assert len(registry.list()) == 3
         page.get_by_role("button", name="Delete", exact=True).click()
         page.get_by_role("button", name="Delete it").click()
+        check_page(page, "4b-deleted")
         page.get_by_text("Select runs to cancel them, or one to see its curves and log.").wait_for()
         assert len(registry.list()) == 2
 

@@ -42,7 +42,7 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
     lengths = sampled_token_lengths(ds.train["text"], tokenizer, seed)
     truncated = float(np.mean(lengths > max_len)) if len(lengths) else 0.0
     if truncated > 0.5:
-        warnings.append(f"{truncated:.0%} of train texts are longer than {max_len} tokens and would be cut; raise "
+        warnings.append(f"{truncated:.1%} of train texts are longer than {max_len} tokens and would be cut; raise "
                         "Max length on the Train page (up to 512) if their endings matter")
     return LoadCheck(preview.reset_index(drop=True),
                      pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,

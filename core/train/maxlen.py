@@ -47,9 +47,9 @@ def choose(lengths: np.ndarray, limit: int) -> MaxLength:
         if share <= MAX_TRUNCATED:
             return MaxLength(tokens, share, f"auto: {tokens} tokens, the smallest of {', '.join(map(str, STEPS))} "
                                             f"that cuts at most {MAX_TRUNCATED:.0%} of the training texts "
-                                            f"({share:.0%} cut)")
+                                            f"({share:.1%} cut)")
     share = truncated_share(lengths, limit)
-    return MaxLength(limit, share, f"auto: {limit} tokens, the backbone's limit; {share:.0%} of the training texts "
+    return MaxLength(limit, share, f"auto: {limit} tokens, the backbone's limit; {share:.1%} of the training texts "
                                    "are still cut")
 
 
@@ -62,4 +62,4 @@ def max_length_for(ds: Dataset, backbone: Backbone, tokens: int | None) -> MaxLe
     if tokens is None:
         return auto_max_len(ds, backbone)
     share = truncated_share(train_lengths(ds, backbone), tokens)
-    return MaxLength(tokens, share, f"{tokens} tokens, as chosen ({share:.0%} of the training texts cut)")
+    return MaxLength(tokens, share, f"{tokens} tokens, as chosen ({share:.1%} of the training texts cut)")
