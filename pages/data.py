@@ -61,8 +61,9 @@ def confirm_replace() -> None:
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
 st.title("Data")
+notice = st.container()  # always here, so the fields below keep their place when the message goes
 if "loaded_message" in st.session_state:
-    st.success(st.session_state.loaded_message)
+    notice.success(st.session_state.loaded_message)
 st.caption(f"Current: **{st.session_state.dataset.name}**")
 with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
     check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)

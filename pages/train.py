@@ -17,9 +17,8 @@ from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHO
                         grid_key, parse_numbers)
 from core.train.config import options
 from core.train.methods import option_sections
-from core.train.maxlen import MaxLength, max_length_for
-from pages.widgets import (MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, offer_download, offer_undo,
-                           run_card, widget)
+from pages.widgets import (MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, monitor_key, offer_download,
+                           offer_undo, run_card, truncation, widget)
 
 OPTIONS = options()
 
@@ -29,12 +28,6 @@ CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen"
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
 ADVANCED = [n for n in OPTIONS
             if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
-
-
-@st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
-def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
-    """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
-    return max_length_for(_ds, resolve_backbone(backbone), max_len)
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -151,16 +144,21 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
 
-@st.fragment(run_every="2s")
+refreshing = any(r.status in ACTIVE for r in registry.list())
+
+
+@st.fragment(run_every="2s" if refreshing else None)  # refreshes while runs go, and not once they have ended
 def monitor() -> None:
     pump(registry)
     runs = registry.list()
     if not runs:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
-    table = compare.monitor_frame(runs, time.time())
-    keep_selection_on_runs("tr_table", table["run_id"].tolist())
-    event = st.dataframe(table, key="tr_table", hide_index=True, on_select="rerun", selection_mode="multi-row",
+    if refreshing and not any(r.status in ACTIVE for r in runs):
+        st.rerun()  # the last runs have ended: the whole page again, which stops the refresh
+    table, key = compare.monitor_frame(runs, time.time()), monitor_key()
+    keep_selection_on_runs(key, table["run_id"].tolist())
+    event = st.dataframe(table, key=key, hide_index=True, on_select="rerun", selection_mode="multi-row",
                          placeholder="–", column_config=MONITOR_COLUMNS)
     offer_undo(registry)  # below the table: an element above it would move the table in the page and reset it
     rows = event.selection.rows if event else []
@@ -171,8 +169,7 @@ def monitor() -> None:
     active = [r for r in picked if r.status in ACTIVE]
     st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel", on_click=cancel_all,
               args=(registry, [r.id for r in active]))
-    first = table.iloc[rows[0]]
-    run_card(registry, picked[0], " · ".join(filter(None, [first["run"], first["differs in"]])))
+    run_card(registry, picked[0], " · ".join(filter(None, table.iloc[rows[0]][["run", "differs in"]])))
 
 st.subheader("Runs")
 monitor()

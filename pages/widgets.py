@@ -4,13 +4,14 @@ run again); and, for every table of runs, a selection that stays on its runs."""
 
 import streamlit as st
 
-from core.backbone import BUNDLED, BackboneError, cached_models
+from core.backbone import BUNDLED, BackboneError, cached_models, resolve_backbone
 from core.backbone.download import download
 from core import compare
 from core.compare import charts
 from core.runs import ACTIVE, Registry, Run, enqueue
 from core.train import resolve
 from core.train.config import Option
+from core.train.maxlen import MaxLength, max_length_for
 
 OTHER = "other"
 # the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow
@@ -24,6 +25,12 @@ MONITOR_COLUMNS = {
     "latest": st.column_config.TextColumn(width="medium"),
     "test macro-F1": st.column_config.NumberColumn(format="%.3f", width="small"),
     "evaluations": st.column_config.NumberColumn(width="small")}
+
+
+@st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
+def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
+    """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
+    return max_length_for(_ds, resolve_backbone(backbone), max_len)
 
 
 def widget(column, o: Option):
@@ -96,14 +103,24 @@ def confirm_delete(run_id: str | None) -> None:
     st.session_state.tr_confirm_delete = run_id
 
 
+def monitor_key() -> str:
+    """The monitor table's widget key. A delete or an undo gives the table a new one: the browser keeps a
+    table's selection by row position and can send it back after the rows have moved, which showed another
+    run's card in the deleted run's place."""
+    version = st.session_state.get("tr_table_version", 0)
+    return "tr_table" if not version else f"tr_table_{version}"
+
+
 def delete(registry: Registry, run_id: str, name: str) -> None:
     registry.set_deleted(run_id)
     confirm_delete(None)
+    st.session_state.tr_table_version = st.session_state.get("tr_table_version", 0) + 1  # a new table
     st.session_state.tr_deleted = (run_id, name)
 
 
 def restore(registry: Registry, run_id: str) -> None:
     registry.set_deleted(run_id, False)
+    st.session_state.tr_table_version += 1
     st.session_state.pop("tr_deleted", None)
 
 

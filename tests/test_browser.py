@@ -168,9 +168,10 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         for label, name in (("Train file or directory", "train.jsonl"), ("Test file (optional)", "dev.jsonl")):
             page.get_by_role("textbox", name=label).fill(str(m4_dir / name))
             page.get_by_role("textbox", name=label).press("Enter")  # as the field asks; the rerun keeps the tab
+            page.get_by_text("Loaded Built-in synthetic corpus").wait_for(state="detached")  # that rerun is done
             page.wait_for_timeout(1500)
             assert page.get_by_role("tab", name="Local path").get_attribute("aria-selected") == "true"
-        page.get_by_role("button", name="Load from path").click(timeout=10_000)  # no tab touched since Enter
+        page.get_by_role("button", name="Load from path").click(timeout=30_000)  # no tab touched since Enter
         page.get_by_text("Loaded train.jsonl").wait_for()
         page.get_by_test_id("stSidebar").get_by_text("train.jsonl").wait_for()  # at once, not after a click
         page.reload()
