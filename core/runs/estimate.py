@@ -17,10 +17,10 @@ import json
 import statistics
 from dataclasses import dataclass
 
+from core.runs.lifecycle import Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
-from core.runs.lifecycle import Status
 
 FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
 STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
@@ -48,10 +48,10 @@ def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
     return config.per_class * classes if config.per_class else round(config.fraction * pool)
 
 
-def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int, speed: float | None) -> float:
-    """The method's own model of its budget at this data size (`speed`: samples/s, else laptop figures)."""
+def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float:
+    """The method's own model of its budget at this data size, at laptop-CPU speeds."""
     labeled = labeled_count(config, pool, classes)
-    return method_for(config).seconds(config, labeled, pool - labeled, val, test, speed)
+    return method_for(config).seconds(config, labeled, pool - labeled, val, test, None)
 
 
 def train_seconds(run: Run) -> float | None:
@@ -100,7 +100,7 @@ class History:
     def scaled(self, config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float | None:
         """Finished runs of the same method, mode and max length (any, when frozen), each scaled by the method's
         model of this config's budget and data against its own."""
-        mine = run_seconds(config, pool, val, test, classes, None) + STARTUP
+        mine = run_seconds(config, pool, val, test, classes) + STARTUP
         ratios = []
         for r, t in self.done:
             c, m = r.config, r.metrics or {}
@@ -127,7 +127,7 @@ def run_estimate(history: History, config: TrainConfig, pool: int, val: int, tes
     found = history.alike(config) or history.scaled(config, pool, val, test, classes)
     if found is not None:
         return found, True
-    return run_seconds(config, pool, val, test, classes, None) + STARTUP, False
+    return run_seconds(config, pool, val, test, classes) + STARTUP, False
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int
