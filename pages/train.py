@@ -154,8 +154,8 @@ def monitor() -> None:
     if not runs:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")
         return
-    if refreshing and not any(r.status in ACTIVE for r in runs):
-        st.rerun()  # the last runs have ended: the whole page again, which stops the refresh
+    if refreshing != any(r.status in ACTIVE for r in runs):
+        st.rerun()  # runs began (Run again) or the last ended: the whole page, which turns the refresh on or off
     table, key = compare.monitor_frame(runs, time.time()), monitor_key()
     keep_selection_on_runs(key, table["run_id"].tolist())
     event = st.dataframe(table, key=key, hide_index=True, on_select="rerun", selection_mode="multi-row",
