@@ -55,8 +55,9 @@ def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
             flat = flat_settings(r.config)
             extra[r.id] = " · ".join(f"{setting_label(k)} {setting_value(flat.get(k))}" for k in keys)
     taken = Counter((run_label(r.config), extra[r.id]) for r in runs)
-    return {r.id: " · ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}"])) if taken[run_label(r.config),
-            extra[r.id]] > 1 else extra[r.id] for r in runs}
+    alike = {r.id for r in runs if taken[run_label(r.config), extra[r.id]] > 1}
+    return {r.id: " · ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if r.id in alike else ""]))
+            for r in runs}
 
 
 def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
