@@ -229,6 +229,17 @@ def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
     assert tfidf.max_len is None  # no encoder reads its tokens
 
 
+def test_data_paths_are_stored_from_the_root_so_one_file_is_one_dataset(m4_dir, monkeypatch, tmp_path):
+    monkeypatch.chdir(m4_dir.parent)
+    relative = DataSpec(train=f"{m4_dir.name}/train.jsonl", test=f"./{m4_dir.name}/../{m4_dir.name}/dev.jsonl")
+    spelled_out = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
+    config = resolve(TrainConfig(data=relative, method="tfidf-lr"))
+    assert config == resolve(TrainConfig(data=spelled_out, method="tfidf-lr"))
+    assert config.data.test == str((m4_dir / "dev.jsonl").resolve())
+    with pytest.raises(ValueError, match="resolve"):  # a worker started elsewhere would read another file
+        train_into(config.with_(data=relative), RunFolder(tmp_path / "run"), lambda e: None, lambda: False)
+
+
 # ------------------------------------------------------------ one standardization for every frozen method
 
 def test_every_frozen_method_standardizes_with_the_same_rows(tiny_backbone, tmp_path):

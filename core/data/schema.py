@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -48,6 +48,20 @@ class DataSpec:
     def short_name(self) -> str:
         """The dataset's name without its folders, as run names and Compare show it."""
         return "built-in (synthetic)" if self.builtin else Path(self.train or "").name
+
+    @property
+    def paths(self) -> dict[str, str]:
+        """The files (or folders) it reads, by role."""
+        return {role: path for role in ("train", "test", "val", "unlabeled") if (path := getattr(self, role))}
+
+    def absolute(self) -> DataSpec:
+        """The same files named from the root, as a run stores them: a relative path means another file to a
+        worker or a server started elsewhere, and the same file spelled twice would read as two datasets."""
+        return replace(self, **{role: str(Path(path).expanduser().resolve()) for role, path in self.paths.items()})
+
+    @property
+    def is_absolute(self) -> bool:
+        return all(Path(path).is_absolute() for path in self.paths.values())
 
     @classmethod
     def from_dict(cls, raw: dict) -> DataSpec:

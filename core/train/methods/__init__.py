@@ -32,11 +32,11 @@ def method_for(config: TrainConfig) -> Method:
 
 def resolve(config: TrainConfig) -> TrainConfig:
     """The config as it will run, resolved once at launch (a sweep's grid, the CLI's `train`) and stored so:
-    the method's defaults and budget (`settle`), this machine's backbone snapshot and precision, and max
-    length `auto` from the training texts. Every later reader (the registry, the worker, `train`) takes the
-    stored config as it is."""
+    the data's paths from the root, the method's defaults and budget (`settle`), this machine's backbone
+    snapshot and precision, and max length `auto` from the training texts. Every later reader (the registry,
+    the worker, `train`) takes the stored config as it is."""
     method = method_for(config)
-    config = method.settle(config)
+    config = method.settle(config.with_(data=config.data.absolute()))
     if method.encoder == "none":  # no encoder reads tokens: the max length means nothing to it
         return config.with_(max_len=None)
     return with_max_len(pinned(config))
@@ -46,9 +46,11 @@ def is_resolved(config: TrainConfig) -> bool:
     """Whether `resolve` has nothing left to do that can be told without the data or the disk (`train` refuses
     a config that is not)."""
     method = method_for(config)
+    if not config.data.is_absolute or method.settle(config) != config:
+        return False
     if method.encoder == "none":  # reads no tokens: no precision or max length to pin
-        return method.settle(config) == config and config.max_len is None
-    return method.settle(config) == config and config.precision != "auto" and config.max_len is not None
+        return config.max_len is None
+    return config.precision != "auto" and config.max_len is not None
 
 
 def with_max_len(config: TrainConfig) -> TrainConfig:

@@ -152,7 +152,7 @@ class GanRecipe:
 
 
 PRESETS = {
-    # Measured defaults (bench/defaults.py): separate, clipped gradients as the TF code, and a warm-up schedule.
+    # Separate, clipped gradients as the TF code, and a warm-up schedule; lr, batch and budget from `STUDIO`.
     "studio": GanRecipe(None, None, 0.2, None, None, 1e-8, True, True, True, 1.0, None, None, None),
     # crux82/ganbert: ganbert.py, optimization.py and run_experiment.sh.
     "tf": GanRecipe(None, None, 0.1, None, 2e-5, 1e-6, False, True, True, 1.0, 64, 3, "pooled"),
@@ -162,8 +162,10 @@ PRESETS = {
     "seed-report": GanRecipe((512, 256, 256), (256,), 0.2, "gaussian", None, 1e-8, True, True, True, 1.0, None,
                              None, None),
 }
-# The studio preset's measured defaults (bench/defaults.py, the real M4 sample at 5 and 20 labels per class):
-# frozen features, then a trained encoder.
+# The studio preset's defaults: on frozen features measured (bench/defaults.py, the real M4 sample at 5 and 20
+# labels per class, 5 seeds); with the encoder training, the notebook's rate and epochs at the batch the
+# studio's fine-tuning uses, which bench/defaults.py --mode full has not swept yet (README, "Where the defaults
+# come from").
 STUDIO = {True: {"lr": 3e-4, "batch_size": 64, "epochs": 30}, False: {"lr": 5e-5, "batch_size": 16, "epochs": 10}}
 
 
