@@ -126,6 +126,9 @@ def main() -> int:
         print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "
               f"[{ci.low}, {ci.high}]")
     for v in summary.verdicts.to_dict("records"):
+        if v["runner_up"] is None:
+            print(f"verdict {v['amount']}: {v['best']} is the only series measured")
+            continue
         ci = f"[{v['low']:+.3f}, {v['high']:+.3f}]" if pd.notna(v["low"]) else "(no interval)"
         print(f"verdict {v['amount']}: {v['best']} over {v['runner_up']} by {v['difference']:+.3f} "
               f"{ci}, {v['test']} p={v['p_value']}, CI excludes 0: {v['ci_excludes_zero']}; "

@@ -176,6 +176,15 @@ def frame_of(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def test_a_groups_interval_stays_within_its_metrics_range():
+    rows = [{"method": "finetune", "seed": 0, "fraction": 0.1, "score": 0.05},
+            {"method": "finetune", "seed": 1, "fraction": 0.1, "score": 0.95}]
+    group = summarize(frame_of(rows), "accuracy", METRICS).groups.iloc[0]
+    assert mean_ci([0.05, 0.95]).low < 0 and mean_ci([0.05, 0.95]).high > 1  # two seeds' t interval runs past
+    assert (group["accuracy_low"], group["accuracy_high"]) == (0.0, 1.0)
+    assert (group["mcc_low"], group["mcc_high"]) == (-1.0, 1.0)
+
+
 def test_groups_pairs_and_verdicts():
     rows = [{"method": "finetune", "seed": s, "fraction": 0.1, "score": 0.5 + 0.01 * s} for s in range(5)]
     rows += [{"method": "tfidf-lr", "seed": s, "fraction": 0.1, "score": 0.6 + 0.01 * s} for s in range(5)]

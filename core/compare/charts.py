@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from core.compare.seeds import metric_range
 from core.plotting import category_axis, class_scale, whole_legend
 
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
@@ -50,8 +51,7 @@ def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     references as dashed vertical lines at their means, named in the legend."""
     amount = groups["amount"].iloc[0] if len(groups) else ""
     methods, references = groups[~groups["reference"]], groups[groups["reference"]]
-    # the metric's own range: a t interval from few seeds can run past it
-    scale = alt.Scale(domain=[-1 if metric == "mcc" else 0, 1], clamp=True)
+    scale = alt.Scale(domain=list(metric_range(metric)), clamp=True)
     x = alt.X(f"{metric}_mean:Q", title=f"{label(metric)} (mean, 95% CI)", scale=scale)
     y = alt.Y("series:N", title=None, sort=alt.SortField(f"{metric}_mean", order="descending"), axis=category_axis())
     bars = alt.Chart(methods).mark_bar(color="#9ecae1").encode(x=x, y=y, tooltip=tooltip(metric))  # named on y

@@ -149,9 +149,15 @@ def _names(done: pd.DataFrame) -> pd.Series:
     return names
 
 
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values a metric can take: MCC spans [-1, 1], every other metric the studio compares [0, 1]."""
+    return (-1.0, 1.0) if metric == "mcc" else (0.0, 1.0)
+
+
 def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per group of finished runs (every setting but the seed): n, the seeds, and for each metric
-    the mean, standard deviation and 95% interval. Groups never span datasets."""
+    the mean, standard deviation and 95% interval, cut at the metric's range (a t interval from two seeds can
+    reach below an accuracy of 0, which no run can score). Groups never span datasets."""
     done = frame[frame["status"] == Status.DONE].dropna(subset=list(metrics)).copy()
     columns = ["group", "series", "method", "dataset", "amount", "panel", "labeled", "reference", "n", "seeds",
                "settings",
@@ -172,9 +178,10 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
                "labeled": labeled, "reference": bool(first["reference"]),
                "n": len(g), "seeds": sorted(int(s) for s in g["seed"]), "settings": key}
         for m in metrics:
-            ci = mean_ci(g[m])
+            ci, (bottom, top) = mean_ci(g[m]), metric_range(m)
             row |= {f"{m}_mean": ci.mean, f"{m}_std": float(g[m].std(ddof=1)) if len(g) > 1 else 0.0,
-                    f"{m}_low": ci.low, f"{m}_high": ci.high}
+                    f"{m}_low": None if ci.low is None else max(ci.low, bottom),
+                    f"{m}_high": None if ci.high is None else min(ci.high, top)}
         rows.append(row)
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "labeled", "series"], ignore_index=True)
 
