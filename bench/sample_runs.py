@@ -8,7 +8,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,7 +19,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 from core.data import DataSpec  # noqa: E402
 from core.runs import Registry, Run, execute_run  # noqa: E402
-from core.train import TrainConfig, resolve  # noqa: E402
+from core.train import TrainConfig, method_for, resolve  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 
@@ -65,8 +65,11 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True) -> Run
     config = resolve(config)
     wanted = identity(config)
     for run in registry.list(statuses=("done",)):
-        if identity(run.config) == wanted:
-            return run
+        # settled: runs stored before the learning rate and batch left to the method were written in
+        # (2026-11-25) match, and group, at today's defaults, which they ran with
+        settled = method_for(run.config).settle(run.config)
+        if identity(settled) == wanted:
+            return replace(run, config=settled)
     if not train:
         return None
     run_id = registry.create(config)

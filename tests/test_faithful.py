@@ -229,6 +229,21 @@ def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
     assert tfidf.max_len is None  # no encoder reads its tokens
 
 
+@pytest.mark.parametrize("settings, lr, batch", [
+    ({"method": "finetune", "frozen": True}, 3e-3, 64),
+    ({"method": "finetune"}, 2e-5, 16),
+    ({"method": "adapter"}, 1e-3, 16),
+    ({"method": "setfit"}, 2e-5, 16),
+    ({"method": "ganbert", "frozen": True}, 3e-4, 64),
+    ({"method": "ganbert"}, 1e-4, 16),
+    ({"method": "ganbert", "gan_preset": "tf"}, 2e-5, 64),
+    ({"method": "ganbert", "gan_preset": "notebook", "lr": 1e-3, "batch_size": 8}, 1e-3, 8),  # the user's win
+])
+def test_the_learning_rate_and_batch_a_run_uses_are_written_into_its_config(settings, lr, batch):
+    settled = method_for(TrainConfig(**settings)).settle(TrainConfig(**settings))
+    assert (settled.lr, settled.batch_size) == (lr, batch)
+
+
 def test_data_paths_are_stored_from_the_root_so_one_file_is_one_dataset(m4_dir, monkeypatch, tmp_path):
     monkeypatch.chdir(m4_dir.parent)
     relative = DataSpec(train=f"{m4_dir.name}/train.jsonl", test=f"./{m4_dir.name}/../{m4_dir.name}/dev.jsonl")

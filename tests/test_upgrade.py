@@ -12,8 +12,9 @@ import pytest
 from core.cli import main
 from core.compare import METRICS, paired_test, runs_frame, summarize
 from core.runs import Registry
-from core.train import classify
-from tests.helpers import make_tiny_backbone, open_page
+from core.runs.execute import execute_run
+from core.train import TrainConfig, classify, resolve
+from tests.helpers import DATA, make_tiny_backbone, open_page
 
 FIXTURE = Path(__file__).parent / "fixtures" / "home-v1"
 TINY = Path("/tmp/gan-bert-studio-v1-tiny-bert")  # where the old code's adapter run found its backbone
@@ -79,3 +80,16 @@ def test_old_home_opens_on_the_pages(old_home):
     assert at.dataframe(key="cmp_table").value["amount"].tolist()[:2] == ["5/class", "20%"]
     open_page("pages/classify.py")
     open_page("pages/train.py")
+
+
+def test_a_run_an_older_version_queued_resolves_as_it_starts(tiny_backbone, studio_home):
+    # queued as an older version stored it: learning rate and batch left to the method, max length and
+    # precision `auto`, the data path as typed
+    old = TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2, fraction=0.5)
+    registry = Registry()
+    run_id = registry.create(old)
+    assert registry.claim(run_id)
+    assert execute_run(registry, run_id) == "done"
+    stored = registry.get(run_id).config
+    assert stored == resolve(old) and (stored.lr, stored.batch_size) == (3e-3, 64)  # what it ran with
+    assert TrainConfig.from_json((registry.folder(run_id).path / "config.json").read_text()) == stored

@@ -21,8 +21,8 @@ from core.backbone.device import describe_device
 from core.runs.estimate import remember_encoding, roughly
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove, Status
-from core.runs.registry import Registry
-from core.train import Cancelled, Diverged, TrainConfig, train
+from core.runs.registry import Registry, Run
+from core.train import Cancelled, Diverged, TrainConfig, is_resolved, resolve, train
 
 log = logging.getLogger("studio.worker")
 
@@ -49,7 +49,6 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
     """Training events → registry rows: progress, evaluations, status messages."""
     last, evaluations = [0.0], [0]  # last progress write; evaluations so far, kept with each progress write
     encoding_since = [0.0]  # when the current encoding pass began
-    config = registry.get(run_id).config
 
     def on_event(event: dict) -> None:
         kind = event["type"]
@@ -73,7 +72,8 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
             if done == 0:
                 encoding_since[0] = now
             if done == total and done:
-                remember_encoding(registry, total, now - encoding_since[0], config.max_len)
+                # read now: a run an older version queued has its max length from its start
+                remember_encoding(registry, total, now - encoding_since[0], registry.get(run_id).config.max_len)
             if done == 0 or done == total or now - last[0] > 1.0:
                 last[0] = now
                 left = (total - done) * (now - encoding_since[0]) / done if done else None
@@ -137,6 +137,17 @@ def train_into(config: TrainConfig, folder: RunFolder, on_event: Callable[[dict]
     return result
 
 
+def config_to_train(registry: Registry, run: Run) -> TrainConfig:
+    """The run's config as stored; a run an older version queued, which resolved less at launch (such as the
+    learning rate left to the method), is resolved as it starts and stored so, so its record says what it
+    ran and `train` takes it."""
+    if is_resolved(run.config):
+        return run.config
+    config = resolve(run.config)
+    registry.set_config(run.id, config)
+    return config
+
+
 def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] = lambda e: None) -> str:
     """Run a registered (and claimed) config to its end and record how it ended; returns the final status.
     A run cancelled before it could start is left as it is."""
@@ -155,7 +166,7 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         to_registry(event)
         extra(event)
 
-    ending = train_to_end(lambda: train_into(run.config, registry.folder(run_id), on_event, stop))
+    ending = train_to_end(lambda: train_into(config_to_train(registry, run), registry.folder(run_id), on_event, stop))
     if ending.trace:
         log.error("%s", ending.trace)  # into the run's log
     try:

@@ -222,6 +222,16 @@ class Registry:
                              (Status.STARTING, now, now, pid, run_id, Status.QUEUED))
             return cur.rowcount == 1
 
+    def set_config(self, run_id: str, config: TrainConfig) -> None:
+        """Store a run's config again as its worker starts it (resolved then when an older version queued it
+        resolved less), in the registry and the run folder alike; an ended run keeps what it ran with."""
+        with self._connect() as db:
+            row = db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None or row["status"] not in ACTIVE:
+                raise RunError(f"run {run_id} has ended: its config is what it ran with")
+            db.execute("UPDATE runs SET config = ?, label = ? WHERE id = ?", (config.to_json(), run_label(config), run_id))
+        self.folder(run_id).write_config(config)
+
     def set_pid(self, run_id: str, pid: int) -> None:
         with self._connect() as db:
             db.execute("UPDATE runs SET pid = ? WHERE id = ?", (pid, run_id))

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from core.environment import STUDIO
 from core.paths import REPO_ROOT
-from core.runs.execute import registry_events
+from core.errors import InputError
+from core.runs.execute import config_to_train, registry_events
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.ray.backend import (CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock)
 from core.runs.ray.task import Hub, execute_remote, ship_data
@@ -154,16 +155,20 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
         for run in registry.list(statuses=(Status.QUEUED,)):
             if run.backend != "ray" or not registry.claim(run.id, os.getpid()):
                 continue
-            options = task_options(run.config, run.resources, ray.cluster_resources().get("GPU", 0))
-            key = repr(run.config.data)
             try:
+                config = config_to_train(registry, run)
+                key = repr(config.data)
                 if key not in shipped:
-                    shipped[key] = ray.put(ship_data(run.config.data))
+                    shipped[key] = ray.put(ship_data(config.data))
             except OSError as e:  # the data file went away after the run was queued
                 end(registry, run.id, Status.FAILED, f"could not read the run's data: {e}")
                 continue
+            except InputError as e:  # an older version's run that no longer resolves (its backbone is gone)
+                end(registry, run.id, Status.FAILED, str(e))
+                continue
+            options = task_options(config, run.resources, ray.cluster_resources().get("GPU", 0))
             flights[run.id] = Flight(task.options(name=run.label, max_retries=0, **options)
-                                     .remote(run.id, run.config.to_json(), hub, shipped[key],
+                                     .remote(run.id, config.to_json(), hub, shipped[key],
                                              registry.setting("ray_storage") or None))
             relays[run.id] = registry_events(registry, run.id)
             asked = f"{options['num_cpus']:g} CPU" + (f", {options['num_gpus']:g} GPU" if options["num_gpus"] else "")

@@ -265,18 +265,20 @@ class GanBert(StepMethod):
     head_speed = 7000.0
     generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
 
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or recipe_for(config).lr or STUDIO[config.frozen]["lr"]
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or recipe_for(config).batch_size or STUDIO[config.frozen]["batch_size"]
+
     def settle(self, config: TrainConfig) -> TrainConfig:
         """The preset's lr, batch, budget (in epochs, as both official codes count it) and pooling, where the
         user left them; the control has no generator, so G1 and G2 controls are one run."""
-        config = super().settle(config)
-        recipe, studio = recipe_for(config), STUDIO[config.frozen]
+        config = super().settle(config)  # lr and batch
+        recipe = recipe_for(config)
         changes: dict = {}
-        if config.lr is None:
-            changes["lr"] = recipe.lr or studio["lr"]
-        if config.batch_size is None:
-            changes["batch_size"] = recipe.batch_size or studio["batch_size"]
         if config.steps is None and config.epochs is None:
-            changes["epochs"] = recipe.epochs or studio["epochs"]
+            changes["epochs"] = recipe.epochs or STUDIO[config.frozen]["epochs"]
         if config.pooling is None and recipe.pooling:
             changes["pooling"] = recipe.pooling
         if not config.adversarial:
