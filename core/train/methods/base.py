@@ -78,14 +78,23 @@ class Method:
     def settle(self, config: TrainConfig) -> TrainConfig:
         """The config as this method runs it: a frozen-only method is frozen; one that trains inside the
         encoder (adapters, SetFit) or has none is not, so a frozen-mode grid still runs it. A logistic
-        regression's C left to the method is written in."""
+        regression's C, and the learning rate and batch the method picks, are written in where the user left
+        them: a run's config says what it ran, and a later change of a default cannot re-read an older run."""
         if "lr_c" in self.options and config.lr_c is None:
             config = config.with_(lr_c=self.default_c)
         if self.encoder == "frozen" and not config.frozen:
-            return config.with_(frozen=True)
+            config = config.with_(frozen=True)
         if self.encoder in ("trained", "none") and config.frozen:
-            return config.with_(frozen=False)
-        return config
+            config = config.with_(frozen=False)
+        return config.with_(lr=self.learning_rate(config), batch_size=self.batch_size(config))
+
+    def learning_rate(self, config: TrainConfig) -> float | None:
+        """The rate the method trains at; None for a method with no gradient steps."""
+        return config.lr
+
+    def batch_size(self, config: TrainConfig) -> int | None:
+        """The rows (or pairs) per step; None for a method with no gradient steps."""
+        return config.batch_size
 
     def settle_note(self, config: TrainConfig) -> str | None:
         """What `settle` changed in a config the user chose, said in one line, or None."""

@@ -274,7 +274,7 @@ class GanBert(StepMethod):
     def settle(self, config: TrainConfig) -> TrainConfig:
         """The preset's lr, batch, budget (in epochs, as both official codes count it) and pooling, where the
         user left them; the control has no generator, so G1 and G2 controls are one run."""
-        config = super().settle(config)  # lr and batch
+        config = super().settle(config)  # lr and batch, from the preset's (`learning_rate`, `batch_size`)
         recipe = recipe_for(config)
         changes: dict = {}
         if config.steps is None and config.epochs is None:

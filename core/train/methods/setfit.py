@@ -107,7 +107,6 @@ class SetFit(Method):
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
     uses_unlabeled = True  # up to STAT_ROWS of them join the head's standardization statistics
-    body_lr = 2e-5  # SetFit's default body learning rate
 
     def display(self, config: TrainConfig) -> str:
         return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
@@ -118,11 +117,8 @@ class SetFit(Method):
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or 16  # pairs per step, SetFit's default
 
-    def settle(self, config: TrainConfig) -> TrainConfig:
-        """The body's learning rate and the pairs per step, written in where the user left them, as every
-        trained method's are."""
-        config = super().settle(config)
-        return config.with_(lr=config.lr or self.body_lr, batch_size=self.batch_size(config))
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or 2e-5  # SetFit's default body learning rate
 
     def budget(self, config: TrainConfig, labeled: int, gpu: bool) -> tuple[int, str]:
         pairs = config.setfit_iterations * 2 * labeled

@@ -171,12 +171,6 @@ class StepMethod(NeuralMethod):
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
 
-    def settle(self, config: TrainConfig) -> TrainConfig:
-        """The learning rate and batch the method picks, written in where the user left them: a run's config
-        says what it ran, and a later change of a default cannot re-read an older run."""
-        config = super().settle(config)
-        return config.with_(lr=self.learning_rate(config), batch_size=self.batch_size(config))
-
     def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
         """Indices into the pool that one epoch iterates over: here the labeled rows only."""
         return labeled
