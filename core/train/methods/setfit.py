@@ -26,6 +26,7 @@ from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.inputs import Prepared
+from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Fitted, Job, Method
 from core.train.methods.linear import fit_logistic, softmax, val_record
 from core.train.store import read_tensors, write_checkpoint
@@ -152,6 +153,8 @@ class SetFit(Method):
         body = SentenceTransformer(str(config.resolved_backbone().folder), device=str(job.device),
                                    local_files_only=True)
         body.max_seq_length = config.max_len
+        memory = bound_memory(body[0].auto_model, 2 * self.batch_size(config), config.max_len, job.device)
+        job.on_event({"type": "status", "message": memory.message()})
 
         # -- the contrastive step: pairs of labeled texts, same class positive
         steps, budget = self.budget(config, len(texts), job.device.type == "cuda")
@@ -184,6 +187,7 @@ class SetFit(Method):
         test, _ = predictor.predict(data.texts("test"))
         return Fitted(test, None, val_record(job, val, steps) | {
             "budget": budget, "budget_steps": steps, "selection": "last",
+            "gradient_checkpointing": memory.checkpointing,
             "selection_reason": "the last body: SetFit trains to its budget, with no checkpoint selection"})
 
     def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> SetFitPredictor:

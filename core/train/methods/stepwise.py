@@ -25,6 +25,7 @@ from core.train.config import TrainConfig
 from core.train.inputs import Prepared, Representer, bucketed_batches
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job
 from core.train.methods.neural import NeuralMethod
+from core.train.memory import bound_memory
 from core.train.metrics import classification_metrics
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, encoder_and_head
@@ -229,6 +230,10 @@ class StepMethod(NeuralMethod):
         # -- model and inputs
         model = self.build_model(config, data.labels, device)
         rep = Representer(model, self.inputs_for(model, job), config, device)
+        memory = None if config.frozen else bound_memory(model.encoder, self.batch_size(config), config.max_len,
+                                                         device)
+        if memory:
+            on_event({"type": "status", "message": memory.message()})
         rule, why = selection_rule(config, data)
         on_event({"type": "status", "message": f"selection: {why}"})
 
@@ -275,7 +280,8 @@ class StepMethod(NeuralMethod):
                   "selection_reason": why, "evaluations": selection.evaluations,
                   "best_val_macro_f1": selection.best_f1, "val": {k: selection.last.val.get(k) for k in
                                                                   ("accuracy", "macro_f1", "mcc")},
-                  "val_fake_prob": selection.last.fake_share, "samples_per_s": tally.speed}
+                  "val_fake_prob": selection.last.fake_share, "samples_per_s": tally.speed,
+                  "gradient_checkpointing": bool(memory and memory.checkpointing)}
         return Fitted(probs, fake if self.reports_fake(config) else None, record)
 
     def evaluate(self, model: StudioModel, rep: Representer, data: Prepared, batch_size: int,

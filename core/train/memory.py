@@ -1,0 +1,69 @@
+"""How much memory a training step holds when the encoder trains, and bounding it.
+
+A step keeps every layer's activations for the backward pass: they grow with the batch times the length, and
+attention's with the length squared. The GAN-BERT presets' batch of 64 at 512 tokens holds about 23 GiB on
+MiniLM, more than many laptops have. Gradient checkpointing keeps only each layer's input and recomputes the
+rest during the backward pass: the same gradients (dropout masks are replayed) for about half again the time
+(bench/memory.py: 5.5 → 1.9 GiB, 1.53× the seconds, at 16 × 512), so a run turns it on only when the estimate
+would not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psutil
+import torch
+from transformers import PretrainedConfig, PreTrainedModel
+
+# Fitted by bench/memory.py (MiniLM, fp32, training steps on a CPU; bf16 autocast held up to 15% less): the
+# bytes held per sequence, per layer, for each token × hidden unit and for each token² × attention head.
+PER_TOKEN_UNIT = 145.0
+PER_TOKEN_PAIR_HEAD = 11.4
+# Checkpointing goes on when the estimate exceeds this share of the memory free at launch: the rest is left
+# for the weights, the optimizer's state, the data and whatever else the machine runs.
+SHARE = 0.5
+
+
+def step_bytes(encoder: PretrainedConfig, sequences: int, length: int, trained_parameters: int) -> float:
+    """What one training step holds beyond the weights without checkpointing, for `sequences` texts of `length`
+    tokens: the activations, and the fp32 gradients of the trained parameters."""
+    layers, hidden, heads = encoder.num_hidden_layers, encoder.hidden_size, encoder.num_attention_heads
+    per_sequence = layers * (PER_TOKEN_UNIT * length * hidden + PER_TOKEN_PAIR_HEAD * length ** 2 * heads)
+    return sequences * per_sequence + 4 * trained_parameters
+
+
+def free_bytes(device: torch.device) -> int:
+    """Memory free for the run now: the GPU's, or the machine's available memory on a CPU."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    return psutil.virtual_memory().available
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    estimate: float  # bytes a step holds without checkpointing
+    free: float  # bytes free at launch
+    sequences: int
+    length: int
+
+    @property
+    def checkpointing(self) -> bool:
+        return self.estimate > SHARE * self.free
+
+    def message(self) -> str:
+        head = (f"a step of {self.sequences} texts × {self.length} tokens holds about "
+                f"{self.estimate / 2**30:.1f} GiB; {self.free / 2**30:.1f} GiB are free")
+        if self.checkpointing:
+            return f"memory: gradient checkpointing on: {head} (it takes about half again the time)"
+        return f"memory: {head}"
+
+
+def bound_memory(encoder: PreTrainedModel, sequences: int, length: int, device: torch.device) -> MemoryPlan:
+    """Turn on the encoder's gradient checkpointing when a step's activations would not fit; the plan says
+    what was estimated and chosen, for the run's log and record."""
+    trained = sum(p.numel() for p in encoder.parameters() if p.requires_grad)
+    plan = MemoryPlan(step_bytes(encoder.config, sequences, length, trained), free_bytes(device), sequences, length)
+    if plan.checkpointing:
+        encoder.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    return plan

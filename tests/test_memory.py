@@ -1,0 +1,68 @@
+"""A training step's memory: the estimate, and gradient checkpointing only when the step would not fit, with
+the gradients it would have had."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoConfig
+
+from core.backbone import default_backbone_path
+from core.backbone.encode import load_encoder
+from core.data import CorpusConfig, DataSpec
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, memory, resolve
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+GIB = 2 ** 30
+
+
+def test_the_estimate_is_the_measured_step_of_minilm():
+    """bench/memory.py measured 5.79 GiB above the model for 16 × 512 tokens and 0.32 GiB for 4 × 128 (fp32);
+    activations grow with the batch, and attention's with the square of the length."""
+    config = AutoConfig.from_pretrained(str(default_backbone_path()), local_files_only=True)
+    params = 22_713_216
+    assert memory.step_bytes(config, 16, 512, params) / GIB == pytest.approx(5.79, rel=0.05)
+    assert memory.step_bytes(config, 4, 128, params) / GIB == pytest.approx(0.32, rel=0.15)
+    one, two = (memory.step_bytes(config, n, 512, 0) for n in (1, 2))
+    assert two == pytest.approx(2 * one)
+    assert memory.step_bytes(config, 1, 1024, 0) > 2 * memory.step_bytes(config, 1, 512, 0)
+
+
+def test_checkpointing_keeps_the_gradients(tiny_backbone):
+    """Dropout masks are replayed in the recomputation, so a step's gradients are those without it."""
+    def gradients(checkpointing: bool) -> list[torch.Tensor]:
+        torch.manual_seed(0)
+        encoder = load_encoder(tiny_backbone).train()
+        assert encoder.config.hidden_dropout_prob > 0
+        if checkpointing:
+            encoder.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        ids = torch.randint(1000, 2000, (4, 24))
+        encoder(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state.pow(2).mean().backward()
+        return [p.grad for p in encoder.parameters() if p.grad is not None]
+
+    plain, checkpointed = gradients(False), gradients(True)
+    assert len(plain) == len(checkpointed) > 10
+    for a, b in zip(plain, checkpointed):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("free_gib, on", [(0.001, True), (1000.0, False)])
+def test_a_run_checkpoints_only_when_its_step_would_not_fit(tiny_backbone, tmp_path, monkeypatch, free_gib, on):
+    monkeypatch.setattr(memory, "free_bytes", lambda device: free_gib * GIB)
+    events: list[dict] = []
+    config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="ganbert", frozen=False,
+                                 fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"))
+    result = train_into(config, RunFolder(tmp_path), events.append, lambda: False)
+    assert result["gradient_checkpointing"] is on
+    said = [e["message"] for e in events if e.get("type") == "status" and e["message"].startswith("memory:")]
+    assert len(said) == 1 and ("gradient checkpointing on" in said[0]) is on
+    assert "16 texts × 64 tokens" in said[0]
+
+
+def test_a_frozen_run_holds_no_encoder_activations(tiny_backbone, tmp_path, monkeypatch):
+    monkeypatch.setattr(memory, "free_bytes", lambda device: 1.0)
+    config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True,
+                                 fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"))
+    assert train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)["gradient_checkpointing"] is False
