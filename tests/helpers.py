@@ -103,21 +103,29 @@ def data_args(m4_dir) -> list[str]:
     return ["--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl")]
 
 
-def predicts_one_class(monkeypatch, index: int = 0, spread_first: int = 0) -> None:
+def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, right: bool = True) -> None:
     """Every validation and test prediction of a step method is the class at `index`, after the first
-    `spread_first` validations, which spread their predictions over every class (a model that has learned)."""
+    `learned_first` validations, which are spread over the classes and right on every text (a model that has
+    learned), or with `right` off wrong on every text (one that has not)."""
     import numpy as np
 
     from core.train.methods import stepwise
-
-    validations = iter(range(10**9))
+    from core.train.metrics import classification_metrics
 
     def predict(model, method, rep, split, batch_size):
         n = len(rep.lengths(split))
         probs = np.zeros((n, len(model.labels)), dtype=np.float32)
-        if split == "val" and next(validations) < spread_first:
-            probs[np.arange(n), np.arange(n) % len(model.labels)] = 1.0
-        else:
-            probs[:, index] = 1.0
+        probs[:, index] = 1.0
         return probs, np.zeros(n, dtype=np.float32)
+
+    validations, evaluate = iter(range(10**9)), stepwise.StepMethod.evaluate
+
+    def learned_then_one_class(self, model, rep, data, batch_size, config):
+        if next(validations) >= learned_first:
+            return evaluate(self, model, rep, data, batch_size, config)
+        truth = data.dataset.val["label"].to_numpy()
+        predicted = truth if right else (truth + 1) % len(data.dataset.labels)
+        return stepwise.Evaluation(predicted, classification_metrics(truth, predicted, data.dataset.labels), None,
+                                   data.dataset.labels)
     monkeypatch.setattr(stepwise, "predict_split", predict)
+    monkeypatch.setattr(stepwise.StepMethod, "evaluate", learned_then_one_class)

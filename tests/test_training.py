@@ -149,7 +149,7 @@ def test_nan_loss_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
 
 
 def test_collapse_onto_one_class_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
-    predicts_one_class(monkeypatch, 2, spread_first=1)
+    predicts_one_class(monkeypatch, 2, learned_first=1)
     with pytest.raises(Diverged, match="every validation prediction was 'cohere' for 2 evaluations"):
         train(config(tiny_backbone, method="finetune", frozen=True, collapse_evals=2), tmp_path)
 

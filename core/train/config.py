@@ -115,8 +115,8 @@ class TrainConfig:
     noise_dim: int = option(100, "size of G's noise vector", low=1, label="Noise size")
     noise: str = option("uniform", "G's noise: uniform (official code) or gaussian (seed report)",
                         choices=("uniform", "gaussian"), label="Noise")
-    collapse_evals: int = option(3, "diverged when a model that predicted two classes or more falls onto one for this "
-                                    "many evaluations running, counted after the first epoch", low=1,
+    collapse_evals: int = option(3, "diverged when a model that had beaten chance falls onto one class for this many "
+                                    "evaluations running, counted after the first epoch", low=1,
                                  label="Collapse guard (evaluations)")
     unlabeled_limit: int | None = option(None, "at most this many unlabeled rows for methods that learn from them "
                                                "(GAN-BERT), drawn by the seed; each is encoded once when frozen "
