@@ -16,7 +16,7 @@ import psutil
 import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
-# Fitted by bench/memory.py (MiniLM, fp32, training steps on a CPU; bf16 autocast held up to 15% less): the
+# Fitted by bench/memory.py (MiniLM, fp32, training steps on a CPU; bf16 autocast held up to 13% less): the
 # bytes held per sequence, per layer, for each token × hidden unit and for each token² × attention head.
 PER_TOKEN_UNIT = 145.0
 PER_TOKEN_PAIR_HEAD = 11.4

@@ -23,9 +23,9 @@ from transformers import get_linear_schedule_with_warmup
 
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared, Representer, bucketed_batches
+from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job
 from core.train.methods.neural import NeuralMethod
-from core.train.memory import bound_memory
 from core.train.metrics import classification_metrics
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, encoder_and_head
