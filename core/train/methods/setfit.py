@@ -163,7 +163,7 @@ class SetFit(Method):
         progress = Progress(job, steps)
         with tempfile.TemporaryDirectory() as scratch:
             args = TrainingArguments(output_dir=scratch, batch_size=self.batch_size(config), max_steps=steps,
-                                     num_iterations=iterations, body_learning_rate=config.lr,
+                                     num_iterations=iterations, body_learning_rate=self.learning_rate(config),
                                      max_length=config.max_len, seed=config.seed, show_progress_bar=False,
                                      report_to="none", save_strategy="no")
             trainer = Trainer(model=SetFitModel(model_body=body, model_head=LogisticRegression()), args=args,
