@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from safetensors.torch import load_file
 
 from core.data import CorpusConfig, DataSpec
@@ -85,6 +87,20 @@ def test_adapter_checkpoint_holds_only_adapters_and_head(tiny_backbone, tmp_path
     encoder_keys = [k for k in keys if k.startswith("encoder.")]
     assert encoder_keys and all("adapters" in k for k in encoder_keys)
     assert any(k.startswith("head.") for k in keys)
+
+
+def test_adapter_setup_leaves_the_adapter_active_and_its_log_clean(tiny_backbone, caplog):
+    """adapters' `train_adapter` warns "none are activated" while activating one (adapter-hub/adapters#815); a
+    user reading the run's log took the adapter for off."""
+    cfg = config(tiny_backbone, method="adapter")
+    with caplog.at_level(logging.WARNING):
+        model = method_for(cfg).build_model(cfg, ("a", "b"), torch.device("cpu"))
+    assert "studio" in str(model.encoder.active_adapters)
+    assert not [r for r in caplog.records if "activated" in r.getMessage()]
+    with caplog.at_level(logging.WARNING):  # the filter is gone once set-up is over
+        logging.getLogger("adapters.model_mixin").warning("There are adapters available but none are activated "
+                                                          "for the forward pass.")
+    assert [r for r in caplog.records if "activated" in r.getMessage()]
 
 
 def encoded(cfg: TrainConfig, folder: Path) -> tuple[dict, int]:

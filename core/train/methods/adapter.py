@@ -3,6 +3,10 @@ layers inside it and the head train, and only those are saved."""
 
 from __future__ import annotations
 
+import logging
+from contextlib import contextmanager
+from typing import Iterator
+
 import adapters
 import torch
 from transformers import PreTrainedModel
@@ -12,6 +16,24 @@ from core.train.catalog import CATALOG
 from core.train.config import ADAPTER_KINDS, TrainConfig
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
+
+
+NOT_YET_ACTIVE = "none are activated for the forward pass"
+
+
+@contextmanager
+def quiet_activation() -> Iterator[None]:
+    """`train_adapter` warns that no adapter is active while it is activating one (adapter-hub/adapters#815):
+    every run's log said so though the adapter trained. Drop that one warning, here only."""
+    log = logging.getLogger("adapters.model_mixin")
+
+    def drop(record: logging.LogRecord) -> bool:
+        return NOT_YET_ACTIVE not in record.getMessage()
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)
 
 
 class Adapter(StepMethod):
@@ -35,8 +57,8 @@ class Adapter(StepMethod):
         adapter_config = adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind],
                                                      reduction_factor=config.reduction_factor)
         encoder.add_adapter("studio", config=adapter_config)
-        encoder.train_adapter("studio")
-        encoder.set_active_adapters("studio")
+        with quiet_activation():
+            encoder.train_adapter("studio")  # freezes the rest and makes the adapter the active one
 
     def saved_state(self, model: StudioModel) -> dict[str, torch.Tensor]:
         """Adapters, head and buffers: the rest of the encoder is the unchanged backbone."""
