@@ -21,6 +21,9 @@ from core.data import DataSpec  # noqa: E402
 from core.runs import Registry, Run, execute_run  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
 
+# Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
+# SemEval RoBERTa baseline's.
+FINETUNE_LR_UNTIL_MEASURED = 2e-5
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 
 
@@ -59,15 +62,23 @@ def identity(config: TrainConfig) -> str:
     return json.dumps(raw, sort_keys=True, default=str)
 
 
+def as_ran(config: TrainConfig) -> TrainConfig:
+    """A stored config with the learning rate and batch it ran at. Runs stored before those were written in
+    (2026-11-25) left them to the method and ran at that day's defaults: today's, but for fine-tuning's rate
+    with the encoder training, which bench/defaults.py has moved since."""
+    settled = method_for(config).settle(config)
+    if config.lr is None and config.method == "finetune" and not settled.frozen:
+        return settled.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
+    return settled
+
+
 def run_once(registry: Registry, config: TrainConfig, train: bool = True) -> Run | None:
     """The finished run of this config (validated as a launch would), training it only if none is done yet
     (with `train` off, None then)."""
     config = resolve(config)
     wanted = identity(config)
     for run in registry.list(statuses=("done",)):
-        # settled: runs stored before the learning rate and batch left to the method were written in
-        # (2026-11-25) match, and group, at today's defaults, which they ran with
-        settled = method_for(run.config).settle(run.config)
+        settled = as_ran(run.config)
         if identity(settled) == wanted:
             return replace(run, config=settled)
     if not train:

@@ -65,7 +65,7 @@ class TrainConfig:
                                  label="Max length (tokens)", unset="auto")
     batch_size: int | None = option(None, "texts per batch (default: the method's; 16 when the encoder trains)",
                                     low=1, high=4096, label="Batch size")
-    lr: float | None = option(None, "learning rate (default: the method's; 1e-3 for frozen heads)", low=0.0, high=1.0,
+    lr: float | None = option(None, "learning rate (default: the method's, measured by bench/defaults.py)", low=0.0, high=1.0,
                               label="Learning rate")
     frozen: bool = option(False, "frozen encoder with features cached on disk; only heads (and G) train: fast on a "
                                  "CPU", label="Frozen-feature mode")
