@@ -4,12 +4,14 @@ mode and with the encoder training where the method has both. A default must do 
 GAN-BERT's must also leave its discriminator healthy (mean fake probability on real validation texts
 below 0.5 at the end of every run).
 
-Runs go through a registry (default home /tmp/gan-bert-studio-defaults) and are reused when the same
-config finished before, so the sweep resumes where it stopped. Trained-encoder runs cost minutes each on a
-CPU (`--mode full`); the frozen sweep takes minutes in all.
+Runs go through a registry (the benches' shared home, ~/.cache/gan-bert-studio/bench) and are reused when
+the same config finished before, here or in bench/results.py (whose default-settings runs are each sweep's
+"(default)" row), so the sweep resumes where it stopped. Trained-encoder runs cost minutes each on a CPU
+(`--mode full`); the frozen sweep takes minutes in all. `--halving 2` runs every point on the first two
+seeds and only the better half on the rest: a 5-seed full-mode sweep in about half the runs.
 
 Run: .venv/bin/python bench/defaults.py [--mode frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20]
-     [--only NAME ...] [--points N] [--report-only]
+     [--only NAME ...] [--points N] [--halving SEEDS] [--report-only]
 Prints one table row per setting (accuracy mean [95% CI] per amount, their average, the largest final fake
 probability over GAN-BERT's runs, CPU seconds per run), marks the best setting and the current default, and
 ends with one JSON line.
@@ -18,6 +20,7 @@ ends with one JSON line.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -28,9 +31,9 @@ from core.environment import prepare  # noqa: E402
 
 prepare()  # before torch loads: offline, reproducible sums
 
-from bench.sample_runs import open_home, run_once, sample_parser  # noqa: E402
+from bench.sample_runs import DEFAULT_HOME, open_home, run_once, sample_parser  # noqa: E402
 from core.compare.seeds import mean_ci, metric_range  # noqa: E402
-from core.train import TrainConfig  # noqa: E402
+from core.train import TrainConfig, method_for  # noqa: E402
 
 # name → (mode, fixed settings, the settings swept, one dict per point). Each sweep also runs the studio's
 # own defaults (the row marked "(default)"; an explicit point that resolves to the same config shares its runs).
@@ -66,64 +69,117 @@ def cell(values: list[float]) -> str:
     return f"{ci.mean:.3f}{interval} (n={ci.n})"
 
 
+def average(row: dict, amounts: list[int]) -> float:
+    """A point's mean accuracy over the labeled amounts (each amount's mean over its seeds); NaN until every
+    amount has a run."""
+    if not all(row["acc"].get(n) for n in amounts):
+        return float("nan")
+    return statistics.mean(statistics.mean(row["acc"][n]) for n in amounts)
+
+
+def healthy(row: dict) -> bool:
+    """GAN-BERT's discriminator ended every run calling real validation texts real (other methods report none)."""
+    return all(f < 0.5 for f in row["fake"])
+
+
+def survivors(rows: list[dict], amounts: list[int], keep: float) -> list[dict]:
+    """Successive halving's cut (Jamieson & Talwalkar 2016; scikit-learn's HalvingGridSearchCV): after the first
+    seeds, the best `keep` share of the healthy points by their average over both amounts (at least two) goes on
+    to the remaining seeds, and the default always does, so its row is complete."""
+    ranked = sorted((r for r in rows if healthy(r) and not math.isnan(average(r, amounts))),
+                    key=lambda r: average(r, amounts), reverse=True)
+    kept = ranked[:max(2, math.ceil(keep * len(rows)))]
+    return [r for r in rows if r in kept or r["point"] == {}]
+
+
+def settled(name: str, point: dict) -> TrainConfig:
+    """A sweep's config at a point as its method runs it (learning rate and batch written in)."""
+    config = TrainConfig(**SWEEPS[name][1], **point)
+    return method_for(config).settle(config)
+
+
+def sweep_points(name: str, points: int | None) -> list[dict]:
+    """The default first (as {}), then the points that are not the default under another name: two rows of
+    one config would share their runs and take two places in the halving's cut."""
+    default = settled(name, {})
+    return [{}, *(p for p in SWEEPS[name][2][:points] if settled(name, p) != default)]
+
+
+def label(name: str, point: dict) -> str:
+    """A point's settings in words; the default's as it resolves to (its swept settings' values)."""
+    swept = dict.fromkeys(k for p in SWEEPS[name][2] for k in p)
+    config = settled(name, point)
+    values = {k: getattr(config, k) for k in swept if getattr(config, k) is not None} if not point else point
+    return ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items())
+
+
+def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: list[int], train: bool) -> None:
+    """Run (or reuse) one point's runs at these amounts and seeds, adding what finished to its row."""
+    fixed = SWEEPS[name][1]
+    for per_class in amounts:
+        for seed in seeds:
+            config = TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, tags=("defaults",),
+                                 **fixed, **row["point"])
+            run = run_once(registry, config, train=train)
+            if run is None:
+                continue
+            metrics = run.metrics or {}
+            if run.status != "done":
+                print(f"{name} {row['point']} {per_class}/class seed {seed}: {run.status} {run.message}", flush=True)
+                continue
+            row["acc"].setdefault(per_class, []).append(metrics["test"]["accuracy"])
+            row["cpu"].append(metrics.get("cpu_seconds") or metrics["seconds"])
+            if metrics.get("val_fake_prob") is not None:
+                row["fake"].append(metrics["val_fake_prob"])
+            print(f"{name} {row['point']} {per_class}/class seed {seed}: acc {metrics['test']['accuracy']:.3f}",
+                  flush=True)
+
+
 def main() -> int:
-    parser = sample_parser(__doc__, "/tmp/gan-bert-studio-defaults")
+    parser = sample_parser(__doc__, DEFAULT_HOME)
     parser.add_argument("--mode", choices=("frozen", "full", "both"), default="frozen")
     parser.add_argument("--only", nargs="+", choices=list(SWEEPS), help="sweep only these")
     parser.add_argument("--points", type=int, help="the default and only the first N points of each sweep "
                         "(points are listed most telling first, for trained-encoder sweeps cut short)")
+    parser.add_argument("--halving", type=int, metavar="SEEDS", help="successive halving: every point on the "
+                        "first SEEDS seeds, then only the better half (and the default) on the rest")
     args = parser.parse_args()
     opened = open_home(args)
     if opened is None:
         return 2
     spec, registry = opened
     names = [n for n in args.only or SWEEPS if args.mode in ("both", SWEEPS[n][0])]
+    rungs = [args.seeds[:args.halving], args.seeds[args.halving:]] if args.halving else [args.seeds]
     table: dict[str, list[dict]] = {}
     for name in names:
-        mode, fixed, points = SWEEPS[name]
-        for point in [{}, *points[:args.points]]:
-            row = {"point": point, "acc": {}, "fake": [], "cpu": []}
-            for per_class in args.per_class:
-                for seed in args.seeds:
-                    config = TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed,
-                                         tags=("defaults",), **fixed, **point)
-                    run = run_once(registry, config, train=not args.report_only)
-                    if run is None:
-                        continue
-                    metrics = run.metrics or {}
-                    if run.status != "done":
-                        print(f"{name} {point} {per_class}/class seed {seed}: {run.status} {run.message}", flush=True)
-                        continue
-                    row["acc"].setdefault(per_class, []).append(metrics["test"]["accuracy"])
-                    row["cpu"].append(metrics.get("cpu_seconds") or metrics["seconds"])
-                    if metrics.get("val_fake_prob") is not None:
-                        row["fake"].append(metrics["val_fake_prob"])
-                    print(f"{name} {point} {per_class}/class seed {seed}: acc {metrics['test']['accuracy']:.3f}",
-                          flush=True)
-            table.setdefault(name, []).append(row)
+        rows = [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False}
+                for point in sweep_points(name, args.points)]
+        table[name] = rows
+        for rung, seeds in enumerate(rungs):
+            going = rows if rung == 0 else survivors(rows, args.per_class, keep=0.5)
+            for row in rows:  # cut after its first seeds (a point that has not run them is "not run")
+                row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
+            for row in going:
+                measure(registry, spec, name, row, args.per_class, seeds, train=not args.report_only)
 
     print("\n| method | mode | setting | " + " | ".join(f"{n}/class accuracy [95% CI]" for n in args.per_class)
           + " | average | max fake prob | CPU s/run |")
     print("|---|---|---|" + "---:|" * (len(args.per_class) + 3))
     summary = {}
     for name, rows in table.items():
-        healthy = [r for r in rows if all(f < 0.5 for f in r["fake"])]
-        scored = [r for r in healthy if all(r["acc"].get(n) for n in args.per_class)]
-        best = max(scored, key=lambda r: statistics.mean(statistics.mean(r["acc"][n]) for n in args.per_class),
-                   default=None)
+        scored = [r for r in rows if healthy(r) and not r["stopped"] and not math.isnan(average(r, args.per_class))]
+        best = max(scored, key=lambda r: average(r, args.per_class), default=None)
         for r in rows:
-            marks = ("**best** " if r is best else "") + ("(default)" if r["point"] == {} else "")
-            average = statistics.mean(statistics.mean(r["acc"][n]) for n in args.per_class) \
-                if all(r["acc"].get(n) for n in args.per_class) else float("nan")
-            setting = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in r["point"].items()) \
-                or "the studio's defaults"
+            marks = [label(name, r["point"])] + ["**best**"] * (r is best) + ["(default)"] * (r["point"] == {}) \
+                + [f"(stopped after seeds {rungs[0][0]}-{rungs[0][-1]})"] * r["stopped"]
+            mean = average(r, args.per_class)
             fake = f"{max(r['fake']):.2f}" if r["fake"] else "–"
             cpu = f"{statistics.mean(r['cpu']):.0f}" if r["cpu"] else "–"
-            print(f"| {name} | {SWEEPS[name][0]} | {setting} {marks} | "
+            print(f"| {name} | {SWEEPS[name][0]} | {' '.join(marks)} | "
                   + " | ".join(cell(r["acc"].get(n, [])) for n in args.per_class)
-                  + f" | {average:.3f} | {fake} | {cpu} |")
+                  + f" | {'–' if math.isnan(mean) else f'{mean:.3f}'} | {fake} | {cpu} |")
         summary[name] = {"best": best["point"] if best else None,
-                         "rows": [{"point": r["point"],
+                         "rows": [{"point": r["point"], "stopped": r["stopped"],
                                    "accuracy": {str(n): r["acc"].get(n, []) for n in args.per_class},
                                    "max_fake_prob": max(r["fake"]) if r["fake"] else None} for r in rows]}
     print(json.dumps(summary))

@@ -11,7 +11,7 @@ A finished run of the same config in the studio home is reused, so the bench res
 trained-encoder runs take minutes each on a CPU.
 
 Run: .venv/bin/python bench/results.py [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
-The studio home is kept (default /tmp/gan-bert-studio-results): `STUDIO_HOME=DIR python -m core compare`;
+The studio home is kept (default ~/.cache/gan-bert-studio/bench, shared with bench/defaults.py): `STUDIO_HOME=DIR python -m core compare`;
 `--report-only` prints the README's markdown table from the runs already there.
 Ends with one JSON line: the comparison summary and the published-head accuracies.
 """
@@ -32,7 +32,7 @@ prepare()  # before torch loads: offline, reproducible sums
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import open_home, run_once, sample_parser  # noqa: E402
+from bench.sample_runs import DEFAULT_HOME, open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
 from core.runs import Registry  # noqa: E402
 from core.train import TrainConfig, load_data, split_pool  # noqa: E402
@@ -85,7 +85,7 @@ def markdown(frame, summary) -> str:
 
 
 def main() -> int:
-    parser = sample_parser(__doc__, "/tmp/gan-bert-studio-results")
+    parser = sample_parser(__doc__, DEFAULT_HOME)
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     args = parser.parse_args()
     opened = open_home(args)

@@ -25,6 +25,9 @@ from core.train import TrainConfig, method_for, resolve  # noqa: E402
 # SemEval RoBERTa baseline's.
 FINETUNE_LR_UNTIL_MEASURED = 2e-5
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
+# One home for every sample bench, so a run one bench needs and another has finished is not trained twice,
+# outside /tmp and the work tree, which a later session on the same machine may not find as they were.
+DEFAULT_HOME = str(Path.home() / ".cache" / "gan-bert-studio" / "bench")
 
 
 def sample_spec() -> DataSpec | None:
