@@ -7,8 +7,9 @@ n, mean and 95% CI per group, CPU time per run, the verdict per labeled amount a
 adversarial part adds. SetFit's published head (the body's sentence embedding) is also fitted on each tuned
 body, so the pooling question is answered on the same bodies.
 
-A finished run of the same config in the studio home is reused, so the bench resumes where it stopped:
-trained-encoder runs take minutes each on a CPU.
+A finished run of the same config in the studio home, or in the committed records (bench/records/), is
+reused, so the bench resumes where it stopped, in this session or an earlier one: trained-encoder runs take
+minutes each on a CPU.
 
 Run: .venv/bin/python bench/results.py [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
 The studio home is kept (default ~/.cache/gan-bert-studio/bench, shared with bench/defaults.py): `STUDIO_HOME=DIR python -m core compare`;
@@ -108,7 +109,7 @@ def main() -> int:
                 if run.status == "done":
                     line += (f" acc {run.metrics['test']['accuracy']:.3f} in {run.metrics['seconds']:.0f} s "
                              f"({run.metrics.get('cpu_seconds', 0):.0f} CPU s)")
-                    if name == "setfit":
+                    if name == "setfit" and registry.folder(run.id).has_checkpoint():  # not a restored record
                         published.setdefault(per_class, {})[seed] = published_head(registry, run.id)
                         line += f" (published head {published[per_class][seed]:.3f})"
                 print(line, flush=True)

@@ -1,6 +1,11 @@
 """What the benches on the real M4 sample share: the sample's data spec, and running a config through the
 registry once, so a bench cut short (or a later session with the same studio home) goes on where it stopped
-instead of training the same run again."""
+instead of training the same run again.
+
+Every finished run is also written to `bench/records/m4-sample.jsonl` (its config and metrics, a few KB; no
+texts, no weights), which is committed: a trained-encoder run takes minutes here, and a session that finds no
+studio home (a new machine, a cleaned /tmp) restores those runs into its registry instead of training them
+again, so a table filled over several sessions is one table of recorded runs."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 # One home for every sample bench, so a run one bench needs and another has finished is not trained twice,
 # outside /tmp and the work tree, which a later session on the same machine may not find as they were.
 DEFAULT_HOME = str(Path.home() / ".cache" / "gan-bert-studio" / "bench")
+RECORDS = Path(__file__).resolve().parent / "records" / "m4-sample.jsonl"
 
 
 def sample_spec() -> DataSpec | None:
@@ -75,18 +81,67 @@ def as_ran(config: TrainConfig) -> TrainConfig:
     return settled
 
 
-def run_once(registry: Registry, config: TrainConfig, train: bool = True) -> Run | None:
-    """The finished run of this config (validated as a launch would), training it only if none is done yet
-    (with `train` off, None then)."""
+def portable(config: TrainConfig) -> dict:
+    """A config as a record keeps it: the sample's files by their names, so a checkout elsewhere matches."""
+    raw = json.loads(config.to_json())
+    for role, path in config.data.paths.items():
+        if Path(path).parent == SAMPLE:
+            raw["data"][role] = Path(path).name
+    return raw
+
+
+def from_record(raw: dict) -> TrainConfig:
+    """The inverse of `portable`, the sample's files named where this checkout finds them."""
+    data = dict(raw["data"])
+    for role in ("train", "test", "val", "unlabeled"):
+        if data.get(role) and not Path(data[role]).is_absolute():
+            data[role] = str(SAMPLE / data[role])
+    return TrainConfig.from_json(json.dumps({**raw, "data": data}))
+
+
+def recorded(records: Path) -> list[dict]:
+    return [json.loads(line) for line in records.read_text().splitlines() if line] if records.exists() else []
+
+
+def record(run: Run, records: Path) -> None:
+    """Append a finished run to the records, once per config."""
+    if any(identity(from_record(r["config"])) == identity(run.config) for r in recorded(records)):
+        return
+    records.parent.mkdir(parents=True, exist_ok=True)
+    line = {"id": run.id, "device": run.device, "config": portable(run.config), "metrics": run.metrics}
+    with records.open("a") as out:
+        out.write(json.dumps(line, sort_keys=True) + "\n")
+
+
+def restore(registry: Registry, entry: dict) -> Run:
+    """A recorded run into this registry through the lifecycle, as the run it was (its metrics, its device)."""
+    run_id = registry.create(from_record(entry["config"]))
+    registry.claim(run_id)
+    registry.mark_running(run_id, os.getpid(), entry["device"] or "cpu")
+    registry.finish(run_id, "done", f"restored from bench/records (run {entry['id']})", entry["metrics"])
+    return registry.get(run_id)
+
+
+def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path = RECORDS) -> Run | None:
+    """The finished run of this config (validated as a launch would): from the registry, else restored from
+    the records, else trained now (with `train` off, None then). Every finished run ends up in the records."""
     config = resolve(config)
     wanted = identity(config)
     for run in registry.list(statuses=("done",)):
         settled = as_ran(run.config)
         if identity(settled) == wanted:
-            return replace(run, config=settled)
+            run = replace(run, config=settled)
+            record(run, records)
+            return run
+    for entry in recorded(records):
+        if identity(from_record(entry["config"])) == wanted:
+            return restore(registry, entry)
     if not train:
         return None
     run_id = registry.create(config)
     registry.claim(run_id)
     execute_run(registry, run_id)
-    return registry.get(run_id)
+    run = registry.get(run_id)
+    if run.status == "done":
+        record(run, records)
+    return run

@@ -1,9 +1,11 @@
 """The real-sample benches reuse finished runs (bench/sample_runs.py): a run stored before rates were written
-into configs must match the setting it ran at, not today's default, or a table mixes two rates in one row."""
+into configs must match the setting it ran at, not today's default, or a table mixes two rates in one row;
+and a run recorded in one home is restored into another instead of trained again."""
 
 from __future__ import annotations
 
-from bench.sample_runs import FINETUNE_LR_UNTIL_MEASURED, as_ran
+from bench.sample_runs import FINETUNE_LR_UNTIL_MEASURED, as_ran, recorded, run_once, sample_spec
+from core.runs import Registry
 from core.train import TrainConfig, method_for
 
 
@@ -21,3 +23,23 @@ def test_other_stored_runs_take_the_defaults_they_ran_at_and_a_written_rate_stay
     assert as_ran(TrainConfig(method="finetune", lr=1e-4)).lr == 1e-4
     written_today = method_for(TrainConfig(method="finetune")).settle(TrainConfig(method="finetune"))
     assert as_ran(written_today).lr == written_today.lr == 5e-5
+
+
+def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran_it(tmp_path, m4_dir, monkeypatch):
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "first"))
+    records = tmp_path / "records.jsonl"
+    config = TrainConfig(data=sample_spec(), method="tfidf-lr", fraction=None, per_class=5, seed=3)
+    trained = run_once(Registry(tmp_path / "first"), config, records=records)
+    assert trained.status == "done"
+    again = run_once(Registry(tmp_path / "first"), config, records=records)  # found in the registry
+    assert again.id == trained.id and len(recorded(records)) == 1
+    entry = recorded(records)[0]
+    assert entry["config"]["data"]["train"] == "train.jsonl"  # the sample's files by name, not this checkout's path
+
+    fresh = Registry(tmp_path / "second")
+    assert run_once(fresh, config.with_(seed=4), train=False, records=records) is None  # another seed: not recorded
+    restored = run_once(fresh, config, train=False, records=records)
+    assert restored.status == "done" and restored.id != trained.id
+    assert restored.metrics == trained.metrics and restored.config == trained.config
+    assert f"run {trained.id}" in restored.message
+    assert [r.id for r in fresh.list(statuses=("done",))] == [restored.id] and len(recorded(records)) == 1
