@@ -66,3 +66,29 @@ def test_a_frozen_run_holds_no_encoder_activations(tiny_backbone, tmp_path, monk
     config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True,
                                  fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"))
     assert train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)["gradient_checkpointing"] is False
+
+
+def test_the_parameters_told_from_the_shape_are_minilms():
+    shape = AutoConfig.from_pretrained(str(default_backbone_path()), local_files_only=True)
+    assert memory.shape_parameters(shape) == pytest.approx(22_713_216, rel=0.03)
+
+
+@pytest.mark.parametrize("free_gib, on", [(0.001, True), (1000.0, False)])
+def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkeypatch, free_gib, on):
+    """The Train page's estimate before launch: a trained-encoder step that would not fit here trains at
+    CHECKPOINT_SLOWDOWN the seconds; evaluation is untouched, and frozen runs and LR never checkpoint."""
+    from core.runs.estimate import checkpoints, run_seconds
+    from core.train import method_for
+
+    monkeypatch.setattr(memory, "free_bytes", lambda device: free_gib * GIB)
+    trained = resolve(TrainConfig(data=DATA, method="ganbert", per_class=5, fraction=None, max_len=512))
+    assert checkpoints(trained) is on
+    method = method_for(trained)
+    plain, slowed = (method.seconds(trained, 30, 970, 100, 100, c) for c in (False, True))
+    assert run_seconds(trained, 1000, 100, 100, 6) == (slowed if on else plain)
+    evaluation = (trained.evaluations * 100 + 100) / (49.0 / 4)
+    assert slowed - evaluation == pytest.approx(memory.CHECKPOINT_SLOWDOWN * (plain - evaluation))
+    for never in (trained.with_(frozen=True), resolve(TrainConfig(data=DATA, method="features-lr", max_len=512))):
+        assert checkpoints(never) is False
+    setfit = resolve(TrainConfig(data=DATA, method="setfit", per_class=5, fraction=None, max_len=512))
+    assert method_for(setfit).step_sequences(setfit) == 2 * setfit.batch_size  # both texts of each pair

@@ -224,13 +224,15 @@ def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_ho
     assert slow[1] - fast[1] == pytest.approx((1000 + 200) / 10 - (1000 + 200) / 100)  # GAN-BERT: the pool too
 
 
-def finished(reg: Registry, config: TrainConfig, seconds: float, encode: float = 0.0, labeled: int = 30) -> str:
+def finished(reg: Registry, config: TrainConfig, seconds: float, encode: float = 0.0, labeled: int = 30,
+             checkpointing: bool = False) -> str:
     """A run that ended done here after `seconds` (of which `encode` encoding), as the worker records it."""
     run_id = reg.create(config)
     assert reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
     reg.finish(run_id, "done", "finished", {"encode_seconds": encode, "labeled": labeled, "unlabeled": 970,
-                                            "val_rows": 100, "test_rows": 100, "test": {}})
+                                            "val_rows": 100, "test_rows": 100, "test": {},
+                                            "gradient_checkpointing": checkpointing})
     with sqlite3.connect(reg.path) as db:
         db.execute("UPDATE runs SET claimed = 996, started = 1000, ended = ? WHERE id = ?", (996 + seconds, run_id))
     return run_id
@@ -260,6 +262,27 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     # a method never run here: a stated rough guess
     guess = grid_seconds(reg, [grid[0].with_(method="tfidf-lr")], 1000, 100, 100, 6)
     assert guess.guessed == 1 and "rough guess" in guess.words()
+
+
+def test_a_run_that_checkpointed_lends_its_time_without_the_slowdown(tmp_path, monkeypatch):
+    """A finished run's time is scaled by the method's model of both runs: one that recorded gradient
+    checkpointing took longer for it, and a run that will not checkpoint is estimated without it."""
+    from core.runs.estimate import STARTUP, grid_seconds
+    from core.train import memory, method_for
+
+    monkeypatch.setattr(memory, "free_bytes", lambda device: 1000 * 2 ** 30)  # the new run fits
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    ran = resolve(TrainConfig(data=data, method="finetune", per_class=5, fraction=None, max_len=512))
+    new = ran.with_(per_class=20)  # not the same settings: scaled, not taken as they are
+    estimates = {}
+    for checkpointed in (True, False):
+        reg = Registry(tmp_path / str(checkpointed))
+        finished(reg, ran, 600.0, checkpointing=checkpointed)
+        estimates[checkpointed] = grid_seconds(reg, [new], 1000, 100, 100, 6)
+        assert estimates[checkpointed].from_history == 1
+    theirs = {c: method_for(ran).seconds(ran, 30, 970, 100, 100, c) + STARTUP for c in (True, False)}
+    assert estimates[True].seconds / estimates[False].seconds == pytest.approx(theirs[False] / theirs[True])
+    assert estimates[True].seconds < estimates[False].seconds
 
 
 def test_time_left_follows_the_phase_and_the_history(studio_home):

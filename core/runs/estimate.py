@@ -9,18 +9,27 @@ once per text and is counted apart, at the speed this machine measured):
 2. else runs of the same method, mode and max length (any max length when frozen: it changes only the
    encoding): their times scaled by the method's own model of its budget at this data size against theirs;
 3. else a rough guess: the method's model at laptop-CPU speeds plus a start-up cost, and the page says so.
+
+Both models count the gradient checkpointing that slows a step whose memory would not fit: a finished run's
+as it recorded it, a new run's as its worker will decide it on this machine now.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
+
+from transformers import AutoConfig, PretrainedConfig
 
 from core.runs.lifecycle import Status
 from core.runs.registry import Registry, Run
+from core.backbone.device import pick_device
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
+from core.train.memory import would_checkpoint
 
 FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
 STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
@@ -48,10 +57,27 @@ def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
     return config.per_class * classes if config.per_class else round(config.fraction * pool)
 
 
+@functools.lru_cache(maxsize=16)
+def encoder_shape(folder: Path) -> PretrainedConfig:
+    """A backbone's shape from its config file, without its weights (read once per folder: a grid asks often)."""
+    return AutoConfig.from_pretrained(str(folder), local_files_only=True)
+
+
+def checkpoints(config: TrainConfig) -> bool:
+    """Whether a run of `config` started here now would checkpoint its encoder's gradients, as its worker will
+    decide from the memory free then (`core.train.memory`)."""
+    sequences = method_for(config).step_sequences(config)
+    if sequences is None:
+        return False
+    shape = encoder_shape(config.resolved_backbone().folder)
+    return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))
+
+
 def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float:
-    """The method's own model of its budget at this data size, at laptop-CPU speeds."""
+    """The method's own model of its budget at this data size, at laptop-CPU speeds, with the gradient
+    checkpointing a run started here now would turn on."""
     labeled = labeled_count(config, pool, classes)
-    return method_for(config).seconds(config, labeled, pool - labeled, val, test, None)
+    return method_for(config).seconds(config, labeled, pool - labeled, val, test, checkpoints(config))
 
 
 def train_seconds(run: Run) -> float | None:
@@ -109,7 +135,7 @@ class History:
             same_length = c.max_len == config.max_len or config.frozen
             if (c.method, c.frozen) != (config.method, config.frozen) or not same_length or None in sizes:
                 continue  # another kind of run, or one from before runs recorded their row counts
-            theirs = method_for(c).seconds(c, *sizes, None)
+            theirs = method_for(c).seconds(c, *sizes, bool(m.get("gradient_checkpointing")))
             ratios.append(t * mine / (theirs + STARTUP))
         return statistics.median(ratios) if ratios else None
 

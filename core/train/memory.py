@@ -23,6 +23,8 @@ PER_TOKEN_PAIR_HEAD = 11.4
 # Checkpointing goes on when the estimate exceeds this share of the memory free at launch: the rest is left
 # for the weights, the optimizer's state, the data and whatever else the machine runs.
 SHARE = 0.5
+# bench/memory.py: a step's seconds with checkpointing over those without (MiniLM, 16 × 512, fp32)
+CHECKPOINT_SLOWDOWN = 1.53
 
 
 def step_bytes(encoder: PretrainedConfig, sequences: int, length: int, trained_parameters: int) -> float:
@@ -57,6 +59,19 @@ class MemoryPlan:
         if self.checkpointing:
             return f"memory: gradient checkpointing on: {head} (it takes about half again the time)"
         return f"memory: {head}"
+
+
+def shape_parameters(shape: PretrainedConfig) -> int:
+    """A transformer encoder's parameters from its shape alone, for a plan made before it loads: 12·H² a
+    layer (attention and feed-forward weights) and the token embeddings (MiniLM: 22.3M of its 22.7M)."""
+    return shape.num_hidden_layers * 12 * shape.hidden_size ** 2 + shape.vocab_size * shape.hidden_size
+
+
+def would_checkpoint(shape: PretrainedConfig, sequences: int, length: int, device: torch.device) -> bool:
+    """Whether a run started here now would turn checkpointing on, as `bound_memory` will decide it, for time
+    estimates made before the encoder loads."""
+    return MemoryPlan(step_bytes(shape, sequences, length, shape_parameters(shape)), free_bytes(device), sequences,
+                      length).checkpointing
 
 
 def bound_memory(encoder: PreTrainedModel, sequences: int, length: int, device: torch.device) -> MemoryPlan:

@@ -114,9 +114,15 @@ class Method:
         """A short name for run labels, such as 'ganbert-noise'."""
         return self.name
 
+    def step_sequences(self, config: TrainConfig) -> int | None:
+        """The texts one training step runs through the encoder with gradients, which bound its memory
+        (`core.train.memory`); None when no encoder trains."""
+        return None
+
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                speed: float | None) -> float:
-        """Estimated wall time of one run before it starts (`speed`: samples/s measured by earlier runs)."""
+                checkpointing: bool) -> float:
+        """Estimated wall time of one run before it starts at laptop-CPU speeds; `checkpointing`: its encoder
+        recomputes activations in the backward pass, which slows its training steps."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ fitting and loading

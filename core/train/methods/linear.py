@@ -68,7 +68,7 @@ class FeaturesLR(NeuralMethod):
     default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                speed: float | None) -> float:
+                checkpointing: bool) -> float:
         return 2.0 + labeled / 500
 
     def fit(self, job: Job) -> Fitted:
@@ -137,7 +137,7 @@ class TfidfLR(Method):
     default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                speed: float | None) -> float:
+                checkpointing: bool) -> float:
         return 1.0 + (labeled + val + test) / 2000
 
     def fit(self, job: Job) -> Fitted:

@@ -26,7 +26,7 @@ from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.inputs import Prepared
-from core.train.memory import bound_memory
+from core.train.memory import CHECKPOINT_SLOWDOWN, bound_memory
 from core.train.methods.base import Cancelled, Fitted, Job, Method
 from core.train.methods.linear import fit_logistic, softmax, val_record
 from core.train.store import read_tensors, write_checkpoint
@@ -133,12 +133,16 @@ class SetFit(Method):
         return CPU_MAX_STEPS, (f"{CPU_MAX_STEPS} steps: the CPU cap on {per_pass} ({config.setfit_iterations} pairs "
                                f"per labeled text)")
 
+    def step_sequences(self, config: TrainConfig) -> int:
+        return 2 * self.batch_size(config)  # both texts of each pair
+
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                speed: float | None) -> float:
+                checkpointing: bool) -> float:
         steps, _ = self.budget(config, labeled, torch.cuda.is_available())
         scale = config.max_len / 128
-        pairs_per_s = speed or 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
-        return steps * self.batch_size(config) / pairs_per_s + (labeled + val + test) / (49.0 / scale)
+        pairs_per_s = 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
+        train = steps * self.batch_size(config) / pairs_per_s * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
+        return train + (labeled + val + test) / (49.0 / scale)
 
     # ------------------------------------------------------------ fitting
 
@@ -153,7 +157,7 @@ class SetFit(Method):
         body = SentenceTransformer(str(config.resolved_backbone().folder), device=str(job.device),
                                    local_files_only=True)
         body.max_seq_length = config.max_len
-        memory = bound_memory(body[0].auto_model, 2 * self.batch_size(config), config.max_len, job.device)
+        memory = bound_memory(body[0].auto_model, self.step_sequences(config), config.max_len, job.device)
         job.on_event({"type": "status", "message": memory.message()})
 
         # -- the contrastive step: pairs of labeled texts, same class positive

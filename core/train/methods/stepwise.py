@@ -23,7 +23,7 @@ from transformers import get_linear_schedule_with_warmup
 
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared, Representer, bucketed_batches
-from core.train.memory import bound_memory
+from core.train.memory import CHECKPOINT_SLOWDOWN, bound_memory
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job
 from core.train.methods.neural import NeuralMethod
 from core.train.metrics import classification_metrics
@@ -200,16 +200,20 @@ class StepMethod(NeuralMethod):
         steps = max(floor, epochs * per_epoch)
         return steps, f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch}"
 
+    def step_sequences(self, config: TrainConfig) -> int | None:
+        return None if config.frozen else self.batch_size(config)
+
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                speed: float | None) -> float:
+                checkpointing: bool) -> float:
         """Training samples over the budget divided by throughput, plus the evaluations and the test pass."""
         steps, _ = self.budget(config, self.epoch_size(labeled, unlabeled))
         samples = steps * min(self.batch_size(config), self.epoch_size(labeled, unlabeled))
         if config.frozen:
-            return (samples + config.evaluations * val + test) / (speed or self.head_speed)
+            return (samples + config.evaluations * val + test) / self.head_speed
         scale = config.max_len / 128
         forward = 49.0 / scale  # texts/s, encoder forward only
-        return samples / (speed or self.cpu_speed / scale) + (config.evaluations * val + test) / forward
+        train = samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
+        return train + (config.evaluations * val + test) / forward
 
     def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
         """Set up optimizers (and anything else the steps need) and return one optimizer step."""
@@ -235,8 +239,8 @@ class StepMethod(NeuralMethod):
         # -- model and inputs
         model = self.build_model(config, data.labels, device)
         rep = Representer(model, self.inputs_for(model, job), config, device)
-        memory = None if config.frozen else bound_memory(model.encoder, self.batch_size(config), config.max_len,
-                                                         device)
+        sequences = self.step_sequences(config)
+        memory = sequences and bound_memory(model.encoder, sequences, config.max_len, device)
         if memory:
             on_event({"type": "status", "message": memory.message()})
         rule, why = selection_rule(config, data)
