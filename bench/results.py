@@ -12,8 +12,9 @@ reused, so the bench resumes where it stopped, in this session or an earlier one
 minutes each on a CPU.
 
 Run: .venv/bin/python bench/results.py [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
-The studio home is kept (default ~/.cache/gan-bert-studio/bench, shared with bench/defaults.py): `STUDIO_HOME=DIR python -m core compare`;
-`--report-only` prints the README's markdown table from the runs already there.
+The studio home is kept (default ~/.cache/gan-bert-studio/bench, shared with bench/defaults.py):
+`STUDIO_HOME=DIR python -m core compare`; `--report-only` prints the README's markdown table from the runs
+already there (and restored from the records).
 Ends with one JSON line: the comparison summary and the published-head accuracies.
 """
 
