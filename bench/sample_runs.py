@@ -29,7 +29,9 @@ from core.train import TrainConfig, method_for, resolve  # noqa: E402
 # Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
 # SemEval RoBERTa baseline's.
 FINETUNE_LR_UNTIL_MEASURED = 2e-5
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
+# resolved as runs store their data paths (`DataSpec.absolute`), so a record names the sample's files by name
+# wherever shared/ is, a link included
+SAMPLE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample").resolve()
 # One home for every sample bench, so a run one bench needs and another has finished is not trained twice,
 # outside /tmp and the work tree, which a later session on the same machine may not find as they were.
 DEFAULT_HOME = str(Path.home() / ".cache" / "gan-bert-studio" / "bench")
