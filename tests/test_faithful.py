@@ -17,8 +17,9 @@ import torch
 from core.cli.options import Parser, add_config_args, config_from_args
 from core.compare import METRICS, summarize
 from core.compare.seeds import group_key
+from core.compare.tables import run_notes
 from core.data import CorpusConfig, DataSpec
-from core.runs import RunFolder
+from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
 from core.train.maxlen import choose, position_limit
@@ -176,8 +177,31 @@ def test_one_class_in_a_model_that_never_beat_chance_is_not_a_collapse(tiny_back
     the table, where the same model that had learned first is ended."""
     predicts_one_class(monkeypatch, learned_first=1, right=False)
     config = tiny(tiny_backbone, epochs=2, batch_size=16, evaluations=8, collapse_evals=2)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    events = []
+    result = train_into(config, RunFolder(tmp_path), events.append, lambda: False)
     assert result["steps"] == result["budget_steps"] and result["evaluations"] == 8
+    assert result["learned"] is False  # and the user is told, in the log and on the run's card
+    assert any("no evaluation beat chance" in e.get("message", "") for e in events)
+
+
+def test_a_run_that_beat_chance_once_has_learned(tiny_backbone, tmp_path, monkeypatch):
+    predicts_one_class(monkeypatch, learned_first=1)
+    config = tiny(tiny_backbone, epochs=1, batch_size=16, evaluations=4, collapse_evals=2)
+    events = []
+    assert train_into(config, RunFolder(tmp_path), events.append, lambda: False)["learned"] is True
+    assert not any("beat chance" in e.get("message", "") for e in events)
+
+
+@pytest.mark.parametrize("learned, warned", [(False, True), (True, False), (None, False)])
+def test_the_run_card_warns_when_the_model_never_beat_chance(tmp_path, learned, warned):
+    """None: a run recorded before `learned` was kept makes no claim."""
+    registry = Registry(tmp_path)
+    run_id = registry.create(TrainConfig(data=DataSpec(train="a.jsonl", test="t.jsonl")))
+    assert registry.claim(run_id)
+    registry.mark_running(run_id, os.getpid(), "CPU")
+    registry.finish(run_id, "done", metrics={"steps": 9, **({} if learned is None else {"learned": learned})})
+    notes = run_notes(registry.get(run_id), registry)
+    assert any(n.startswith("warning: no evaluation beat chance on validation in 9 steps") for n in notes) is warned
 
 
 def ganbert_frame(scores: dict[tuple[bool, str], list[float]]) -> pd.DataFrame:
@@ -288,7 +312,7 @@ prepare()
 import torch
 torch.set_num_threads(int(sys.argv[1]))
 from core.data import DataSpec
-from core.runs import RunFolder
+from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, resolve
 spec = DataSpec(train=sys.argv[2] + "/train.jsonl", test=sys.argv[2] + "/dev.jsonl")

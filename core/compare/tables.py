@@ -14,6 +14,7 @@ from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, time_left
 from core.train import method_for
+from core.train.methods.stepwise import not_learned
 from core.runs.lifecycle import Status
 
 METRICS = ("accuracy", "macro_f1", "mcc")
@@ -78,7 +79,8 @@ def evaluations_frame(registry: Registry, runs: list[Run], names: dict[str, str]
 
 def run_notes(run: Run, registry: Registry) -> list[str]:
     """What a run's card says beside its curves: its budget, the checkpoint it kept and why, the classes
-    it could not learn, and a warning when GAN-BERT's discriminator calls real texts fake."""
+    it could not learn, and a warning when the model never beat chance on validation or GAN-BERT's
+    discriminator calls real texts fake."""
     result, notes = run.metrics or {}, []
     if result.get("budget"):
         notes.append(f"Budget: {result['budget']}; took {result.get('steps')} steps.")
@@ -87,6 +89,8 @@ def run_notes(run: Run, registry: Registry) -> list[str]:
     if result.get("classes_left_out"):
         notes.append(f"Left out: {', '.join(result['classes_left_out'])} had no labeled rows, so this model "
                      "never predicts them.")
+    if result.get("learned") is False:  # absent in runs recorded before it was kept: no claim either way
+        notes.append(f"warning: {not_learned(result.get('steps'))}.")
     fake = [e["val_fake_prob"] for e in registry.evaluations(run.id) if e.get("val_fake_prob") is not None]
     if fake and fake[-1] > 0.5:
         notes.append(f"warning: the discriminator calls real validation texts fake (mean fake probability "
