@@ -103,8 +103,8 @@ class TrainConfig:
                                        "clipping, pooled CLS); seed-report (D 512-256-256, G1 100→256, Gaussian "
                                        "noise). Both codes ran 64 tokens on short sentences; a preset leaves the "
                                        "max length to the studio's. Both counted epochs over thousands of texts: "
-                                       "on 141 texts tf's 3 epochs are 9 steps, too few to learn. A setting given explicitly (lr, batch size, steps "
-                                       "or epochs, pooling) overrides the preset's",
+                                       "on 141 texts tf's 3 epochs are 9 steps, too few to learn. A setting given "
+                                       "explicitly (lr, batch size, steps or epochs, pooling) overrides the preset's",
                              choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
                                       "notebook": "notebook (crux82/ganbert-pytorch)", "seed-report": "seed report"},
                              label="GAN-BERT preset")
