@@ -202,7 +202,7 @@ class StepMethod(NeuralMethod):
         if config.steps:
             return config.steps, f"{config.steps} steps, as chosen ({config.steps / per_epoch:.3g} epochs)"
         if config.epochs:
-            return config.epochs * per_epoch, f"{config.epochs} epochs of {per_epoch} step(s), as chosen"
+            return config.epochs * per_epoch, f"{config.epochs} epochs of {per_epoch} step(s)"
         floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
         epochs = self.default_epochs[0 if config.frozen else 1]
         steps = max(floor, epochs * per_epoch)
