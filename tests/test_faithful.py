@@ -312,7 +312,7 @@ prepare()
 import torch
 torch.set_num_threads(int(sys.argv[1]))
 from core.data import DataSpec
-from core.runs import Registry, RunFolder
+from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, resolve
 spec = DataSpec(train=sys.argv[2] + "/train.jsonl", test=sys.argv[2] + "/dev.jsonl")
