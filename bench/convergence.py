@@ -27,7 +27,7 @@ prepare()  # before torch loads: offline, reproducible sums
 from core.data import DataSpec  # noqa: E402
 from core.runs import RunFolder  # noqa: E402
 from core.runs.execute import train_into  # noqa: E402
-from core.train import TrainConfig, method_for, run_label  # noqa: E402
+from core.train import TrainConfig, method_for, resolve, run_label  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
 CURVES = (("finetune", "noise"), ("ganbert", "noise"), ("ganbert", "bow"))
@@ -52,7 +52,7 @@ def main() -> int:
             accs = []
             for seed in args.seeds:
                 run = cfg.with_(seed=seed)
-                result = train_into(run, RunFolder(Path(home) / "runs" / f"{len(table)}-{seed}-{time.time_ns()}"),
+                result = train_into(resolve(run), RunFolder(Path(home) / "runs" / f"{len(table)}-{seed}-{time.time_ns()}"),
                                     lambda e: None, lambda: False)
                 accs.append(result["test"]["accuracy"])
             return statistics.mean(accs)

@@ -114,13 +114,14 @@ def label(name: str, point: dict) -> str:
     return ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items())
 
 
-def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: list[int], train: bool) -> None:
+def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: list[int], train: bool,
+            precision: str) -> None:
     """Run (or reuse) one point's runs at these amounts and seeds, adding what finished to its row."""
     fixed = SWEEPS[name][1]
     for per_class in amounts:
         for seed in seeds:
             config = TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, tags=("defaults",),
-                                 **fixed, **row["point"])
+                                 precision=precision, **fixed, **row["point"])
             run = run_once(registry, config, train=train)
             if run is None:
                 continue
@@ -161,7 +162,8 @@ def main() -> int:
             for row in rows:  # cut after its first seeds (a point that has not run them is "not run")
                 row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
             for row in going:
-                measure(registry, spec, name, row, args.per_class, seeds, train=not args.report_only)
+                measure(registry, spec, name, row, args.per_class, seeds, train=not args.report_only,
+                        precision=args.precision)
 
     print("\n| method | mode | setting | " + " | ".join(f"{n}/class accuracy [95% CI]" for n in args.per_class)
           + " | average | max fake prob | CPU s/run |")

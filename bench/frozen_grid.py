@@ -31,7 +31,7 @@ from core.backbone.encode import embed_texts  # noqa: E402
 from core.data import CorpusConfig, DataSpec  # noqa: E402
 from core.runs import RunFolder  # noqa: E402
 from core.runs.execute import train_into  # noqa: E402
-from core.train import TrainConfig  # noqa: E402
+from core.train import TrainConfig, resolve  # noqa: E402
 from core.train.inputs import load_data  # noqa: E402
 
 FRACTIONS = (0.01, 0.05, 0.1, 0.5)
@@ -58,7 +58,7 @@ class Clock:
 def timed_run(config: TrainConfig, home: Path, name: str) -> tuple[float, float, dict]:
     clock = Clock()
     start = time.perf_counter()
-    result = train_into(config, RunFolder(home / "runs" / name), clock, lambda: False)
+    result = train_into(resolve(config), RunFolder(home / "runs" / name), clock, lambda: False)
     return time.perf_counter() - start, clock.encoding, result
 
 

@@ -27,13 +27,13 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import numpy as np  # noqa: E402
 
-from core.backbone.device import pick_device, use_bf16  # noqa: E402
+from core.backbone.device import pick_device, pinned_precision  # noqa: E402
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer  # noqa: E402
 from core.data import DataSpec, load_dataset  # noqa: E402
 from core.paths import REPO_ROOT  # noqa: E402
 from core.runs import RunFolder  # noqa: E402
 from core.runs.execute import train_into  # noqa: E402
-from core.train import TrainConfig  # noqa: E402
+from core.train import TrainConfig, resolve  # noqa: E402
 
 M4 = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 
@@ -50,7 +50,7 @@ def speed(data: DataSpec) -> bool:
             start = time.perf_counter()
             encode_texts(model, tokenizer, texts, 128, bf16=precision == "bf16")
             best[precision] = max(best[precision], len(texts) / (time.perf_counter() - start))
-    auto = "bf16" if use_bf16("auto", device) else "fp32"
+    auto = pinned_precision("auto", device)
     faster = max(best, key=best.get)
     print(f"encoding {len(texts)} texts at 128 tokens on {device}: fp32 {best['fp32']:.1f} texts/s, bf16 "
           f"{best['bf16']:.1f} texts/s (bf16/fp32 {best['bf16'] / best['fp32']:.2f}x); auto picks {auto}, "
@@ -71,8 +71,8 @@ def main() -> int:
                 for precision in ("fp32", "bf16"):
                     start, acc[precision] = time.perf_counter(), []
                     for seed in range(5):
-                        config = TrainConfig(data=data, method=method, frozen=True, fraction=None, per_class=per_class,
-                                             seed=seed, precision=precision)
+                        config = resolve(TrainConfig(data=data, method=method, frozen=True, fraction=None, per_class=per_class,
+                                             seed=seed, precision=precision))
                         folder = RunFolder(Path(home) / f"{method}-{per_class}-{precision}-{seed}")
                         result = train_into(config, folder, lambda e: None, lambda: False)
                         acc[precision].append(result["test"]["accuracy"])

@@ -101,7 +101,7 @@ def main() -> int:
             settings = {"method": name, **METHODS[name]}
             for seed in args.seeds:
                 config = TrainConfig(data=data, fraction=None, per_class=per_class, seed=seed, tags=("results",),
-                                     **settings)
+                                     precision=args.precision, **settings)
                 run = run_once(registry, config, train=not args.report_only)
                 if run is None:
                     continue

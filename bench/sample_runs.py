@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from core.environment import prepare  # noqa: E402
 
 prepare()  # before torch loads: offline, reproducible sums
 
+from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
 from core.data import DataSpec  # noqa: E402
 from core.runs import Registry, Run, execute_run  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
@@ -54,6 +56,9 @@ def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--report-only", action="store_true", help="the table from the runs in --home")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="the encoder's precision (auto: bf16 where the CPU has it natively); a run is reused "
+                        "only at the precision it ran at")
     return parser
 
 
@@ -63,7 +68,20 @@ def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
     if spec is None:
         return None
     os.environ["STUDIO_HOME"] = args.home
+    elsewhere = other_precisions(args.precision, recorded(RECORDS))
+    if elsewhere:
+        print(f"{sum(elsewhere.values())} recorded run(s) ran at another precision than {args.precision} does here "
+              f"({', '.join(f'{n} at {p}' for p, n in elsewhere.items())}): they are reused only with --precision "
+              "set to theirs", file=sys.stderr)
     return spec, Registry()
+
+
+def other_precisions(precision: str, records: list[dict]) -> dict[str, int]:
+    """How many records of encoder runs ran at a precision other than the one `precision` means on this
+    machine: those are not reused, since a run's identity includes its precision."""
+    here = pinned_precision(precision, pick_device("auto"))
+    counts = Counter(r["config"]["precision"] for r in records if r["config"]["precision"] != "auto")
+    return {p: n for p, n in sorted(counts.items()) if p != here}
 
 
 def identity(config: TrainConfig) -> str:

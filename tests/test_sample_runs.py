@@ -1,12 +1,13 @@
 """The real-sample benches reuse finished runs (bench/sample_runs.py): a run stored before rates were written
 into configs must match the setting it ran at, not today's default, or a table mixes two rates in one row;
-and a run recorded in one home is restored into another instead of trained again."""
+a run recorded in one home is restored into another instead of trained again; and records made at another
+precision than this machine's are named, not silently missing from a report."""
 
 from __future__ import annotations
 
-from bench.sample_runs import FINETUNE_LR_UNTIL_MEASURED, as_ran, recorded, run_once, sample_spec
+from bench.sample_runs import FINETUNE_LR_UNTIL_MEASURED, as_ran, other_precisions, recorded, run_once, sample_spec
 from core.runs import Registry
-from core.train import TrainConfig, method_for
+from core.train import TrainConfig, method_for, resolve
 
 
 def test_a_finetuning_run_stored_without_its_rate_ran_at_the_rate_of_its_day():
@@ -43,3 +44,15 @@ def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran
     assert restored.metrics == trained.metrics and restored.config == trained.config
     assert f"run {trained.id}" in restored.message
     assert [r.id for r in fresh.list(statuses=("done",))] == [restored.id] and len(recorded(records)) == 1
+
+
+def test_records_at_another_precision_are_counted_and_encoder_free_runs_have_none():
+    records = [{"config": {"precision": p}} for p in ("bf16", "bf16", "fp32", "auto")]  # auto: TF-IDF + LR's
+    assert other_precisions("fp32", records) == {"bf16": 2}
+    assert other_precisions("bf16", records) == {"fp32": 1}
+
+
+def test_a_precision_asked_of_a_method_without_an_encoder_resolves_away_so_its_runs_match_on_any_machine():
+    asked = [resolve(TrainConfig(method="tfidf-lr", precision=p)) for p in ("auto", "fp32", "bf16")]
+    assert {c.precision for c in asked} == {"auto"} and asked[0] == asked[1] == asked[2]
+    assert resolve(TrainConfig(method="finetune", frozen=True, precision="bf16")).precision == "bf16"

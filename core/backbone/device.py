@@ -37,6 +37,11 @@ def native_bf16(device: torch.device) -> bool:
     return any(check is not None and check() for check in checks)
 
 
+def pinned_precision(precision: str, device: torch.device) -> str:
+    """What a precision means on this device: `auto` becomes the one it runs (a run stores that, not `auto`)."""
+    return "bf16" if use_bf16(precision, device) else "fp32"
+
+
 def use_bf16(precision: str, device: torch.device) -> bool:
     """`auto` is bf16 autocast where the hardware runs it natively and fp32 elsewhere."""
     if precision not in PRECISIONS:

@@ -4,7 +4,7 @@ config as its method will run it.
 
 import importlib
 
-from core.backbone.device import pick_device, use_bf16
+from core.backbone.device import pick_device, pinned_precision
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.inputs import load_data
@@ -37,8 +37,8 @@ def resolve(config: TrainConfig) -> TrainConfig:
     the worker, `train`) takes the stored config as it is."""
     method = method_for(config)
     config = method.settle(config.with_(data=config.data.absolute()))
-    if method.encoder == "none":  # no encoder reads tokens: the max length means nothing to it
-        return config.with_(max_len=None)
+    if method.encoder == "none":  # no encoder reads tokens: the max length and precision mean nothing to it
+        return config.with_(max_len=None, precision="auto")
     return with_max_len(pinned(config))
 
 
@@ -66,10 +66,7 @@ def pinned(config: TrainConfig) -> TrainConfig:
     cached snapshot a hub id resolves to (an error naming how to get it when it is not cached), and the
     precision `auto` means on the run's device."""
     revision = config.resolved_backbone().revision
-    precision = config.precision
-    if precision == "auto":
-        precision = "bf16" if use_bf16("auto", pick_device(config.device)) else "fp32"
-    return config.with_(revision=revision, precision=precision)
+    return config.with_(revision=revision, precision=pinned_precision(config.precision, pick_device(config.device)))
 
 
 def option_sections(methods: list[str], offered: dict) -> list[tuple[list[str], list[str]]]:
