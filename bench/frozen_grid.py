@@ -64,10 +64,10 @@ def timed_run(config: TrainConfig, home: Path, name: str) -> tuple[float, float,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--max-len", type=int, default=TrainConfig().max_len)
+    parser.add_argument("--max-len", type=int, help="tokens per text (default: auto, from the training texts)")
     args = parser.parse_args()
     data = DataSpec(builtin=CorpusConfig())
-    base = TrainConfig(data=data, frozen=True, max_len=args.max_len)
+    base = resolve(TrainConfig(data=data, frozen=True, max_len=args.max_len))  # auto's length, for every run here
 
     ds = load_data(base)
     texts = [t for split in ("train", "val", "test") for t in ds.splits[split]["text"].tolist()]
@@ -83,7 +83,7 @@ def main() -> int:
         for method, generator in GRID:
             for fraction in FRACTIONS:
                 config = TrainConfig(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
-                                     max_len=args.max_len)
+                                     max_len=base.max_len)
                 seconds, encoded, result = timed_run(config, Path(home), f"{method}-{generator}-{fraction}")
                 print(f"  {method:<9}{generator:<6}{fraction:<6}{seconds:7.1f} s (encoding {encoded:5.1f} s, "
                       f"rest {seconds - encoded:5.1f} s)  acc {result['test']['accuracy']:.3f}", flush=True)
@@ -93,7 +93,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         os.environ["STUDIO_HOME"] = home
         config = TrainConfig(data=data, method="finetune", fraction=None, per_class=10, frozen=True,
-                             max_len=args.max_len)
+                             max_len=base.max_len)
         cold, encoded, result = timed_run(config, Path(home), "cold")
     print(f"first frozen run at 10/class, empty cache: {cold:.1f} s (encoding {encoded:.1f} s) = "
           f"{cold / encoding:.2f}× the full encoding; acc {result['test']['accuracy']:.3f}", flush=True)
