@@ -52,8 +52,8 @@ def main() -> int:
             accs = []
             for seed in args.seeds:
                 run = cfg.with_(seed=seed)
-                result = train_into(resolve(run), RunFolder(Path(home) / "runs" / f"{len(table)}-{seed}-{time.time_ns()}"),
-                                    lambda e: None, lambda: False)
+                folder = RunFolder(Path(home) / "runs" / f"{len(table)}-{seed}-{time.time_ns()}")
+                result = train_into(resolve(run), folder, lambda e: None, lambda: False)
                 accs.append(result["test"]["accuracy"])
             return statistics.mean(accs)
 

@@ -71,8 +71,8 @@ def main() -> int:
                 for precision in ("fp32", "bf16"):
                     start, acc[precision] = time.perf_counter(), []
                     for seed in range(5):
-                        config = resolve(TrainConfig(data=data, method=method, frozen=True, fraction=None, per_class=per_class,
-                                             seed=seed, precision=precision))
+                        config = resolve(TrainConfig(data=data, method=method, frozen=True, fraction=None,
+                                                     per_class=per_class, seed=seed, precision=precision))
                         folder = RunFolder(Path(home) / f"{method}-{per_class}-{precision}-{seed}")
                         result = train_into(config, folder, lambda e: None, lambda: False)
                         acc[precision].append(result["test"]["accuracy"])

@@ -68,18 +68,18 @@ def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
     if spec is None:
         return None
     os.environ["STUDIO_HOME"] = args.home
-    elsewhere = other_precisions(args.precision, recorded(RECORDS))
+    here = pinned_precision(args.precision, pick_device("auto"))
+    elsewhere = other_precisions(here, recorded(RECORDS))
     if elsewhere:
-        print(f"{sum(elsewhere.values())} recorded run(s) ran at another precision than {args.precision} does here "
-              f"({', '.join(f'{n} at {p}' for p, n in elsewhere.items())}): they are reused only with --precision "
-              "set to theirs", file=sys.stderr)
+        print(f"{sum(elsewhere.values())} recorded run(s) ran at another precision than this bench's ({here}, from "
+              f"--precision {args.precision}): {', '.join(f'{n} at {p}' for p, n in elsewhere.items())}; they are "
+              "reused only with --precision set to theirs", file=sys.stderr)
     return spec, Registry()
 
 
-def other_precisions(precision: str, records: list[dict]) -> dict[str, int]:
-    """How many records of encoder runs ran at a precision other than the one `precision` means on this
-    machine: those are not reused, since a run's identity includes its precision."""
-    here = pinned_precision(precision, pick_device("auto"))
+def other_precisions(here: str, records: list[dict]) -> dict[str, int]:
+    """How many records of encoder runs ran at a precision other than `here` (fp32 or bf16): those are not
+    reused, since a run's identity includes its precision."""
     counts = Counter(r["config"]["precision"] for r in records if r["config"]["precision"] != "auto")
     return {p: n for p, n in sorted(counts.items()) if p != here}
 
