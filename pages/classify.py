@@ -77,9 +77,9 @@ if text.strip() and picked:
                     continue
                 if shaded := why.as_html():
                     st.html(shaded)
-                st.caption(f"{why.method}: toward {why.label}, " + ", ".join(
-                    f"{t['token']} ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
-                    f"{t['token']} ({t['score']:+.3f})" for t in why.top(False)))
+                st.caption(f"{why.method}: toward {why.label}, " + ", ".join(  # quoted: a token may be a comma
+                    f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
+                    f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(False)))
 
 st.subheader("Batch")
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",

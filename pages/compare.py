@@ -8,6 +8,8 @@ from core.compare import charts
 from core.runs import ACTIVE, FINISHED, Status, pump
 from pages.widgets import keep_selection_on_runs
 
+METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}
+
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
 registry = st.session_state.registry
@@ -52,8 +54,8 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                                                                   "in the CSV and under Selected runs.")})
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 
-metric = st.radio("Metric", list(compare.METRICS), horizontal=True, key="cmp_metric",
-                  format_func=lambda m: {"accuracy": "Accuracy", "macro_f1": "Macro-F1", "mcc": "MCC"}[m])
+metric = st.radio("Metric (on the test split)", list(compare.METRICS), horizontal=True, key="cmp_metric",
+                  format_func=lambda m: METRIC_NAMES[m][0].upper() + METRIC_NAMES[m][1:])
 summary = compare.summarize(frame, metric, compare.METRICS)
 groups = summary.groups
 if groups.empty:
@@ -78,22 +80,21 @@ if groups["labeled"].nunique() > 1:
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
 
 st.subheader("Verdicts")
-st.caption("Per labeled amount: the best group by mean, the runner-up, their paired difference with its 95% t "
-           "interval, and the paired test (an exact sign test up to 5 seeds, Wilcoxon's signed-rank above). With 5 "
-           "seeds no two-sided rank test reaches p < 0.05 (its smallest p is 0.0625); the interval excluding 0 is "
-           "the evidence 5 seeds can give. Use 6 or more seeds for a rank test that can. Where GAN-BERT ran beside "
-           "its control (the same discriminator with the adversarial part off), *adversarial_adds* gives GAN-BERT − "
-           "control with its interval: what the game itself adds.")
+st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group by mean, the runner-up, their paired "
+           "difference with its 95% t interval, and the paired test (an exact sign test up to 5 seeds, Wilcoxon's "
+           "signed-rank above). " + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
+           (" Where GAN-BERT ran beside its control, the list below the table says what the game adds."
+            if summary.ablations else ""))
 st.dataframe(summary.verdicts, hide_index=True,
              column_order=["amount", "best", "best_mean", "runner_up", "difference", "low", "high", "ci_excludes_zero",
                            "p_value", "n", "test", "dataset", "labeled"],
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |
-             {c: st.column_config.TextColumn(width="medium") for c in ("best", "runner_up")} |
+             {c: st.column_config.TextColumn(width="large") for c in ("best", "runner_up")} |
              {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
 if summary.ablations:
-    st.markdown("**What GAN-BERT's adversarial part adds**: GAN-BERT − its control (the same discriminator, rows "
-                "and budget with the adversarial part off), paired by seed")
+    st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
+                "(the same discriminator, rows and budget with the adversarial part off), paired by seed")
     st.markdown("\n".join(f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}"
                            for p in summary.ablations))
 
@@ -146,5 +147,4 @@ if len(selected) == 2:
                     f"{names[a.id]}, B = {names[b.id]}: only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
         st.info(test.verdict(names[a.id], names[b.id]))
 else:
-    st.caption("Select two finished runs or more to see the settings they differ in; exactly two for McNemar's test "
-               "per text.")
+    st.caption("Select exactly two finished runs for McNemar's test per text.")

@@ -85,7 +85,9 @@ with built_in:
     st.markdown("A deterministic **synthetic** corpus: six invented writers named after the Subtask B classes, "
                 "over shared topics. A TF-IDF + logistic-regression baseline scores about 76% on its test split.")
     c1, c2, c3 = st.columns(3)
-    train_n = c1.number_input("Train texts per class", 50, 20000, 2000, step=250, key="bi_train")
+    train_n = c1.number_input("Train texts per class", 50, 20000, 2000, step=250, key="bi_train",
+                              help="Before validation is carved out: 10% of them (2,000 → 1,800 train-pool and 200 "
+                                   "validation texts per class).")
     test_n = c2.number_input("Test texts per class", 20, 5000, 500, step=100, key="bi_test")
     seed = c3.number_input("Seed", 0, 10_000, 13, key="bi_seed")
     if st.button("Use the built-in corpus", key="bi_load"):

@@ -14,9 +14,7 @@ from core.errors import InputError
 from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_available,
                        ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
-                        grid_key, parse_numbers)
-from core.train.config import options
-from core.train.methods import option_sections
+                        grid_key, idle_options, option_sections, options, parse_numbers)
 from pages.widgets import (MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, monitor_key, offer_download,
                            offer_undo, run_card, truncation, widget)
 
@@ -48,13 +46,16 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
     frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
     methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods", wrap=True,
-                             format_func=lambda m: METHODS[m].display(TrainConfig(method=m, frozen=frozen)))
+                             format_func=lambda m: METHODS[m].label(frozen))
+    fields = list(dict.fromkeys(f for m in methods for f in METHODS[m].variants))
+    # greyed: what no run reads, with the variants as last chosen (so the control greys the generators drawn first)
+    idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields})
     variants, columns = {}, st.columns(3)
-    for i, field in enumerate(dict.fromkeys(f for m in methods for f in METHODS[m].variants)):
+    for i, field in enumerate(fields):
         o = OPTIONS[field]
         variants[field] = columns[i % 3].multiselect(o.variant_label, list(o.choices), default=o.variant_default,
                                                      format_func=o.choices.get, key=f"tr_{field}s", help=o.help,
-                                                     wrap=True)
+                                                     wrap=True, disabled=field in idle)
     c1, c2, c3 = st.columns(3)
     amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount")
     if amount == "fraction":
@@ -67,21 +68,24 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         per_class_text = c2.text_input(OPTIONS["per_class"].label, "5, 20", key="tr_per_class")
     seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds")
     columns = st.columns(4)
-    values = {name: widget(columns[i % 4], OPTIONS[name]) for i, name in enumerate(COMMON)}
+    values = {name: widget(columns[i % 4], OPTIONS[name], name in idle) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
     try:  # what the max length cuts of this dataset's training texts; `auto` resolved here, once, for the grid
         chosen = truncation(ds, repr(ds.spec), values["backbone"], values["max_len"])
-        st.caption(f"Max length: {chosen.why}.")
+        if "max_len" not in idle:
+            st.caption(f"Max length: {chosen.why}.")
         values["max_len"] = chosen.tokens
     except InputError:
         pass  # a backbone that does not resolve is reported below, with how to get it
-    for owners, own in option_sections(methods, values):  # an option two methods share (LR's C) is offered once
-        st.markdown("**" + " · ".join(METHODS[m].display(TrainConfig(method=m, frozen=frozen)) for m in owners) + "**")
+    for owners, own in (sections := option_sections(methods, values)):  # LR's C, shared, is offered once
+        st.markdown("**" + " · ".join(METHODS[m].label(frozen) for m in owners) + "**")
         columns = st.columns(4)
-        values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(own)}
+        values |= {o: widget(columns[i % 4], OPTIONS[o], o in idle) for i, o in enumerate(own)}
     with st.expander("Advanced: every other option"):
         columns = st.columns(4)
-        values |= {o: widget(columns[i % 4], OPTIONS[o]) for i, o in enumerate(ADVANCED)}
+        values |= {o: widget(columns[i % 4], OPTIONS[o], o in idle) for i, o in enumerate(ADVANCED)}
+    if greyed := [OPTIONS[o].label for o in (*fields, *COMMON, *(o for _, own in sections for o in own)) if o in idle]:
+        st.caption(f"Greyed out, as no run of this grid reads them: {', '.join(greyed)}.")
     concurrency_n = st.number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc")
 
     c1, c2, c3, c4 = st.columns(4)
@@ -96,8 +100,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
                                 registry.setting("ray_address") or "", key="tr_ray_address")
         storage = c2.text_input("Storage for results (empty: sent back directly)",
                                 registry.setting("ray_storage") or "", key="tr_ray_storage",
-                                help="An absolute folder every node shares, or a URI such as s3://bucket/studio; "
-                                     "results are copied from there into this machine's run folders.")
+                                help="A folder every node shares, or a URI such as s3://bucket/studio.")
         ray_cpus = c3.number_input("CPUs per run", 0.5, 64.0, 1.0, step=0.5, key="tr_ray_cpus")
         gpu_fraction = c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05,
                                        key="tr_ray_gpu", disabled=not frozen)
@@ -167,8 +170,9 @@ def monitor() -> None:
         st.caption("Select runs to cancel them, or one to see its curves and log.")
         return
     active = [r for r in picked if r.status in ACTIVE]
-    st.button(f"Cancel {len(active)} selected run(s)", disabled=not active, key="tr_cancel", on_click=cancel_all,
-              args=(registry, [r.id for r in active]))
+    if active:  # a finished run has nothing to cancel
+        st.button(f"Cancel {len(active)} selected run(s) still going", key="tr_cancel", on_click=cancel_all,
+                  args=(registry, [r.id for r in active]))
     run_card(registry, picked[0], " · ".join(filter(None, table.iloc[rows[0]][["run", "differs in"]])))
 
 st.subheader("Runs")

@@ -23,7 +23,7 @@ MONITOR_COLUMNS = {
                                                                  "from the run's pace"),
     "run": st.column_config.TextColumn(width=400), "differs in": st.column_config.TextColumn(width=130),
     "latest": st.column_config.TextColumn(width="medium"),
-    "test macro-F1": st.column_config.NumberColumn(format="%.3f", width="small"),
+    "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
     "evaluations": st.column_config.NumberColumn(width="small")}
 
 
@@ -33,29 +33,31 @@ def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> Max
     return max_length_for(_ds, resolve_backbone(backbone), max_len)
 
 
-def widget(column, o: Option):
-    """The widget an option asks for. A number or text whose default is 'the method's own' takes 0 or
-    empty for that default."""
+def widget(column, o: Option, disabled: bool = False):
+    """The widget an option asks for, greyed out when no run of the grid reads it. A number or text whose
+    default is 'the method's own' takes 0 or empty for that default."""
     key, default_is_none = f"tr_{o.name}", o.default is None
     if o.kind == "bool":
-        return column.toggle(o.label, value=o.default, key=key, help=o.help)
+        return column.toggle(o.label, value=o.default, key=key, help=o.help, disabled=disabled)
     if o.kind == "tags":
-        text = column.text_input(f"{o.label} (comma-separated)", ", ".join(o.default), key=key, help=o.help)
+        text = column.text_input(f"{o.label} (comma-separated)", ", ".join(o.default), key=key, help=o.help,
+                                 disabled=disabled)
         return tuple(t.strip() for t in text.split(",") if t.strip())
     if o.choices:
         values = [None, *o.choices] if default_is_none else list(o.choices)
         return column.selectbox(o.label, values, index=values.index(o.default), key=key, help=o.help,
-                                format_func=lambda v: "default" if v is None else o.choices[v])
+                                format_func=lambda v: "default" if v is None else o.choices[v], disabled=disabled)
     if o.kind in ("int", "float"):
         cast = int if o.kind == "int" else float
         low = cast(0 if default_is_none or o.low is None else o.low)
         high = None if o.high is None else cast(o.high)
         value = o.default if not default_is_none else cast(0)
         chosen = column.number_input(f"{o.label} (0: {o.unset})" if default_is_none else o.label, low, high, value,
-                                     key=key, help=o.help, format="%g" if o.kind == "float" else None)
+                                     key=key, help=o.help, format="%g" if o.kind == "float" else None,
+                                     disabled=disabled)
         return (chosen or None) if default_is_none else chosen
     text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
-                             key=key, help=o.help)
+                             key=key, help=o.help, disabled=disabled)
     return text.strip() or None
 
 

@@ -174,3 +174,12 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     # two amounts or more: the line chart, its title above it and not along a short axis
     more = pd.concat([groups, groups.assign(labeled=100, amount="20/class")])
     assert compare_charts.metric_vs_amount(more, "accuracy").to_dict()["layer"][1]["mark"]["type"] == "line"
+
+
+def test_each_probability_bar_says_its_figure_in_class_order():
+    """A bar near 100% reads as certainty; the figure beside the class says how near."""
+    chart = compare_charts.probabilities({"dolly": 0.0002, "human": 0.2062, "bloomz": 0.7936},
+                                         ("human", "chatGPT", "bloomz", "dolly"))
+    spec = chart.to_dict()
+    assert spec["encoding"]["y"]["sort"] == ["human  20.6%", "bloomz  79.4%", "dolly  0.0%"]
+    assert spec["encoding"]["color"]["field"] == "class"  # colours stay the class's own

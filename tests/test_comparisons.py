@@ -313,3 +313,27 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
     assert main(["runs"]) == 0  # the CLI lists the registry with the same names
     out = capsys.readouterr().out
     assert "· max length 256" in out and "· max length 128" in out
+
+
+def test_a_setting_a_runs_method_does_not_read_shows_as_not_applying():
+    """LR beside GAN-BERT's control: the control's adversarial part is off, LR has none ('–', not 'on'); the
+    control trains no generator; LR's C keeps its capitals."""
+    from core.compare import settings_diff
+    from core.compare.names import setting_label
+    from core.runs import Registry
+
+    reg = Registry()
+    base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None, max_len=128)
+    control, lr = reg.create(base.with_(adversarial=False)), reg.create(base.with_(method="features-lr", lr_c=10.0))
+    diff = settings_diff([reg.get(control), reg.get(lr)]).set_index("setting")
+    assert diff.loc["adversarial part"].tolist() == ["off", "–"]
+    assert diff.loc["LR C"].tolist() == ["–", "10"] and setting_label("lr_c") == "LR C"
+    assert setting_label("max_len") == "max length"
+
+
+@pytest.mark.parametrize("n, says", [(0, None), (1, "nor is there an interval"), (5, "0.0625"), (6, None)])
+def test_the_verdicts_say_what_their_seeds_can_show(n, says):
+    from core.compare import what_seeds_allow
+
+    note = what_seeds_allow(n)
+    assert (note == "") if says is None else (says in note and f"With {n} shared seed" in note)

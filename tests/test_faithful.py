@@ -254,6 +254,13 @@ def test_auto_is_the_smallest_step_that_cuts_at_most_a_quarter(lengths, limit, t
     assert choose(np.array(lengths), limit).tokens == tokens
 
 
+def test_the_truncation_says_which_texts_it_was_measured_on():
+    """A sample of the training texts, or all of them: another page's count over all can differ by a point."""
+    assert "(20.0% of 100 sampled training texts cut)" in choose(np.array([100] * 80 + [200] * 20), 512, 10_800).why
+    assert "(20.0% of the 100 training texts cut)" in choose(np.array([100] * 80 + [200] * 20), 512).why
+    assert "26.0% of the 100 training texts are still cut" in choose(np.array([300] * 74 + [600] * 26), 512).why
+
+
 def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
     spec = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
     config = resolve(TrainConfig(data=spec, method="finetune", frozen=True, backbone=str(tiny_backbone)))

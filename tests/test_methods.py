@@ -87,3 +87,23 @@ def test_each_method_decides_its_probabilities():
     assert real.shape == (1, 3) and torch.allclose(real.sum(-1), torch.ones(1)) and 0 < float(fake[0]) < 1
     real, fake = METHODS["finetune"].probabilities(logits)
     assert real.shape == (1, 4) and fake is None
+
+
+@pytest.mark.parametrize("methods, variants, idle, read", [
+    (["features-lr"], {}, {"lr", "steps", "epochs", "batch_size", "patience"}, {"lr_c", "max_len", "precision"}),
+    (["tfidf-lr"], {}, {"lr", "max_len", "precision"}, {"lr_c"}),
+    (["features-lr", "finetune"], {}, set(), {"lr", "steps", "lr_c"}),  # one run reading it is enough
+    (["ganbert"], {"adversarial": [False], "generator": ["noise", "bow"]}, {"generator", "noise", "noise_dim"},
+     {"adversarial", "gan_preset", "lr"}),
+    (["ganbert"], {"adversarial": [True, False]}, set(), {"generator", "noise", "noise_dim"}),
+])
+def test_the_options_no_run_of_a_grid_reads_are_known(methods, variants, idle, read):
+    from core.train.methods import idle_options
+
+    found = idle_options(methods, variants)
+    assert idle <= found and not read & found
+
+
+def test_ganbert_is_listed_by_its_name_not_one_generators():
+    assert METHODS["ganbert"].label(True) == "GAN-BERT on frozen features" and METHODS["ganbert"].label(False) == "GAN-BERT"
+    assert METHODS["finetune"].label(True) == "Trained head on frozen features"

@@ -318,3 +318,19 @@ def test_classify_maps_a_files_own_columns_and_offers_a_submission(tiny_backbone
     assert all(v == "<0.001" or len(v) == 5 for c in table.columns if c.startswith("p_") for v in table[c])
     labels = [b.proto.label for b in at.get("download_button")]
     assert any("SemEval submission" in label for label in labels) and any("CSV" in label for label in labels)
+
+
+def test_settings_no_run_of_the_grid_reads_are_greyed_out(dataset):
+    """The control alone trains no generator; logistic regression takes no steps: their widgets grey out and
+    a caption says why, rather than seem to act."""
+    at = open_page("pages/train.py", dataset)
+    at.multiselect(key="tr_methods").set_value(["ganbert"]).run()
+    assert "GAN-BERT on frozen features" in at.multiselect(key="tr_methods").options  # no generator's name
+    assert not at.multiselect(key="tr_generators").disabled and not at.selectbox(key="tr_noise").disabled
+    at.multiselect(key="tr_adversarials").set_value([False]).run()
+    assert at.multiselect(key="tr_generators").disabled and at.selectbox(key="tr_noise").disabled
+    assert at.number_input(key="tr_noise_dim").disabled and not at.number_input(key="tr_lr").disabled
+    assert any(c.value.startswith("Greyed out") and "Noise" in c.value for c in at.caption)
+    at.multiselect(key="tr_methods").set_value(["features-lr"]).run()
+    assert at.number_input(key="tr_lr").disabled and at.number_input(key="tr_steps").disabled
+    assert not at.number_input(key="tr_lr_c").disabled and not at.number_input(key="tr_max_len").disabled

@@ -133,11 +133,14 @@ def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 
 
 def probabilities(probs: dict[str, float], labels: tuple[str, ...]) -> alt.Chart:
-    """One bar per class the model knows, each name whole on its own row."""
+    """One bar per class the model knows, each name whole on its own row with its probability beside it (a bar
+    near 100% reads as certainty; the figure says how near)."""
     data = pd.DataFrame({"class": list(probs), "probability": list(probs.values())})
+    data["row"] = [f"{c}  {p:.1%}" for c, p in probs.items()]
+    order = [row for label in labels for c, row in zip(data["class"], data["row"]) if c == label]
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        y=alt.Y("class:N", sort=list(labels), title=None, axis=category_axis()),
+        y=alt.Y("row:N", sort=order, title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", alt.Tooltip("probability:Q", format=".3f")],
     ).properties(height=alt.Step(28))

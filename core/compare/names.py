@@ -11,6 +11,7 @@ import pandas as pd
 
 from core.runs import Run
 from core.train import run_label
+from core.train.methods import unread_options
 from core.train.config import flat_settings, options
 
 NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setting that changes its result
@@ -23,7 +24,7 @@ def setting_label(key: str) -> str:
     if not found:
         return key.replace("_", " ")
     label = found.label.split(" (")[0]
-    return label[0].lower() + label[1:]
+    return label if label[:2].isupper() else label[0].lower() + label[1:]  # 'LR C' stays as it is
 
 
 def setting_value(value: object) -> str:
@@ -68,11 +69,12 @@ def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
 
 def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> pd.DataFrame:
     """The settings in which the runs differ (the seed included): one row a setting, one column a run,
-    headed by its name in `names` (default: names that tell these runs apart), for two runs or more."""
+    headed by its name in `names` (default: names that tell these runs apart), for two runs or more. A
+    setting a run's method does not read (LR's learning rate) reads '–' in its column."""
     names = names or distinct_names(runs)
     keys = differing(runs, drop=())
-    flat = [flat_settings(r.config) for r in runs]
     frame = pd.DataFrame({"setting": [setting_label(k) for k in keys]})
-    for r, f in zip(runs, flat):
-        frame[names[r.id]] = [setting_value(f.get(k)) for k in keys]
+    for r in runs:
+        flat, unread = flat_settings(r.config), unread_options(r.config)
+        frame[names[r.id]] = ["–" if k in unread else setting_value(flat.get(k)) for k in keys]
     return frame

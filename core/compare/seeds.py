@@ -257,6 +257,17 @@ def adds(p: Paired) -> str:
     return f"{d.mean:+.3f}{ci}, n={d.n}"
 
 
+def what_seeds_allow(n: int) -> str:
+    """What n shared seeds can show, said beside the verdicts; '' from 6 seeds on (or with none paired), where
+    there is nothing to warn of."""
+    if n == 0 or n > SIGN_TEST_UP_TO:
+        return ""
+    return (f"With {n} shared seed{'s' if n != 1 else ''} no two-sided rank test reaches p < {ALPHA:g} (its smallest "
+            f"p is {min(1.0, 2 / 2 ** n):.3g}); "
+            + ("the interval excluding 0 is the evidence they can give. " if n > 1 else "nor is there an interval. ")
+            + "Use 6 or more seeds for a rank test that can.")
+
+
 def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list[Paired]) -> pd.DataFrame:
     """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
     with its interval, and whether it is significant; and, where GAN-BERT ran beside its control, what its

@@ -28,7 +28,8 @@ class Amount:
             raise InputError(f"fraction must be in (0, 1] (0.01 is 1%), got {self.fraction}")
         if self.per_class is not None:
             if not (self.per_class >= 1 and float(self.per_class).is_integer()):
-                raise InputError(f"per_class must be a whole number of at least 1, got {self.per_class:g}")
+                raise InputError(f"labeled texts per class (per_class) must be a whole number of at least 1, got "
+                                 f"{self.per_class:g}")
             object.__setattr__(self, "per_class", int(self.per_class))  # 5.0 typed or parsed is 5
 
     @classmethod

@@ -29,7 +29,10 @@ from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
 from core.train.memory import would_checkpoint
 
-FALLBACK_ENCODE = 80.0  # texts/s, the frozen-feature pass (length-bucketed batches; bench/frozen_grid.py)
+# texts/s at 128 tokens, the frozen-feature pass before this machine has measured its own: bench/frozen_grid.py
+# measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; the slower, so a first grid is not
+# promised in half its time
+FALLBACK_ENCODE = 48.0
 STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
 ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is

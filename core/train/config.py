@@ -101,12 +101,15 @@ class TrainConfig:
                                        "GANBERT_pytorch.ipynb: dropout 0.2, AdamW 5e-5 for D and G at a constant "
                                        "rate, batch 64, 10 epochs, the summed gradients that code applies, no "
                                        "clipping, pooled CLS); seed-report (D 512-256-256, G1 100→256, Gaussian "
-                                       "noise). Both codes ran 64 tokens on short sentences; a preset leaves the "
-                                       "max length to the studio's. Both counted epochs over thousands of texts: "
-                                       "on 141 texts tf's 3 epochs are 9 steps, too few to learn. A setting given "
-                                       "explicitly (lr, batch size, steps or epochs, pooling) overrides the preset's",
+                                       "noise whatever the noise setting says). Both codes ran 64 tokens on short "
+                                       "sentences; a preset leaves the max length to the studio's. Both counted "
+                                       "epochs over thousands of texts: on the 141-text M4 sample tf's 3 epochs are "
+                                       "9 steps, too few to learn. Pooled CLS vectors are other features than the "
+                                       "studio's, so a frozen run with tf or notebook encodes its texts anew. A "
+                                       "setting given explicitly (lr, batch size, steps or epochs, pooling) "
+                                       "overrides the preset's",
                              choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
-                                      "notebook": "notebook (crux82/ganbert-pytorch)", "seed-report": "seed report"},
+                                      "notebook": "notebook (ganbert-pytorch)", "seed-report": "seed report"},
                              label="GAN-BERT preset")
     adversarial: bool = option(True, "GAN-BERT's adversarial game; off is its control: the same discriminator on the "
                                      "same rows and budget, trained by the supervised term alone (no generator, no "

@@ -40,26 +40,34 @@ def truncated_share(lengths: np.ndarray, tokens: int) -> float:
     return float(np.mean(lengths > tokens)) if len(lengths) else 0.0
 
 
-def choose(lengths: np.ndarray, limit: int) -> MaxLength:
-    """The smallest step within `limit` that leaves at most `MAX_TRUNCATED` of `lengths` cut, else the limit."""
+def measured_on(sampled: int, total: int) -> str:
+    """Which texts a share was measured on: all of them, or a sample (which is why another page's count of
+    all the texts can differ by a point)."""
+    return f"of the {total:,} training texts" if sampled >= total else f"of {sampled:,} sampled training texts"
+
+
+def choose(lengths: np.ndarray, limit: int, total: int | None = None) -> MaxLength:
+    """The smallest step within `limit` that leaves at most `MAX_TRUNCATED` of `lengths` cut, else the limit;
+    `total` is how many training texts `lengths` were sampled from."""
+    of = measured_on(len(lengths), total or len(lengths))
     for tokens in [s for s in STEPS if s < limit] + [limit]:
         share = truncated_share(lengths, tokens)
         if share <= MAX_TRUNCATED:
             return MaxLength(tokens, share, f"auto: {tokens} tokens, the smallest of {', '.join(map(str, STEPS))} "
                                             f"that cuts at most {MAX_TRUNCATED:.0%} of the training texts "
-                                            f"({share:.1%} cut)")
+                                            f"({share:.1%} {of} cut)")
     share = truncated_share(lengths, limit)
-    return MaxLength(limit, share, f"auto: {limit} tokens, the backbone's limit; {share:.1%} of the training texts "
-                                   "are still cut")
+    return MaxLength(limit, share, f"auto: {limit} tokens, the backbone's limit; {share:.1%} {of} are still cut")
 
 
 def auto_max_len(ds: Dataset, backbone: Backbone) -> MaxLength:
-    return choose(train_lengths(ds, backbone), position_limit(backbone))
+    return choose(train_lengths(ds, backbone), position_limit(backbone), len(ds.train))
 
 
 def max_length_for(ds: Dataset, backbone: Backbone, tokens: int | None) -> MaxLength:
     """What `auto` (None) resolves to, or what a chosen max length cuts, said the same way."""
     if tokens is None:
         return auto_max_len(ds, backbone)
-    share = truncated_share(train_lengths(ds, backbone), tokens)
-    return MaxLength(tokens, share, f"{tokens} tokens, as chosen ({share:.1%} of the training texts cut)")
+    lengths = train_lengths(ds, backbone)
+    share, of = truncated_share(lengths, tokens), measured_on(len(lengths), len(ds.train))
+    return MaxLength(tokens, share, f"{tokens} tokens, as chosen ({share:.1%} {of} cut)")

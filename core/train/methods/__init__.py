@@ -3,10 +3,11 @@ config as its method will run it.
 """
 
 import importlib
+from collections.abc import Mapping, Sequence
 
 from core.backbone.device import pick_device, pinned_precision
 from core.errors import InputError
-from core.train.config import TrainConfig
+from core.train.config import TrainConfig, options
 from core.train.inputs import load_data
 from core.train.maxlen import max_length_for
 from core.train.catalog import CATALOG
@@ -83,6 +84,23 @@ def option_sections(methods: list[str], offered: dict) -> list[tuple[list[str], 
     return [(list(ms), own) for ms, own in sections.items()]
 
 
+def idle_options(methods: Sequence[str], variants: Mapping[str, Sequence]) -> set[str]:
+    """The options no chosen method reads, with these variants chosen (logistic regression takes no steps;
+    GAN-BERT's control alone has no generator): the Train page greys them out rather than let them seem to act."""
+    owned = {o for m in METHODS.values() for o in (*m.options, *m.variants)}
+
+    def reads(method: Method, o: str) -> bool:
+        return o not in method.ignored(variants) and (o in method.options or o in method.variants or o not in owned)
+
+    return {o for o in options() if methods and not any(reads(METHODS[m], o) for m in methods)}
+
+
+def unread_options(config: TrainConfig) -> set[str]:
+    """The options a run with this config does not read (LR's learning rate, the control's generator): a table
+    of its settings shows them as not applying rather than as values that acted."""
+    return idle_options([config.method], {f: [getattr(config, f)] for f in method_for(config).variants})
+
+
 def run_label(config: TrainConfig, labeled: int | None = None) -> str:
     """A run's one name, on every page and in the CLI: what it trains, the labeled amount as the user chose
     it with the texts it labeled once known, the seed, and the dataset."""
@@ -92,4 +110,5 @@ def run_label(config: TrainConfig, labeled: int | None = None) -> str:
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
-           "resolve", "is_resolved", "with_max_len", "run_label", "option_sections"]
+           "resolve", "is_resolved", "with_max_len", "run_label", "option_sections", "idle_options",
+           "unread_options"]

@@ -10,7 +10,7 @@ regression, SetFit) fit their own way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -62,12 +62,18 @@ class Diverged(RuntimeError):
     """Training went numerically wrong or collapsed onto one class; the message says which."""
 
 
+# What a method trained by optimizer steps reads and a closed-form fit (logistic regression) never does.
+STEP_OPTIONS = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "patience", "warmup",
+                "collapse_evals")
+
+
 class Method:
     name: ClassVar[str]
     title: ClassVar[str]  # how Compare, the Train page and the CLI help name it
     variants: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields a sweep crosses (GAN-BERT: generator, adversarial)
     options: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields only this method reads
     fake_class: ClassVar[bool] = False  # a k+1-th "fake" output (GAN-BERT)
+    ignores: ClassVar[tuple[str, ...]] = ()  # TrainConfig options its runs never read
     reference: ClassVar[bool] = False  # a converged baseline Compare draws as the floor to clear
     encoder: ClassVar[str] = "either"  # frozen | trained | either | none: what it does with the backbone
     uses_unlabeled: ClassVar[bool] = False  # reads unlabeled rows (so a frozen run encodes them)
@@ -109,6 +115,14 @@ class Method:
     def display(self, config: TrainConfig) -> str:
         """The line a run belongs to in comparisons."""
         return self.title + (" on frozen features" if config.frozen and self.encoder == "either" else "")
+
+    def ignored(self, variants: Mapping[str, Sequence]) -> set[str]:
+        """The options its runs do not read, with these values of the sweep's variants chosen."""
+        return set(self.ignores)
+
+    def label(self, frozen: bool) -> str:
+        """The method's name before its variants are chosen (the Train page's list and option headings)."""
+        return self.display(TrainConfig(method=self.name, frozen=frozen))
 
     def short(self, config: TrainConfig) -> str:
         """A short name for run labels, such as 'ganbert-noise'."""

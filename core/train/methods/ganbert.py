@@ -8,6 +8,7 @@ GAN-BERT gets its gain when labels are few.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -262,7 +263,9 @@ class GanBert(StepMethod):
     variants = CATALOG[name].variants
     options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
     fake_class = True
-    head_speed = 7000.0
+    # real rows/s at its frozen batch of 64 (and as many fakes), evaluation included: 1,600-1,790 in
+    # bench/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
+    head_speed = 1700.0
     generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
 
     def learning_rate(self, config: TrainConfig) -> float:
@@ -289,6 +292,15 @@ class GanBert(StepMethod):
         game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
         preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
         return f"GAN-BERT {game}{preset}" + (" on frozen features" if config.frozen else "")
+
+    def ignored(self, variants: Mapping[str, Sequence]) -> set[str]:
+        """The control alone (adversarial off and not on) trains no generator."""
+        control_only = list(variants.get("adversarial", [True])) == [False]
+        return super().ignored(variants) | ({"generator", "noise", "noise_dim"} if control_only else set())
+
+    def label(self, frozen: bool) -> str:
+        """Not one generator's name: which generators (and the control) run is chosen beside it."""
+        return self.title + (" on frozen features" if frozen else "")
 
     def short(self, config: TrainConfig) -> str:
         return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"

@@ -18,7 +18,7 @@ from core.errors import InputError
 from core.train.attribution import Attribution, ngram_weights
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
-from core.train.methods.base import Fitted, Job, Method
+from core.train.methods.base import STEP_OPTIONS, Fitted, Job, Method
 from core.train.methods.neural import NeuralMethod
 from core.train.metrics import classification_metrics
 from core.train.store import read_tensors, write_checkpoint
@@ -63,6 +63,7 @@ class FeaturesLR(NeuralMethod):
     name = "features-lr"
     title = CATALOG[name].title
     options = ("lr_c",)
+    ignores = STEP_OPTIONS
     reference = True
     encoder = "frozen"
     default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
@@ -132,6 +133,7 @@ class TfidfLR(Method):
     name = "tfidf-lr"
     title = CATALOG[name].title
     options = ("lr_c",)
+    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision")
     reference = True
     encoder = "none"
     default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
