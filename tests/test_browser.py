@@ -97,8 +97,9 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         # a small built-in corpus keeps the journey quick
         nav(page, "Data")
         for label, value in (("Train texts per class", "60"), ("Test texts per class", "20")):
-            page.get_by_label(label).fill(value)
-            page.get_by_label(label).press("Enter")  # number inputs commit on Enter
+            field = page.get_by_role("spinbutton", name=label)  # not its help button, labeled "Help for …"
+            field.fill(value)
+            field.press("Enter")  # number inputs commit on Enter
         page.get_by_role("button", name="Use the built-in corpus").click()
         page.get_by_text("Loaded Built-in synthetic corpus: 324 train, 36 val, 120 test").wait_for()
         page.get_by_role("tab", name="Upload files").click()
