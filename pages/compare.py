@@ -90,7 +90,7 @@ st.dataframe(summary.verdicts, hide_index=True,
                            "p_value", "n", "test", "dataset", "labeled"],
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("best_mean", "difference", "low", "high")} |
-             {c: st.column_config.TextColumn(width="large") for c in ("best", "runner_up")} |
+             {c: st.column_config.TextColumn(width="medium") for c in ("best", "runner_up")} |
              {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
 if summary.ablations:
     st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "

@@ -41,8 +41,9 @@ if ds.test is None:
     st.info("This dataset has no test split; load one with a test file on the Data page.")
     st.stop()
 
-# open on a first visit; fixed for the session, so the first launch does not fold the form on the next edit
-with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open", not registry.list())):
+# open on a first visit, then as the user leaves it: tracked, as an edit's rerun folds an untracked one again
+with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open", not registry.list()), key="tr_form",
+                 on_change="rerun"):
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
     frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
     methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods", wrap=True,
@@ -145,7 +146,6 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             st.session_state.tr_launched = key
             ids = enqueue(registry, configs, backend, resources)
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
-
 
 refreshing = any(r.status in ACTIVE for r in registry.list())
 

@@ -152,8 +152,8 @@ MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # in 
 
 def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
     """The Train page's live table, what is running first: status, the current phase and its progress,
-    time left (from this machine's history, `core.runs.estimate`), the run's name and what tells it apart
-    from others of that name, its test macro-F1, the latest message and evaluations so far."""
+    time left (from this machine's history, `core.runs.estimate`), its test macro-F1, the run's name and what
+    tells it apart from others of that name, the latest message and evaluations so far."""
     history, differs = History(runs), distinguishing(runs)
     ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3),
                                           r.created if r.status in MONITOR_ORDER else -r.created))
@@ -165,7 +165,8 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
                      "time left": _duration(time_left(r, history, now)), "run": r.name, "differs in": differs[r.id],
                      "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
                      "where": r.device if r.backend == "ray" and r.device else r.backend, "run_id": r.id})
-    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "run", "differs in", "test macro-F1",
+    # the score beside the progress, where the table opens: a long run name would push it out of sight
+    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "test macro-F1", "run", "differs in",
                                        "latest", "evaluations", "where", "run_id"])
 
 
