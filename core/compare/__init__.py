@@ -9,7 +9,7 @@ from core.compare.tables import (FILTERS, METRICS, confusion_cells, confusion_fr
                                  follow_rows, method_name, monitor_frame, per_class_f1, run_details, run_notes,
                                  runs_frame)
 
-__all__ = ["charts", "Paired", "Summary", "adds", "what_seeds_allow", "mean_ci", "paired", "seed_points", "summarize", "McNemar", "mcnemar",
-           "paired_test", "FILTERS", "METRICS", "confusion_cells", "confusion_frame", "evaluations_frame",
-           "filter_runs", "follow_rows", "method_name", "monitor_frame", "per_class_f1", "run_details",
-           "run_notes", "runs_frame", "distinct_names", "settings_diff"]
+__all__ = ["charts", "Paired", "Summary", "adds", "what_seeds_allow", "mean_ci", "paired", "seed_points", "summarize",
+           "McNemar", "mcnemar", "paired_test", "FILTERS", "METRICS", "confusion_cells", "confusion_frame",
+           "evaluations_frame", "filter_runs", "follow_rows", "method_name", "monitor_frame", "per_class_f1",
+           "run_details", "run_notes", "runs_frame", "distinct_names", "settings_diff"]
