@@ -85,7 +85,7 @@ class Paired:
     def smallest_p(self) -> float:
         """The smallest two-sided p-value a rank or sign test can give on these seeds, whatever the scores:
         2/2ⁿ (0.25 from 3 seeds, 0.0625 from 5, 0.031 from 6)."""
-        return min(1.0, 2 / 2 ** len(self.seeds))
+        return smallest_p(len(self.seeds))
 
     def sentence(self) -> str:
         if self.wins == self.losses:
@@ -257,13 +257,18 @@ def adds(p: Paired) -> str:
     return f"{d.mean:+.3f}{ci}, n={d.n}"
 
 
+def smallest_p(n: int) -> float:
+    """The smallest two-sided p-value a rank or sign test can give on n seeds, whatever the scores."""
+    return min(1.0, 2 / 2 ** n)
+
+
 def what_seeds_allow(n: int) -> str:
     """What n shared seeds can show, said beside the verdicts; '' from 6 seeds on (or with none paired), where
     there is nothing to warn of."""
     if n == 0 or n > SIGN_TEST_UP_TO:
         return ""
     return (f"With {n} shared seed{'s' if n != 1 else ''} no two-sided rank test reaches p < {ALPHA:g} (its smallest "
-            f"p is {min(1.0, 2 / 2 ** n):.3g}); "
+            f"p is {smallest_p(n):.3g}); "
             + ("the interval excluding 0 is the evidence they can give. " if n > 1 else "nor is there an interval. ")
             + "Use 6 or more seeds for a rank test that can.")
 
