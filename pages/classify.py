@@ -37,7 +37,7 @@ names = {r.id: f"{distinct[r.id]} · test macro-F1 {(r.metrics or {}).get('test'
 ds = st.session_state.dataset
 here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
 picked = st.multiselect("Models", here + [i for i in names if i not in here], default=(here or list(names))[-1:],
-                        format_func=names.get, key="cl_runs")
+                        format_func=names.get, key="cl_runs", persist_state="session")
 elsewhere = [distinct[i] for i in picked if i not in here]
 if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None):
     if elsewhere:
@@ -46,7 +46,8 @@ if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is No
     row = ds.test.iloc[random.randrange(len(ds.test))]
     st.session_state.cl_text = row["text"]
     st.session_state.cl_truth = ds.labels[row["label"]] if row["label"] >= 0 else None
-text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…")
+text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…",
+                    persist_state="session")
 if st.session_state.get("cl_truth") and text:
     st.caption(f"True label of the drawn example: **{st.session_state.cl_truth}**")
 

@@ -6,7 +6,7 @@ import streamlit as st
 from core import compare, plotting
 from core.compare import charts
 from core.runs import ACTIVE, FINISHED, Status, pump
-from pages.widgets import keep_selection_on_runs
+from pages.run_views import keep_selection_on_runs
 
 METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}
 
@@ -40,7 +40,7 @@ with st.expander("Filters", expanded=False):
     chosen = {}
     for i, column in enumerate(compare.FILTERS):
         options = sorted(frame[column].dropna().unique().tolist(), key=str)
-        chosen[column] = cols[i % 4].multiselect(column, options, key=f"cmp_{column}")
+        chosen[column] = cols[i % 4].multiselect(column, options, key=f"cmp_{column}", persist_state="session")
 frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
@@ -55,6 +55,7 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 
 metric = st.radio("Metric (on the test split)", list(compare.METRICS), horizontal=True, key="cmp_metric",
+                  persist_state="session",
                   format_func=lambda m: METRIC_NAMES[m][0].upper() + METRIC_NAMES[m][1:])
 summary = compare.summarize(frame, metric, compare.METRICS)
 groups = summary.groups
@@ -123,7 +124,7 @@ with st.expander("Details of the selected runs"):
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
 st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
-normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm")
+normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm", persist_state="session")
 cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):
     cells = compare.confusion_frame(run, normalized)

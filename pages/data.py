@@ -14,9 +14,10 @@ from core.runs import Workspace, remember
 def mapping_inputs(key: str) -> ColumnMapping:
     with st.expander("Column mapping (for CSV, Parquet or non-standard JSONL)"):
         c1, c2, c3 = st.columns(3)
-        return ColumnMapping(text=c1.text_input("Text column", "text", key=f"{key}_text"),
-                             label=c2.text_input("Label column", "label", key=f"{key}_label"),
-                             source=c3.text_input("Source column (optional)", "source", key=f"{key}_source"))
+        return ColumnMapping(text=c1.text_input("Text column", "text", key=f"{key}_text", persist_state="session"),
+                             label=c2.text_input("Label column", "label", key=f"{key}_label", persist_state="session"),
+                             source=c3.text_input("Source column (optional)", "source", key=f"{key}_source",
+                                                  persist_state="session"))
 
 
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)
@@ -86,10 +87,11 @@ with built_in:
                 "over shared topics. A TF-IDF + logistic-regression baseline scores about 76% on its test split.")
     c1, c2, c3 = st.columns(3)
     train_n = c1.number_input("Train texts per class", 50, 20000, 2000, step=250, key="bi_train",
+                              persist_state="session",
                               help="Before validation is carved out: 10% of them (2,000 → 1,800 train-pool and 200 "
                                    "validation texts per class).")
-    test_n = c2.number_input("Test texts per class", 20, 5000, 500, step=100, key="bi_test")
-    seed = c3.number_input("Seed", 0, 10_000, 13, key="bi_seed")
+    test_n = c2.number_input("Test texts per class", 20, 5000, 500, step=100, key="bi_test", persist_state="session")
+    seed = c3.number_input("Seed", 0, 10_000, 13, key="bi_seed", persist_state="session")
     if st.button("Use the built-in corpus", key="bi_load"):
         try_load(DataSpec(builtin=CorpusConfig(int(train_n), int(test_n), int(seed))))
 
@@ -113,8 +115,8 @@ with upload:
 with local:
     st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "
                 "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`.")
-    train_path = st.text_input("Train file or directory", key="lp_train")
-    test_path = st.text_input("Test file (optional)", key="lp_test")
+    train_path = st.text_input("Train file or directory", key="lp_train", persist_state="session")
+    test_path = st.text_input("Test file (optional)", key="lp_test", persist_state="session")
     lp_mapping = mapping_inputs("lp")
     if st.button("Load from path", key="lp_load", disabled=not train_path.strip()):
         try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))

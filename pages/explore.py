@@ -72,8 +72,9 @@ with tab_lengths:
         lens = lengths(key, ds)
         status.update(label="Lengths ready", state="complete")
     c1, c2, c3 = st.columns([1, 1, 2])
-    measure = c1.radio("Measure", ["tokens", "words", "chars"], horizontal=True, key="ex_measure")
-    max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen")
+    measure = c1.radio("Measure", ["tokens", "words", "chars"], horizontal=True, key="ex_measure",
+                       persist_state="session")
+    max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen", persist_state="session")
     trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
     c3.metric("Train texts truncated at this max length", f"{trunc['all']:.1%}")
     st.altair_chart(charts.length_histogram(explore.length_histogram(lens, measure), labels, measure, int(max_len)))
@@ -82,8 +83,8 @@ with tab_lengths:
 
 with words:
     c1, c2 = st.columns(2)
-    n = c1.radio("n-gram size", [1, 2, 3], horizontal=True, key="ex_n")
-    stop = c2.toggle("Remove English stop words", True, key="ex_stop")
+    n = c1.radio("n-gram size", [1, 2, 3], horizontal=True, key="ex_n", persist_state="session")
+    stop = c2.toggle("Remove English stop words", True, key="ex_stop", persist_state="session")
     with st.spinner("Counting n-grams…"):
         st.altair_chart(charts.top_ngrams(ngrams(key, n, stop, 15, ds), labels))
         freqs = ngrams(key, 1, True, 150, ds)
@@ -94,7 +95,7 @@ with words:
         cols[i % 3].image(word_cloud(key, name, colors[name], freqs[freqs["class"] == name]), caption=name)
 
 with maps:
-    method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map",
+    method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map", persist_state="session",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
     with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
         points = tfidf_map(key, method, ds, lambda stage: status.update(label=f"{method.upper()}: {stage}…"))
@@ -107,8 +108,10 @@ with maps:
     st.altair_chart(charts.hexbin_map(explore.hexbin(points, 25), labels))
     st.subheader("Backbone embeddings")
     e1, e2 = st.columns([2, 1])
-    per_split = e2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n")
-    if e1.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb"):
+    per_split = e2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n",
+                                persist_state="session")
+    if e1.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb",
+                 persist_state="session"):
         bar = st.progress(0.0, text="Embedding texts…")
         emb = embedding_map(key, int(per_split), ds, lambda done, total: bar.progress(done / total,
                                                                                       text=f"Embedded {done}/{total}"))

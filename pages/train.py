@@ -11,12 +11,12 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
-from core.runs import (ACTIVE, RAY_HINT, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_available,
-                       ray_resources, set_concurrency, use_address, use_storage)
+from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_resources, set_concurrency,
+                       use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
-                        grid_key, idle_options, option_sections, options, parse_numbers)
-from pages.widgets import (MONITOR_COLUMNS, backbone_picker, keep_selection_on_runs, monitor_key, offer_download,
-                           offer_undo, run_card, truncation, widget)
+                        capped_note, grid_key, idle_options, option_sections, options, parse_numbers)
+from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
+from pages.widgets import backbone_picker, offer_download, run_place, truncation, widget
 
 OPTIONS = options()
 
@@ -45,9 +45,10 @@ if ds.test is None:
 with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open", not registry.list()), key="tr_form",
                  on_change="rerun"):
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
-    frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help)
+    frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help,
+                       persist_state="session")
     methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods", wrap=True,
-                             format_func=lambda m: METHODS[m].label(frozen))
+                             format_func=lambda m: METHODS[m].label(frozen), persist_state="session")
     fields = list(dict.fromkeys(f for m in methods for f in METHODS[m].variants))
     # greyed: what no run reads, with the variants as last chosen (so the control greys the generators drawn first)
     idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields})
@@ -56,18 +57,19 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         o = OPTIONS[field]
         variants[field] = columns[i % 3].multiselect(o.variant_label, list(o.choices), default=o.variant_default,
                                                      format_func=o.choices.get, key=f"tr_{field}s", help=o.help,
-                                                     wrap=True, disabled=field in idle)
+                                                     wrap=True, disabled=field in idle, persist_state="session")
     c1, c2, c3 = st.columns(3)
-    amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount")
+    amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount",
+                      persist_state="session")
     if amount == "fraction":
         fractions = c2.multiselect("Labeled fractions", list(DEFAULT_FRACTIONS), default=list(DEFAULT_FRACTIONS),
-                                   format_func="{:.0%}".format, key="tr_fractions")
-        custom = c3.text_input("Custom fractions", placeholder="e.g. 2%, 0.2", key="tr_custom")
+                                   format_func="{:.0%}".format, key="tr_fractions", persist_state="session")
+        custom = c3.text_input("Custom fractions", placeholder="e.g. 2%, 0.2", key="tr_custom", persist_state="session")
         per_class_text = ""
     else:
         fractions, custom = [], ""
-        per_class_text = c2.text_input(OPTIONS["per_class"].label, "5, 20", key="tr_per_class")
-    seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds")
+        per_class_text = c2.text_input(OPTIONS["per_class"].label, "5, 20", key="tr_per_class", persist_state="session")
+    seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds", persist_state="session")
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name], name in idle) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
@@ -87,24 +89,10 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         values |= {o: widget(columns[i % 4], OPTIONS[o], o in idle) for i, o in enumerate(ADVANCED)}
     if greyed := [OPTIONS[o].label for o in (*fields, *COMMON, *(o for _, own in sections for o in own)) if o in idle]:
         st.caption(f"Greyed out, as no run of this grid reads them: {', '.join(greyed)}.")
-    concurrency_n = st.number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc")
+    concurrency_n = st.number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc",
+                                    persist_state="session")
 
-    c1, c2, c3, c4 = st.columns(4)
-    address, storage, ray_cpus, gpu_fraction, resources = "", "", 1.0, 1.0, None
-    backend = c1.radio("Run on", ["local", "ray"], horizontal=True, key="tr_backend",
-                       format_func={"local": "this machine", "ray": "Ray cluster"}.get, disabled=not ray_available(),
-                       help="Ray spreads a sweep over a cluster's CPUs and GPUs; results come back here.")
-    if not ray_available():
-        c2.caption(f"{RAY_HINT}, then restart the app.")
-    elif backend == "ray":
-        address = c2.text_input("Ray address (empty: RAY_ADDRESS or a local Ray)",
-                                registry.setting("ray_address") or "", key="tr_ray_address")
-        storage = c2.text_input("Storage for results (empty: sent back directly)",
-                                registry.setting("ray_storage") or "", key="tr_ray_storage",
-                                help="A folder every node shares, or a URI such as s3://bucket/studio.")
-        ray_cpus = c3.number_input("CPUs per run", 0.5, 64.0, 1.0, step=0.5, key="tr_ray_cpus")
-        gpu_fraction = c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05,
-                                       key="tr_ray_gpu", disabled=not frozen)
+    place = run_place(registry, frozen)
 
     configs, missing = [], False
     try:
@@ -117,9 +105,11 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         if not missing:
             base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
             chosen = amounts(fractions + parse_numbers(custom, "fraction"), parse_numbers(per_class_text, "per-class count"))
+            if note := capped_note(chosen, ds.class_counts()["train"].to_dict()):
+                st.warning(f"{note}.")
             configs = Sweep(tuple(methods), variants, chosen,
                             tuple(int(s) for s in parse_numbers(seeds_text, "seed"))).configs(base)
-            resources = ray_resources(base, ray_cpus, gpu_fraction) if backend == "ray" else None
+            resources = ray_resources(base, place.cpus, place.gpu_fraction) if place.backend == "ray" else None
     except InputError as e:
         st.error(str(e))
     for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m)) for m in methods)):
@@ -129,7 +119,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     if configs:
         estimate = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
         st.markdown(f"**{len(configs)} run(s)**, {estimate.words()} in all, one after another"
-                    + ("; Ray runs them side by side, as its workers allow." if backend == "ray" else "."))
+                    + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
     key = grid_key(configs) if configs else None
     launched = key is not None and st.session_state.get("tr_launched") == key
     if launched:
@@ -137,14 +127,14 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     if st.button("Launch", type="primary", disabled=not configs or launched, key="tr_launch") and not launched:
         set_concurrency(registry, int(concurrency_n))
         try:
-            if backend == "ray":
-                use_address(registry, address)
-                use_storage(registry, storage)
+            if place.backend == "ray":
+                use_address(registry, place.address)
+                use_storage(registry, place.storage)
         except InputError as e:
             st.error(str(e))
         else:  # remembered before anything else runs, so a second click of a double click queues nothing
             st.session_state.tr_launched = key
-            ids = enqueue(registry, configs, backend, resources)
+            ids = enqueue(registry, configs, place.backend, resources)
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
 refreshing = any(r.status in ACTIVE for r in registry.list())

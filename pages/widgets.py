@@ -1,30 +1,18 @@
 """Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, the backbone
-picker with its opt-in download, and a run's card (notes, curves, log, details, delete that asks first,
-run again); and, for every table of runs, a selection that stays on its runs."""
+picker with its opt-in download, and where the runs go (`run_place`). Every one keeps its value for the session
+(`persist_state`): Streamlit drops a widget's value when the user leaves its page, which reset the form."""
+
+from dataclasses import dataclass
 
 import streamlit as st
 
 from core.backbone import BUNDLED, BackboneError, cached_models, resolve_backbone
 from core.backbone.download import download
-from core import compare
-from core.compare import charts
-from core.runs import ACTIVE, Registry, Run, enqueue
-from core.train import resolve
+from core.runs import RAY_HINT, Registry, ray_available
 from core.train.config import Option
 from core.train.maxlen import MaxLength, max_length_for
 
 OTHER = "other"
-# the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow
-MONITOR_COLUMNS = {
-    "status": st.column_config.TextColumn(width="small"), "phase": st.column_config.TextColumn(width="small"),
-    "progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0, max_value=100, width="small",
-                                                help="of the current phase: encoding the texts, then training"),
-    "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
-                                                                 "from the run's pace"),
-    "run": st.column_config.TextColumn(width=400), "differs in": st.column_config.TextColumn(width=130),
-    "latest": st.column_config.TextColumn(width="medium"),
-    "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
-    "evaluations": st.column_config.NumberColumn(width="small")}
 
 
 @st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
@@ -38,15 +26,17 @@ def widget(column, o: Option, disabled: bool = False):
     default is 'the method's own' takes 0 or empty for that default."""
     key, default_is_none = f"tr_{o.name}", o.default is None
     if o.kind == "bool":
-        return column.toggle(o.label, value=o.default, key=key, help=o.help, disabled=disabled)
+        return column.toggle(o.label, value=o.default, key=key, help=o.help, disabled=disabled,
+                             persist_state="session")
     if o.kind == "tags":
         text = column.text_input(f"{o.label} (comma-separated)", ", ".join(o.default), key=key, help=o.help,
-                                 disabled=disabled)
+                                 disabled=disabled, persist_state="session")
         return tuple(t.strip() for t in text.split(",") if t.strip())
     if o.choices:
         values = [None, *o.choices] if default_is_none else list(o.choices)
         return column.selectbox(o.label, values, index=values.index(o.default), key=key, help=o.help,
-                                format_func=lambda v: "default" if v is None else o.choices[v], disabled=disabled)
+                                format_func=lambda v: "default" if v is None else o.choices[v], disabled=disabled,
+                                persist_state="session")
     if o.kind in ("int", "float"):
         cast = int if o.kind == "int" else float
         low = cast(0 if default_is_none or o.low is None else o.low)
@@ -54,10 +44,10 @@ def widget(column, o: Option, disabled: bool = False):
         value = o.default if not default_is_none else cast(0)
         chosen = column.number_input(f"{o.label} (0: {o.unset})" if default_is_none else o.label, low, high, value,
                                      key=key, help=o.help, format="%g" if o.kind == "float" else None,
-                                     disabled=disabled)
+                                     disabled=disabled, persist_state="session")
         return (chosen or None) if default_is_none else chosen
     text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
-                             key=key, help=o.help, disabled=disabled)
+                             key=key, help=o.help, disabled=disabled, persist_state="session")
     return text.strip() or None
 
 
@@ -67,11 +57,13 @@ def backbone_picker(column, o: Option) -> tuple[str | None, bool]:
     found = {m.hub_id: m.label for m in cached_models()}
     names = {None: BUNDLED, **found, OTHER: "Other: a folder or hub id…"}
     choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
+                              persist_state="session",
                               help=o.help + ". Cached models are found in the local Hugging Face cache.")
     if choice != OTHER:
         return choice, False
-    typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model")
-    allow = column.checkbox("Download if missing", key="tr_download",
+    typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",
+                              persist_state="session")
+    allow = column.checkbox("Download if missing", key="tr_download", persist_state="session",
                             help="Offer to fetch a hub id that is not cached into the Hugging Face cache: the only "
                                  "time the studio uses the network.")
     return typed.strip() or None, allow
@@ -91,88 +83,32 @@ def offer_download(name: str) -> None:
             st.rerun()
 
 
-def keep_selection_on_runs(key: str, run_ids: list[str]) -> None:
-    """Call before drawing a selectable table of runs: when its rows have changed since the last draw (a run
-    deleted, a filter changed), move the selection to the same runs' new rows, never onto other runs."""
-    before, state = st.session_state.get(f"{key}_ids"), st.session_state.get(key)
-    if before is not None and before != run_ids and state is not None:
-        rows = compare.follow_rows(before, list(state["selection"]["rows"]), run_ids)
-        st.session_state[key] = {"selection": {"rows": rows, "columns": [], "cells": []}}
-    st.session_state[f"{key}_ids"] = run_ids
+@dataclass(frozen=True)
+class Place:
+    """Where a grid runs: this machine, or a Ray cluster with its address, storage and share per run."""
+    backend: str = "local"
+    address: str = ""
+    storage: str = ""
+    cpus: float = 1.0
+    gpu_fraction: float = 1.0
 
 
-def confirm_delete(run_id: str | None) -> None:
-    st.session_state.tr_confirm_delete = run_id
-
-
-def monitor_key() -> str:
-    """The monitor table's widget key. A delete or an undo gives the table a new one: the browser keeps a
-    table's selection by row position and can send it back after the rows have moved, which showed another
-    run's card in the deleted run's place."""
-    version = st.session_state.get("tr_table_version", 0)
-    return "tr_table" if not version else f"tr_table_{version}"
-
-
-def delete(registry: Registry, run_id: str, name: str) -> None:
-    registry.set_deleted(run_id)
-    confirm_delete(None)
-    st.session_state.tr_table_version = st.session_state.get("tr_table_version", 0) + 1  # a new table
-    st.session_state.tr_deleted = (run_id, name)
-
-
-def restore(registry: Registry, run_id: str) -> None:
-    registry.set_deleted(run_id, False)
-    st.session_state.tr_table_version += 1
-    st.session_state.pop("tr_deleted", None)
-
-
-def offer_undo(registry: Registry) -> None:
-    """After a delete: the run is gone from every page, and one click brings it back (delete is a flag)."""
-    if "tr_deleted" in st.session_state:
-        run_id, name = st.session_state.tr_deleted
-        c1, c2 = st.columns([4, 1])
-        c1.caption(f"Deleted {name}.")
-        c2.button("Undo", key="tr_undo", on_click=restore, args=(registry, run_id))
-
-
-def delete_with_confirmation(column, registry: Registry, run: Run, name: str) -> None:
-    """Delete asks first. It hides the run from every page and comparison; its folder stays, so Undo (or the
-    registry's flag) brings it back. The buttons act in callbacks, so the fragment's own rerun shows it."""
-    if st.session_state.get("tr_confirm_delete") != run.id:
-        column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete", on_click=confirm_delete,
-                      args=(run.id,))
-        return
-    column.warning(f"Delete {name}? It leaves every page and comparison; its files stay until you remove them, "
-                   "and Undo brings it back.")
-    column.button("Delete it", type="primary", key="tr_delete_yes", on_click=delete, args=(registry, run.id, name))
-    column.button("Keep it", key="tr_delete_no", on_click=confirm_delete, args=(None,))
-
-
-def run_again(registry: Registry, run: Run) -> None:
-    """Queue the run's settings once more, resolved anew (a run stored before configs were resolved at launch
-    is resolved now)."""
-    enqueue(registry, [resolve(run.config)], run.backend, run.resources)
-
-
-def run_card(registry: Registry, run: Run, name: str) -> None:
-    """One run (`name`: the one that tells it apart on this page): its notes, curves, log (whole, to
-    download) and details, and what can be done with it."""
-    st.subheader(name)
-    for line in compare.run_notes(run, registry):
-        (st.warning if line.startswith("warning") else st.caption)(line)
-    evaluations = compare.evaluations_frame(registry, [run], {run.id: name})
-    if not evaluations.empty:
-        names = evaluations["metric"].unique()
-        metrics = sorted(m for m in names if not m.startswith("val_")) + \
-            [m for m in ("val_accuracy", "val_macro_f1", "val_mcc", "val_fake_prob") if m in names]
-        st.altair_chart(charts.evaluation_curves(evaluations, metrics))
-    log, details = st.tabs(["Log", "Details"])
-    folder = registry.folder(run.id)
-    log.code(folder.tail_log(30) or "(no log yet)", language=None)
-    if folder.log.exists():
-        log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
-    details.json(compare.run_details(run), expanded=1)
-    c1, c2 = st.columns(2)
-    delete_with_confirmation(c1, registry, run, name)
-    c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=run_again, args=(registry, run),
-              help="Queue the same settings once more (finished runs only)")
+def run_place(registry: Registry, frozen: bool) -> Place:
+    """This machine, or (with Ray installed) a Ray cluster: its address and storage default to the last used."""
+    c1, c2, c3, c4 = st.columns(4)
+    backend = c1.radio("Run on", ["local", "ray"], horizontal=True, key="tr_backend", persist_state="session",
+                       format_func={"local": "this machine", "ray": "Ray cluster"}.get, disabled=not ray_available(),
+                       help="Ray spreads a sweep over a cluster's CPUs and GPUs; results come back here.")
+    if not ray_available():
+        c2.caption(f"{RAY_HINT}, then restart the app.")
+    if backend != "ray" or not ray_available():
+        return Place()
+    return Place("ray", c2.text_input("Ray address (empty: RAY_ADDRESS or a local Ray)",
+                                      registry.setting("ray_address") or "", key="tr_ray_address",
+                                      persist_state="session"),
+                 c2.text_input("Storage for results (empty: sent back directly)", registry.setting("ray_storage") or "",
+                               key="tr_ray_storage", persist_state="session",
+                               help="A folder every node shares, or a URI such as s3://bucket/studio."),
+                 c3.number_input("CPUs per run", 0.5, 64.0, 1.0, step=0.5, key="tr_ray_cpus", persist_state="session"),
+                 c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05, key="tr_ray_gpu",
+                                 disabled=not frozen, persist_state="session"))

@@ -84,6 +84,16 @@ def test_evaluation_curves_count_whole_steps_and_keep_legends_whole():
     assert spec["x"]["axis"]["format"] == "d" and spec["color"]["legend"]["labelLimit"] == 0
 
 
+def test_a_runs_curves_are_titled_in_words_in_the_order_asked():
+    """The run card titled GAN-BERT's panels "d_supervised" and "g_feature_matching", in alphabetical order."""
+    names = ["g_loss", "d_supervised", "val_fake_prob"]
+    data = pd.DataFrame({"run": "a", "step": 1.0, "metric": names + ["val_mcc"], "value": 0.5})
+    chart = compare_charts.evaluation_curves(data, names).to_dict()
+    assert chart["facet"]["sort"] == ["G loss (all terms)", "D loss on labeled texts", "P(fake) of real validation texts"]
+    shown = set(pd.DataFrame(next(iter(chart["datasets"].values())))["metric"])
+    assert shown == set(chart["facet"]["sort"])  # titled in words, and only the metrics asked for
+
+
 def test_no_table_shows_none_for_a_missing_metric():
     """Streamlit writes "None" in a missing cell (a running run's test score, a one-seed group's interval)
     unless the table names a placeholder."""
@@ -140,6 +150,17 @@ def test_compare_figures_fit_the_page_with_eight_panels_and_long_names():
     curves = pd.DataFrame([{"run": f"{name} {r}", "step": s, "metric": m, "value": 0.5} for r in range(3)
                            for s in (1, 2) for m in ("val_accuracy", "val_macro_f1", "val_mcc")])
     assert natural_width(compare_charts.evaluation_curves(curves, ["val_accuracy", "val_macro_f1", "val_mcc"])) <= PAGE
+
+
+def test_the_kl_matrix_has_square_cells_that_fit_its_column():
+    """Drawn 300 px wide and fitted to its column, it squashed six rows into 16 px each, crowding their labels."""
+    from core.explore import charts as explore_charts
+
+    labels = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
+    shift = pd.DataFrame([{"train": t, "test": u, "kl": 0.1} for t in (*labels, "all") for u in labels])
+    chart = explore_charts.kl_matrix(shift, labels)
+    assert chart.to_dict()["width"] == chart.to_dict()["height"] == {"step": explore_charts.KL_CELL}
+    assert natural_width(chart) <= PAGE * 2 / 3  # its column, beside the per-class table
 
 
 def test_a_class_neither_true_nor_predicted_is_left_out_of_confusions_on_every_page():

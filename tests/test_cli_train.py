@@ -9,7 +9,7 @@ import pytest
 from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry
-from core.train import TrainConfig, resolve
+from core.train import TrainConfig, load_data, resolve
 from tests.helpers import data_args, wait_for
 
 
@@ -94,3 +94,16 @@ def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys,
     assert f"run {first} is already cancelled; nothing was cancelled" in capsys.readouterr().err
     assert reg.get(blocker).status == "starting"  # the refused call cancelled none of its runs
     assert main(["cancel", blocker]) == 0
+
+
+def test_a_count_per_class_beyond_what_a_class_holds_is_said_before_the_run(m4_dir, tiny_backbone, capsys):
+    """The sampler labels such a class whole; the user hears so on stderr before the run, not after it."""
+    code = main(["train", *data_args(m4_dir), "--method", "features-lr", "--per-class", "1000", "--frozen",
+                 "--backbone", str(tiny_backbone)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "warning: 1,000 per class asks for more than any class holds in the train pool (human " in out.err
+    warning = next(line for line in out.err.splitlines() if line.startswith("warning:"))
+    assert "bloomz" not in warning  # a class the sample lacks asks for nothing
+    run = Registry().get(last_json(out.out)["run_id"])
+    assert run.metrics["labeled"] == load_data(run.config).class_counts()["train"].sum()

@@ -195,6 +195,19 @@ def test_a_labeled_amount_is_exactly_one_of_fraction_and_per_class_in_range(kwar
     assert Amount.chosen(0.1, None) == Amount(fraction=0.1) and Amount.chosen(0.1, 3) == Amount(per_class=3)
 
 
+def test_a_count_per_class_beyond_a_class_is_named_with_what_the_class_holds():
+    from core.train import capped_note
+
+    sizes = {"human": 1800, "chatGPT": 30, "cohere": 12, "bloomz": 0}
+    assert Amount(per_class=20).short_classes(sizes) == {"cohere": 12}  # an absent class asks for nothing
+    assert Amount(fraction=0.5).short_classes(sizes) == {} and capped_note([Amount(per_class=5)], sizes) is None
+    note = capped_note([Amount(per_class=20), Amount(fraction=0.1), Amount(per_class=5000)], sizes)
+    assert note.startswith("5,000 and 20 per class ask for more than any class holds in the train pool "
+                           "(human 1,800, chatGPT 30, cohere 12): ")
+    assert capped_note([Amount(per_class=20)], sizes).startswith(
+        "20 per class asks for more than 1 of the 3 classes hold in the train pool (cohere 12)")
+
+
 def test_the_labeled_amount_rule_is_written_once():
     """It was checked or rebuilt in six places (config, sampler, CLI options and commands, Train page, sweep)."""
     from core.paths import REPO_ROOT

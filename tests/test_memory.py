@@ -77,7 +77,7 @@ def test_the_parameters_told_from_the_shape_are_minilms():
 def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkeypatch, free_gib, on):
     """The Train page's estimate before launch: a trained-encoder step that would not fit here trains at
     CHECKPOINT_SLOWDOWN the seconds; evaluation is untouched, and frozen runs and LR never checkpoint."""
-    from core.runs.estimate import checkpoints, run_seconds
+    from core.runs.estimate import checkpoints, planned_rows, run_seconds
     from core.train import method_for
 
     monkeypatch.setattr(memory, "free_bytes", lambda device: free_gib * GIB)
@@ -85,7 +85,8 @@ def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkey
     assert checkpoints(trained) is on
     method = method_for(trained)
     plain, slowed = (method.seconds(trained, 30, 970, 100, 100, c) for c in (False, True))
-    assert run_seconds(trained, 1000, 100, 100, 6) == (slowed if on else plain)
+    assert planned_rows(trained, 1000, 100, 100, 6) == (30, 970, 100, 100)
+    assert run_seconds(trained, (30, 970, 100, 100)) == (slowed if on else plain)
     evaluation = (trained.evaluations * 100 + 100) / (49.0 / 4)
     assert slowed - evaluation == pytest.approx(memory.CHECKPOINT_SLOWDOWN * (plain - evaluation))
     for never in (trained.with_(frozen=True), resolve(TrainConfig(data=DATA, method="features-lr", max_len=512))):

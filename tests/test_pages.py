@@ -38,6 +38,9 @@ def test_changing_max_length_updates_truncation(small_builtin):
     at.number_input(key="ex_maxlen").set_value(16).run()
     assert not at.exception
     assert at.metric[0].value == "100.0%" != before
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/explore.py").run()  # a visit elsewhere keeps the page's settings
+    assert at.number_input(key="ex_maxlen").value == 16 and at.metric[0].value == "100.0%"
 
 
 def test_data_page_keeps_previous_dataset_on_bad_path(small_builtin):

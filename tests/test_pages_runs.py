@@ -213,8 +213,9 @@ def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, 
     from core import runs
     from core.errors import InputError
     from core.runs.ray import backend as ray_backend
+    from pages import widgets
 
-    for module in (runs, ray_backend):  # the page reads the package's name, the backend its own
+    for module in (runs, ray_backend, widgets):  # the page's widgets read the package's name, the backend its own
         monkeypatch.setattr(module, "ray_available", lambda: False)
     at = open_page("pages/train.py", dataset)
     assert at.radio(key="tr_backend").disabled
@@ -334,3 +335,20 @@ def test_settings_no_run_of_the_grid_reads_are_greyed_out(dataset):
     at.multiselect(key="tr_methods").set_value(["features-lr"]).run()
     assert at.number_input(key="tr_lr").disabled and at.number_input(key="tr_steps").disabled
     assert not at.number_input(key="tr_lr_c").disabled and not at.number_input(key="tr_max_len").disabled
+
+
+def test_the_train_form_outlives_a_visit_to_another_page_and_warns_of_capped_counts(dataset):
+    """Streamlit drops a widget's value when its page is left: the form reset on each return."""
+    at = open_page("pages/train.py", dataset)
+    at.toggle(key="tr_frozen").set_value(False)
+    at.multiselect(key="tr_methods").set_value(["ganbert"])
+    at.radio(key="tr_amount").set_value("per class").run()
+    at.text_input(key="tr_per_class").set_value("5, 500")
+    at.number_input(key="tr_lr").set_value(3e-4).run()
+    assert any(w.value.startswith("500 per class asks for more than any class holds in the train pool (human 27")
+               for w in at.warning)  # 30 per class, of which 10% is validation
+    for page in ("pages/home.py", "pages/compare.py", "pages/train.py"):
+        at.switch_page(page).run()
+    assert not at.toggle(key="tr_frozen").value and at.multiselect(key="tr_methods").value == ["ganbert"]
+    assert at.text_input(key="tr_per_class").value == "5, 500" and at.number_input(key="tr_lr").value == 3e-4
+    assert any(w.value.startswith("500 per class") for w in at.warning)

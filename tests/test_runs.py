@@ -307,6 +307,30 @@ def test_time_left_follows_the_phase_and_the_history(studio_home):
     assert time_left(reg.get(run_id), history, reg.get(run_id).phase_started + 40) == pytest.approx(40, rel=0.01)
 
 
+def test_time_left_while_encoding_counts_the_training_to_come_from_the_rows_drawn(studio_home):
+    """With no run alike finished here, the monitor showed the encoding's time alone: a run at 'about 1 min'
+    then trained for ten more."""
+    from core.runs.estimate import ROWS, History, run_estimate, time_left
+    from core.runs.execute import registry_events
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    history = History(reg.list())
+    run_id = reg.create(config)
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.update_progress(run_id, 0.25, 0, phase="encoding")
+    begun = reg.get(run_id).phase_started
+    assert reg.get(run_id).rows is None and time_left(reg.get(run_id), history, begun + 10) is None  # not yet known
+    rows = {"labeled": 30, "unlabeled": 900, "val_rows": 100, "test_rows": 200}
+    registry_events(reg, run_id)({"type": "data", **rows, "fraction": 0.03})
+    assert reg.get(run_id).rows == rows
+    training, measured = run_estimate(history, config, tuple(rows[k] for k in ROWS))
+    assert not measured and training > 0
+    assert time_left(reg.get(run_id), history, begun + 10) == pytest.approx(30 + training)
+
+
 def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     from core.compare import monitor_frame
 

@@ -226,10 +226,10 @@ def test_the_estimate_counts_the_budget_in_steps():
     gan = head.with_(method="ganbert", batch_size=256)
     # GAN-BERT: 100 labeled rows repeated int(log2(100)) = 6 times, plus the 9,900 unlabeled, each epoch:
     # 10 epochs of ceil(10,500 / 256) = 42 steps of 256 samples
-    assert run_seconds(gan, 10_000, 1_000, 3_000, 6) == pytest.approx(
+    assert run_seconds(gan, (100, 9_900, 1_000, 3_000)) == pytest.approx(
         (420 * 256 + 10 * 1_000 + 3_000) / METHODS["ganbert"].head_speed)
     # the head: 10 epochs of 2 steps of (at most) the 100 labeled rows
-    assert run_seconds(head, 10_000, 1_000, 3_000, 6) == pytest.approx(
+    assert run_seconds(head, (100, 9_900, 1_000, 3_000)) == pytest.approx(
         (20 * 64 + 10 * 1_000 + 3_000) / METHODS["finetune"].head_speed)
 
     class NoRuns:
@@ -241,5 +241,5 @@ def test_the_estimate_counts_the_budget_in_steps():
 
     both = grid_seconds(NoRuns(), [head, gan], 10_000, 1_000, 3_000, 6)
     assert both.guessed == 2 and both.seconds == pytest.approx(
-        run_seconds(head, 10_000, 1_000, 3_000, 6) + run_seconds(gan, 10_000, 1_000, 3_000, 6)
+        run_seconds(head, (100, 9_900, 1_000, 3_000)) + run_seconds(gan, (100, 9_900, 1_000, 3_000))
         + 2 * STARTUP + 14_000 / FALLBACK_ENCODE)

@@ -40,6 +40,7 @@ def test_old_runs_list_as_before(old_home, expected, capsys):
         new = next(r for r in rows if r["run_id"] == old["run_id"])
         assert {k: new[k] for k in old} == old  # every old field, unchanged
     registry = Registry()
+    assert all(r.rows is None for r in registry.list())  # the rows column, added in place, empty for old runs
     # each old epoch row is an evaluation now: the same figures, under the evaluation's number, with no step
     assert {r.id: [{"epoch": e.pop("evaluation"), **{k: v for k, v in e.items() if k != "step"}}
                    for e in registry.evaluations(r.id)] for r in registry.list()} == expected["epochs"]

@@ -14,13 +14,13 @@ from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.download import download
 from core.backbone.encode import load_tokenizer
 from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_of
-from core.data import ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
+from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
 from core.runs import (ACTIVE, Registry, RunError, cancel_all, enqueue, execute_run, pump, ray_resources,
                        set_concurrency, use_address, use_storage)
-from core.train import (TrainConfig, classify, classify_frame, explain, load_data, method_for, run_label,
-                        resolve)
+from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
+                        run_label, resolve)
 from core.train.submission import check_format, write_predictions
 from core.runs.lifecycle import Status
 
@@ -96,12 +96,18 @@ def say_settled(config: TrainConfig, methods: list[str]) -> None:
             print(f"note: {note}", file=sys.stderr)
 
 
+def say_capped(chosen: list[Amount], ds: Dataset) -> None:
+    """Warn on stderr when a count per class asks for more than a class holds (the sampler caps it)."""
+    if note := capped_note(chosen, ds.class_counts()["train"].to_dict()):
+        print(f"warning: {note}", file=sys.stderr)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     ensure_backbone(args)
     chosen = config_from_args(args)
     say_settled(chosen, [chosen.method])
     config = resolve(chosen)
-    load_data(config)  # bad data: exit 2 now, not a failed run later
+    say_capped([config.labeled], load_data(config))  # bad data: exit 2 now, not a failed run later
     registry = Registry()
     if args.backend != "local" and not args.background:
         raise UsageError("--backend ray runs in the background: add --background")
@@ -137,8 +143,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     ensure_backbone(args)
     base = config_from_args(args, sweep=True)
     say_settled(base, args.method)
-    load_data(base)
-    configs = sweep_of(args).configs(base)
+    sweep = sweep_of(args)
+    say_capped(sweep.amounts, load_data(base))
+    configs = sweep.configs(base)
     registry = Registry()
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)

@@ -9,6 +9,11 @@ import pandas as pd
 from core.compare.seeds import metric_range
 from core.plotting import category_axis, class_scale, whole_legend
 
+# the losses and validation scores a run records, in words: the run card titled its panels "d_supervised"
+CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_supervised": "D loss on labeled texts",
+               "g_loss": "G loss (all terms)", "g_feature_matching": "G feature matching",
+               "val_accuracy": "validation accuracy", "val_macro_f1": "validation macro-F1", "val_mcc": "validation MCC",
+               "val_fake_prob": "P(fake) of real validation texts"}
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
@@ -93,16 +98,18 @@ def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
 
 
 def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Chart:
-    """Curves over optimizer steps, one panel per metric (GAN-BERT's D and G losses and its fake-class
-    probability on real validation texts apart), one line per run."""
+    """Curves over optimizer steps, one panel per metric in `metrics`' order, titled in words (GAN-BERT's D
+    and G losses and its fake-class probability on real validation texts apart), one line per run."""
     data = evaluations[evaluations["metric"].isin(metrics)]
+    data = data.assign(metric=data["metric"].map(lambda m: CURVE_NAMES.get(m, m)))
     return alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("step:Q", axis=alt.Axis(tickMinStep=1, format="d")),  # whole steps, never "1.000000"
         y=alt.Y("value:Q", title=None),
         color=alt.Color("run:N", legend=whole_legend(columns=1)),
         tooltip=["run", "metric", alt.Tooltip("step:Q", format="d"), alt.Tooltip("value:Q", format=".4f")],
-    ).properties(width=260, height=180).facet(facet=alt.Facet("metric:N", title=None), columns=3).resolve_scale(
-        y="independent")
+    ).properties(width=260, height=180).facet(
+        facet=alt.Facet("metric:N", title=None, sort=[CURVE_NAMES.get(m, m) for m in metrics]), columns=3
+    ).resolve_scale(y="independent")
 
 
 def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bool) -> alt.Chart:

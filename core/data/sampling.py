@@ -3,7 +3,7 @@ all draw rows per class through `stratified_mask`, so one seed means one rule ev
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,13 @@ class Amount:
     def fields(self) -> dict:
         """As a config's two fields."""
         return {"fraction": self.fraction, "per_class": self.per_class}
+
+    def short_classes(self, sizes: Mapping[str, int]) -> dict[str, int]:
+        """The classes (name: train-pool size) holding fewer texts than the count per class asks for: each is
+        labeled whole, and leaves GAN-BERT no unlabeled text of its own. An absent class asks for nothing."""
+        if self.per_class is None:
+            return {}
+        return {name: n for name, n in sizes.items() if 0 < n < self.per_class}
 
     def rows_of(self, size: int) -> int:
         """Rows drawn from a class of `size`: the count (as many as there are), or the share, at least one."""

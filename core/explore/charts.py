@@ -9,6 +9,7 @@ import pandas as pd
 
 from core.plotting import SPLIT_ORDER, category_axis, class_scale, whole_legend
 
+KL_CELL = 44  # px per class in the KL matrix: "0.48" in 11 px type with room around it
 HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
 
 
@@ -89,8 +90,11 @@ def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     heat = base.mark_rect().encode(color=alt.Color("kl:Q", scale=alt.Scale(scheme="blues"), title="KL (nats)",
                                                    legend=whole_legend()),
                                    tooltip=["train", "test", alt.Tooltip("kl:Q", format=".3f")])
-    text = base.mark_text(fontSize=10).encode(text=alt.Text("kl:Q", format=".2f"))
-    return (heat + text).properties(width=300, height=300)
+    text = base.mark_text(fontSize=11).encode(
+        text=alt.Text("kl:Q", format=".2f"),
+        color=alt.condition(alt.datum.kl > cells["kl"].max() / 2, alt.value("white"), alt.value("black")))
+    # square cells a step each: a fixed 300 px chart, fitted to its column, squashed six rows into 16 px each
+    return (heat + text).properties(width=alt.Step(KL_CELL), height=alt.Step(KL_CELL))
 
 
 def source_breakdown(sources: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

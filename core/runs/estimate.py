@@ -37,6 +37,7 @@ STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports,
 ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
 FEATURE_STORE = ("data", "cleaning", "backbone", "revision", "max_len", "pooling", "precision")
+ROWS = ("labeled", "unlabeled", "val_rows", "test_rows")  # a run's data, as the methods' time models take it
 
 
 def roughly(seconds: float) -> str:
@@ -69,11 +70,16 @@ def checkpoints(config: TrainConfig) -> bool:
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))
 
 
-def run_seconds(config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float:
-    """The method's own model of its budget at this data size, at laptop-CPU speeds, with the gradient
-    checkpointing a run started here now would turn on."""
+def planned_rows(config: TrainConfig, pool: int, val: int, test: int, classes: int) -> tuple[int, ...]:
+    """A config's data (`ROWS`) before its run draws them."""
     labeled = labeled_count(config, pool, classes)
-    return method_for(config).seconds(config, labeled, pool - labeled, val, test, checkpoints(config))
+    return labeled, pool - labeled, val, test
+
+
+def run_seconds(config: TrainConfig, rows: tuple[int, ...]) -> float:
+    """The method's own model of its budget on these rows (`ROWS`), at laptop-CPU speeds, with the gradient
+    checkpointing a run started here now would turn on."""
+    return method_for(config).seconds(config, *rows, checkpoints(config))
 
 
 def train_seconds(run: Run) -> float | None:
@@ -119,14 +125,14 @@ class History:
         times = self.by_settings.get(same_run(config))
         return statistics.median(times) if times else None
 
-    def scaled(self, config: TrainConfig, pool: int, val: int, test: int, classes: int) -> float | None:
+    def scaled(self, config: TrainConfig, rows: tuple[int, ...]) -> float | None:
         """Finished runs of the same method, mode and max length (any, when frozen), each scaled by the method's
-        model of this config's budget and data against its own."""
-        mine = run_seconds(config, pool, val, test, classes) + STARTUP
+        model of this config's budget and data (`ROWS`) against its own."""
+        mine = run_seconds(config, rows) + STARTUP
         ratios = []
         for r, t in self.done:
             c, m = r.config, r.metrics or {}
-            sizes = [m.get(k) for k in ("labeled", "unlabeled", "val_rows", "test_rows")]
+            sizes = [m.get(k) for k in ROWS]
             # a frozen run's max length changes only its encoding, which is counted apart
             same_length = c.max_len == config.max_len or config.frozen
             if (c.method, c.frozen) != (config.method, config.frozen) or not same_length or None in sizes:
@@ -143,13 +149,13 @@ class History:
                    and (not with_pool or method_for(r.config).uses_unlabeled) for r, _ in self.done)
 
 
-def run_estimate(history: History, config: TrainConfig, pool: int, val: int, test: int, classes: int
-                 ) -> tuple[float, bool]:
-    """One run's seconds outside encoding, and whether they come from this machine's history."""
-    found = history.alike(config) or history.scaled(config, pool, val, test, classes)
+def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -> tuple[float, bool]:
+    """One run's seconds outside encoding on these rows (`ROWS`), and whether they come from this machine's
+    history."""
+    found = history.alike(config) or history.scaled(config, rows)
     if found is not None:
         return found, True
-    return run_seconds(config, pool, val, test, classes) + STARTUP, False
+    return run_seconds(config, rows) + STARTUP, False
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int
@@ -160,7 +166,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
     history = History(registry.list(statuses=(Status.DONE,)))
     total, known = 0.0, 0
     for c in configs:
-        seconds, measured = run_estimate(history, c, pool, val, test, classes)
+        seconds, measured = run_estimate(history, c, planned_rows(c, pool, val, test, classes))
         total, known = total + seconds, known + measured
     frozen = [c for c in configs if c.frozen]
     if frozen:
@@ -175,7 +181,8 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
 
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends: while it encodes, the encoding's own pace plus the training that follows
-    (from history); while it trains, its pace since training began, or history before 10% of the steps."""
+    (`run_estimate` on the rows it drew); while it trains, its pace since training began, or history before
+    10% of the steps."""
     alike = history.alike(run.config)
     if run.status == Status.QUEUED:
         return alike
@@ -183,10 +190,12 @@ def time_left(run: Run, history: History, now: float) -> float | None:
         return None
     elapsed = now - run.phase_started
     pace = elapsed * (1 - run.progress) / run.progress if run.progress > 0.01 else None
-    if run.phase == "encoding":  # its own pace, then the training runs like it took (unknown without them)
-        if pace is None or (alike is None and run.progress >= 1):
+    if run.phase == "encoding":  # its own pace, then its training (unknown for a run from before runs kept rows)
+        training = alike or (run_estimate(history, run.config, tuple(run.rows[k] for k in ROWS))[0]
+                             if run.rows else None)
+        if pace is None or training is None:
             return None
-        return pace + (alike or 0.0)
+        return pace + training
     if alike is not None and run.progress < 0.1:
         return alike * (1 - run.progress)
     return pace

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.backbone.device import describe_device
-from core.runs.estimate import remember_encoding, roughly
+from core.runs.estimate import ROWS, remember_encoding, roughly
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove, Status
 from core.runs.registry import Registry, Run
@@ -80,6 +80,8 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
                 registry.update_progress(run_id, done / max(total, 1), 0, phase="encoding",
                                          message=f"encoding texts: {done:,} of {total:,} ({done / max(total, 1):.0%})"
                                          + (f", {roughly(left)} left" if left else ""))
+        elif kind == "data":
+            registry.set_rows(run_id, {k: event[k] for k in ROWS})
         elif kind == "status":
             registry.set_message(run_id, event["message"])
         if line := log_line(event):

@@ -62,7 +62,7 @@ RENAMES = (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
            ("ALTER TABLE runs RENAME COLUMN epoch TO evaluations", "runs.epoch"))
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
-              ("phase_started", "REAL"), ("claimed", "REAL"))
+              ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"))
 
 
 class RunError(InputError):
@@ -93,6 +93,7 @@ class Run:
     phase: str | None = None  # what a running run is doing: encoding | training; `progress` is that phase's
     phase_started: float | None = None
     claimed: float | None = None  # when a backend took it from the queue: its process starts then, before `started`
+    rows: dict | None = None  # its data as drawn, before encoding: labeled, unlabeled, val_rows and test_rows
 
     @property
     def name(self) -> str:
@@ -252,6 +253,11 @@ class Registry:
                        "phase_started = CASE WHEN phase IS ? THEN phase_started ELSE ? END, phase = ? WHERE id = ?",
                        (progress, evaluations, samples_per_s, message, now, phase, now, phase, run_id))
 
+    def set_rows(self, run_id: str, rows: dict) -> None:
+        """The run's data as it drew them, so its time left counts its training while it still encodes."""
+        with self._connect() as db:
+            db.execute("UPDATE runs SET rows = ? WHERE id = ?", (json.dumps(rows), run_id))
+
     def set_message(self, run_id: str, message: str) -> None:
         with self._connect() as db:
             db.execute("UPDATE runs SET message = ?, heartbeat = ? WHERE id = ?", (message, time.time(), run_id))
@@ -316,4 +322,5 @@ def _to_run(row: sqlite3.Row) -> Run:
                metrics=json.loads(row["metrics"]) if row["metrics"] else None,
                cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
                backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None,
-               phase=row["phase"], phase_started=row["phase_started"], claimed=row["claimed"])
+               phase=row["phase"], phase_started=row["phase_started"], claimed=row["claimed"],
+               rows=json.loads(row["rows"]) if row["rows"] else None)

@@ -48,6 +48,7 @@ _EXPORTS = {
     "DEFAULT_SEEDS": "core.train.catalog",
     "Sweep": "core.train.sweep",
     "amounts": "core.train.sweep",
+    "capped_note": "core.train.sweep",
     "grid_key": "core.train.sweep",
     "parse_numbers": "core.train.sweep",
 }

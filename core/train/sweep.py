@@ -4,6 +4,7 @@ amounts × seeds, as resolved configs."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import product
 
@@ -69,6 +70,20 @@ class Sweep:
 def amounts(fractions: list[float], per_class: list[float]) -> tuple[Amount, ...]:
     """The labeled amounts of a sweep: each fraction, then each count per class."""
     return tuple(Amount(fraction=f) for f in fractions) + tuple(Amount(per_class=n) for n in per_class)
+
+
+def capped_note(chosen: Iterable[Amount], sizes: Mapping[str, int]) -> str | None:
+    """Said before launch, as the sampler caps silently: the counts per class that ask for more texts than a
+    class's train pool holds, and those classes (from the largest count) with their sizes."""
+    capped = sorted((a for a in chosen if a.short_classes(sizes)), key=lambda a: -a.per_class)
+    if not capped:
+        return None
+    short, present = capped[0].short_classes(sizes), sum(n > 0 for n in sizes.values())
+    asked = " and ".join(f"{a.per_class:,}" for a in capped)
+    which = "any class holds" if len(short) == present else f"{len(short)} of the {present} classes hold"
+    held = ", ".join(f"{name} {n:,}" for name, n in short.items())
+    return (f"{asked} per class {'asks' if len(capped) == 1 else 'ask'} for more than {which} in the train pool "
+            f"({held}): those classes are labeled whole, and leave GAN-BERT no unlabeled texts of their own")
 
 
 def grid_key(configs: list[TrainConfig]) -> str:

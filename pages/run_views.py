@@ -1,0 +1,108 @@
+"""Runs on a page: the monitor's columns, a run's card (notes, curves, log, details, delete that asks first,
+run again), and, for every table of runs, a selection that stays on its runs."""
+
+import streamlit as st
+
+from core import compare
+from core.compare import charts
+from core.runs import ACTIVE, Registry, Run, enqueue
+from core.train import resolve
+
+# the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow
+MONITOR_COLUMNS = {
+    "status": st.column_config.TextColumn(width="small"), "phase": st.column_config.TextColumn(width="small"),
+    "progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0, max_value=100, width="small",
+                                                help="of the current phase: encoding the texts, then training"),
+    "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
+                                                                 "from the run's pace"),
+    "run": st.column_config.TextColumn(width=400), "differs in": st.column_config.TextColumn(width=130),
+    "latest": st.column_config.TextColumn(width="medium"),
+    "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
+    "evaluations": st.column_config.NumberColumn(width="small")}
+
+
+def keep_selection_on_runs(key: str, run_ids: list[str]) -> None:
+    """Call before drawing a selectable table of runs: when its rows have changed since the last draw (a run
+    deleted, a filter changed), move the selection to the same runs' new rows, never onto other runs."""
+    before, state = st.session_state.get(f"{key}_ids"), st.session_state.get(key)
+    if before is not None and before != run_ids and state is not None:
+        rows = compare.follow_rows(before, list(state["selection"]["rows"]), run_ids)
+        st.session_state[key] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    st.session_state[f"{key}_ids"] = run_ids
+
+
+def confirm_delete(run_id: str | None) -> None:
+    st.session_state.tr_confirm_delete = run_id
+
+
+def monitor_key() -> str:
+    """The monitor table's widget key. A delete or an undo gives the table a new one: the browser keeps a
+    table's selection by row position and can send it back after the rows have moved, which showed another
+    run's card in the deleted run's place."""
+    version = st.session_state.get("tr_table_version", 0)
+    return "tr_table" if not version else f"tr_table_{version}"
+
+
+def delete(registry: Registry, run_id: str, name: str) -> None:
+    registry.set_deleted(run_id)
+    confirm_delete(None)
+    st.session_state.tr_table_version = st.session_state.get("tr_table_version", 0) + 1  # a new table
+    st.session_state.tr_deleted = (run_id, name)
+
+
+def restore(registry: Registry, run_id: str) -> None:
+    registry.set_deleted(run_id, False)
+    st.session_state.tr_table_version += 1
+    st.session_state.pop("tr_deleted", None)
+
+
+def offer_undo(registry: Registry) -> None:
+    """After a delete: the run is gone from every page, and one click brings it back (delete is a flag)."""
+    if "tr_deleted" in st.session_state:
+        run_id, name = st.session_state.tr_deleted
+        c1, c2 = st.columns([4, 1])
+        c1.caption(f"Deleted {name}.")
+        c2.button("Undo", key="tr_undo", on_click=restore, args=(registry, run_id))
+
+
+def delete_with_confirmation(column, registry: Registry, run: Run, name: str) -> None:
+    """Delete asks first. It hides the run from every page and comparison; its folder stays, so Undo (or the
+    registry's flag) brings it back. The buttons act in callbacks, so the fragment's own rerun shows it."""
+    if st.session_state.get("tr_confirm_delete") != run.id:
+        column.button("Delete", disabled=run.status in ACTIVE, key="tr_delete", on_click=confirm_delete,
+                      args=(run.id,))
+        return
+    column.warning(f"Delete {name}? It leaves every page and comparison; its files stay until you remove them, "
+                   "and Undo brings it back.")
+    column.button("Delete it", type="primary", key="tr_delete_yes", on_click=delete, args=(registry, run.id, name))
+    column.button("Keep it", key="tr_delete_no", on_click=confirm_delete, args=(None,))
+
+
+def run_again(registry: Registry, run: Run) -> None:
+    """Queue the run's settings once more, resolved anew (a run stored before configs were resolved at launch
+    is resolved now)."""
+    enqueue(registry, [resolve(run.config)], run.backend, run.resources)
+
+
+def run_card(registry: Registry, run: Run, name: str) -> None:
+    """One run (`name`: the one that tells it apart on this page): its notes, curves, log (whole, to
+    download) and details, and what can be done with it."""
+    st.subheader(name)
+    for line in compare.run_notes(run, registry):
+        (st.warning if line.startswith("warning") else st.caption)(line)
+    evaluations = compare.evaluations_frame(registry, [run], {run.id: name})
+    if not evaluations.empty:
+        names = evaluations["metric"].unique()
+        metrics = sorted(m for m in names if not m.startswith("val_")) + \
+            [m for m in ("val_accuracy", "val_macro_f1", "val_mcc", "val_fake_prob") if m in names]
+        st.altair_chart(charts.evaluation_curves(evaluations, metrics))
+    log, details = st.tabs(["Log", "Details"])
+    folder = registry.folder(run.id)
+    log.code(folder.tail_log(30) or "(no log yet)", language=None)
+    if folder.log.exists():
+        log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
+    details.json(compare.run_details(run), expanded=1)
+    c1, c2 = st.columns(2)
+    delete_with_confirmation(c1, registry, run, name)
+    c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=run_again, args=(registry, run),
+              help="Queue the same settings once more (finished runs only)")
