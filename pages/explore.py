@@ -129,4 +129,4 @@ with shift:
         c1, c2 = st.columns([1, 2])
         c1.dataframe(explore.kl_per_class(matrix, labels).set_index("class").style.format("{:.3f}"), width="content",
                      placeholder="–")
-        c2.altair_chart(charts.kl_matrix(matrix, labels))
+        c2.altair_chart(charts.kl_matrix(matrix, labels), width="content")  # square cells, not bands

@@ -32,11 +32,11 @@ def widget(column, o: Option, disabled: bool = False):
         text = column.text_input(f"{o.label} (comma-separated)", ", ".join(o.default), key=key, help=o.help,
                                  disabled=disabled, persist_state="session")
         return tuple(t.strip() for t in text.split(",") if t.strip())
-    if o.choices:
-        values = [None, *o.choices] if default_is_none else list(o.choices)
-        return column.selectbox(o.label, values, index=values.index(o.default), key=key, help=o.help,
-                                format_func=lambda v: "default" if v is None else o.choices[v], disabled=disabled,
-                                persist_state="session")
+    if o.choices:  # "" for the method's default: a kept None reads as no choice at all ("Choose an option")
+        values = ["", *o.choices] if default_is_none else list(o.choices)
+        return column.selectbox(o.label, values, index=values.index(o.default or ""), key=key, help=o.help,
+                                format_func=lambda v: o.choices.get(v, "default"), disabled=disabled,
+                                persist_state="session") or None
     if o.kind in ("int", "float"):
         cast = int if o.kind == "int" else float
         low = cast(0 if default_is_none or o.low is None else o.low)
@@ -55,12 +55,12 @@ def backbone_picker(column, o: Option) -> tuple[str | None, bool]:
     """The bundled MiniLM, every encoder model in the local Hugging Face cache (with its size), or a folder
     or hub id typed in; and whether a missing hub model may be downloaded."""
     found = {m.hub_id: m.label for m in cached_models()}
-    names = {None: BUNDLED, **found, OTHER: "Other: a folder or hub id…"}
+    names = {"": BUNDLED, **found, OTHER: "Other: a folder or hub id…"}  # "": a kept None reads as no choice
     choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
                               persist_state="session",
                               help=o.help + ". Cached models are found in the local Hugging Face cache.")
     if choice != OTHER:
-        return choice, False
+        return choice or None, False
     typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",
                               persist_state="session")
     allow = column.checkbox("Download if missing", key="tr_download", persist_state="session",

@@ -79,7 +79,7 @@ def test_train_page_rejects_bad_grid_input(dataset):
 def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home, dataset):
     at = open_page("pages/train.py", dataset)
     picker = at.selectbox(key="tr_backbone_pick")
-    assert picker.value is None and picker.options[0] == "MiniLM (bundled)"
+    assert picker.value == "" and picker.options[0] == "MiniLM (bundled)"  # "": the bundled model
     assert [o.split(" (")[0] for o in picker.options if o.startswith("studio-test/")] == sorted(
         f"studio-test/tiny-{f}" for f in ("bert", "deberta-v2", "distilbert", "electra", "roberta"))
     assert "studio-test/tiny-roberta (roberta, " in " ".join(picker.options) and "gpt2" not in " ".join(picker.options)
@@ -352,3 +352,5 @@ def test_the_train_form_outlives_a_visit_to_another_page_and_warns_of_capped_cou
     assert not at.toggle(key="tr_frozen").value and at.multiselect(key="tr_methods").value == ["ganbert"]
     assert at.text_input(key="tr_per_class").value == "5, 500" and at.number_input(key="tr_lr").value == 3e-4
     assert any(w.value.startswith("500 per class") for w in at.warning)
+    # a None option (the bundled backbone, the default pooling) read as no choice at all once kept
+    assert at.selectbox(key="tr_backbone_pick").index == 0 and at.selectbox(key="tr_pooling").index == 0

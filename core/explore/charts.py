@@ -92,7 +92,9 @@ def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
                                    tooltip=["train", "test", alt.Tooltip("kl:Q", format=".3f")])
     text = base.mark_text(fontSize=11).encode(
         text=alt.Text("kl:Q", format=".2f"),
-        color=alt.condition(alt.datum.kl > cells["kl"].max() / 2, alt.value("white"), alt.value("black")))
+        # white on the darker half of the colour scale, which spans the cells' range
+        color=alt.condition(alt.datum.kl > (cells["kl"].min() + cells["kl"].max()) / 2, alt.value("white"),
+                            alt.value("black")))
     # square cells a step each: a fixed 300 px chart, fitted to its column, squashed six rows into 16 px each
     return (heat + text).properties(width=alt.Step(KL_CELL), height=alt.Step(KL_CELL))
 
