@@ -1,5 +1,7 @@
 """Data: pick the built-in corpus, upload files, or point at local files; the last good dataset stays loaded."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from core.backbone.encode import load_tokenizer
@@ -65,7 +67,9 @@ st.title("Data")
 notice = st.container()  # always here, so the fields below keep their place when the message goes
 if "loaded_message" in st.session_state:
     notice.success(st.session_state.loaded_message)
-st.caption(f"Current: **{st.session_state.dataset.name}**")
+spec = st.session_state.dataset.spec
+st.caption(f"Current: **{st.session_state.dataset.name}**"
+           + "".join(f" · {role}: `{path}`" for role, path in spec.paths.items()))
 with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
     check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)
     for warning in check.warnings:
@@ -115,8 +119,10 @@ with upload:
 with local:
     st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "
                 "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`.")
-    train_path = st.text_input("Train file or directory", key="lp_train", persist_state="session")
-    test_path = st.text_input("Test file (optional)", key="lp_test", persist_state="session")
+    # from the files loaded now, unless uploaded: a new session (a reload) shows where its dataset came from
+    own = {} if Path(spec.train or studio_home()).is_relative_to(studio_home()) else spec.paths
+    train_path = st.text_input("Train file or directory", own.get("train", ""), key="lp_train", persist_state="session")
+    test_path = st.text_input("Test file (optional)", own.get("test", ""), key="lp_test", persist_state="session")
     lp_mapping = mapping_inputs("lp")
     if st.button("Load from path", key="lp_load", disabled=not train_path.strip()):
         try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))

@@ -37,11 +37,6 @@ def tfidf_map(fingerprint: str, method: str, _ds, _on_stage):
     return explore.tfidf_map(_ds, method, cache=CACHE, on_stage=_on_stage)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def embedding_map(fingerprint: str, per_split: int, _ds, _progress):
-    return explore.embedding_map(_ds, per_split=per_split, cache=CACHE, on_progress=_progress)
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
 def kl(fingerprint: str, _ds):
     return explore.kl_shift(_ds, cache=CACHE)
@@ -113,8 +108,10 @@ with maps:
     if e1.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb",
                  persist_state="session"):
         bar = st.progress(0.0, text="Embedding texts…")
-        emb = embedding_map(key, int(per_split), ds, lambda done, total: bar.progress(done / total,
-                                                                                      text=f"Embedded {done}/{total}"))
+        # not st.cache_data: it replays the bar's updates into a block a later page visit no longer has (an
+        # error); core caches the map on disk, so a repeat call only reads it
+        emb = explore.embedding_map(ds, per_split=int(per_split), cache=CACHE, on_progress=lambda done, total:
+                                    bar.progress(done / total, text=f"Embedded {done}/{total}"))
         bar.empty()
         st.altair_chart(charts.scatter_map(emb, labels, "MiniLM embeddings, PCA"))
 

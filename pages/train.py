@@ -11,10 +11,10 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
-from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, pump, ray_resources, set_concurrency,
-                       use_address, use_storage)
+from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run, pump, ray_resources,
+                       set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
-                        capped_note, grid_key, idle_options, option_sections, options, parse_numbers)
+                        capped_note, idle_options, option_sections, options, parse_numbers)
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
 from pages.widgets import backbone_picker, offer_download, run_place, truncation, widget
 
@@ -116,15 +116,15 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         st.caption(f"{note}; the other runs stay as chosen.")
     if missing:
         offer_download(values["backbone"])
-    if configs:
-        estimate = grid_seconds(registry, configs, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
-        st.markdown(f"**{len(configs)} run(s)**, {estimate.words()} in all, one after another"
+    new = not_yet_run(registry, configs)
+    if new:
+        estimate = grid_seconds(registry, new, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
+        done = f" ({len(configs) - len(new)} of them done or queued here already)" if len(new) < len(configs) else ""
+        st.markdown(f"**{len(new)} run(s)** to launch{done}, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
-    key = grid_key(configs) if configs else None
-    launched = key is not None and st.session_state.get("tr_launched") == key
-    if launched:
-        st.caption("This grid is queued; change it to launch another.")
-    if st.button("Launch", type="primary", disabled=not configs or launched, key="tr_launch") and not launched:
+    elif configs:
+        st.caption(f"All {len(configs)} run(s) of this grid are done or queued here; change it to launch more.")
+    if st.button("Launch", type="primary", disabled=not new, key="tr_launch"):
         set_concurrency(registry, int(concurrency_n))
         try:
             if place.backend == "ray":
@@ -132,9 +132,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
                 use_storage(registry, place.storage)
         except InputError as e:
             st.error(str(e))
-        else:  # remembered before anything else runs, so a second click of a double click queues nothing
-            st.session_state.tr_launched = key
-            ids = enqueue(registry, configs, place.backend, resources)
+        else:
+            ids = enqueue(registry, not_yet_run(registry, new), place.backend, resources)  # read again: a double click
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
 refreshing = any(r.status in ACTIVE for r in registry.list())

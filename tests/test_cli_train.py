@@ -79,6 +79,12 @@ def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny
     assert code == 0 and "note: BERT + adapters trains inside the encoder, so its runs are not frozen" in out.err
     runs = {Registry().get(i).config.method: Registry().get(i).config for i in last_json(out.out)["run_ids"]}
     assert runs["finetune"].frozen and not runs["adapter"].frozen
+    again = ["sweep", *data_args(m4_dir), "--methods", "finetune", "adapter", "--per-class", "2", "--seeds", "0", "1",
+             "--frozen", "--steps", "2", "--backbone", str(tiny_backbone)]
+    assert main(again) == 0  # the same grid with a new seed: only the new seed's runs
+    out = capsys.readouterr()
+    assert "note: 2 of the grid's 4 runs are done or queued here already; queueing the other 2" in out.err
+    assert {Registry().get(i).config.seed for i in last_json(out.out)["run_ids"]} == {1}
 
 
 def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys, studio_home):

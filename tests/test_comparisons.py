@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from core.cli import main
-from core.compare import METRICS, follow_rows, mean_ci, paired, runs_frame, summarize
+from core.compare import METRICS, follow_rows, mean_ci, paired, runs_frame, seed_points, summarize
 from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
@@ -172,6 +172,7 @@ def frame_of(rows: list[dict]) -> pd.DataFrame:
         out.append({"status": "done", "method": method_for(cfg).display(cfg), "dataset": r.get("data", "a.jsonl"),
                     "amount": cfg.amount, "labeled": 100 * r["fraction"], "reference": method_for(cfg).reference,
                     "seed": r["seed"], "settings": group_key(cfg), "run_id": f"r{len(out)}",
+                    "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=len(out)),
                     **{m: r["score"] for m in METRICS}})
     return pd.DataFrame(out)
 
@@ -183,6 +184,22 @@ def test_a_groups_interval_stays_within_its_metrics_range():
     assert mean_ci([0.05, 0.95]).low < 0 and mean_ci([0.05, 0.95]).high > 1  # two seeds' t interval runs past
     assert (group["accuracy_low"], group["accuracy_high"]) == (0.0, 1.0)
     assert (group["mcc_low"], group["mcc_high"]) == (-1.0, 1.0)
+
+
+def test_a_run_again_of_a_seed_counts_once():
+    """A walk ran one seed again: its group showed n=4 over seeds 0 1 1 2 and a narrower interval."""
+    rows = [{"method": "finetune", "seed": s, "fraction": 0.1, "score": v} for s, v in ((0, 0.4), (1, 0.5), (2, 0.6))]
+    rows += [{"method": "finetune", "seed": 1, "fraction": 0.1, "score": 0.55}]  # the later run of seed 1 stands
+    rows += [{"method": "tfidf-lr", "seed": s, "fraction": 0.1, "score": 0.3} for s in range(3)]
+    frame = frame_of(rows)
+    summary = summarize(frame, "accuracy", METRICS)
+    group = summary.groups.set_index("method").loc["BERT fine-tuning"]
+    assert (group["n"], group["seeds"]) == (3, [0, 1, 2])
+    assert group["accuracy_mean"] == pytest.approx(0.5166667) and group["accuracy_low"] == pytest.approx(
+        mean_ci([0.4, 0.55, 0.6]).low)
+    pair, = summary.pairs["accuracy"]
+    assert pair.seeds == [0, 1, 2] and sorted(abs(d) for d in pair.diffs) == pytest.approx([0.1, 0.25, 0.3])
+    assert len(seed_points(frame, summary.groups)) == 6
 
 
 def test_groups_pairs_and_verdicts():

@@ -98,13 +98,17 @@ def test_a_loaded_dataset_and_its_cleaning_outlive_the_session(m4_dir):
     at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
     at.button(key="lp_load").click().run()
     assert not at.exception and "Loaded train.jsonl" in at.success[0].value
-    assert "Current: **train.jsonl**" in captions(at)
+    assert any(c.startswith("Current: **train.jsonl**") for c in captions(at))
     at.toggle(key="cl_lower").set_value(True).run()
     assert at.session_state["cleaning"].lowercase
 
     again = open_page("pages/train.py")  # a new session on the same studio home
     assert again.session_state["dataset"].name == "train.jsonl" and again.session_state["cleaning"].lowercase
     assert any(c.startswith("Data: **train.jsonl**") for c in captions(again))
+    data = open_page("pages/data.py")  # the new session's Data page names the files it reads, and offers them again
+    train, test = (str((m4_dir / name).resolve()) for name in ("train.jsonl", "dev.jsonl"))
+    assert f"train: `{train}`" in " ".join(captions(data))
+    assert (data.text_input(key="lp_train").value, data.text_input(key="lp_test").value) == (train, test)
 
 
 def test_a_workspace_whose_files_are_gone_falls_back_to_the_built_in_corpus(tmp_path):

@@ -46,11 +46,12 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
     assert not at.exception
-    assert any("**2 run(s)**" in m.value and "rough guess" in m.value for m in at.markdown)  # nothing ran here yet
+    assert any("**2 run(s)** to launch, " in m.value and "rough guess" in m.value for m in at.markdown)  # none ran
     at.button(key="tr_launch").click().run()
     assert "Queued 2 run(s)" in at.success[0].value
     at.button(key="tr_launch").click().run()  # the second click of a double click queues nothing
-    assert at.button(key="tr_launch").disabled and any("This grid is queued" in c.value for c in at.caption)
+    assert at.button(key="tr_launch").disabled
+    assert any("All 2 run(s) of this grid are done or queued here" in c.value for c in at.caption)
     reg = Registry()
     assert len(reg.list()) == 2
     wait_for(lambda: all(r.status == "done" for r in reg.list()) and len(reg.list()) == 2, timeout=180,
@@ -58,6 +59,9 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     at.run()
     table = at.dataframe(key="tr_table").value if hasattr(at, "dataframe") else None
     assert table is not None and list(table["status"]) == ["done", "done"]
+    at.text_input(key="tr_seeds").set_value("0, 1").run()  # the grid again with a new seed: only the new runs
+    assert any("**2 run(s)** to launch (2 of them done or queued here already)" in m.value for m in at.markdown)
+    assert not at.button(key="tr_launch").disabled
 
 
 def test_train_page_rejects_bad_grid_input(dataset):

@@ -285,6 +285,21 @@ def test_a_run_that_checkpointed_lends_its_time_without_the_slowdown(tmp_path, m
     assert estimates[True].seconds < estimates[False].seconds
 
 
+def test_a_grid_launched_again_queues_only_what_is_not_done_or_under_way(studio_home):
+    from core.runs import Status, not_yet_run
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, seed=s)) for s in range(4)]
+    finished(reg, grid[0], 10.0)
+    reg.create(grid[1])  # queued
+    cancelled = reg.create(grid[2])
+    reg.finish(cancelled, Status.CANCELLED, "cancelled")
+    assert not_yet_run(reg, grid) == grid[2:]  # the cancelled run and the new seed
+    reg.set_deleted(reg.list(statuses=(Status.DONE,))[0].id)
+    assert not_yet_run(reg, grid) == [grid[0], *grid[2:]]  # a deleted run is gone from the studio
+
+
 def test_time_left_follows_the_phase_and_the_history(studio_home):
     from core.runs.estimate import History, time_left
 

@@ -17,8 +17,8 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
-from core.runs import (ACTIVE, Registry, RunError, cancel_all, enqueue, execute_run, pump, ray_resources,
-                       set_concurrency, use_address, use_storage)
+from core.runs import (ACTIVE, Registry, RunError, cancel_all, enqueue, execute_run, not_yet_run, pump,
+                       ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
 from core.train.submission import check_format, write_predictions
@@ -145,8 +145,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     say_settled(base, args.method)
     sweep = sweep_of(args)
     say_capped(sweep.amounts, load_data(base))
-    configs = sweep.configs(base)
-    registry = Registry()
+    grid, registry = sweep.configs(base), Registry()
+    configs = not_yet_run(registry, grid)
+    if len(configs) < len(grid):
+        print(f"note: {len(grid) - len(configs)} of the grid's {len(grid)} runs are done or queued here already; "
+              f"queueing the other {len(configs)}", file=sys.stderr)
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)
     run_ids = enqueue(registry, configs, args.backend, backend_from_args(args, registry, base))

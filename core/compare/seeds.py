@@ -154,11 +154,19 @@ def metric_range(metric: str) -> tuple[float, float]:
     return (-1.0, 1.0) if metric == "mcc" else (0.0, 1.0)
 
 
+def one_per_seed(frame: pd.DataFrame, metrics: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The finished runs with these metrics, one per group and seed: a run again of the same settings and seed
+    is the same draw (the same figures, as runs are reproducible), not another seed, so the latest stands for
+    it. Counted twice, it had narrowed the interval of its group."""
+    done = frame[frame["status"] == Status.DONE].dropna(subset=list(metrics))
+    return done.sort_values("created", kind="stable").drop_duplicates(["settings", "seed"], keep="last")
+
+
 def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per group of finished runs (every setting but the seed): n, the seeds, and for each metric
     the mean, standard deviation and 95% interval, cut at the metric's range (a t interval from two seeds can
     reach below an accuracy of 0, which no run can score). Groups never span datasets."""
-    done = frame[frame["status"] == Status.DONE].dropna(subset=list(metrics)).copy()
+    done = one_per_seed(frame, metrics).copy()
     columns = ["group", "series", "method", "dataset", "amount", "panel", "labeled", "reference", "n", "seeds",
                "settings",
                *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high")]]
@@ -188,13 +196,13 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
 
 def seed_points(frame: pd.DataFrame, grouped: pd.DataFrame) -> pd.DataFrame:
     """The finished runs behind the groups, each with its group's name, for a strip of seeds."""
-    done = frame[frame["status"] == Status.DONE].drop(columns=["labeled"])
-    return done.merge(grouped[["settings", "group", "labeled"]], on="settings")
+    return one_per_seed(frame).drop(columns=["labeled"]).merge(grouped[["settings", "group", "labeled"]],
+                                                               on="settings")
 
 
 def _scores(frame: pd.DataFrame, grouped: pd.DataFrame, metric: str) -> dict[str, dict[int, float]]:
     """Each group's metric per seed."""
-    done = frame[frame["status"] == Status.DONE].dropna(subset=[metric])
+    done = one_per_seed(frame, (metric,))
     return {name: {int(r.seed): float(getattr(r, metric)) for r in done[done["settings"] == key].itertuples()}
             for name, key in zip(grouped["group"], grouped["settings"])}
 

@@ -21,6 +21,7 @@ _EXPORTS = {
     "cancel": "core.runs.queue",
     "cancel_all": "core.runs.queue",
     "enqueue": "core.runs.queue",
+    "not_yet_run": "core.runs.queue",
     "pump": "core.runs.queue",
     "reconcile": "core.runs.queue",
     "RAY_HINT": "core.runs.ray.backend",

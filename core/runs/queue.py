@@ -41,6 +41,14 @@ def enqueue(registry: Registry, configs: list[TrainConfig], where: str = "local"
     return run_ids
 
 
+def not_yet_run(registry: Registry, configs: list[TrainConfig]) -> list[TrainConfig]:
+    """The configs with no run of the same settings and seed done or under way here: a grid launched again
+    queues what is missing (a cancelled or failed run, a new seed), never a copy of a finished run, which is
+    the same draw and not another seed. The second click of a double click finds its grid queued."""
+    have = {r.config.to_json() for r in registry.list() if r.status == Status.DONE or r.status in ACTIVE}
+    return [c for c in configs if c.to_json() not in have]
+
+
 def cancel(registry: Registry, run_id: str, grace: float = 15.0) -> str:
     """Queued: cancelled at once. Running: the backend stops it (asking first, forcing after `grace`
     seconds). Returns the final status."""

@@ -49,7 +49,6 @@ _EXPORTS = {
     "Sweep": "core.train.sweep",
     "amounts": "core.train.sweep",
     "capped_note": "core.train.sweep",
-    "grid_key": "core.train.sweep",
     "parse_numbers": "core.train.sweep",
 }
 

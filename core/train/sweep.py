@@ -3,7 +3,6 @@ amounts × seeds, as resolved configs."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import product
@@ -84,9 +83,3 @@ def capped_note(chosen: Iterable[Amount], sizes: Mapping[str, int]) -> str | Non
     held = ", ".join(f"{name} {n:,}" for name, n in short.items())
     return (f"{asked} per class {'asks' if len(capped) == 1 else 'ask'} for more than {which} in the train pool "
             f"({held}): those classes are labeled whole, and leave GAN-BERT no unlabeled texts of their own")
-
-
-def grid_key(configs: list[TrainConfig]) -> str:
-    """One grid's identity, whatever order its runs are in: a launch of the same grid again (a double
-    click) is recognised and not queued twice."""
-    return hashlib.sha1("\n".join(sorted(c.to_json() for c in configs)).encode()).hexdigest()
