@@ -1,5 +1,6 @@
 """Classify: try one or more finished runs on a text, or a whole file."""
 
+import math
 import random
 
 import streamlit as st
@@ -32,11 +33,12 @@ if not done:
     st.info("No finished runs yet. Train a model on the Train page, then come back.")
     st.stop()
 distinct = distinct_names(registry.list())
-names = {r.id: f"{distinct[r.id]} · test macro-F1 {(r.metrics or {}).get('test', {}).get('macro_f1', float('nan')):.3f}"
-         for r in done}
+scores = {r.id: (r.metrics or {}).get("test", {}).get("macro_f1", float("nan")) for r in done}
+names = {i: f"{distinct[i]} · test macro-F1 {f1:.3f}" for i, f1 in scores.items()}
 ds = st.session_state.dataset
 here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
-picked = st.multiselect("Models", here + [i for i in names if i not in here], default=(here or list(names))[-1:],
+best = max(here or list(names), key=lambda i: -1.0 if math.isnan(scores[i]) else scores[i])  # offered first
+picked = st.multiselect("Models", here + [i for i in names if i not in here], default=[best],
                         format_func=names.get, key="cl_runs", persist_state="session")
 elsewhere = [distinct[i] for i in picked if i not in here]
 if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None):
@@ -127,11 +129,12 @@ if upload is not None and picked:
             st.dataframe(readable_frame(out), hide_index=True, height=300, placeholder="–")
             c1, c2 = st.columns(2)
             c1.download_button("Download predictions (CSV: id, gold, predicted, probabilities)",
-                               out.to_csv(index=False), "predictions.csv", "text/csv", key=f"cl_csv_{run_id}")
+                               out.to_csv(index=False), f"predictions-{run_id}.csv", "text/csv",
+                               key=f"cl_csv_{run_id}")
             try:
                 c2.download_button("Download a SemEval submission (JSONL: id, label)",
-                                   submission_jsonl(out, frame, model.labels, file_labels), "submission.jsonl",
-                                   "application/jsonl", key=f"cl_jsonl_{run_id}")
+                                   submission_jsonl(out, frame, model.labels, file_labels),
+                                   f"submission-{run_id}.jsonl", "application/jsonl", key=f"cl_jsonl_{run_id}")
             except InputError as e:
                 c2.caption(str(e))
             if frame.attrs.get("ids") == "row":

@@ -66,9 +66,12 @@ if groups.empty:
 st.subheader("Groups over seeds (mean and 95% CI)")
 st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
            "labeled rows, so groups compare seed by seed below.")
-shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in compare.METRICS for s in ("mean", "low", "high")]]
-st.dataframe(groups[shown], hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in shown[3:]}, placeholder="–")
+ordered = [metric, *(m for m in compare.METRICS if m != metric)]  # the chosen metric beside the groups' names
+stat = {"mean": "mean", "low": "95% CI low", "high": "95% CI high"}
+shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in ordered for s in stat]]
+st.dataframe(groups[shown], hide_index=True, placeholder="–",
+             column_config={f"{m}_{s}": st.column_config.NumberColumn(f"{METRIC_NAMES[m]} {stat[s]}", format="%.3f")
+                            for m in ordered for s in stat})
 line = charts.metric_vs_amount(groups, metric)  # bars when the runs have one labeled amount
 st.altair_chart(line)
 d1, d2, d3 = st.columns(3)
@@ -89,10 +92,13 @@ st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group 
 st.dataframe(summary.verdicts, hide_index=True,
              column_order=["amount", "best", "best_mean", "runner_up", "difference", "low", "high", "ci_excludes_zero",
                            "p_value", "n", "test", "dataset", "labeled"],
-             column_config={c: st.column_config.NumberColumn(format="%.3f")
-                            for c in ("best_mean", "difference", "low", "high")} |
-             {c: st.column_config.TextColumn(width="medium") for c in ("best", "runner_up")} |
-             {"p_value": st.column_config.NumberColumn(format="%.3g")}, placeholder="–")
+             column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
+                 ("best_mean", f"best: mean {METRIC_NAMES[metric]}"), ("difference", "best − runner-up"),
+                 ("low", "95% CI low"), ("high", "95% CI high"))} |
+             {c: st.column_config.TextColumn(label, width="medium") for c, label in (("best", "best"),
+                                                                                     ("runner_up", "runner-up"))} |
+             {"p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds (n)",
+              "ci_excludes_zero": "CI excludes 0"}, placeholder="–")
 if summary.ablations:
     st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
                 "(the same discriminator, rows and budget with the adversarial part off), paired by seed")

@@ -78,8 +78,8 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     c1.dataframe(check.preview, hide_index=True, placeholder="–")
     c2.dataframe(check.labels, hide_index=True, placeholder="–")
     st.dataframe(check.counts, width="content", placeholder="–")
-    st.caption(f"{check.truncated:.1%} of train texts are longer than 128 tokens (counted on up to 500 of them; "
-               "Explore › Lengths counts every train text).")
+    if check.length_note:  # else a warning above says it
+        st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")
 
 if "pending_dataset" in st.session_state:
     confirm_replace()

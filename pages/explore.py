@@ -54,7 +54,7 @@ overview, tab_lengths, words, maps, shift = st.tabs(["Overview", "Lengths", "Wor
 
 with overview:
     st.altair_chart(charts.class_counts(ds.class_counts(), labels))
-    absent = [c for c, n in ds.class_counts()["train"].items() if n == 0]
+    absent = ds.absent
     if absent:
         st.warning(f"Declared but absent from train: {', '.join(absent)}.")
     sources = explore.source_breakdown(ds)

@@ -98,8 +98,9 @@ def run_card(registry: Registry, run: Run, name: str) -> None:
         st.altair_chart(charts.evaluation_curves(evaluations, metrics))
     log, details = st.tabs(["Log", "Details"])
     folder = registry.folder(run.id)
-    log.code(folder.tail_log(30) or "(no log yet)", language=None)
-    if folder.log.exists():
+    tail = folder.tail_log(30)
+    log.code(tail or "(no log yet)", language=None)
+    if tail:  # a run stopped before it wrote a line has nothing to download
         log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
     details.json(compare.run_details(run), expanded=1)
     c1, c2 = st.columns(2)

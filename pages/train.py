@@ -148,7 +148,7 @@ def monitor() -> None:
         return
     if refreshing != any(r.status in ACTIVE for r in runs):
         st.rerun()  # runs began (Run again) or the last ended: the whole page, which turns the refresh on or off
-    table, key = compare.monitor_frame(runs, time.time()), monitor_key()
+    table, key = compare.monitor_frame(runs, time.time(), concurrency(registry)), monitor_key()
     keep_selection_on_runs(key, table["run_id"].tolist())
     event = st.dataframe(table, key=key, hide_index=True, on_select="rerun", selection_mode="multi-row",
                          placeholder="–", column_config=MONITOR_COLUMNS)

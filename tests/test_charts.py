@@ -192,6 +192,8 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     height = float(re.search(r'<svg[^>]*height="([\d.]+)"', svg).group(1))
     assert height >= 3 * 28 + 40 and natural_width(chart) <= PAGE
     assert "accuracy (mean, 95% CI)" in svg  # the axis title whole
+    alone = compare_charts.metric_vs_amount(groups[~groups["reference"]], "accuracy")  # references filtered out
+    assert len(alone.to_dict()["layer"]) == 2 and "references" not in vlc.vegalite_to_svg(alone.to_json())
     # two amounts or more: the line chart, its title above it and not along a short axis
     more = pd.concat([groups, groups.assign(labeled=100, amount="20/class")])
     assert compare_charts.metric_vs_amount(more, "accuracy").to_dict()["layer"][1]["mark"]["type"] == "line"

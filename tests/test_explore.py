@@ -138,7 +138,9 @@ def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
     assert list(check.counts.columns) == ["train", "val", "test"] and list(check.counts.index) == list(ds.labels)
     assert list(check.labels["label"]) == list(ds.labels) and len(check.preview) == 5
     assert check.truncated > 0.9  # real M4 texts run long
-    assert any("longer than 128 tokens" in w for w in check.warnings)
+    assert any("longer than 128 tokens: a max length of 128 would cut them" in w for w in check.warnings)
+    assert check.length_note is None  # said once, by the warning
     assert any(w.startswith("declared but absent from train: bloomz") for w in check.warnings)
     empty = check_loaded(replace(ds, val=ds.val.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
     assert empty.warnings[0].startswith("0 validation rows") and not any("tokens" in w for w in empty.warnings)
+    assert empty.length_note.endswith("of train texts are longer than 512 tokens")

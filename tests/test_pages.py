@@ -25,6 +25,9 @@ def test_explore_on_builtin_corpus(small_builtin):
 
 def test_explore_on_real_m4_sample(m4_dir):
     ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    home = open_page("pages/home.py", ds)
+    assert any(m.value == "**train.jsonl** — 6 classes (bloomz without train texts: no model learns it)"
+               for m in home.markdown)
     at = open_page("pages/explore.py", ds)
     assert any("bloomz" in w.value for w in at.warning)  # declared but absent
     assert len(at.get("image")) == 5

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from core.compare import mcnemar
@@ -118,11 +120,19 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
+    assert list(groups.columns[3:6]) == ["accuracy_mean", "accuracy_low", "accuracy_high"]
+    at.radio(key="cmp_metric").set_value("macro_f1").run()  # the chosen metric's columns come first
+    assert list(at.dataframe[1].value.columns[3:6]) == ["macro_f1_mean", "macro_f1_low", "macro_f1_high"]
 
 
 def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
-    finished_run(tiny_backbone, dataset, method="ganbert")
+    gan, reg = finished_run(tiny_backbone, dataset, method="ganbert"), Registry()
+    worse = reg.create(reg.get(gan).config.with_(seed=1))  # the newest run, and the worse: not offered first
+    reg.claim(worse)
+    reg.mark_running(worse, os.getpid(), "CPU")
+    reg.finish(worse, "done", metrics=reg.get(gan).metrics | {"test": {"macro_f1": -1.0}})
     at = open_page("pages/classify.py", dataset)
+    assert at.multiselect(key="cl_runs").value == [gan] and len(at.multiselect(key="cl_runs").options) == 2
     at.button(key="cl_draw").click().run()
     assert not at.exception
     assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels

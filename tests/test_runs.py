@@ -77,14 +77,20 @@ def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backb
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, studio_home):
-    """The SIGKILL above lands mid-write only by chance; here the leftovers of such a kill are set out by hand."""
-    reg = Registry()
-    run_id = reg.create(cfg(tiny_backbone))
+def running_on_a_dead_process(reg: Registry, config: TrainConfig) -> str:
+    """A run the registry has running, whose process has ended without a word."""
+    run_id = reg.create(config)
     dead = subprocess.Popen(["true"])
     dead.wait()
     reg.claim(run_id)
     reg.mark_running(run_id, dead.pid, "CPU")
+    return run_id
+
+
+def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, studio_home):
+    """The SIGKILL above lands mid-write only by chance; here the leftovers of such a kill are set out by hand."""
+    reg = Registry()
+    run_id = running_on_a_dead_process(reg, cfg(tiny_backbone))
     checkpoint = reg.folder(run_id).path / RunFolder.CHECKPOINT
     checkpoint.mkdir()
     kept = [checkpoint / DESCRIPTION, checkpoint / WEIGHTS, reg.folder(run_id).path / RunFolder.CONFIG]
@@ -98,6 +104,16 @@ def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, s
     assert reg.get(run_id).status == "interrupted"
     assert not any(p.exists() for p in leftovers) and all(p.exists() for p in kept)
     assert (checkpoint / DESCRIPTION).read_text() == "whole"
+
+
+def test_a_process_stopped_by_a_cancel_before_it_could_say_so_ends_cancelled(tiny_backbone, studio_home):
+    """A walk cancelled three runs at once: one was still starting, died before its handler was set, and read
+    "interrupted", as if it had crashed."""
+    reg = Registry()
+    run_id = running_on_a_dead_process(reg, cfg(tiny_backbone))
+    reg.request_cancel(run_id)
+    assert jobs.reconcile(reg) == [run_id]
+    assert (reg.get(run_id).status, reg.get(run_id).message) == ("cancelled", "cancelled")
 
 
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
@@ -140,6 +156,9 @@ def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone,
     assert old.backend == "local" and old.resources is None and old.config == config
     new = reg.get(reg.create(config, "ray", {"cpus": 2.0, "gpu_fraction": 1.0}))
     assert new.backend == "ray" and new.resources == {"cpus": 2.0, "gpu_fraction": 1.0}
+    assert old.rows is None and old.phase is None  # the columns added since, empty for an old run
+    reg.set_rows(new.id, {"labeled": 3, "unlabeled": 0, "val_rows": 2, "test_rows": 2})
+    assert reg.get(new.id).rows["labeled"] == 3
 
 
 def test_nothing_the_studio_starts_reaches_the_internet(monkeypatch, tmp_path):
@@ -346,6 +365,31 @@ def test_time_left_while_encoding_counts_the_training_to_come_from_the_rows_draw
     assert time_left(reg.get(run_id), history, begun + 10) == pytest.approx(30 + training)
 
 
+def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
+    """Sixth in the queue, a run showed its own 13 s as its time left."""
+    from core.runs.estimate import History, times_left
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    finished(reg, config, 100.0)  # a run like these takes 100 s here
+    running = reg.create(config.with_(seed=1))
+    reg.claim(running)
+    reg.mark_running(running, os.getpid(), "CPU")
+    reg.update_progress(running, 0.5, 0)
+    queued = [reg.create(config.with_(seed=s)) for s in (2, 3, 4)]
+    now = reg.get(running).phase_started + 30  # half its steps in 30 s: 30 s to go
+    history = History(reg.list())
+    one = times_left(reg.list(), history, now, slots=1)
+    assert one[running] == pytest.approx(30) and [one[q] for q in queued] == pytest.approx([130, 230, 330])
+    two = times_left(reg.list(), history, now, slots=2)  # a free slot: the first queued run starts now
+    assert [two[q] for q in queued] == pytest.approx([100, 130, 200])
+    unknown = reg.create(config.with_(max_len=256, seed=5))  # nothing alike has finished: unknown, and so behind it
+    later = reg.create(config.with_(seed=6))
+    left = times_left(reg.list(), History(reg.list()), now, slots=1)
+    assert left[unknown] is None and left[later] is None
+
+
 def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     from core.compare import monitor_frame
 
@@ -358,7 +402,7 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     reg.claim(running)
     reg.mark_running(running, os.getpid(), "CPU")
     reg.update_progress(running, 0.4, 0, phase="encoding", message="encoding texts: 400 of 1,000 (40%)")
-    table = monitor_frame(reg.list(), time.time())
+    table = monitor_frame(reg.list(), time.time(), 1)
     assert table["run_id"].tolist() == [running, queued, done]
     assert list(table.columns[:4]) == ["status", "phase", "progress", "time left"]
     assert table.iloc[0][["phase", "progress"]].tolist() == ["encoding", 40]

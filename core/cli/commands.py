@@ -30,7 +30,7 @@ def describe(ds: Dataset) -> dict:
     return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
             "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
             "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
-            "absent_classes": [c for c, n in zip(ds.labels, counts["train"]) if n == 0]}
+            "absent_classes": ds.absent}
 
 
 def cmd_data_check(args: argparse.Namespace) -> int:

@@ -53,7 +53,8 @@ def tooltip(metric: str) -> list:
 
 def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     """One labeled amount: a bar per method with its 95% interval, each name whole on its own row, and the
-    references as dashed vertical lines at their means, named in the legend."""
+    references (converged baselines, not low-label methods) as dashed vertical lines at their means, named in
+    the legend."""
     amount = groups["amount"].iloc[0] if len(groups) else ""
     methods, references = groups[~groups["reference"]], groups[groups["reference"]]
     scale = alt.Scale(domain=list(metric_range(metric)), clamp=True)
@@ -66,7 +67,8 @@ def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
         x=f"{metric}_mean:Q", tooltip=tooltip(metric),
         color=alt.Color("series:N", title="references (dashed lines)", scale=alt.Scale(scheme="dark2"),
                         legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2)))
-    return alt.layer(bars, whiskers, rules).properties(
+    # without references, no rules: an empty layer still drew its legend's title
+    return alt.layer(bars, whiskers, *([rules] if len(references) else [])).properties(
         width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 

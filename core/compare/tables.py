@@ -12,7 +12,7 @@ import pandas as pd
 from core.compare.names import distinct_names, distinguishing
 from core.compare.seeds import group_key
 from core.runs import Registry, Run
-from core.runs.estimate import History, time_left
+from core.runs.estimate import History, times_left
 from core.train import method_for
 from core.train.methods.stepwise import not_learned
 from core.runs.lifecycle import Status
@@ -150,11 +150,13 @@ MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # in 
 # runs, newest first
 
 
-def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
+def monitor_frame(runs: list[Run], now: float, slots: int) -> pd.DataFrame:
     """The Train page's live table, what is running first: status, the current phase and its progress,
-    time left (from this machine's history, `core.runs.estimate`), its test macro-F1, the run's name and what
-    tells it apart from others of that name, the latest message and evaluations so far."""
+    time left (from this machine's history and its `slots` runs at once, `core.runs.estimate`), its test
+    macro-F1, the run's name and what tells it apart from others of that name, the latest message and
+    evaluations so far."""
     history, differs = History(runs), distinguishing(runs)
+    left = times_left(runs, history, now, slots)
     ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3),
                                           r.created if r.status in MONITOR_ORDER else -r.created))
     rows = []
@@ -162,7 +164,7 @@ def monitor_frame(runs: list[Run], now: float) -> pd.DataFrame:
         test = (r.metrics or {}).get("test", {})
         phase = (r.phase or "preparing") if r.status == Status.RUNNING else ""
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
-                     "time left": _duration(time_left(r, history, now)), "run": r.name, "differs in": differs[r.id],
+                     "time left": _duration(left[r.id]), "run": r.name, "differs in": differs[r.id],
                      "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
                      "where": r.device if r.backend == "ray" and r.device else r.backend, "run_id": r.id})
     # the score beside the progress, where the table opens: a long run name would push it out of sight

@@ -94,6 +94,11 @@ class Dataset:
         named = {"train": self.train, "val": self.val, "test": self.test, "unlabeled": self.unlabeled}
         return {k: v for k, v in named.items() if v is not None}
 
+    @property
+    def absent(self) -> list[str]:
+        """The declared classes without a train text (bloomz in the M4 sample): no model can learn them."""
+        return [c for c, n in self.class_counts()["train"].items() if n == 0]
+
     def class_counts(self) -> pd.DataFrame:
         """Rows per class and split, with every declared class present (an absent class counts 0)."""
         out = pd.DataFrame(index=pd.Index(self.labels, name="class"))

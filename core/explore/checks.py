@@ -14,6 +14,9 @@ from core.data import Dataset
 
 
 
+LONG_SHARE = 0.5  # above it, a warning says how many train texts a max length would cut; below, a note
+
+
 @dataclass(frozen=True)
 class LoadCheck:
     preview: pd.DataFrame  # the first train rows: text (shortened), label, source
@@ -21,6 +24,14 @@ class LoadCheck:
     counts: pd.DataFrame  # texts per class (rows, in class order) and split (train, val, test)
     truncated: float  # share of (sampled) train texts longer than the max length
     warnings: list[str]
+    max_len: int = 128
+
+    @property
+    def length_note(self) -> str | None:
+        """The truncated share in a line, when no warning says it already."""
+        if self.truncated > LONG_SHARE:
+            return None
+        return f"{self.truncated:.1%} of train texts are longer than {self.max_len} tokens"
 
 
 def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed: int = 0) -> LoadCheck:
@@ -36,14 +47,14 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
                 "val": ": checkpoints cannot be ranked, so runs keep their last one; add a validation file",
                 "test": ": runs need a test split to be scored; add a test file",
                 "train": ""}[split])
-    absent = [c for c, n in zip(ds.labels, counts["train"]) if n == 0]
+    absent = ds.absent
     if absent:
         warnings.append(f"declared but absent from train: {', '.join(absent)}; no model can learn them")
     lengths = sampled_token_lengths(ds.train["text"], tokenizer, seed)
     truncated = float(np.mean(lengths > max_len)) if len(lengths) else 0.0
-    if truncated > 0.5:
-        warnings.append(f"{truncated:.1%} of train texts are longer than {max_len} tokens and would be cut; raise "
-                        "Max length on the Train page (up to 512) if their endings matter")
+    if truncated > LONG_SHARE:
+        warnings.append(f"{truncated:.1%} of train texts are longer than {max_len} tokens: a max length of "
+                        f"{max_len} would cut them; the Train page's `auto` takes up to 512 tokens, by this share")
     return LoadCheck(preview.reset_index(drop=True),
                      pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,
-                     warnings)
+                     warnings, max_len)

@@ -42,13 +42,14 @@ def process_alive(run: Run) -> bool:
 
 
 def end_if_gone(registry: Registry, run: Run, backend: Backend) -> bool:
-    """Mark an active run interrupted when its process is gone; True when the run has ended either way."""
+    """Mark an active run interrupted (cancelled, when a cancel was asked) when its process is gone; True when
+    the run has ended either way."""
     if run.status not in ACTIVE:
         return True
     if backend.alive(run):
         return False
-    try:
-        registry.interrupt(run.id, GONE)
+    try:  # a cancel stops a process that may still be starting, before its own handler can record it
+        registry.interrupt(run.id, *(("cancelled", Status.CANCELLED) if run.cancel_requested else (GONE,)))
     except IllegalMove:  # it recorded its own ending in the meantime
         pass
     return True

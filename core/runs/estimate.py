@@ -179,12 +179,29 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
     return Estimate(total, known, len(configs) - known)
 
 
+def times_left(runs: list[Run], history: History, now: float, slots: int) -> dict[str, float | None]:
+    """Seconds until each run ends. A queued local run waits for one of this machine's `slots` (runs at once)
+    as the runs ahead of it end, oldest first, then takes its own time; a walk read a queued run's own few
+    seconds as its time left, sixth in the queue. Unknown (None) behind a run whose time is unknown."""
+    left = {r.id: time_left(r, history, now) for r in runs}
+    local = [r for r in runs if r.backend == "local"]
+    ends: list[float | None] = [left[r.id] for r in local if r.status in (Status.STARTING, Status.RUNNING)]
+    ends += [0.0] * max(0, slots - len(ends))
+    for r in sorted((r for r in local if r.status == Status.QUEUED), key=lambda r: r.created):
+        known = [e for e in ends if e is not None]
+        start = min(known) if len(known) == len(ends) else None  # an unknown end may free a slot first
+        ends.remove(start)
+        left[r.id] = None if start is None or left[r.id] is None else start + left[r.id]
+        ends.append(left[r.id])
+    return left
+
+
 def time_left(run: Run, history: History, now: float) -> float | None:
-    """Seconds until a run ends: while it encodes, the encoding's own pace plus the training that follows
-    (`run_estimate` on the rows it drew); while it trains, its pace since training began, or history before
-    10% of the steps."""
+    """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued or starting,
+    the runs alike; while it encodes, the encoding's own pace plus the training that follows (`run_estimate`
+    on the rows it drew); while it trains, its pace since training began, or history before 10% of the steps."""
     alike = history.alike(run.config)
-    if run.status == Status.QUEUED:
+    if run.status in (Status.QUEUED, Status.STARTING):  # its whole time, from the runs alike
         return alike
     if run.status != Status.RUNNING or not run.phase_started:
         return None

@@ -277,12 +277,13 @@ class Registry:
                        (message, json.dumps(metrics) if metrics is not None else None, time.time(), status,
                         Status.DONE))
 
-    def interrupt(self, run_id: str, message: str) -> None:
+    def interrupt(self, run_id: str, message: str, status: Status = Status.INTERRUPTED) -> None:
         """A run whose process is gone: swept of the temporary files a kill mid-write left (before the
-        status changes, so an interrupted run never shows leftovers), then marked interrupted."""
+        status changes, so an interrupted run never shows leftovers), then marked interrupted (or cancelled,
+        when its process was stopped as asked before it could say so itself)."""
         with self._connect() as db:
             self.folder(run_id).remove_leftovers()
-            self._move(db, run_id, Status.INTERRUPTED, "ended = ?, message = ?", (time.time(), message))
+            self._move(db, run_id, status, "ended = ?, message = ?", (time.time(), message))
 
     def request_cancel(self, run_id: str) -> None:
         with self._connect() as db:
