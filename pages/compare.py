@@ -4,11 +4,10 @@ amount, test differences paired by seed, and look closely at chosen runs."""
 import streamlit as st
 
 from core import compare, plotting
-from core.compare import charts
+from core.compare import METRIC_NAMES, charts
 from core.runs import ACTIVE, FINISHED, Status, pump
 from pages.run_views import keep_selection_on_runs
 
-METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")

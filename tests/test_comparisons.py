@@ -138,6 +138,8 @@ def test_the_pair_names_a_and_b_and_the_group_its_sign_favours():
                    {s: v for s, v in enumerate([0.4, 0.7, 0.3, 0.6, 0.4, 0.5])})
     assert "A is ahead" in mixed.explain()[2] and "includes 0" in mixed.explain()[2]
     assert mixed.smallest_p == pytest.approx(2 / 64) and "can reach" not in mixed.explain()[3]
+    f1 = paired("A", "B", "macro_f1", {0: 0.5, 1: 0.6}, {0: 0.4, 1: 0.5})
+    assert "(macro-F1; A is ahead)" in f1.explain()[2]  # the metric in words, as the page names it
 
 
 def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():

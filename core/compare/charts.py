@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from core.compare.names import METRIC_NAMES
 from core.compare.seeds import metric_range
 from core.plotting import category_axis, class_scale, whole_legend
 
@@ -42,7 +43,7 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
 
 
 def label(metric: str) -> str:
-    return metric.replace("_", "-")
+    return METRIC_NAMES.get(metric, metric.replace("_", "-"))
 
 
 def tooltip(metric: str) -> list:

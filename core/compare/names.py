@@ -14,6 +14,7 @@ from core.train import run_label
 from core.train.methods import unread_options
 from core.train.config import flat_settings, options
 
+METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}  # the test metrics, in words
 NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setting that changes its result
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from core.train import TrainConfig
-from core.compare.names import setting_label, setting_value
+from core.compare.names import METRIC_NAMES, setting_label, setting_value
 from core.train.config import flat_settings
 from core.runs.lifecycle import Status
 
@@ -111,7 +111,7 @@ class Paired:
         if self.smallest_p >= ALPHA:
             floor += f", so no test on them can reach {ALPHA}"
         return [f"A = {self.a}", f"B = {self.b}",
-                f"A − B = {d.mean:+.3f} ({self.metric}; {leader}); {interval}",
+                f"A − B = {d.mean:+.3f} ({METRIC_NAMES.get(self.metric, self.metric)}; {leader}); {interval}",
                 f"{self.sentence()}; {self.test} p = {self.p_value:.3g} ({floor})"]
 
 

@@ -197,13 +197,16 @@ def times_left(runs: list[Run], history: History, now: float, slots: int) -> dic
 
 
 def time_left(run: Run, history: History, now: float) -> float | None:
-    """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued or starting,
-    the runs alike; while it encodes, the encoding's own pace plus the training that follows (`run_estimate`
+    """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
+    preparing, the runs alike (less what has passed since it left the queue); while it encodes, the encoding's own pace plus the training that follows (`run_estimate`
     on the rows it drew); while it trains, its pace since training began, or history before 10% of the steps."""
     alike = history.alike(run.config)
-    if run.status in (Status.QUEUED, Status.STARTING):  # its whole time, from the runs alike
+    if run.status == Status.QUEUED:  # its whole time, from the runs alike
         return alike
-    if run.status != Status.RUNNING or not run.phase_started:
+    if run.status == Status.STARTING or (run.status == Status.RUNNING and not run.phase_started):
+        began = run.claimed or run.started  # its process starting, the backbone and data loading: no pace yet
+        return None if alike is None or began is None else max(0.0, alike - (now - began))
+    if run.status != Status.RUNNING:
         return None
     elapsed = now - run.phase_started
     pace = elapsed * (1 - run.progress) / run.progress if run.progress > 0.01 else None
