@@ -212,7 +212,9 @@ def ganbert_frame(scores: dict[tuple[bool, str], list[float]]) -> pd.DataFrame:
                               frozen=True, data=DataSpec(train="a.jsonl", test="t.jsonl"))
             rows.append({"status": "done", "method": method_for(cfg).display(cfg), "dataset": "a.jsonl",
                          "amount": cfg.amount, "labeled": 10, "reference": False, "seed": seed,
-                         "settings": group_key(cfg), "run_id": f"r{len(rows)}", **{m: score for m in METRICS}})
+                         "settings": group_key(cfg), "run_id": f"r{len(rows)}",
+                         "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=len(rows)),
+                         **{m: score for m in METRICS}})
     return pd.DataFrame(rows)
 
 
