@@ -109,9 +109,9 @@ def test_a_loaded_dataset_and_its_cleaning_outlive_the_session(m4_dir):
     assert again.session_state["dataset"].name == "train.jsonl" and again.session_state["cleaning"].lowercase
     assert any(c.startswith("Data: **train.jsonl**") for c in captions(again))
     data = open_page("pages/data.py")  # the new session's Data page names the files it reads, and offers them again
-    train, test = (str((m4_dir / name).resolve()) for name in ("train.jsonl", "dev.jsonl"))
-    assert f"train: `{train}`" in " ".join(captions(data))
-    assert (data.text_input(key="lp_train").value, data.text_input(key="lp_test").value) == (train, test)
+    spec = data.session_state["dataset"].spec
+    assert spec.train.endswith("m4-sample/train.jsonl") and f"train: `{spec.train}`" in " ".join(captions(data))
+    assert (data.text_input(key="lp_train").value, data.text_input(key="lp_test").value) == (spec.train, spec.test)
 
 
 def test_a_workspace_whose_files_are_gone_falls_back_to_the_built_in_corpus(tmp_path):

@@ -113,7 +113,8 @@ def test_a_process_stopped_by_a_cancel_before_it_could_say_so_ends_cancelled(tin
     run_id = running_on_a_dead_process(reg, cfg(tiny_backbone))
     reg.request_cancel(run_id)
     assert jobs.reconcile(reg) == [run_id]
-    assert (reg.get(run_id).status, reg.get(run_id).message) == ("cancelled", "cancelled")
+    run = reg.get(run_id)
+    assert (run.status, run.message) == ("cancelled", "cancelled while its process was starting")
 
 
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):

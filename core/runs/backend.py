@@ -14,6 +14,7 @@ from core.runs.processes import pid_alive
 from core.runs.registry import Registry, Run
 
 GONE = "the training process ended without recording a result"
+STOPPED = "cancelled while its process was starting"
 STUCK_START = 60.0  # seconds a run may sit in `starting` without a process before it counts as gone
 
 
@@ -49,7 +50,7 @@ def end_if_gone(registry: Registry, run: Run, backend: Backend) -> bool:
     if backend.alive(run):
         return False
     try:  # a cancel stops a process that may still be starting, before its own handler can record it
-        registry.interrupt(run.id, *(("cancelled", Status.CANCELLED) if run.cancel_requested else (GONE,)))
+        registry.interrupt(run.id, *((STOPPED, Status.CANCELLED) if run.cancel_requested else (GONE,)))
     except IllegalMove:  # it recorded its own ending in the meantime
         pass
     return True
