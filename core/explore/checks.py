@@ -54,7 +54,8 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
     truncated = float(np.mean(lengths > max_len)) if len(lengths) else 0.0
     if truncated > LONG_SHARE:
         warnings.append(f"{truncated:.1%} of train texts are longer than {max_len} tokens: a max length of "
-                        f"{max_len} would cut them; the Train page's `auto` takes up to 512 tokens, by this share")
+                        f"{max_len} would cut them; the Train page's max length `auto` takes the smallest of 128, 256 "
+                        "and 512 that cuts at most a quarter")
     return LoadCheck(preview.reset_index(drop=True),
                      pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,
                      warnings, max_len)
