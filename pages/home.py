@@ -22,8 +22,9 @@ with c1:
     if ds.synthetic:
         st.info("This is the **built-in synthetic corpus**: six invented writers named after the SemEval-2024 "
                 "Task 8 Subtask B classes, so the studio works offline. Load the official files on the Data page.")
-    pronoun = "it" if len(ds.absent) == 1 else "them"
-    missing = f" ({', '.join(ds.absent)} without train texts: no model learns {pronoun})" if ds.absent else ""
+    absent = ds.absent  # counted once
+    pronoun = "it" if len(absent) == 1 else "them"
+    missing = f" ({', '.join(absent)} without train texts: no model learns {pronoun})" if absent else ""
     st.markdown(f"**{ds.name}** — {len(ds.labels)} classes{missing}")
     st.dataframe(ds.class_counts(), width="content", placeholder="–")
 with c2:

@@ -108,7 +108,8 @@ def run_place(registry: Registry, frozen: bool) -> Place:
                                       persist_state="session"),
                  c2.text_input("Storage for results (empty: sent back directly)", registry.setting("ray_storage") or "",
                                key="tr_ray_storage", persist_state="session",
-                               help="A folder every node shares, or a URI such as s3://bucket/studio."),
+                               help="An absolute folder every node shares, or a URI such as s3://bucket/studio; "
+                                    "results are copied from there into this machine's run folders."),
                  c3.number_input("CPUs per run", 0.5, 64.0, 1.0, step=0.5, key="tr_ray_cpus", persist_state="session"),
                  c4.number_input("GPU share per run (frozen only)", 0.05, 1.0, 1.0, step=0.05, key="tr_ray_gpu",
                                  disabled=not frozen, persist_state="session"))

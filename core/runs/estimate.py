@@ -198,8 +198,9 @@ def times_left(runs: list[Run], history: History, now: float, slots: int) -> dic
 
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
-    preparing, the runs alike (less what has passed since it left the queue); while it encodes, the encoding's own pace plus the training that follows (`run_estimate`
-    on the rows it drew); while it trains, its pace since training began, or history before 10% of the steps."""
+    preparing, the runs alike (less what has passed since it left the queue); while it encodes, the encoding's
+    own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
+    training began, or history before 10% of the steps."""
     alike = history.alike(run.config)
     if run.status == Status.QUEUED:  # its whole time, from the runs alike
         return alike
