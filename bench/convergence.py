@@ -1,7 +1,7 @@
 """Accuracy against optimizer steps for each step-trained method, on the real M4 sample, at 5 and 20
 labels per class (frozen MiniLM `layers` features, the last checkpoint kept), beside the converged
 references `features-lr` and `tfidf-lr` on the same labeled rows. The default budgets
-(`StepMethod.min_steps_frozen`) sit where these curves flatten.
+(`StepSpec.min_steps_frozen`) sit where these curves flatten.
 
 Run: .venv/bin/python bench/convergence.py [--seeds 0 1 2] [--steps 10 25 50 100 200 400 800]
 Ends with one JSON line: mean test accuracy per method, amount and steps.

@@ -27,13 +27,14 @@ import torch.nn.functional as F  # noqa: E402
 
 from core.backbone.encode import load_tokenizer  # noqa: E402
 from core.data import builtin_dataset  # noqa: E402
-from core.train import METHODS, TrainConfig, bucketed_batches, build_model, pad_batch  # noqa: E402
+from core.train import TrainConfig, bucketed_batches, pad_batch  # noqa: E402
+from core.train.methods.finetune import Finetune  # noqa: E402
 
 
 def fresh(labels, max_len, batch_size):
     torch.manual_seed(0)
     config = TrainConfig(method="finetune", max_len=max_len, batch_size=batch_size, device="cpu")
-    return config, build_model(config, labels, torch.device("cpu")).train()
+    return config, Finetune().build_model(config, labels, torch.device("cpu")).train()
 
 
 def project(texts, labels, names, max_len, batch_size, pad_to_max) -> float:
@@ -44,7 +45,7 @@ def project(texts, labels, names, max_len, batch_size, pad_to_max) -> float:
     ids = tok(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]
     lengths = np.array([len(x) for x in ids])
     batches = bucketed_batches(lengths, batch_size, np.random.default_rng(0))
-    step = METHODS["finetune"].start(model, config, None, len(batches))
+    step = Finetune().start(model, config, None, len(batches))
     start = time.perf_counter()
     for b in batches:
         input_ids, mask = pad_batch([ids[i] for i in b], tok.pad_token_id, torch.device("cpu"),

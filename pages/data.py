@@ -11,6 +11,7 @@ from core.errors import InputError
 from core.explore.checks import check_loaded
 from core.paths import studio_home
 from core.runs import Workspace, remember
+from pages.widgets import kept_tabs
 
 
 def mapping_inputs(key: str) -> ColumnMapping:
@@ -83,8 +84,8 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
 
 if "pending_dataset" in st.session_state:
     confirm_replace()
-# keyed, and tracked: a rerun (Enter in a text field) keeps the tab the user is on
-built_in, upload, local = st.tabs(["Built-in corpus", "Upload files", "Local path"], key="dt_source", on_change="rerun")
+# tracked and kept: a rerun (Enter in a text field) or a visit to another page keeps the tab the user is on
+built_in, upload, local = kept_tabs(["Built-in corpus", "Upload files", "Local path"], "dt_source")
 
 with built_in:
     st.markdown("A deterministic **synthetic** corpus: six invented writers named after the Subtask B classes, "

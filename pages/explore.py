@@ -8,6 +8,7 @@ from core.explore import KL_EXPLANATION, charts
 from core.explore import stats as explore
 from core.paths import studio_home
 from core.plotting import class_colors
+from pages.widgets import kept_tabs
 
 CACHE = studio_home() / "explore"
 
@@ -50,9 +51,8 @@ st.title("Explore")
 if ds.synthetic:
     st.caption("Data: the built-in **synthetic** corpus.")
 
-overview, tab_lengths, words, maps, shift = st.tabs(["Overview", "Lengths", "Words", "Maps", "Train/test shift"])
 
-with overview:
+def show_overview() -> None:
     st.altair_chart(charts.class_counts(ds.class_counts(), labels))
     absent = ds.absent
     if absent:
@@ -62,7 +62,7 @@ with overview:
         st.subheader("Per source")
         st.altair_chart(charts.source_breakdown(sources, labels))
 
-with tab_lengths:
+def show_lengths() -> None:
     with st.status("Counting characters, words and tokens…", expanded=False) as status:
         lens = lengths(key, ds)
         status.update(label="Lengths ready", state="complete")
@@ -76,7 +76,7 @@ with tab_lengths:
     st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content",
                  placeholder="–")
 
-with words:
+def show_words() -> None:
     c1, c2 = st.columns(2)
     n = c1.radio("n-gram size", [1, 2, 3], horizontal=True, key="ex_n", persist_state="session")
     stop = c2.toggle("Remove English stop words", True, key="ex_stop", persist_state="session")
@@ -89,7 +89,7 @@ with words:
     for i, name in enumerate(n for n in labels if n in set(freqs["class"])):  # in class order
         cols[i % 3].image(word_cloud(key, name, colors[name], freqs[freqs["class"] == name]), caption=name)
 
-with maps:
+def show_maps() -> None:
     method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map", persist_state="session",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
     with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
@@ -115,7 +115,7 @@ with maps:
         bar.empty()
         st.altair_chart(charts.scatter_map(emb, labels, "MiniLM embeddings, PCA"))
 
-with shift:
+def show_shift() -> None:
     st.caption(KL_EXPLANATION)
     matrix = kl(key, ds)
     if matrix.empty:
@@ -127,3 +127,11 @@ with shift:
         c1.dataframe(explore.kl_per_class(matrix, labels).set_index("class").style.format("{:.3f}"), width="content",
                      placeholder="–")
         c2.altair_chart(charts.kl_matrix(matrix, labels), width="content")  # square cells, not bands
+
+
+# only the open tab runs: a first visit no longer computes every map, n-gram table and word cloud up front
+tabs = kept_tabs(["Overview", "Lengths", "Words", "Maps", "Train/test shift"], "ex_tab")
+for tab, show in zip(tabs, (show_overview, show_lengths, show_words, show_maps, show_shift)):
+    if tab.open:
+        with tab:
+            show()

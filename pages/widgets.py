@@ -1,6 +1,7 @@
 """Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, the backbone
-picker with its opt-in download, and where the runs go (`run_place`). Every one keeps its value for the session
-(`persist_state`): Streamlit drops a widget's value when the user leaves its page, which reset the form."""
+picker with its opt-in download, and where the runs go (`run_place`); and tabs that reopen where the user left
+them (`kept_tabs`). Every one keeps its value for the session (`persist_state`): Streamlit drops a widget's
+value when the user leaves its page, which reset the form."""
 
 from dataclasses import dataclass
 
@@ -19,6 +20,17 @@ OTHER = "other"
 def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
     """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
     return max_length_for(_ds, resolve_backbone(backbone), max_len)
+
+
+def kept_tabs(labels: list[str], key: str) -> list:
+    """Tabs that track which one is open (each tab's `.open`, so a page can run only that one) and reopen on it
+    after a visit to another page: tabs take no `persist_state`, so the open one is also kept under a key of its
+    own, which Streamlit does not drop."""
+    kept = f"{key}_kept"
+    default = None if key in st.session_state else st.session_state.get(kept)  # the tab's own state comes first
+    tabs = st.tabs(labels, key=key, default=default, on_change="rerun")
+    st.session_state[kept] = next((label for label, tab in zip(labels, tabs) if tab.open), labels[0])
+    return tabs
 
 
 def widget(column, o: Option, disabled: bool = False):

@@ -7,13 +7,16 @@ import json
 import time
 from pathlib import Path
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.paths import REPO_ROOT
+from core.compare import METRICS
+from core.compare.seeds import group_key
 from core.runs import ACTIVE, Registry, Run
-from core.train import TrainConfig, resolve
+from core.train import TrainConfig, method_for, resolve
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 # A run that lasts about a minute: a frozen head on many steps, evaluated every 55 steps so that its first
@@ -129,3 +132,14 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
                                    data.dataset.labels)
     monkeypatch.setattr(stepwise, "predict_split", predict)
     monkeypatch.setattr(stepwise.StepMethod, "evaluate", learned_then_one_class)
+
+
+def hand_runs_frame(runs: list[tuple[TrainConfig, float]]) -> pd.DataFrame:
+    """A runs table as `core.compare.runs_frame` makes it, from configs (a fraction each) and one score per run
+    for every metric; later rows are later runs."""
+    return pd.DataFrame([{
+        "status": "done", "method": method_for(c).display(c), "dataset": c.data.short_name, "amount": c.amount,
+        "labeled": 100 * c.fraction, "reference": method_for(c).reference, "seed": c.seed, "settings": group_key(c),
+        "run_id": f"r{i}", "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=i),
+        **dict.fromkeys(METRICS, score),
+    } for i, (c, score) in enumerate(runs)])

@@ -1,10 +1,13 @@
 """The shape of `core/`, read from the source: layers import only downward, no import cycle, no large
-module, short pages, and one module that spells a run folder's file names."""
+module, short pages, one module that spells a run folder's file names, and no torch where runs are only
+listed or compared."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -136,3 +139,15 @@ def test_statuses_are_spelled_only_by_the_lifecycle():
     sources = [p for p in [*CORE.rglob("*.py"), *(REPO_ROOT / "pages").glob("*.py"), REPO_ROOT / "app.py"]
                if p.name != "lifecycle.py"]
     assert [hit for path in sources for hit in status_literals(path)] == []
+
+
+def test_listing_and_comparing_runs_import_no_torch():
+    """`python -m core runs` took 10 s, nearly all of it importing torch, transformers and scikit-learn for
+    method names. The registry, Compare, the method specs and the CLI's registry commands read without them;
+    a fresh interpreter shows what an import really pulls in."""
+    light = ["core.cli", "core.cli.records", "core.runs.registry", "core.runs.queue", "core.runs.estimate",
+             "core.compare.tables", "core.compare.charts", "core.train.methods", "core.train.checkpoint"]
+    probe = (f"import sys, {', '.join(light)}; from core.train import METHODS, run_label; "
+             "print(sorted(m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

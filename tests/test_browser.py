@@ -112,6 +112,8 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         page.locator(".vega-embed").first.wait_for()
         assert page.locator(".vega-embed").count() >= 1
         check_page(page, "3-explore")
+        page.get_by_role("tab", name="Lengths").click()  # only the open tab runs: this one on its click
+        page.get_by_text("Train texts truncated at this max length").wait_for()
 
         nav(page, "Train")
         page.get_by_text("per class", exact=True).click()
@@ -163,6 +165,9 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
 
         # the real sample, loaded from a local path, is still the dataset after a reload (a new session)
         nav(page, "Data")  # the corpus again, so that its "Loaded" message goes away on the next rerun (Enter)
+        page.get_by_role("tab", name="Upload files").wait_for()  # the tab left open four pages ago is open again
+        assert page.get_by_role("tab", name="Upload files").get_attribute("aria-selected") == "true"
+        page.get_by_role("tab", name="Built-in corpus").click()
         page.get_by_role("button", name="Use the built-in corpus").click()
         page.get_by_text("Loaded Built-in synthetic corpus").wait_for()
         page.get_by_role("tab", name="Local path").click()

@@ -8,6 +8,7 @@ import re
 
 import altair as alt
 import pandas as pd
+import pytest
 
 from core.compare import charts as compare_charts
 from core.paths import REPO_ROOT
@@ -150,6 +151,27 @@ def test_compare_figures_fit_the_page_with_eight_panels_and_long_names():
     curves = pd.DataFrame([{"run": f"{name} {r}", "step": s, "metric": m, "value": 0.5} for r in range(3)
                            for s in (1, 2) for m in ("val_accuracy", "val_macro_f1", "val_mcc")])
     assert natural_width(compare_charts.evaluation_curves(curves, ["val_accuracy", "val_macro_f1", "val_mcc"])) <= PAGE
+
+
+def test_length_histograms_share_one_scale_and_end_at_their_last_bin():
+    """A small class's bars were flattened by the count scale of "all", and a max length past the longest bin
+    stretched the axis, squeezing every bar into the left of its panel: bars are shares of their class's
+    texts, and the axis ends where the bins do."""
+    from core.explore import charts as explore_charts
+    from core.explore import stats
+
+    lens = pd.DataFrame({"class": ["human"] * 90 + ["dolly"] * 10, "tokens": list(range(10, 100)) + [40] * 10})
+    hist = stats.length_histogram(lens, "tokens", bins=10)
+    assert hist.groupby("class")["share"].sum().to_dict() == pytest.approx({"all": 1.0, "dolly": 1.0, "human": 1.0})
+    assert hist.query("`class` == 'dolly'")["share"].max() == 1.0  # as tall as any bar, though 10 texts of 100
+
+    def drawn(max_len: int) -> dict:
+        spec = explore_charts.length_histogram(hist, ("human", "dolly"), "tokens", max_len).to_dict()["spec"]
+        return {"domain": spec["layer"][0]["encoding"]["x"]["scale"]["domain"], "rule": len(spec["layer"]) == 2}
+
+    last = float(hist["end"].max())
+    assert drawn(64) == {"domain": [0, last], "rule": True}
+    assert drawn(512) == {"domain": [0, last], "rule": False}
 
 
 def test_the_kl_matrix_has_square_cells_that_fit_its_column():

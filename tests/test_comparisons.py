@@ -13,13 +13,12 @@ from scipy import stats
 
 from core.cli import main
 from core.compare import METRICS, follow_rows, mean_ci, paired, runs_frame, seed_points, summarize
-from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, TrainConfig, classify, load_data, method_for, split_pool, resolve
+from core.train import METHODS, TrainConfig, classify, load_data, split_pool, resolve
 from core.train.methods.stepwise import MIN_VAL_PER_CLASS, selection_rule
-from tests.helpers import data_args
+from tests.helpers import data_args, hand_runs_frame
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -167,16 +166,9 @@ def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():
 
 def frame_of(rows: list[dict]) -> pd.DataFrame:
     """A runs table as `runs_frame` makes it, from hand-set settings and scores."""
-    out = []
-    for r in rows:
-        cfg = TrainConfig(method=r["method"], seed=r["seed"], lr=r.get("lr"), fraction=r["fraction"],
-                          data=DataSpec(train=r.get("data", "a.jsonl"), test="t.jsonl"))
-        out.append({"status": "done", "method": method_for(cfg).display(cfg), "dataset": r.get("data", "a.jsonl"),
-                    "amount": cfg.amount, "labeled": 100 * r["fraction"], "reference": method_for(cfg).reference,
-                    "seed": r["seed"], "settings": group_key(cfg), "run_id": f"r{len(out)}",
-                    "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=len(out)),
-                    **{m: r["score"] for m in METRICS}})
-    return pd.DataFrame(out)
+    return hand_runs_frame([(TrainConfig(method=r["method"], seed=r["seed"], lr=r.get("lr"), fraction=r["fraction"],
+                                         data=DataSpec(train=r.get("data", "a.jsonl"), test="t.jsonl")), r["score"])
+                            for r in rows])
 
 
 def test_a_groups_interval_stays_within_its_metrics_range():

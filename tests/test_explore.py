@@ -68,6 +68,8 @@ def test_lengths_histogram_and_truncation(small_builtin):
     hist = explore.length_histogram(lens, "tokens", bins=10)
     totals = hist.groupby("class")["count"].sum()
     assert totals["all"] == len(lens) and totals.drop("all").sum() == len(lens)
+    assert (hist["share"] * hist["class"].map(lens["class"].value_counts().to_dict() | {"all": len(lens)})
+            ).round().astype(int).tolist() == hist["count"].tolist()
     share = explore.truncation_share(lens, max_len=0).set_index("class")["share"]
     assert share["all"] == 1.0
     train = lens[lens["split"] == "train"]

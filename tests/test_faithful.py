@@ -16,7 +16,6 @@ import torch
 
 from core.cli.options import Parser, add_config_args, config_from_args
 from core.compare import METRICS, summarize
-from core.compare.seeds import group_key
 from core.compare.tables import run_notes
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
@@ -24,9 +23,10 @@ from core.runs.execute import train_into
 from core.train import Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
 from core.train.maxlen import choose, position_limit
 from core.train.methods.base import Diverged
-from core.train.methods.ganbert import PRESETS, GanBert
+from core.train.methods.ganbert import GanBert
+from core.train.methods.presets import PRESETS
 from core.train.store import read_tensors
-from tests.helpers import predicts_one_class
+from tests.helpers import hand_runs_frame, predicts_one_class
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -205,17 +205,11 @@ def test_the_run_card_warns_when_the_model_never_beat_chance(tmp_path, learned, 
 
 
 def ganbert_frame(scores: dict[tuple[bool, str], list[float]]) -> pd.DataFrame:
-    rows = []
-    for (adversarial, generator), values in scores.items():
-        for seed, score in enumerate(values):
-            cfg = TrainConfig(method="ganbert", generator=generator, adversarial=adversarial, seed=seed, fraction=0.1,
-                              frozen=True, data=DataSpec(train="a.jsonl", test="t.jsonl"))
-            rows.append({"status": "done", "method": method_for(cfg).display(cfg), "dataset": "a.jsonl",
-                         "amount": cfg.amount, "labeled": 10, "reference": False, "seed": seed,
-                         "settings": group_key(cfg), "run_id": f"r{len(rows)}",
-                         "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=len(rows)),
-                         **{m: score for m in METRICS}})
-    return pd.DataFrame(rows)
+    return hand_runs_frame([(TrainConfig(method="ganbert", generator=generator, adversarial=adversarial, seed=seed,
+                                         fraction=0.1, frozen=True, data=DataSpec(train="a.jsonl", test="t.jsonl")),
+                             score)
+                            for (adversarial, generator), values in scores.items()
+                            for seed, score in enumerate(values)])
 
 
 def test_the_verdict_says_what_the_adversarial_part_adds_with_its_interval():

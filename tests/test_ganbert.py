@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from core.train import TrainConfig
-from core.train.methods.ganbert import BowGenerator, Discriminator, NoiseGenerator, gan_losses, repeats_for, sizes_for
+from core.train.methods.ganbert import BowGenerator, Discriminator, NoiseGenerator, gan_losses
+from core.train.methods.presets import repeats_for, sizes_for
 
 
 def test_loss_terms_on_hand_set_logits():

@@ -13,6 +13,7 @@ from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, memory, resolve
+from core.train.methods.specs import CHECKPOINT_SLOWDOWN
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 GIB = 2 ** 30
@@ -88,7 +89,7 @@ def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkey
     assert planned_rows(trained, 1000, 100, 100, 6) == (30, 970, 100, 100)
     assert run_seconds(trained, (30, 970, 100, 100)) == (slowed if on else plain)
     evaluation = (trained.evaluations * 100 + 100) / (49.0 / 4)
-    assert slowed - evaluation == pytest.approx(memory.CHECKPOINT_SLOWDOWN * (plain - evaluation))
+    assert slowed - evaluation == pytest.approx(CHECKPOINT_SLOWDOWN * (plain - evaluation))
     for never in (trained.with_(frozen=True), resolve(TrainConfig(data=DATA, method="features-lr", max_len=512))):
         assert checkpoints(never) is False
     setfit = resolve(TrainConfig(data=DATA, method="setfit", per_class=5, fraction=None, max_len=512))

@@ -14,8 +14,11 @@ from core.compare import method_name
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, StepMethod, Sweep, TrainConfig, amounts, classify, method_for, resolve, run_label
-from core.train.methods.ganbert import repeats_for
+from core.train import METHODS, Sweep, TrainConfig, amounts, classify, method_for, resolve, run_label
+from core.train.catalog import CATALOG
+from core.train.methods import Method
+from core.train.methods.stepwise import StepMethod
+from core.train.methods.presets import repeats_for
 from tests.helpers import open_page
 
 
@@ -34,6 +37,17 @@ def toy(monkeypatch) -> Toy:
     method = Toy()
     monkeypatch.setitem(METHODS, "toy", method)  # the one line a new method adds to the table
     return method
+
+
+def test_each_spec_hands_fitting_and_loading_to_its_training_class():
+    """The table holds specs, which import no torch; `fit` and `load` go to the catalog's training class. It
+    subclasses the spec, so both read the same settings, and defines both, so the hand-over cannot loop."""
+    for name, spec in METHODS.items():
+        trainer = spec.implementation()
+        assert type(trainer).__name__ == CATALOG[name].where.split(":")[1]
+        assert isinstance(trainer, type(spec)) and type(trainer) is not type(spec)
+        assert type(trainer).fit is not Method.fit and type(trainer).load is not Method.load
+        assert trainer.settle(TrainConfig(method=name)) == spec.settle(TrainConfig(method=name))
 
 
 def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone, capsys):
@@ -83,9 +97,9 @@ def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():
 
 def test_each_method_decides_its_probabilities():
     logits = torch.tensor([[2.0, 0.0, 0.0, 1.0]])
-    real, fake = METHODS["ganbert"].probabilities(logits)  # the last logit is GAN-BERT's fake class
+    real, fake = METHODS["ganbert"].implementation().probabilities(logits)  # the last logit is GAN-BERT's fake class
     assert real.shape == (1, 3) and torch.allclose(real.sum(-1), torch.ones(1)) and 0 < float(fake[0]) < 1
-    real, fake = METHODS["finetune"].probabilities(logits)
+    real, fake = METHODS["finetune"].implementation().probabilities(logits)
     assert real.shape == (1, 4) and fake is None
 
 

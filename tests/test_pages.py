@@ -15,12 +15,24 @@ def test_home_shows_the_synthetic_corpus():
     assert "synthetic" in " ".join(c.value for c in at.caption)
 
 
+def open_tab(at: AppTest, label: str) -> AppTest:
+    """What a click on an Explore tab does: the tab's state, then a rerun."""
+    at.session_state["ex_tab"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_explore_on_builtin_corpus(small_builtin):
+    """Only the open tab runs: a first visit drew every map, n-gram table and word cloud before showing the
+    class counts."""
     at = open_page("pages/explore.py", small_builtin)
     assert [t.label for t in at.tabs] == ["Overview", "Lengths", "Words", "Maps", "Train/test shift"]
-    assert len(at.get("vega_lite_chart")) >= 6
-    assert at.metric[0].label == "Train texts truncated at this max length"
-    assert len(at.get("image")) == 6  # one word cloud per class
+    assert len(at.get("vega_lite_chart")) == 2 and not at.metric and not at.get("image")  # counts, sources
+    assert open_tab(at, "Lengths").metric[0].label == "Train texts truncated at this max length"
+    assert len(open_tab(at, "Words").get("image")) == 6  # one word cloud per class
+    assert len(open_tab(at, "Maps").get("vega_lite_chart")) == 2  # the TF-IDF map and its hexbins
+    assert open_tab(at, "Train/test shift").metric[0].label.startswith("KL")
 
 
 def test_explore_on_real_m4_sample(m4_dir):
@@ -30,19 +42,19 @@ def test_explore_on_real_m4_sample(m4_dir):
                for m in home.markdown)
     at = open_page("pages/explore.py", ds)
     assert any("bloomz" in w.value for w in at.warning)  # declared but absent
-    assert len(at.get("image")) == 5
-    kl_metric = [m for m in at.metric if m.label.startswith("KL")]
+    assert len(open_tab(at, "Words").get("image")) == 5
+    kl_metric = [m for m in open_tab(at, "Train/test shift").metric if m.label.startswith("KL")]
     assert kl_metric and float(kl_metric[0].value.split()[0]) > 0
 
 
 def test_changing_max_length_updates_truncation(small_builtin):
-    at = open_page("pages/explore.py", small_builtin)
+    at = open_tab(open_page("pages/explore.py", small_builtin), "Lengths")
     before = at.metric[0].value
     at.number_input(key="ex_maxlen").set_value(16).run()
     assert not at.exception
     assert at.metric[0].value == "100.0%" != before
     at.switch_page("pages/home.py").run()
-    at.switch_page("pages/explore.py").run()  # a visit elsewhere keeps the page's settings
+    at.switch_page("pages/explore.py").run()  # a visit elsewhere keeps the open tab and the page's settings
     assert at.number_input(key="ex_maxlen").value == 16 and at.metric[0].value == "100.0%"
 
 

@@ -15,7 +15,7 @@ from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.paths import REPO_ROOT
 from core.train import TrainConfig, run_label, resolve
-from core.train.store import DESCRIPTION, WEIGHTS
+from core.train.checkpoint import DESCRIPTION, WEIGHTS
 from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
 from tests.helpers import LONG, active_run, cfg, submit, tail_log, wait_for
 

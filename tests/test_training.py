@@ -19,7 +19,7 @@ from core.train import (METHODS, Diverged, TrainConfig, bucketed_batches, classi
                         split_pool, resolve)
 from tests.helpers import predicts_one_class
 from core.train.methods.finetune import Finetune
-from core.train.store import WEIGHTS
+from core.train.checkpoint import WEIGHTS
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -94,7 +94,7 @@ def test_adapter_setup_leaves_the_adapter_active_and_its_log_clean(tiny_backbone
     user reading the run's log took the adapter for off."""
     cfg = config(tiny_backbone, method="adapter")
     with caplog.at_level(logging.WARNING):
-        model = method_for(cfg).build_model(cfg, ("a", "b"), torch.device("cpu"))
+        model = method_for(cfg).implementation().build_model(cfg, ("a", "b"), torch.device("cpu"))
     assert "studio" in str(model.encoder.active_adapters)
     assert not [r for r in caplog.records if "activated" in r.getMessage()]
     with caplog.at_level(logging.WARNING):  # the filter is gone once set-up is over

@@ -1,5 +1,5 @@
 """The command line: `python -m core ...`. Only the parser lives here, built without torch or transformers;
-the work is in `commands`, imported once a command runs.
+the work is in `commands` and `records`, imported once a command runs.
 
 Exit codes: 0 success, 2 bad input or usage (with a one-line message on stderr), 1 internal failure.
 """
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
     add_data_args(check)
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
-    check.set_defaults(func="cmd_data_check")
+    check.set_defaults(func="commands:cmd_data_check")
 
     exp = sub.add_parser("explore", help="write an HTML exploration report and summary.json")
     exp.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
@@ -36,34 +36,34 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--max-len", type=int, default=128, help="token limit shown on length charts")
     exp.add_argument("--map", choices=("pca", "umap"), default="pca", help="2-D map method")
     exp.add_argument("--no-cache", action="store_true", help="recompute every view")
-    exp.set_defaults(func="cmd_explore")
+    exp.set_defaults(func="commands:cmd_explore")
 
     tr = sub.add_parser("train", help="train one run (foreground with a progress bar, or --background)")
     add_config_args(tr)
     tr.add_argument("--background", action="store_true", help="queue the run and return its id at once")
     add_backend_args(tr)
-    tr.set_defaults(func="cmd_train")
+    tr.set_defaults(func="commands:cmd_train")
 
     sw = sub.add_parser("sweep", help="queue methods × generators × labeled amounts × seeds in the background")
     add_config_args(sw, sweep=True)
     sw.add_argument("--concurrency", type=int, help="local runs at once (default: one per GPU, else one)")
     add_backend_args(sw)
-    sw.set_defaults(func="cmd_sweep")
+    sw.set_defaults(func="commands:cmd_sweep")
 
     runs = sub.add_parser("runs", help="list runs")
     runs.add_argument("--json", action="store_true", help="print JSON")
-    runs.set_defaults(func="cmd_runs")
+    runs.set_defaults(func="records:cmd_runs")
 
     cp = sub.add_parser("compare", help="groups over seeds with 95%% CIs, paired tests between groups, verdicts")
     cp.add_argument("--tag", action="append", help="only runs with this tag (repeatable)")
     cp.add_argument("--metric", choices=("accuracy", "macro_f1", "mcc"), default="accuracy",
                     help="the metric the text output and the verdicts rank by (JSON pairs carry every metric)")
     cp.add_argument("--json", action="store_true", help="print JSON: groups, pairs and verdicts")
-    cp.set_defaults(func="cmd_compare")
+    cp.set_defaults(func="records:cmd_compare")
 
     cn = sub.add_parser("cancel", help="cancel queued or running runs (together: none of them starts meanwhile)")
     cn.add_argument("run_ids", nargs="+", metavar="RUN_ID")
-    cn.set_defaults(func="cmd_cancel")
+    cn.set_defaults(func="records:cmd_cancel")
 
     pr = sub.add_parser("predict", help="classify texts (or every row of a file) with a run's checkpoint")
     pr.add_argument("run_id")
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "whose path is printed)")
     pr.add_argument("--text-col", default="text", help="the file's text column (default: text)")
     pr.add_argument("--label-col", default="label", help="the file's label column (default: label)")
-    pr.set_defaults(func="cmd_predict")
+    pr.set_defaults(func="commands:cmd_predict")
     return parser
 
 
@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         # the commands (and torch, transformers) load only now: help and usage errors return at once
-        return getattr(importlib.import_module("core.cli.commands"), args.func)(args)
+        module, func = args.func.split(":")
+        return getattr(importlib.import_module(f"core.cli.{module}"), func)(args)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,15 +1,42 @@
 """Comparing runs: run tables, groups over seeds with confidence intervals, paired tests, verdicts and
 comparison charts. Reads `core.runs` (and `core.train`'s method table for names)."""
 
-from core.compare import charts
-from core.compare.names import METRIC_NAMES, distinct_names, settings_diff
-from core.compare.seeds import Paired, Summary, adds, mean_ci, paired, seed_points, summarize, what_seeds_allow
-from core.compare.stats import McNemar, mcnemar, paired_test
-from core.compare.tables import (FILTERS, METRICS, confusion_cells, confusion_frame, evaluations_frame, filter_runs,
-                                 follow_rows, method_name, monitor_frame, per_class_f1, run_details, run_notes,
-                                 runs_frame)
+from core.lazy import exports
 
-__all__ = ["charts", "Paired", "Summary", "adds", "what_seeds_allow", "mean_ci", "paired", "seed_points", "summarize",
-           "McNemar", "mcnemar", "paired_test", "FILTERS", "METRICS", "confusion_cells", "confusion_frame",
-           "evaluations_frame", "filter_runs", "follow_rows", "method_name", "monitor_frame", "per_class_f1",
-           "run_details", "run_notes", "runs_frame", "METRIC_NAMES", "distinct_names", "settings_diff"]
+# name -> the module that defines it: imported on first use, so that naming runs (`python -m core runs`) does
+# not pay for scipy and altair
+_EXPORTS = {
+    "charts": "core.compare.charts",
+    "METRIC_NAMES": "core.compare.names",
+    "distinct_names": "core.compare.names",
+    "settings_diff": "core.compare.names",
+    "Paired": "core.compare.seeds",
+    "Summary": "core.compare.seeds",
+    "adds": "core.compare.seeds",
+    "mean_ci": "core.compare.seeds",
+    "paired": "core.compare.seeds",
+    "seed_points": "core.compare.seeds",
+    "summarize": "core.compare.seeds",
+    "what_seeds_allow": "core.compare.seeds",
+    "McNemar": "core.compare.stats",
+    "mcnemar": "core.compare.stats",
+    "paired_test": "core.compare.stats",
+    "FILTERS": "core.compare.tables",
+    "METRICS": "core.compare.tables",
+    "confusion_cells": "core.compare.tables",
+    "confusion_frame": "core.compare.tables",
+    "evaluations_frame": "core.compare.tables",
+    "filter_runs": "core.compare.tables",
+    "follow_rows": "core.compare.tables",
+    "method_name": "core.compare.tables",
+    "monitor_frame": "core.compare.tables",
+    "per_class_f1": "core.compare.tables",
+    "run_details": "core.compare.tables",
+    "run_notes": "core.compare.tables",
+    "runs_frame": "core.compare.tables",
+}
+
+
+__getattr__ = exports("core.compare", _EXPORTS)
+
+__all__ = list(_EXPORTS)

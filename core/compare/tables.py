@@ -14,7 +14,7 @@ from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, times_left
 from core.train import method_for
-from core.train.methods.stepwise import not_learned
+from core.train.methods.specs import not_learned
 from core.runs.lifecycle import Status
 
 METRICS = ("accuracy", "macro_f1", "mcc")

@@ -26,18 +26,23 @@ def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 
 def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
                      max_len: int | None = None) -> alt.Chart:
-    """Per-class histograms, one small panel per class, with the chosen max length as a rule."""
+    """Per-class histograms, one small panel per class, as shares of each class's texts (classes of any size
+    on one scale), with the chosen max length as a rule. The axis ends at the last bin: a max length past it
+    drew no bar there but squeezed every bar into the left of its panel."""
+    x_scale = alt.Scale(domain=[0, float(hist["end"].max())], nice=False)
     base = alt.Chart().mark_bar().encode(
-        x=alt.X("start:Q", bin="binned", title=measure),
+        x=alt.X("start:Q", bin="binned", title=measure, scale=x_scale),
         x2="end:Q",
-        y=alt.Y("count:Q", title="texts"),
+        y=alt.Y("share:Q", title="share of texts", axis=alt.Axis(format="%")),
         color=alt.Color("class:N", scale=class_scale(labels + ("all",)), legend=None),
-        tooltip=["class", alt.Tooltip("start:Q", format=".0f"), alt.Tooltip("end:Q", format=".0f"), "count"],
+        tooltip=["class", alt.Tooltip("start:Q", format=".0f"), alt.Tooltip("end:Q", format=".0f"), "count",
+                 alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=220, height=120)
     layers = [base]
-    if max_len is not None and measure == "tokens":
+    if max_len is not None and measure == "tokens" and max_len <= hist["end"].max():
         layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
-    return alt.layer(*layers, data=hist).facet(facet=alt.Facet("class:N", sort=list(labels) + ["all"]), columns=3)
+    return alt.layer(*layers, data=hist).facet(
+        facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3)
 
 
 def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

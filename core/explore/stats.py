@@ -64,15 +64,17 @@ def token_counts(tokenizer, texts: list[str]) -> list[int]:
 
 
 def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quantile: float = 0.99) -> pd.DataFrame:
-    """Binned counts of one length measure per class and overall ('all'), on shared bin edges; the long
-    tail past the 99th percentile lands in the last bin."""
+    """Binned counts of one length measure per class and overall ('all'), on shared bin edges, with each bin's
+    share of its class's texts (so a small class's shape reads as clearly as a large one's); the long tail past
+    the 99th percentile lands in the last bin."""
     values = lens[measure].to_numpy()
     top = max(float(np.quantile(values, clip_quantile)), 1.0)
     edges = np.linspace(0, top, bins + 1)
     out = []
     for name, group in [*lens.groupby("class"), ("all", lens)]:
         counts, _ = np.histogram(np.clip(group[measure].to_numpy(), 0, top), bins=edges)
-        out.append(pd.DataFrame({"class": name, "start": edges[:-1], "end": edges[1:], "count": counts}))
+        out.append(pd.DataFrame({"class": name, "start": edges[:-1], "end": edges[1:], "count": counts,
+                                 "share": counts / max(len(group), 1)}))
     return pd.concat(out, ignore_index=True)
 
 

@@ -20,14 +20,10 @@ import json
 import statistics
 from dataclasses import dataclass
 
-from transformers import AutoConfig
-
-from core.backbone.device import pick_device
 from core.runs.lifecycle import Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
-from core.train.memory import would_checkpoint
 
 # texts/s at 128 tokens, the frozen-feature pass before this machine has measured its own: bench/frozen_grid.py
 # measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; the slower, so a first grid is not
@@ -65,6 +61,12 @@ def checkpoints(config: TrainConfig) -> bool:
     sequences = method_for(config).step_sequences(config)
     if sequences is None:
         return False
+    # Imported here, for a run still to come: listing and comparing finished runs must not wait for torch.
+    from transformers import AutoConfig
+
+    from core.backbone.device import pick_device
+    from core.train.memory import would_checkpoint
+
     # the backbone's shape from its config file alone (0.5 ms), before any weights load
     shape = AutoConfig.from_pretrained(str(config.resolved_backbone().folder), local_files_only=True)
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))

@@ -16,12 +16,15 @@ import json
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
-import torch
 
 from core.paths import atomic_write_bytes, atomic_write_parquet, atomic_write_text, remove_write_leftovers
 from core.train import Predictor, TrainConfig, has_checkpoint, load_predictor
+
+if TYPE_CHECKING:
+    import torch
 
 
 class RunFolder:

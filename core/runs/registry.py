@@ -165,7 +165,7 @@ class Registry:
     # ------------------------------------------------------------ create and read
 
     def create(self, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
-        """A queued run of `config`, as resolved at launch (`core.train.resolve`), for `backend` (the queue's
+        """A queued run of `config`, as resolved at launch (`core.train.resolution`), for `backend` (the queue's
         `enqueue` checks its name)."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         folder = self.folder(run_id)

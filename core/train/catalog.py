@@ -2,8 +2,9 @@
 imported (torch and transformers take seconds, and `python -m core --help` should not wait for them).
 
 The CLI's `--method` choices and sweep flags, the Train page's method list, the sweep grid, Compare's names
-and the checkpoint loader all read it; `core.train.methods.METHODS` holds the method objects it names. To add
-a method, write one module with a `Method` subclass (see `methods/base.py`) and add one line here.
+and the checkpoint loader all read it; `core.train.methods.METHODS` holds the specs it names. To add a method,
+write its spec (a `Method` subclass in `methods/specs.py`, with no torch), one training module subclassing the
+spec (see `methods/base.py`), and add one line here.
 """
 
 from __future__ import annotations
@@ -14,17 +15,24 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Entry:
     title: str  # how Compare, the Train page and the CLI help name it
-    where: str  # "module:Class" of its `Method`
+    spec: str  # "module:Class" of its spec: names, options, defaults, budget, estimates (no torch)
+    where: str  # "module:Class" of its training module's class, which fits and loads (imported on first use)
     variants: tuple[str, ...] = ()  # TrainConfig fields a sweep crosses for it
 
 
 CATALOG = {
-    "finetune": Entry("BERT fine-tuning", "core.train.methods.finetune:Finetune"),
-    "adapter": Entry("BERT + adapters", "core.train.methods.adapter:Adapter"),
-    "ganbert": Entry("GAN-BERT", "core.train.methods.ganbert:GanBert", ("generator", "adversarial")),
-    "setfit": Entry("SetFit", "core.train.methods.setfit:SetFit"),
-    "tfidf-lr": Entry("TF-IDF + LR", "core.train.methods.linear:TfidfLR"),
-    "features-lr": Entry("Frozen features + LR", "core.train.methods.linear:FeaturesLR"),
+    "finetune": Entry("BERT fine-tuning", "core.train.methods.specs:FinetuneSpec",
+                      "core.train.methods.finetune:Finetune"),
+    "adapter": Entry("BERT + adapters", "core.train.methods.specs:AdapterSpec",
+                     "core.train.methods.adapter:Adapter"),
+    "ganbert": Entry("GAN-BERT", "core.train.methods.specs:GanBertSpec",
+                     "core.train.methods.ganbert:GanBert", ("generator", "adversarial")),
+    "setfit": Entry("SetFit", "core.train.methods.specs:SetFitSpec",
+                    "core.train.methods.setfit:SetFit"),
+    "tfidf-lr": Entry("TF-IDF + LR", "core.train.methods.specs:TfidfLRSpec",
+                      "core.train.methods.linear:TfidfLR"),
+    "features-lr": Entry("Frozen features + LR", "core.train.methods.specs:FeaturesLRSpec",
+                         "core.train.methods.linear:FeaturesLR"),
 }
 VARIANTS = tuple(dict.fromkeys(v for entry in CATALOG.values() for v in entry.variants))  # every method's
 

@@ -1,16 +1,32 @@
-"""Loading any run's checkpoint: its description names the config, whose method (from the table)
-rebuilds the model."""
+"""A run's checkpoint folder: its two files, whether it is whole, and loading it. Its description names the
+config, whose method (from the table) rebuilds the model; torch is imported only when one is loaded, so
+listing runs does not pay for it."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from core.train.config import TrainConfig
 from core.train.methods import Predictor, method_for
-from core.train.store import read_description
+
+if TYPE_CHECKING:
+    import torch
+
+WEIGHTS, DESCRIPTION = "model.safetensors", "model.json"
+
+
+class CheckpointError(RuntimeError):
+    """The run directory could not be written (full disk, lost permissions, removed folder)."""
+
+
+def has_checkpoint(folder: Path) -> bool:
+    return (folder / DESCRIPTION).exists() and (folder / WEIGHTS).exists()
+
+
+def read_description(folder: Path) -> dict:
+    return json.loads((folder / DESCRIPTION).read_text())
 
 
 def load_predictor(folder: Path, device: torch.device | str = "cpu") -> Predictor:

@@ -20,7 +20,8 @@ import torch
 from core.backbone.device import pick_device
 from core.train.config import TrainConfig
 from core.train.inputs import Event, load_data, split_pool
-from core.train.methods import Job, is_resolved, method_for
+from core.train.methods import Job, method_for
+from core.train.resolution import is_resolved
 from core.train.metrics import classification_metrics
 
 
@@ -68,7 +69,7 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     Raises Diverged (NaN/inf loss, or collapse onto one class) and Cancelled; the caller records them.
     """
     if not is_resolved(config):
-        raise ValueError("train() takes the config as resolved at launch (core.train.resolve): resolve it once, "
+        raise ValueError("train() takes the config as resolved at launch (core.train.resolution): resolve it once, "
                          "store it, and train what was stored")
     method = method_for(config)
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -23,8 +23,6 @@ PER_TOKEN_PAIR_HEAD = 11.4
 # Checkpointing goes on when the estimate exceeds this share of the memory free at launch: the rest is left
 # for the weights, the optimizer's state, the data and whatever else the machine runs.
 SHARE = 0.5
-# bench/memory.py: a step's seconds with checkpointing over those without (MiniLM, 16 × 512, fp32)
-CHECKPOINT_SLOWDOWN = 1.53
 
 
 def step_bytes(encoder: PretrainedConfig, sequences: int, length: int, trained_parameters: int) -> float:

@@ -1,6 +1,6 @@
-"""A checkpoint folder on disk: safetensors weights plus a JSON description (config, labels and what the
-method needs to rebuild itself), never pickle. Every method writes through here; the description is
-written last, so a folder with one is whole."""
+"""Writing and reading a checkpoint's tensors (`checkpoint.py` names its files): safetensors weights plus a
+JSON description (config, labels and what the method needs to rebuild itself), never pickle. Every method
+writes through here; the description is written last, so a folder with one is whole."""
 
 from __future__ import annotations
 
@@ -12,12 +12,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from core.paths import atomic_write_text
+from core.train.checkpoint import DESCRIPTION, WEIGHTS, CheckpointError
 
-WEIGHTS, DESCRIPTION = "model.safetensors", "model.json"
-
-
-class CheckpointError(RuntimeError):
-    """The run directory could not be written (full disk, lost permissions, removed folder)."""
 
 
 def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], description: dict,
@@ -36,14 +32,6 @@ def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], description
         raise CheckpointError(f"could not write the checkpoint to {folder}: {e.strerror or e}") from e
     finally:
         tmp.unlink(missing_ok=True)
-
-
-def has_checkpoint(folder: Path) -> bool:
-    return (folder / DESCRIPTION).exists() and (folder / WEIGHTS).exists()
-
-
-def read_description(folder: Path) -> dict:
-    return json.loads((folder / DESCRIPTION).read_text())
 
 
 def read_tensors(folder: Path, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:

@@ -10,7 +10,8 @@ from itertools import product
 from core.data import Amount
 from core.errors import InputError
 from core.train.config import TrainConfig
-from core.train.methods import METHODS, resolve, with_max_len
+from core.train.methods import METHODS
+from core.train.resolution import resolve, with_max_len
 
 
 def parse_numbers(text: str, kind: str) -> list[float]:

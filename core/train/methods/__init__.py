@@ -1,18 +1,15 @@
-"""The method objects of the catalog (`core.train.catalog`, the one table of methods), and resolving a
-config as its method will run it.
+"""The methods of the catalog (`core.train.catalog`, the one table of methods) as their specs, and what
+the pages and the CLI ask of them: a run's name, and the options a choice of methods reads. Importing this
+package imports no torch; a method's training module is imported when it first fits or loads.
 """
 
 import importlib
 from collections.abc import Mapping, Sequence
 
-from core.backbone.device import pick_device, pinned_precision
 from core.errors import InputError
 from core.train.config import TrainConfig, options
-from core.train.inputs import load_data
-from core.train.maxlen import max_length_for
 from core.train.catalog import CATALOG
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor
-from core.train.methods.stepwise import StepMethod
 
 
 def _load(where: str) -> Method:
@@ -20,7 +17,7 @@ def _load(where: str) -> Method:
     return getattr(importlib.import_module(module), cls)()
 
 
-METHODS: dict[str, Method] = {name: _load(entry.where) for name, entry in CATALOG.items()}
+METHODS: dict[str, Method] = {name: _load(entry.spec) for name, entry in CATALOG.items()}
 
 
 def method_for(config: TrainConfig) -> Method:
@@ -29,45 +26,6 @@ def method_for(config: TrainConfig) -> Method:
         return METHODS[config.method]
     except KeyError:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {config.method!r}") from None
-
-
-def resolve(config: TrainConfig) -> TrainConfig:
-    """The config as it will run, resolved once at launch (a sweep's grid, the CLI's `train`) and stored so:
-    the data's paths from the root, the method's defaults and budget (`settle`), this machine's backbone
-    snapshot and precision, and max length `auto` from the training texts. Every later reader (the registry,
-    the worker, `train`) takes the stored config as it is."""
-    method = method_for(config)
-    config = method.settle(config.with_(data=config.data.absolute()))
-    if method.encoder == "none":  # no encoder reads tokens: the max length and precision mean nothing to it
-        return config.with_(max_len=None, precision="auto")
-    return with_max_len(pinned(config))
-
-
-def is_resolved(config: TrainConfig) -> bool:
-    """Whether `resolve` has nothing left to do that can be told without the data or the disk (`train` refuses
-    a config that is not)."""
-    method = method_for(config)
-    if not config.data.is_absolute or method.settle(config) != config:
-        return False
-    if method.encoder == "none":  # reads no tokens: no precision or max length to pin
-        return config.max_len is None
-    return config.precision != "auto" and config.max_len is not None
-
-
-def with_max_len(config: TrainConfig) -> TrainConfig:
-    """Max length `auto` resolved from the training texts (`core.train.maxlen`); a number stays."""
-    if config.max_len is not None:
-        return config
-    ds = load_data(config, need_test=False)
-    return config.with_(max_len=max_length_for(ds, config.resolved_backbone(), None).tokens)
-
-
-def pinned(config: TrainConfig) -> TrainConfig:
-    """What depends on this machine, fixed at launch so every run of a sweep and every reload agree: the
-    cached snapshot a hub id resolves to (an error naming how to get it when it is not cached), and the
-    precision `auto` means on the run's device."""
-    revision = config.resolved_backbone().revision
-    return config.with_(revision=revision, precision=pinned_precision(config.precision, pick_device(config.device)))
 
 
 def option_sections(methods: list[str], offered: dict) -> list[tuple[list[str], list[str]]]:
@@ -109,6 +67,5 @@ def run_label(config: TrainConfig, labeled: int | None = None) -> str:
             f"{config.data.short_name}")
 
 
-__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "StepMethod", "method_for",
-           "resolve", "is_resolved", "with_max_len", "run_label", "option_sections", "idle_options",
-           "unread_options"]
+__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "method_for", "run_label",
+           "option_sections", "idle_options", "unread_options"]

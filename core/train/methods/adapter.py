@@ -12,8 +12,8 @@ import torch
 from transformers import PreTrainedModel
 
 from core.errors import InputError
-from core.train.catalog import CATALOG
 from core.train.config import ADAPTER_KINDS, TrainConfig
+from core.train.methods.specs import AdapterSpec
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
 
@@ -36,17 +36,7 @@ def quiet_activation() -> Iterator[None]:
         log.removeFilter(drop)
 
 
-class Adapter(StepMethod):
-    name = "adapter"
-    title = CATALOG[name].title
-    options = ("adapter_kind", "reduction_factor")
-    encoder = "trained"  # the adapters sit inside the encoder's layers
-    # AdapterHub's examples use 1e-4 on thousands of labels; at 96 labels (20/class on the real M4 sample) it
-    # stayed at chance (0.246 on seeds 0 and 1) and 1e-3 learned (0.338, 0.462; 0.594 over seeds 0-4 at the
-    # default budget). Houlsby et al. swept up to 3e-3; bench/defaults.py --mode full sweeps 1e-4 to 3e-3.
-    encoder_lr = 1e-3
-    cpu_speed = 21.0
-
+class Adapter(AdapterSpec, StepMethod):
     def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
         """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) adapters; afterwards only they require gradients."""
         try:

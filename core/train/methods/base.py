@@ -1,6 +1,7 @@
-"""The interface of a training method. A method is one module with one `Method` subclass, registered by
-one line in `core.train.methods.METHODS`; the run driver, the CLI, the Train page, the sweep grid,
-Compare and the checkpoint loader all go through it.
+"""The interface of a training method. A method is a spec (`specs.py`: its names, options, defaults and
+budget, readable without torch) and one training module subclassing it with what needs torch, registered by
+one line in `core.train.catalog`; the run driver, the CLI, the Train page, the sweep grid, Compare and the
+checkpoint loader all go through it.
 
 A method fits a model on a `Job` (the labeled rows, the same for every method with the same seed),
 returns its test probabilities, writes its checkpoint, and loads that checkpoint again as a `Predictor`.
@@ -10,16 +11,21 @@ regression, SetFit) fit their own way.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
-import torch
 
+from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
-from core.train.inputs import Event, Prepared
+
+if TYPE_CHECKING:  # annotations only: listing runs and comparing them must not import torch
+    import torch
+
+    from core.train.inputs import Event, Prepared
 
 
 class Predictor(Protocol):
@@ -141,8 +147,16 @@ class Method:
 
     # ------------------------------------------------------------ fitting and loading
 
+    def implementation(self) -> Method:
+        """The method's training module's object (the catalog's `where`), imported on first use: it brings
+        torch. It subclasses this spec, so it reads the same settings."""
+        module, cls = CATALOG[self.name].where.split(":")
+        return getattr(importlib.import_module(module), cls)()
+
     def fit(self, job: Job) -> Fitted:
-        raise NotImplementedError
+        """Train on the job's rows; the training module overrides this."""
+        return self.implementation().fit(job)
 
     def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> Predictor:
-        raise NotImplementedError
+        """The checkpoint in `folder`, ready to predict; the training module overrides this."""
+        return self.implementation().load(folder, description, device)

@@ -7,8 +7,6 @@ GAN-BERT gets its gain when labels are few.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,9 +16,10 @@ from torch import nn
 from transformers import get_linear_schedule_with_warmup
 
 from core.backbone.encode import load_tokenizer
-from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
+from core.train.methods.presets import GanRecipe, recipe_for, sizes_for
+from core.train.methods.specs import GanBertSpec
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, trained_named
@@ -132,55 +131,6 @@ class BowGenerator(NoiseGenerator):
         return self.out(self.body(z))
 
 
-@dataclass(frozen=True)
-class GanRecipe:
-    """How one source ran GAN-BERT. Settings a user leaves to the preset (lr, batch, budget, pooling) are
-    written into the run's config at launch; the rest are how the steps are taken."""
-
-    d_hidden: tuple[int, ...] | None  # None: one layer of the backbone's hidden size
-    g_hidden: tuple[int, ...] | None
-    dropout: float
-    noise: str | None  # None: the config's
-    lr: float | None  # None: the studio's measured default (frozen / trained encoder)
-    eps: float  # AdamW's epsilon
-    decay_norms: bool  # weight decay on LayerNorm weights and biases too (torch's AdamW); False: as BERT's TF code
-    warmup: bool  # linear warm-up over the config's warm-up share, then linear decay; False: a constant rate
-    separate: bool  # D's and G's gradients taken apart; False: each optimizer applies the gradient of the sum
-    clip: float | None  # gradient-norm clipping per optimizer
-    batch_size: int | None
-    epochs: int | None
-    pooling: str | None
-
-
-PRESETS = {
-    # Separate, clipped gradients as the TF code, and a warm-up schedule; lr, batch and budget from `STUDIO`.
-    "studio": GanRecipe(None, None, 0.2, None, None, 1e-8, True, True, True, 1.0, None, None, None),
-    # crux82/ganbert: ganbert.py, optimization.py and run_experiment.sh.
-    "tf": GanRecipe(None, None, 0.1, None, 2e-5, 1e-6, False, True, True, 1.0, 64, 3, "pooled"),
-    # crux82/ganbert-pytorch, GANBERT_pytorch.ipynb: g_loss.backward(); d_loss.backward(); both steps.
-    "notebook": GanRecipe(None, None, 0.2, None, 5e-5, 1e-8, True, False, False, None, 64, 10, "pooled"),
-    # The seed report's sizes (D 768 → 512 → 256 → 256, G1 100 → 256 → 768, Gaussian noise), the studio's steps.
-    "seed-report": GanRecipe((512, 256, 256), (256,), 0.2, "gaussian", None, 1e-8, True, True, True, 1.0, None,
-                             None, None),
-}
-# The studio preset's defaults, measured by bench/defaults.py on the real M4 sample at 5 and 20 labels per class
-# over 5 seeds. With the encoder training, 2e-4 has the best mean over both amounts (0.449 against 1e-4's 0.438:
-# 0.357 against 0.375 at 5/class, 0.542 against 0.502 at 20/class); the notebook's 5e-5 under-trains (0.323 and
-# 0.431 on seeds 0-1). At the batch the studio's fine-tuning uses and the notebook's 10 epochs.
-STUDIO = {True: {"lr": 3e-4, "batch_size": 64, "epochs": 30}, False: {"lr": 2e-4, "batch_size": 16, "epochs": 10}}
-
-
-def recipe_for(config: TrainConfig) -> GanRecipe:
-    return PRESETS[config.gan_preset]
-
-
-def sizes_for(config: TrainConfig, hidden_size: int) -> tuple[list[int], list[int], str]:
-    """D's and G's hidden layers and G's noise under the config's preset."""
-    recipe = recipe_for(config)
-    return (list(recipe.d_hidden or (hidden_size,)), list(recipe.g_hidden or (hidden_size,)),
-            recipe.noise or config.noise)
-
-
 @dataclass
 class GanLosses:
     d: torch.Tensor
@@ -225,15 +175,6 @@ def supervised_loss(real_logits: torch.Tensor, labels: torch.Tensor, label_mask:
     return -(picked * label_mask).sum() / n_labeled if n_labeled > 0 else real_logits.sum() * 0.0
 
 
-def repeats_for(fraction: float) -> int:
-    """How often each labeled row appears per epoch: int(log2(1/fraction)), at least 1.
-
-    1% gives 6 copies, 5% gives 4, 10% gives 3, 50% and above 1: batches keep carrying labels,
-    which the author says keeps training from diverging (crux82/ganbert#7).
-    """
-    return max(1, int(math.log2(1 / fraction))) if fraction < 1 else 1
-
-
 def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> BowGenerator:
     """G2 with its bags: token ids (no special tokens) of the unlabeled texts, or of the whole pool
     when every text is labeled."""
@@ -252,58 +193,8 @@ def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> Bo
                         dropout=recipe_for(config).dropout)
 
 
-class GanBert(StepMethod):
-    """D (k+1 outputs) on the sentence representation, G making fake representations; labeled rows are
-    repeated and shuffled with the unlabeled ones. How the steps are taken is the preset's (`PRESETS`);
-    `adversarial` off is the control: the same D, rows and budget with the supervised term alone."""
-
-    name = "ganbert"
-    uses_unlabeled = True  # D learns real vs fake from them
-    title = CATALOG[name].title
-    variants = CATALOG[name].variants
-    options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
-    fake_class = True
-    # real rows/s at its frozen batch of 64 (and as many fakes), evaluation included: 1,600-1,790 in
-    # bench/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
-    head_speed = 1700.0
-    generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
-
-    def learning_rate(self, config: TrainConfig) -> float:
-        return config.lr or recipe_for(config).lr or STUDIO[config.frozen]["lr"]
-
-    def batch_size(self, config: TrainConfig) -> int:
-        return config.batch_size or recipe_for(config).batch_size or STUDIO[config.frozen]["batch_size"]
-
-    def settle(self, config: TrainConfig) -> TrainConfig:
-        """The preset's lr, batch, budget (in epochs, as both official codes count it) and pooling, where the
-        user left them; the control has no generator, so G1 and G2 controls are one run."""
-        config = super().settle(config)  # lr and batch, from the preset's (`learning_rate`, `batch_size`)
-        recipe = recipe_for(config)
-        changes: dict = {}
-        if config.steps is None and config.epochs is None:
-            changes["epochs"] = recipe.epochs or STUDIO[config.frozen]["epochs"]
-        if config.pooling is None and recipe.pooling:
-            changes["pooling"] = recipe.pooling
-        if not config.adversarial:
-            changes["generator"] = "noise"
-        return config.with_(**changes)
-
-    def display(self, config: TrainConfig) -> str:
-        game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
-        preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
-        return f"GAN-BERT {game}{preset}" + (" on frozen features" if config.frozen else "")
-
-    def ignored(self, variants: Mapping[str, Sequence]) -> set[str]:
-        """The control alone (adversarial off and not on) trains no generator."""
-        control_only = list(variants.get("adversarial", [True])) == [False]
-        return super().ignored(variants) | ({"generator", "noise", "noise_dim"} if control_only else set())
-
-    def label(self, frozen: bool) -> str:
-        """Not one generator's name: which generators (and the control) run is chosen beside it."""
-        return self.title + (" on frozen features" if frozen else "")
-
-    def short(self, config: TrainConfig) -> str:
-        return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
+class GanBert(GanBertSpec, StepMethod):
+    """D and G, their optimizers and one adversarial step, as `GanBertSpec` and its preset say."""
 
     def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
                    ) -> tuple[nn.Module, nn.Module | None]:
@@ -318,19 +209,6 @@ class GanBert(StepMethod):
         (argmax(logits[:, :k])): a fake logit far ahead cannot underflow them. The fake class apart."""
         logits = logits.float()
         return F.softmax(logits[:, :-1], dim=-1), F.softmax(logits, dim=-1)[:, -1]
-
-    def reports_fake(self, config: TrainConfig) -> bool:
-        """The control never trains the fake logit, so its fake probability means nothing."""
-        return config.adversarial
-
-    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
-        """Each labeled row repeated by the labeled share of the whole pool (extra unlabeled texts
-        included), then every unlabeled row."""
-        share = len(labeled) / (len(labeled) + len(unlabeled))
-        return np.concatenate([np.repeat(labeled, repeats_for(share)), unlabeled])
-
-    def epoch_size(self, labeled: int, unlabeled: int) -> int:
-        return labeled * repeats_for(labeled / (labeled + unlabeled)) + unlabeled
 
     def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
         """D (encoder and head) and G get their own optimizers, as in both official codes; the preset says

@@ -16,10 +16,10 @@ from sklearn.linear_model import LogisticRegression
 
 from core.errors import InputError
 from core.train.attribution import Attribution, ngram_weights
-from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
-from core.train.methods.base import STEP_OPTIONS, Fitted, Job, Method
+from core.train.methods.base import Fitted, Job
 from core.train.methods.neural import NeuralMethod
+from core.train.methods.specs import FeaturesLRSpec, TfidfLRSpec
 from core.train.metrics import classification_metrics
 from core.train.store import read_tensors, write_checkpoint
 
@@ -55,22 +55,9 @@ def val_record(job: Job, probs: np.ndarray, iterations: int) -> dict:
             "val": {k: val[k] for k in ("accuracy", "macro_f1", "mcc")}}
 
 
-class FeaturesLR(NeuralMethod):
-    """Logistic regression on the cached frozen features of the run's backbone, pooling and max length,
-    standardized as the frozen heads see them; saved as the same linear head, so it loads and predicts
-    like frozen fine-tuning."""
-
-    name = "features-lr"
-    title = CATALOG[name].title
-    options = ("lr_c",)
-    ignores = STEP_OPTIONS
-    reference = True
-    encoder = "frozen"
-    default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        return 2.0 + labeled / 500
+class FeaturesLR(FeaturesLRSpec, NeuralMethod):
+    """Standardized as the frozen heads see them; saved as the same linear head, so it loads and predicts like
+    frozen fine-tuning."""
 
     def fit(self, job: Job) -> Fitted:
         data = job.data
@@ -127,21 +114,7 @@ class TfidfPredictor:
         return self.coef * x[None, :], self.coef @ x + self.bias
 
 
-class TfidfLR(Method):
-    """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""
-
-    name = "tfidf-lr"
-    title = CATALOG[name].title
-    options = ("lr_c",)
-    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision")
-    reference = True
-    encoder = "none"
-    default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        return 1.0 + (labeled + val + test) / 2000
-
+class TfidfLR(TfidfLRSpec):
     def fit(self, job: Job) -> Fitted:
         data = job.data
         job.on_event({"type": "status", "message": "fitting TF-IDF n-grams and logistic regression"})

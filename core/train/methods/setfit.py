@@ -22,17 +22,16 @@ from sklearn.linear_model import LogisticRegression
 from transformers import TrainerCallback
 
 from core.backbone.encode import encode_texts, pool
-from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.inputs import Prepared
-from core.train.memory import CHECKPOINT_SLOWDOWN, bound_memory
-from core.train.methods.base import Cancelled, Fitted, Job, Method
+from core.train.memory import bound_memory
+from core.train.methods.base import Cancelled, Fitted, Job
 from core.train.methods.linear import fit_logistic, softmax, val_record
+from core.train.methods.specs import SetFitSpec
 from core.train.store import read_tensors, write_checkpoint
 
 BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
-CPU_MAX_STEPS = 100  # the default budget's cap without a GPU: ~6 min at 3.5 s a step (MiniLM, 128 tokens, 2 cores)
 STAT_ROWS = 1000  # unlabeled rows that join the labeled ones for the standardization statistics
 
 
@@ -102,49 +101,8 @@ class Progress(TrainerCallback):
         return control
 
 
-class SetFit(Method):
-    name = "setfit"
-    title = CATALOG[name].title
-    options = ("setfit_features", "setfit_iterations", "lr_c")
-    encoder = "trained"
-    uses_unlabeled = True  # up to STAT_ROWS of them join the head's standardization statistics
-
-    def display(self, config: TrainConfig) -> str:
-        return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
-
-    def short(self, config: TrainConfig) -> str:
-        return self.name + ("-sentence" if config.setfit_features == "sentence" else "")
-
-    def batch_size(self, config: TrainConfig) -> int:
-        return config.batch_size or 16  # pairs per step, SetFit's default
-
-    def learning_rate(self, config: TrainConfig) -> float:
-        return config.lr or 2e-5  # SetFit's default body learning rate
-
-    def budget(self, config: TrainConfig, labeled: int, gpu: bool) -> tuple[int, str]:
-        pairs = config.setfit_iterations * 2 * labeled
-        per_pass = max(1, math.ceil(pairs / self.batch_size(config)))
-        if config.steps:
-            return config.steps, f"{config.steps} steps of {self.batch_size(config)} pairs, as chosen"
-        if config.epochs:
-            return config.epochs * per_pass, f"{config.epochs} passes over {pairs} pairs, as chosen"
-        if gpu or per_pass <= CPU_MAX_STEPS:
-            return per_pass, f"{per_pass} steps: {config.setfit_iterations} pairs per labeled text, once"
-        return CPU_MAX_STEPS, (f"{CPU_MAX_STEPS} steps: the CPU cap on {per_pass} ({config.setfit_iterations} pairs "
-                               f"per labeled text)")
-
-    def step_sequences(self, config: TrainConfig) -> int:
-        return 2 * self.batch_size(config)  # both texts of each pair
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        steps, _ = self.budget(config, labeled, torch.cuda.is_available())
-        scale = config.max_len / 128
-        pairs_per_s = 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
-        train = steps * self.batch_size(config) / pairs_per_s * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
-        return train + (labeled + val + test) / (49.0 / scale)
-
-    # ------------------------------------------------------------ fitting
+class SetFit(SetFitSpec):
+    """The contrastive body tuning and the head, through the `setfit` package."""
 
     def fit(self, job: Job) -> Fitted:
         from datasets import Dataset  # setfit and datasets take seconds to import: only SetFit runs pay it

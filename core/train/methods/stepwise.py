@@ -14,7 +14,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import torch
@@ -23,9 +22,10 @@ from transformers import get_linear_schedule_with_warmup
 
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared, Representer, bucketed_batches
-from core.train.memory import CHECKPOINT_SLOWDOWN, bound_memory
+from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job
 from core.train.methods.neural import NeuralMethod
+from core.train.methods.specs import StepSpec, not_learned
 from core.train.metrics import classification_metrics
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, encoder_and_head
@@ -106,14 +106,6 @@ class Tally:
         return self.samples / elapsed if elapsed else 0.0
 
 
-def not_learned(steps: int) -> str:
-    """Why a run that never beat chance on validation is not a result about its method: the `tf` preset's 3
-    epochs are 9 steps at 2e-5 on 25 labels, and score 0.234 on the real sample (chance 0.20)."""
-    return (f"no evaluation beat chance on validation in {steps} steps: the model has not learned yet, so its "
-            "scores say more about the budget than the method; more epochs or steps, or a higher learning rate, "
-            "give it room")
-
-
 class Selection:
     """What the evaluations decide: the checkpoint kept (`best` on validation macro-F1, or the last), early
     stopping after `patience` evaluations without a better one, and the collapse guard."""
@@ -163,65 +155,9 @@ class Selection:
             model.load_state_dict(self.best_state, strict=False)
 
 
-class StepMethod(NeuralMethod):
-    """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
-
-    # When the encoder trains: run_glue_no_trainer's default. bench/defaults.py on the real M4 sample, 20/class
-    # seeds 0-2: 2e-5 (the SemEval baseline's rate, the old default) 0.472, 5e-5 0.574, 1e-4 0.590 with twice
-    # the spread; at 5/class level (0.477, 0.485, 0.469 on seeds 0-1).
-    encoder_lr: ClassVar[float] = 5e-5
-    frozen_lr: ClassVar[float] = 3e-3  # bench/defaults.py: best of 3e-4, 1e-3 and 3e-3 for a frozen head
-    frozen_batch_size: ClassVar[int] = 64
-    # The default budget: at least this many steps (where the curves of bench/convergence.py flatten at
-    # 5 and 20 labels per class, and the best of bench/defaults.py), and at least this many epochs when the
-    # labeled set is large.
-    min_steps_frozen: ClassVar[int] = 100
-    min_steps_trained: ClassVar[int] = 150
-    default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
-    # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
-    cpu_speed: ClassVar[float] = 13.0  # the encoder trains, 128 tokens, batch 16
-    head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
-
-    def learning_rate(self, config: TrainConfig) -> float:
-        return config.lr or (self.frozen_lr if config.frozen else self.encoder_lr)
-
-    def batch_size(self, config: TrainConfig) -> int:
-        return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
-
-    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
-        """Indices into the pool that one epoch iterates over: here the labeled rows only."""
-        return labeled
-
-    def epoch_size(self, labeled: int, unlabeled: int) -> int:
-        """How many rows `epoch_rows` gives, for budgets and estimates made before any data is loaded."""
-        return labeled
-
-    def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:
-        """Optimizer steps for the run, and how they were chosen."""
-        per_epoch = max(1, math.ceil(epoch_size / self.batch_size(config)))
-        if config.steps:
-            return config.steps, f"{config.steps} steps, as chosen ({config.steps / per_epoch:.3g} epochs)"
-        if config.epochs:
-            return config.epochs * per_epoch, f"{config.epochs} epochs of {per_epoch} step(s)"
-        floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
-        epochs = self.default_epochs[0 if config.frozen else 1]
-        steps = max(floor, epochs * per_epoch)
-        return steps, f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch}"
-
-    def step_sequences(self, config: TrainConfig) -> int | None:
-        return None if config.frozen else self.batch_size(config)
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        """Training samples over the budget divided by throughput, plus the evaluations and the test pass."""
-        steps, _ = self.budget(config, self.epoch_size(labeled, unlabeled))
-        samples = steps * min(self.batch_size(config), self.epoch_size(labeled, unlabeled))
-        if config.frozen:
-            return (samples + config.evaluations * val + test) / self.head_speed
-        scale = config.max_len / 128
-        forward = 49.0 / scale  # texts/s, encoder forward only
-        train = samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
-        return train + (config.evaluations * val + test) / forward
+class StepMethod(StepSpec, NeuralMethod):
+    """Supervised training of the head (and the encoder unless frozen) by AdamW steps: the loop every
+    step-trained method shares, its settings `StepSpec`'s."""
 
     def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
         """Set up optimizers (and anything else the steps need) and return one optimizer step."""

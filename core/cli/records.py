@@ -1,0 +1,79 @@
+"""The commands that read and manage the registry (`runs`, `compare`, `cancel`): they import no torch, so they
+answer in about a second."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from core import compare
+from core.runs import ACTIVE, Registry, RunError, cancel_all, pump
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    registry = Registry()
+    pump(registry)
+    runs = registry.list()
+    names = compare.distinct_names(runs)  # runs alike but for a setting outside their name say which
+    rows = [r.summary | {"name": names[r.id]} for r in runs]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no runs yet: start one with `python -m core train ...`")
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    print(f"{'run id':<22}  {'status':<11} {'run':<{width}} {'accuracy':>8} {'macro-F1':>8} {'progress':>8}")
+    for r in rows:
+        done = r["accuracy"] is not None
+        scores = f"{r['accuracy']:>8.3f} {r['macro_f1']:>8.3f}" if done else f"{'':>8} {'':>8}"
+        print(f"{r['run_id']:<22}  {r['status']:<11} {r['name']:<{width}} {scores} {r['progress']:>8.0%}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Groups over seeds with 95% intervals, paired tests between groups, and a verdict per amount."""
+    registry = Registry()
+    pump(registry)
+    runs = [r for r in registry.list() if not args.tag or set(args.tag) & set(r.config.tags)]
+    summary = compare.summarize(compare.runs_frame(runs), args.metric, compare.METRICS)
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=2))
+        return 0
+    if summary.groups.empty:
+        print("no finished runs to compare" + (f" tagged {', '.join(args.tag)}" if args.tag else ""))
+        return 0
+    m = args.metric
+    print(f"{m}: mean and 95% CI over seeds")
+    for g in summary.groups.itertuples():
+        low, high = getattr(g, f"{m}_low"), getattr(g, f"{m}_high")
+        ci = f"[{low:.3f}, {high:.3f}]" if low is not None and low == low else "(no interval)"
+        print(f"  {g.group:<60} n={g.n:<3} {getattr(g, f'{m}_mean'):.3f} {ci}")
+    print(f"\npaired over shared seeds ({m})")
+    for p in summary.pairs[m]:
+        print("  " + "\n    ".join(p.explain()))
+    print("\nverdicts")
+    for v in summary.verdicts.to_dict("records"):
+        if v["runner_up"] is None:
+            print(f"  {v['amount']} ({v['dataset']}): {v['best']} alone")
+            continue
+        why = {True: "significant", False: "not significant", None: v["test"]}[v["significant"]]
+        if v["p_value"] is not None:
+            why += f", {v['test']} p={v['p_value']:.3g}"
+        print(f"  {v['amount']} ({v['dataset']}): {v['best']} over {v['runner_up']} by {v['difference']:+.3f} ({why})")
+    if summary.ablations:
+        print(f"\nwhat GAN-BERT's adversarial part adds ({m}, GAN-BERT − its control with adversarial off)")
+    for p in summary.ablations:
+        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g} (the smallest {len(p.seeds)} seeds allow: "
+              f"{p.smallest_p:.3g}); GAN-BERT ahead on {p.wins} of {len(p.seeds)} seeds")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    registry = Registry()
+    ended = [f"run {r.id} is already {r.status}" for r in map(registry.get, args.run_ids) if r.status not in ACTIVE]
+    if ended:
+        raise RunError("; ".join(ended) + "; nothing was cancelled")
+    for run_id, status in cancel_all(registry, args.run_ids).items():
+        print(json.dumps({"run_id": run_id, "status": status}))
+    return 0

@@ -1,0 +1,257 @@
+"""What each method is, said without torch: its names, options, defaults, budget, how it settles a config and
+how long a run takes. The registry, Compare, the time estimates and the CLI read these; `python -m core runs`
+must not wait seconds for torch. Each method's training module subclasses its spec with the steps that need
+torch, and the spec hands `fit` and `load` to it (`Method.implementation`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from core.train.catalog import CATALOG
+from core.train.config import TrainConfig
+from core.train.methods.base import STEP_OPTIONS, Method
+from core.train.methods.presets import STUDIO, recipe_for, repeats_for
+
+# bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
+CHECKPOINT_SLOWDOWN = 1.53
+FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 CPU threads
+SETFIT_CPU_MAX_STEPS = 100  # SetFit's default budget's cap without a GPU: ~6 min at 3.5 s a step (128 tokens)
+
+
+def not_learned(steps: int) -> str:
+    """Why a run that never beat chance on validation is not a result about its method: the `tf` preset's 3
+    epochs are 9 steps at 2e-5 on 25 labels, and score 0.234 on the real sample (chance 0.20)."""
+    return (f"no evaluation beat chance on validation in {steps} steps: the model has not learned yet, so its "
+            "scores say more about the budget than the method; more epochs or steps, or a higher learning rate, "
+            "give it room")
+
+
+class StepSpec(Method):
+    """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
+
+    # When the encoder trains: run_glue_no_trainer's default. bench/defaults.py on the real M4 sample, 20/class
+    # seeds 0-2: 2e-5 (the SemEval baseline's rate, the old default) 0.472, 5e-5 0.574, 1e-4 0.590 with twice
+    # the spread; at 5/class level (0.477, 0.485, 0.469 on seeds 0-1).
+    encoder_lr: ClassVar[float] = 5e-5
+    frozen_lr: ClassVar[float] = 3e-3  # bench/defaults.py: best of 3e-4, 1e-3 and 3e-3 for a frozen head
+    frozen_batch_size: ClassVar[int] = 64
+    # The default budget: at least this many steps (where the curves of bench/convergence.py flatten at
+    # 5 and 20 labels per class, and the best of bench/defaults.py), and at least this many epochs when the
+    # labeled set is large.
+    min_steps_frozen: ClassVar[int] = 100
+    min_steps_trained: ClassVar[int] = 150
+    default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
+    # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
+    cpu_speed: ClassVar[float] = 13.0  # the encoder trains, 128 tokens, batch 16
+    head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
+
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or (self.frozen_lr if config.frozen else self.encoder_lr)
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
+
+    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+        """Indices into the pool that one epoch iterates over: here the labeled rows only."""
+        return labeled
+
+    def epoch_size(self, labeled: int, unlabeled: int) -> int:
+        """How many rows `epoch_rows` gives, for budgets and estimates made before any data is loaded."""
+        return labeled
+
+    def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:
+        """Optimizer steps for the run, and how they were chosen."""
+        per_epoch = max(1, math.ceil(epoch_size / self.batch_size(config)))
+        if config.steps:
+            return config.steps, f"{config.steps} steps, as chosen ({config.steps / per_epoch:.3g} epochs)"
+        if config.epochs:
+            return config.epochs * per_epoch, f"{config.epochs} epochs of {per_epoch} step(s)"
+        floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
+        epochs = self.default_epochs[0 if config.frozen else 1]
+        steps = max(floor, epochs * per_epoch)
+        return steps, f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch}"
+
+    def step_sequences(self, config: TrainConfig) -> int | None:
+        return None if config.frozen else self.batch_size(config)
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                checkpointing: bool) -> float:
+        """Training samples over the budget divided by throughput, plus the evaluations and the test pass."""
+        steps, _ = self.budget(config, self.epoch_size(labeled, unlabeled))
+        samples = steps * min(self.batch_size(config), self.epoch_size(labeled, unlabeled))
+        if config.frozen:
+            return (samples + config.evaluations * val + test) / self.head_speed
+        scale = config.max_len / 128
+        train = samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
+        return train + (config.evaluations * val + test) / (FORWARD_SPEED / scale)
+
+
+class FinetuneSpec(StepSpec):
+    """BERT fine-tuning: everything it does is the `StepSpec` default."""
+
+    name = "finetune"
+    title = CATALOG[name].title
+
+    def display(self, config: TrainConfig) -> str:
+        """With the encoder frozen nothing is fine-tuned: it is a head trained on frozen features."""
+        return "Trained head on frozen features" if config.frozen else self.title
+
+
+class AdapterSpec(StepSpec):
+    name = "adapter"
+    title = CATALOG[name].title
+    options = ("adapter_kind", "reduction_factor")
+    encoder = "trained"  # the adapters sit inside the encoder's layers
+    # AdapterHub's examples use 1e-4 on thousands of labels; at 96 labels (20/class on the real M4 sample) it
+    # stayed at chance (0.246 on seeds 0 and 1) and 1e-3 learned (0.338, 0.462; 0.594 over seeds 0-4 at the
+    # default budget). Houlsby et al. swept up to 3e-3; bench/defaults.py --mode full sweeps 1e-4 to 3e-3.
+    encoder_lr = 1e-3
+    cpu_speed = 21.0
+
+
+class GanBertSpec(StepSpec):
+    """D (k+1 outputs) and G; labeled rows are repeated and shuffled with the unlabeled ones. How the steps are
+    taken is the preset's (`presets.PRESETS`); `adversarial` off is the control: the same D, rows and budget
+    with the supervised term alone."""
+
+    name = "ganbert"
+    uses_unlabeled = True  # D learns real vs fake from them
+    title = CATALOG[name].title
+    variants = CATALOG[name].variants
+    options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
+    fake_class = True
+    # real rows/s at its frozen batch of 64 (and as many fakes), evaluation included: 1,600-1,790 in
+    # bench/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
+    head_speed = 1700.0
+    generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
+
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or recipe_for(config).lr or STUDIO[config.frozen]["lr"]
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or recipe_for(config).batch_size or STUDIO[config.frozen]["batch_size"]
+
+    def settle(self, config: TrainConfig) -> TrainConfig:
+        """The preset's lr, batch, budget (in epochs, as both official codes count it) and pooling, where the
+        user left them; the control has no generator, so G1 and G2 controls are one run."""
+        config = super().settle(config)  # lr and batch, from the preset's (`learning_rate`, `batch_size`)
+        recipe = recipe_for(config)
+        changes: dict = {}
+        if config.steps is None and config.epochs is None:
+            changes["epochs"] = recipe.epochs or STUDIO[config.frozen]["epochs"]
+        if config.pooling is None and recipe.pooling:
+            changes["pooling"] = recipe.pooling
+        if not config.adversarial:
+            changes["generator"] = "noise"
+        return config.with_(**changes)
+
+    def display(self, config: TrainConfig) -> str:
+        game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
+        preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
+        return f"GAN-BERT {game}{preset}" + (" on frozen features" if config.frozen else "")
+
+    def ignored(self, variants: Mapping[str, Sequence]) -> set[str]:
+        """The control alone (adversarial off and not on) trains no generator."""
+        control_only = list(variants.get("adversarial", [True])) == [False]
+        return super().ignored(variants) | ({"generator", "noise", "noise_dim"} if control_only else set())
+
+    def label(self, frozen: bool) -> str:
+        """Not one generator's name: which generators (and the control) run is chosen beside it."""
+        return self.title + (" on frozen features" if frozen else "")
+
+    def short(self, config: TrainConfig) -> str:
+        return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
+
+    def reports_fake(self, config: TrainConfig) -> bool:
+        """The control never trains the fake logit, so its fake probability means nothing."""
+        return config.adversarial
+
+    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+        """Each labeled row repeated by the labeled share of the whole pool (extra unlabeled texts
+        included), then every unlabeled row."""
+        share = len(labeled) / (len(labeled) + len(unlabeled))
+        return np.concatenate([np.repeat(labeled, repeats_for(share)), unlabeled])
+
+    def epoch_size(self, labeled: int, unlabeled: int) -> int:
+        return labeled * repeats_for(labeled / (labeled + unlabeled)) + unlabeled
+
+
+class SetFitSpec(Method):
+    name = "setfit"
+    title = CATALOG[name].title
+    options = ("setfit_features", "setfit_iterations", "lr_c")
+    encoder = "trained"
+    uses_unlabeled = True  # up to `setfit.STAT_ROWS` of them join the head's standardization statistics
+
+    def display(self, config: TrainConfig) -> str:
+        return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
+
+    def short(self, config: TrainConfig) -> str:
+        return self.name + ("-sentence" if config.setfit_features == "sentence" else "")
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or 16  # pairs per step, SetFit's default
+
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or 2e-5  # SetFit's default body learning rate
+
+    def budget(self, config: TrainConfig, labeled: int, gpu: bool) -> tuple[int, str]:
+        pairs = config.setfit_iterations * 2 * labeled
+        per_pass = max(1, math.ceil(pairs / self.batch_size(config)))
+        if config.steps:
+            return config.steps, f"{config.steps} steps of {self.batch_size(config)} pairs, as chosen"
+        if config.epochs:
+            return config.epochs * per_pass, f"{config.epochs} passes over {pairs} pairs, as chosen"
+        if gpu or per_pass <= SETFIT_CPU_MAX_STEPS:
+            return per_pass, f"{per_pass} steps: {config.setfit_iterations} pairs per labeled text, once"
+        return SETFIT_CPU_MAX_STEPS, (f"{SETFIT_CPU_MAX_STEPS} steps: the CPU cap on {per_pass} "
+                                      f"({config.setfit_iterations} pairs per labeled text)")
+
+    def step_sequences(self, config: TrainConfig) -> int:
+        return 2 * self.batch_size(config)  # both texts of each pair
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                checkpointing: bool) -> float:
+        """At CPU speeds, with the CPU's budget unless the run asked for the GPU."""
+        steps, _ = self.budget(config, labeled, config.device == "cuda")
+        scale = config.max_len / 128
+        pairs_per_s = 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
+        train = steps * self.batch_size(config) / pairs_per_s * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
+        return train + (labeled + val + test) / (FORWARD_SPEED / scale)
+
+
+class FeaturesLRSpec(Method):
+    """Logistic regression on the cached frozen features of the run's backbone, pooling and max length."""
+
+    name = "features-lr"
+    title = CATALOG[name].title
+    options = ("lr_c",)
+    ignores = STEP_OPTIONS
+    reference = True
+    encoder = "frozen"
+    default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                checkpointing: bool) -> float:
+        return 2.0 + labeled / 500
+
+
+class TfidfLRSpec(Method):
+    """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""
+
+    name = "tfidf-lr"
+    title = CATALOG[name].title
+    options = ("lr_c",)
+    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision")
+    reference = True
+    encoder = "none"
+    default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
+
+    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
+                checkpointing: bool) -> float:
+        return 1.0 + (labeled + val + test) / 2000

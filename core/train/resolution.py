@@ -1,0 +1,47 @@
+"""Resolving a config as it will run. It reads the training texts (max length `auto`), the local model cache
+and the device: only what launches or trains runs imports it, not what lists or compares them."""
+
+from core.backbone.device import pick_device, pinned_precision
+from core.train.config import TrainConfig
+from core.train.inputs import load_data
+from core.train.maxlen import max_length_for
+from core.train.methods import method_for
+
+
+def resolve(config: TrainConfig) -> TrainConfig:
+    """The config as it will run, resolved once at launch (a sweep's grid, the CLI's `train`) and stored so:
+    the data's paths from the root, the method's defaults and budget (`settle`), this machine's backbone
+    snapshot and precision, and max length `auto` from the training texts. Every later reader (the registry,
+    the worker, `train`) takes the stored config as it is."""
+    method = method_for(config)
+    config = method.settle(config.with_(data=config.data.absolute()))
+    if method.encoder == "none":  # no encoder reads tokens: the max length and precision mean nothing to it
+        return config.with_(max_len=None, precision="auto")
+    return with_max_len(pinned(config))
+
+
+def is_resolved(config: TrainConfig) -> bool:
+    """Whether `resolve` has nothing left to do that can be told without the data or the disk (`train` refuses
+    a config that is not)."""
+    method = method_for(config)
+    if not config.data.is_absolute or method.settle(config) != config:
+        return False
+    if method.encoder == "none":  # reads no tokens: no precision or max length to pin
+        return config.max_len is None
+    return config.precision != "auto" and config.max_len is not None
+
+
+def with_max_len(config: TrainConfig) -> TrainConfig:
+    """Max length `auto` resolved from the training texts (`core.train.maxlen`); a number stays."""
+    if config.max_len is not None:
+        return config
+    ds = load_data(config, need_test=False)
+    return config.with_(max_len=max_length_for(ds, config.resolved_backbone(), None).tokens)
+
+
+def pinned(config: TrainConfig) -> TrainConfig:
+    """What depends on this machine, fixed at launch so every run of a sweep and every reload agree: the
+    cached snapshot a hub id resolves to (an error naming how to get it when it is not cached), and the
+    precision `auto` means on the run's device."""
+    revision = config.resolved_backbone().revision
+    return config.with_(revision=revision, precision=pinned_precision(config.precision, pick_device(config.device)))
