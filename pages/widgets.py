@@ -24,11 +24,13 @@ def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> Max
 
 def kept_tabs(labels: list[str], key: str) -> list:
     """Tabs that track which one is open (each tab's `.open`, so a page can run only that one) and reopen on it
-    after a visit to another page: tabs take no `persist_state`, so the open one is also kept under a key of its
-    own, which Streamlit does not drop."""
+    after a visit to another page: Streamlit drops the tabs' state then, and they take no `persist_state`, so
+    the open one is also kept under a key of its own and put back. Not through `default`: it is part of the
+    tabs' identity, and changing it reset them to the first tab on the next click."""
     kept = f"{key}_kept"
-    default = None if key in st.session_state else st.session_state.get(kept)  # the tab's own state comes first
-    tabs = st.tabs(labels, key=key, default=default, on_change="rerun")
+    if key not in st.session_state and kept in st.session_state:
+        st.session_state[key] = st.session_state[kept]
+    tabs = st.tabs(labels, key=key, on_change="rerun")
     st.session_state[kept] = next((label for label, tab in zip(labels, tabs) if tab.open), labels[0])
     return tabs
 

@@ -114,6 +114,11 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         check_page(page, "3-explore")
         page.get_by_role("tab", name="Lengths").click()  # only the open tab runs: this one on its click
         page.get_by_text("Train texts truncated at this max length").wait_for()
+        nav(page, "Home")
+        nav(page, "Explore")  # a visit elsewhere: the tab reopens, and the next click still switches tabs
+        page.get_by_text("Train texts truncated at this max length").wait_for()
+        page.get_by_role("tab", name="Words").click()
+        page.get_by_text("Word clouds").wait_for()
 
         nav(page, "Train")
         page.get_by_text("per class", exact=True).click()

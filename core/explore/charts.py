@@ -27,9 +27,10 @@ def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
                      max_len: int | None = None) -> alt.Chart:
     """Per-class histograms, one small panel per class, as shares of each class's texts (classes of any size
-    on one scale), with the chosen max length as a rule. The axis ends at the last bin: a max length past it
-    drew no bar there but squeezed every bar into the left of its panel."""
-    x_scale = alt.Scale(domain=[0, float(hist["end"].max())], nice=False)
+    on one scale), with the chosen max length as a rule. The axis spans the bins: a max length past them drew
+    no bar there but squeezed every bar into a corner of its panel."""
+    low, high = float(hist["start"].min()), float(hist["end"].max())
+    x_scale = alt.Scale(domain=[low, high], nice=False)
     base = alt.Chart().mark_bar().encode(
         x=alt.X("start:Q", bin="binned", title=measure, scale=x_scale),
         x2="end:Q",
@@ -39,7 +40,7 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=220, height=120)
     layers = [base]
-    if max_len is not None and measure == "tokens" and max_len <= hist["end"].max():
+    if max_len is not None and measure == "tokens" and low <= max_len <= high:
         layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
     return alt.layer(*layers, data=hist).facet(
         facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3)
@@ -53,8 +54,8 @@ def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
         y=alt.Y("ngram:N", sort="-x", title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
         tooltip=["class", "ngram", "count"],
-    ).properties(width=230, height=240).facet(facet=alt.Facet("class:N", sort=list(labels)), columns=2).resolve_scale(
-        y="independent", x="independent")
+    ).properties(width=230, height=240).facet(facet=alt.Facet("class:N", sort=list(labels), title=None),
+                                              columns=2).resolve_scale(y="independent", x="independent")
 
 
 def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> alt.Chart:
