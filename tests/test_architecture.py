@@ -143,9 +143,9 @@ def test_statuses_are_spelled_only_by_the_lifecycle():
 
 def test_listing_and_comparing_runs_import_no_torch():
     """`python -m core runs` took 10 s, nearly all of it importing torch, transformers and scikit-learn for
-    method names. The registry, Compare, the method specs and the CLI's registry commands read without them;
-    a fresh interpreter shows what an import really pulls in."""
-    light = ["core.cli", "core.cli.records", "core.runs.registry", "core.runs.queue", "core.runs.estimate",
+    method names, and `data check` 9 s. The registry, Compare, the method specs and the CLI's `data check`
+    and registry commands read without them; a fresh interpreter shows what an import really pulls in."""
+    light = ["core.cli", "core.cli.data", "core.cli.records", "core.runs.registry", "core.runs.queue", "core.runs.estimate",
              "core.compare.tables", "core.compare.charts", "core.train.methods", "core.train.checkpoint"]
     probe = (f"import sys, {', '.join(light)}; from core.train import METHODS, run_label; "
              "print(sorted(m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules))")

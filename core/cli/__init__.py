@@ -1,5 +1,5 @@
 """The command line: `python -m core ...`. Only the parser lives here, built without torch or transformers;
-the work is in `commands` and `records`, imported once a command runs.
+the work is in `commands`, `data` and `records`, imported once a command runs.
 
 Exit codes: 0 success, 2 bad input or usage (with a one-line message on stderr), 1 internal failure.
 """
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
     add_data_args(check)
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
-    check.set_defaults(func="commands:cmd_data_check")
+    check.set_defaults(func="data:cmd_data_check")
 
     exp = sub.add_parser("explore", help="write an HTML exploration report and summary.json")
     exp.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")

@@ -25,27 +25,6 @@ from core.train.submission import check_format, write_predictions
 from core.runs.lifecycle import Status
 
 
-def describe(ds: Dataset) -> dict:
-    counts = ds.class_counts()
-    return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
-            "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
-            "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
-            "absent_classes": ds.absent}
-
-
-def cmd_data_check(args: argparse.Namespace) -> int:
-    ds = load_dataset(spec_from_args(args.path, args))
-    info = describe(ds)
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    print(f"{info['dataset']}: " + ", ".join(f"{n} {s}" for s, n in info["rows"].items()) + " rows")
-    print(ds.class_counts().to_string())
-    if info["absent_classes"]:
-        print(f"note: declared but absent from train: {', '.join(info['absent_classes'])}")
-    return 0
-
-
 def cmd_explore(args: argparse.Namespace) -> int:
     ds = load_dataset(spec_from_args(args.path, args))
     tokenizer = load_tokenizer(args.backbone)
