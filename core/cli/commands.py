@@ -1,5 +1,6 @@
-"""What the commands that read data or train do; the parser in `core.cli` only routes to these. The ones
-that only read the registry are in `core.cli.records`, which imports no torch."""
+"""What the commands that load a model do (`explore`, `train`, `sweep`, `predict`); the parser in `core.cli`
+only routes to these. `data check` and the registry's commands are in `core.cli.data` and `core.cli.records`,
+which import no torch."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The commands that read and manage the registry (`runs`, `compare`, `cancel`): they import no torch, so they
-answer in about a second."""
+answer in one to three seconds."""
 
 from __future__ import annotations
 

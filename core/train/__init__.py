@@ -1,6 +1,6 @@
-"""Training: `TrainConfig`, the methods (one module each, one table), the checkpoint store and loader,
-the frozen-feature cache, the run driver, metrics and prediction. Reads `core.data` and the backbone;
-knows nothing of runs, registries or processes."""
+"""Training: `TrainConfig`, the methods (a spec without torch and a training module each, one table), the
+checkpoint store and loader, the frozen-feature cache, the run driver, metrics and prediction. Reads
+`core.data` and the backbone; knows nothing of runs, registries or processes."""
 
 from core.lazy import exports
 
