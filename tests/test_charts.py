@@ -164,6 +164,8 @@ def test_length_histograms_share_one_scale_and_end_at_their_last_bin():
     hist = stats.length_histogram(lens, "tokens", bins=10)
     assert hist.groupby("class")["share"].sum().to_dict() == pytest.approx({"all": 1.0, "dolly": 1.0, "human": 1.0})
     assert hist.query("`class` == 'dolly'")["share"].max() == 1.0  # as tall as any bar, though 10 texts of 100
+    # √100 = 10 bins of whole tokens from the shortest text (4.5-token bins of whole lengths drew a comb)
+    assert set(hist["end"] - hist["start"]) == {9.0} and hist["start"].min() == 10
 
     def drawn(max_len: int) -> dict:
         spec = explore_charts.length_histogram(hist, ("human", "dolly"), "tokens", max_len).to_dict()["spec"]

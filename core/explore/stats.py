@@ -67,12 +67,13 @@ def token_counts(tokenizer, texts: list[str]) -> list[int]:
 def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quantile: float = 0.99) -> pd.DataFrame:
     """Binned counts of one length measure per class and overall ('all'), on shared bin edges, with each bin's
     share of its class's texts (so a small class's shape reads as clearly as a large one's); the long tail past
-    the 99th percentile lands in the last bin. The edges span the lengths there are, √n of them for n texts
-    (10 to `bins`): 40 from 0 drew the real sample's 181 texts as slivers, most bins empty."""
+    the 99th percentile lands in the last bin. The edges span the lengths there are, about √n bins for n texts
+    (10 to `bins`), each a whole number of units wide: 40 bins from 0 drew the real sample's 181 texts as
+    slivers, and a width of 4.5 tokens left every other bin of whole lengths nearly empty (a comb)."""
     values = lens[measure].to_numpy()
-    low, top = float(values.min()), float(np.quantile(values, clip_quantile))
-    top = max(top, low + 1.0)
-    edges = np.linspace(low, top, min(max(math.ceil(math.sqrt(len(values))), 10), bins) + 1)
+    low, top = int(values.min()), int(np.ceil(np.quantile(values, clip_quantile)))
+    width = max(1, math.ceil((top - low + 1) / min(max(math.ceil(math.sqrt(len(values))), 10), bins)))
+    edges = np.arange(low, top + width + 1, width, dtype=float)[:math.ceil((top - low + 1) / width) + 1]
     out = []
     for name, group in [*lens.groupby("class"), ("all", lens)]:
         counts, _ = np.histogram(np.clip(group[measure].to_numpy(), low, top), bins=edges)
