@@ -93,6 +93,7 @@ def test_a_runs_curves_are_titled_in_words_in_the_order_asked():
     assert chart["facet"]["sort"] == ["G loss (all terms)", "D loss on labeled texts", "P(fake) of real validation texts"]
     shown = set(pd.DataFrame(next(iter(chart["datasets"].values())))["metric"])
     assert shown == set(chart["facet"]["sort"])  # titled in words, and only the metrics asked for
+    assert chart["resolve"]["axis"]["x"] == "independent"  # 8 panels in rows of 3 drew a step axis under no panel
 
 
 def test_no_table_shows_none_for_a_missing_metric():
@@ -168,7 +169,9 @@ def test_length_histograms_share_one_scale_and_end_at_their_last_bin():
     assert set(hist["end"] - hist["start"]) == {9.0} and hist["start"].min() == 10
 
     def drawn(max_len: int) -> dict:
-        spec = explore_charts.length_histogram(hist, ("human", "dolly"), "tokens", max_len).to_dict()["spec"]
+        chart = explore_charts.length_histogram(hist, ("human", "dolly"), "tokens", max_len).to_dict()
+        assert chart["resolve"]["axis"]["x"] == "independent"  # no axis drawn under the empty cells of a row
+        spec = chart["spec"]
         return {"domain": spec["layer"][0]["encoding"]["x"]["scale"]["domain"], "rule": len(spec["layer"]) == 2}
 
     span = [10.0, float(hist["end"].max())]  # from the shortest text: no empty bins before it

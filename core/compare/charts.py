@@ -112,7 +112,7 @@ def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Char
         tooltip=["run", "metric", alt.Tooltip("step:Q", format="d"), alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=260, height=180).facet(
         facet=alt.Facet("metric:N", title=None, sort=[CURVE_NAMES.get(m, m) for m in metrics]), columns=3
-    ).resolve_scale(y="independent")
+    ).resolve_scale(y="independent").resolve_axis(x="independent")  # no step axis under an empty last cell
 
 
 def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bool) -> alt.Chart:

@@ -42,8 +42,8 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
     layers = [base]
     if max_len is not None and measure == "tokens" and low <= max_len <= high:
         layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
-    return alt.layer(*layers, data=hist).facet(
-        facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3)
+    return alt.layer(*layers, data=hist).facet(  # each panel its own axis: none drawn under an empty cell
+        facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3).resolve_axis(x="independent")
 
 
 def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
