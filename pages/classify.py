@@ -47,11 +47,12 @@ if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is No
                    "this model's test data.")
     row = ds.test.iloc[random.randrange(len(ds.test))]
     st.session_state.cl_text = row["text"]
-    st.session_state.cl_truth = ds.labels[row["label"]] if row["label"] >= 0 else None
+    st.session_state.cl_drawn = (row["text"], ds.labels[row["label"]] if row["label"] >= 0 else None)
 text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…",
                     persist_state="session")
-if st.session_state.get("cl_truth") and text:
-    st.caption(f"True label of the drawn example: **{st.session_state.cl_truth}**")
+drawn, truth = st.session_state.get("cl_drawn", (None, None))
+if truth and text == drawn:  # not under a text the user typed since
+    st.caption(f"True label of the drawn example: **{truth}**")
 
 if text.strip() and picked:
     cols = st.columns(min(3, len(picked)))
@@ -61,7 +62,8 @@ if text.strip() and picked:
         with cols[i % len(cols)]:
             st.markdown(f"**{distinct[run_id]}**")
             st.metric("Predicted", pred.label)
-            st.altair_chart(charts.probabilities(pred.probabilities, model.labels))
+            st.altair_chart(charts.probabilities(pred.probabilities, model.labels,
+                                                 ds.labels if set(model.labels) <= set(ds.labels) else None))
             if unsure(pred.probabilities):
                 st.warning("Unsure: the top probability is close to uniform over the classes.")
             if pred.fake_probability is not None:
@@ -114,12 +116,19 @@ if upload is not None and picked:
     except InputError as e:
         st.error(f"Could not read this file: {e}")
     else:
+        # a file's predictions are kept for the session: a toggle elsewhere on the page classified it again
+        batch = st.session_state.get("cl_batch")
+        if batch is None or batch["file"] != (upload.file_id, mapping):
+            batch = st.session_state.cl_batch = {"file": (upload.file_id, mapping), "runs": {}}
         for run_id in picked:  # every selected model, each with its scores when the file has labels
             model, label = model_for(run_id), distinct[run_id]
-            bar = st.progress(0.0, text=f"Classifying {len(frame):,} texts with {label}…")
-            out, metrics = classify_frame(model, frame, file_labels, on_progress=lambda done, total: bar.progress(
-                done / total, text=f"Classifying with {label}: {done:,} of {total:,}"))
-            bar.empty()
+            if run_id not in batch["runs"]:
+                bar = st.progress(0.0, text=f"Classifying {len(frame):,} texts with {label}…")
+                batch["runs"][run_id] = classify_frame(model, frame, file_labels, on_progress=lambda done, total:
+                                                       bar.progress(done / total, text=f"Classifying with {label}: "
+                                                                    f"{done:,} of {total:,}"))
+                bar.empty()
+            out, metrics = batch["runs"][run_id]
             st.markdown(f"**{label}**")
             if metrics:
                 st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "

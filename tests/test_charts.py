@@ -226,6 +226,17 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     assert compare_charts.metric_vs_amount(more, "accuracy").to_dict()["layer"][1]["mark"]["type"] == "line"
 
 
+def test_a_class_keeps_its_colour_in_a_model_that_left_one_out():
+    """A model trained without bloomz drew dolly in bloomz's green on Classify, yellow everywhere else."""
+    from core.plotting import class_colors
+
+    six = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
+    five = tuple(c for c in six if c != "bloomz")
+    scale = compare_charts.probabilities(dict.fromkeys(five, 0.2), five, six).to_dict()["encoding"]["color"]["scale"]
+    colors = dict(zip(scale["domain"], scale["range"]))
+    assert colors["dolly"] == class_colors(six)["dolly"] != class_colors(five)["dolly"]
+
+
 def test_each_probability_bar_says_its_figure_in_class_order():
     """A bar near 100% reads as certainty; the figure beside the class says how near."""
     chart = compare_charts.probabilities({"dolly": 0.0002, "human": 0.2062, "bloomz": 0.7936},

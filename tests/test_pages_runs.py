@@ -138,6 +138,8 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels
     assert any(m.value.startswith("Fake-class probability: **") for m in at.markdown)
     assert any("True label of the drawn example" in c.value for c in at.caption)
+    at.text_area(key="cl_text").set_value("Honestly, I think the new bike lanes are great.").run()
+    assert not any("True label" in c.value for c in at.caption)  # not the drawn example's under the user's text
 
 
 def test_classify_says_what_ganberts_fake_probability_means_and_warns_above_half():
@@ -186,7 +188,7 @@ def test_data_page_bad_upload_keeps_the_dataset(dataset, studio_home):
     assert not (studio_home / "uploads").exists() or not any((studio_home / "uploads").iterdir())
 
 
-def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset):
+def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset, monkeypatch):
     ids = [finished_run(tiny_backbone, dataset, seed=seed) for seed in (0, 1)]
     at = open_page("pages/classify.py", dataset)
     at.file_uploader(key="cl_upload").set_value(("x.csv", b"\xff\xfe\x00binary", "text/csv")).run()
@@ -202,6 +204,13 @@ def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset):
     assert not at.exception
     assert [len(d.value) for d in at.dataframe] == [3, 3]
     assert sum("accuracy" in c.value and "macro-F1" in c.value for c in at.caption) == 2
+    # a rerun (a "Why" toggle, a new text) shows the file's predictions again without classifying it again
+    from core.train import predict
+
+    calls = []
+    monkeypatch.setattr(predict, "classify_frame", lambda *a, **kw: calls.append(a) or pytest.fail("again"))
+    at.text_area(key="cl_text").set_value("A new text to classify.").run()
+    assert not at.exception and not calls and [len(d.value) for d in at.dataframe] == [3, 3]
 
 
 def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):

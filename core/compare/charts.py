@@ -142,15 +142,18 @@ def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     return (heat + base.mark_text(fontSize=10).encode(text=alt.Text("f1:Q", format=".2f"))).properties(width=420)
 
 
-def probabilities(probs: dict[str, float], labels: tuple[str, ...]) -> alt.Chart:
+def probabilities(probs: dict[str, float], labels: tuple[str, ...], colored_as: tuple[str, ...] | None = None
+                  ) -> alt.Chart:
     """One bar per class the model knows, each name whole on its own row with its probability beside it (a bar
-    near 100% reads as certainty; the figure says how near)."""
+    near 100% reads as certainty; the figure says how near). `colored_as`: the label set whose colours the
+    classes take, the dataset's where the model knows a part of it (a class left out of training would shift
+    every later class onto another's colour)."""
     data = pd.DataFrame({"class": list(probs), "probability": list(probs.values())})
     data["row"] = [f"{c}  {p:.1%}" for c, p in probs.items()]
     order = [row for label in labels for c, row in zip(data["class"], data["row"]) if c == label]
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         y=alt.Y("row:N", sort=order, title=None, axis=category_axis()),
-        color=alt.Color("class:N", scale=class_scale(labels), legend=None),
+        color=alt.Color("class:N", scale=class_scale(colored_as or labels), legend=None),
         tooltip=["class", alt.Tooltip("probability:Q", format=".3f")],
     ).properties(height=alt.Step(28))
