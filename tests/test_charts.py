@@ -223,7 +223,14 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     assert len(alone.to_dict()["layer"]) == 2 and "references" not in vlc.vegalite_to_svg(alone.to_json())
     # two amounts or more: the line chart, its title above it and not along a short axis
     more = pd.concat([groups, groups.assign(labeled=100, amount="20/class")])
-    assert compare_charts.metric_vs_amount(more, "accuracy").to_dict()["layer"][1]["mark"]["type"] == "line"
+    lines = compare_charts.metric_vs_amount(more, "accuracy").to_dict()
+    assert lines["layer"][1]["mark"]["type"] == "line"
+    # the plot keeps its 300 px beside a legend (fitted whole when stretched, it kept 90), its axis spans the
+    # amounts there are (not 10 to 1,000 for 25 to 100), and the legend says what a dashed line is
+    assert lines["autosize"]["type"] == "fit-x" and lines["height"] == 300
+    x = lines["layer"][1]["encoding"]["x"]["scale"]
+    assert x["domain"] == pytest.approx([25 / 1.2, 100 * 1.2]) and x["nice"] is False
+    assert lines["layer"][1]["encoding"]["color"]["title"].startswith("dashed: converged references")
 
 
 def test_a_class_keeps_its_colour_in_a_model_that_left_one_out():
