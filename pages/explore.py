@@ -72,7 +72,12 @@ def show_lengths() -> None:
     max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen", persist_state="session")
     trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
     c3.metric("Train texts truncated at this max length", f"{trunc['all']:.1%}")
-    st.altair_chart(charts.length_histogram(explore.length_histogram(lens, measure), labels, measure, int(max_len)))
+    hist = explore.length_histogram(lens, measure)
+    st.altair_chart(charts.length_histogram(hist, labels, measure, int(max_len)))
+    if measure == "tokens" and not hist["start"].min() <= max_len <= hist["end"].max():  # no rule drawn
+        where = "past the bars (the last holds the longest 1% of texts)" if max_len > hist["end"].max() else \
+            "before the bars: every text is longer"
+        st.caption(f"Max length {int(max_len)} lies {where}, so no line marks it.")
     st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content",
                  placeholder="–")
 
@@ -84,6 +89,7 @@ def show_words() -> None:
         st.altair_chart(charts.top_ngrams(ngrams(key, n, stop, 15, ds), labels))
         freqs = ngrams(key, 1, True, 150, ds)
     st.subheader("Word clouds")
+    st.caption("Single words, stop words left out, whatever the settings above.")
     colors = class_colors(labels)
     cols = st.columns(3)
     for i, name in enumerate(n for n in labels if n in set(freqs["class"])):  # in class order

@@ -72,7 +72,7 @@ def backbone_picker(column, o: Option) -> tuple[str | None, bool]:
     names = {"": BUNDLED, **found, OTHER: "Other: a folder or hub id…"}  # "": a kept None reads as no choice
     choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
                               persist_state="session",
-                              help=o.help + ". Cached models are found in the local Hugging Face cache.")
+                              help=o.help + ". The list holds the bundled model and the cached ones.")
     if choice != OTHER:
         return choice or None, False
     typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",

@@ -408,6 +408,8 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     assert table["run_id"].tolist() == [running, queued, done]
     assert list(table.columns[:4]) == ["status", "phase", "progress", "time left"]
     assert table.iloc[0][["phase", "progress"]].tolist() == ["encoding", 40]
+    # `runs` says what the share counts: it went from 53% to 28% when encoding ended and training began
+    assert (reg.get(running).summary["phase"], reg.get(done).summary["phase"]) == ("encoding", None)
     differs = dict(zip(table["run_id"], table["differs in"]))  # beside the name, so no width can cut it off
     assert (differs[queued], differs[done]) == ("max length 256", "max length 128")
 

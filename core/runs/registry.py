@@ -110,7 +110,9 @@ class Run:
                 "generator": self.config.generator if "generator" in method_for(self.config).variants else None,
                 "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
                 "seed": self.config.seed,
-                "frozen": self.config.frozen, "progress": self.progress, "evaluations": self.evaluations,
+                "frozen": self.config.frozen, "progress": self.progress,
+                "phase": self.phase if self.status in ACTIVE else None,  # what `progress` counts: encoding, training
+                "evaluations": self.evaluations,
                 "epoch": self.evaluations,  # its name before evaluations were counted in steps, for older scripts
                 "accuracy": test.get("accuracy"), "macro_f1": test.get("macro_f1"), "mcc": test.get("mcc"),
                 "message": self.message, "created": self.created, "backend": self.backend}
