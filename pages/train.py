@@ -134,6 +134,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             st.error(str(e))
         else:
             ids = enqueue(registry, not_yet_run(registry, new), place.backend, resources)  # read again: a double click
+            st.session_state.pop("tr_deleted", None)  # a delete's Undo is for the moment after it
             st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
 
 refreshing = any(r.status in ACTIVE for r in registry.list())
