@@ -62,6 +62,7 @@ def show_overview() -> None:
         st.subheader("Per source")
         st.altair_chart(charts.source_breakdown(sources, labels))
 
+
 def show_lengths() -> None:
     with st.status("Counting characters, words and tokens…", expanded=False) as status:
         lens = lengths(key, ds)
@@ -81,6 +82,7 @@ def show_lengths() -> None:
     st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content",
                  placeholder="–")
 
+
 def show_words() -> None:
     c1, c2 = st.columns(2)
     n = c1.radio("n-gram size", [1, 2, 3], horizontal=True, key="ex_n", persist_state="session")
@@ -94,6 +96,7 @@ def show_words() -> None:
     cols = st.columns(3)
     for i, name in enumerate(n for n in labels if n in set(freqs["class"])):  # in class order
         cols[i % 3].image(word_cloud(key, name, colors[name], freqs[freqs["class"] == name]), caption=name)
+
 
 def show_maps() -> None:
     method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map", persist_state="session",
@@ -120,6 +123,7 @@ def show_maps() -> None:
                                     bar.progress(done / total, text=f"Embedded {done}/{total}"))
         bar.empty()
         st.altair_chart(charts.scatter_map(emb, labels, "MiniLM embeddings, PCA"))
+
 
 def show_shift() -> None:
     st.caption(KL_EXPLANATION)
