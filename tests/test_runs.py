@@ -410,6 +410,8 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     assert table.iloc[0][["phase", "progress"]].tolist() == ["encoding", 40]
     # `runs` says what the share counts: it went from 53% to 28% when encoding ended and training began
     assert (reg.get(running).summary["phase"], reg.get(done).summary["phase"]) == ("encoding", None)
+    reg.request_cancel(running)  # the row said "running, encoding" for 13 s after Cancel, with no word of it
+    assert monitor_frame(reg.list(), time.time(), 1).iloc[0]["phase"] == "stopping"
     differs = dict(zip(table["run_id"], table["differs in"]))  # beside the name, so no width can cut it off
     assert (differs[queued], differs[done]) == ("max length 256", "max length 128")
 

@@ -15,7 +15,7 @@ from core.runs import Registry, Run
 from core.runs.estimate import History, times_left
 from core.train import method_for
 from core.train.methods.specs import not_learned
-from core.runs.lifecycle import Status
+from core.runs.lifecycle import ACTIVE, Status
 
 METRICS = ("accuracy", "macro_f1", "mcc")
 
@@ -163,6 +163,8 @@ def monitor_frame(runs: list[Run], now: float, slots: int) -> pd.DataFrame:
     for r in ordered:
         test = (r.metrics or {}).get("test", {})
         phase = (r.phase or "preparing") if r.status == Status.RUNNING else ""
+        if r.cancel_requested and r.status in ACTIVE:  # asked to stop: its process ends at its next check
+            phase = "stopping"
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
                      "time left": _duration(left[r.id]), "run": r.name, "differs in": differs[r.id],
                      "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
