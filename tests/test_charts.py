@@ -233,6 +233,11 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     assert lines["layer"][1]["encoding"]["color"]["title"].startswith("dashed: converged references")
 
 
+def test_per_class_f1_rows_are_tall_enough_for_their_figures():
+    f1 = pd.DataFrame([{"run": f"run {i}", "class": c, "f1": 0.5} for i in range(6) for c in ("human", "dolly")])
+    assert compare_charts.per_class_heatmap(f1, ("human", "dolly")).to_dict()["height"] == {"step": 24}
+
+
 def test_a_class_keeps_its_colour_in_a_model_that_left_one_out():
     """A model trained without bloomz drew dolly in bloomz's green on Classify, yellow everywhere else."""
     from core.plotting import class_colors

@@ -140,12 +140,15 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
 
 
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    """Per-class test F1, one row per run and a row tall enough for its figure (the default height squeezed
+    rows to 12 px)."""
     base = alt.Chart(f1).encode(x=alt.X("class:N", sort=list(labels), axis=category_axis()),
                                 y=alt.Y("run:N", title=None, axis=category_axis()))
     heat = base.mark_rect().encode(color=alt.Color("f1:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]),
                                                    legend=whole_legend()),
                                    tooltip=["run", "class", alt.Tooltip("f1:Q", format=".3f")])
-    return (heat + base.mark_text(fontSize=10).encode(text=alt.Text("f1:Q", format=".2f"))).properties(width=420)
+    return (heat + base.mark_text(fontSize=10).encode(text=alt.Text("f1:Q", format=".2f"))).properties(
+        width=420, height=alt.Step(24))
 
 
 def probabilities(probs: dict[str, float], labels: tuple[str, ...], colored_as: tuple[str, ...] | None = None
