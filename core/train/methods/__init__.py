@@ -3,21 +3,14 @@ the pages and the CLI ask of them: a run's name, and the options a choice of met
 package imports no torch; a method's training module is imported when it first fits or loads.
 """
 
-import importlib
 from collections.abc import Mapping, Sequence
 
 from core.errors import InputError
 from core.train.config import TrainConfig, options
 from core.train.catalog import CATALOG
-from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor
+from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor, method_at
 
-
-def _load(where: str) -> Method:
-    module, cls = where.split(":")
-    return getattr(importlib.import_module(module), cls)()
-
-
-METHODS: dict[str, Method] = {name: _load(entry.spec) for name, entry in CATALOG.items()}
+METHODS: dict[str, Method] = {name: method_at(entry.spec) for name, entry in CATALOG.items()}
 
 
 def method_for(config: TrainConfig) -> Method:

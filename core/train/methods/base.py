@@ -150,8 +150,7 @@ class Method:
     def implementation(self) -> Method:
         """The method's training module's object (the catalog's `where`), imported on first use: it brings
         torch. It subclasses this spec, so it reads the same settings."""
-        module, cls = CATALOG[self.name].where.split(":")
-        return getattr(importlib.import_module(module), cls)()
+        return method_at(CATALOG[self.name].where)
 
     def fit(self, job: Job) -> Fitted:
         """Train on the job's rows; the training module overrides this."""
@@ -160,3 +159,9 @@ class Method:
     def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> Predictor:
         """The checkpoint in `folder`, ready to predict; the training module overrides this."""
         return self.implementation().load(folder, description, device)
+
+
+def method_at(where: str) -> Method:
+    """A method object from the catalog's "module:Class" (its spec or its training class)."""
+    module, cls = where.split(":")
+    return getattr(importlib.import_module(module), cls)()
