@@ -75,9 +75,7 @@ def show_lengths() -> None:
     c3.metric("Train texts truncated at this max length", f"{trunc['all']:.1%}")
     hist = explore.length_histogram(lens, measure)
     st.altair_chart(charts.length_histogram(hist, labels, measure, int(max_len)))
-    if measure == "tokens" and not hist["start"].min() <= max_len <= hist["end"].max():  # no rule drawn
-        where = "past the bars (the last holds the longest 1% of texts)" if max_len > hist["end"].max() else \
-            "before the bars: every text is longer"
+    if measure == "tokens" and (where := charts.max_len_off_bars(hist, int(max_len))):
         st.caption(f"Max length {int(max_len)} lies {where}, so no line marks it.")
     st.dataframe(trunc.drop("all").rename("share truncated").to_frame().style.format("{:.1%}"), width="content",
                  placeholder="–")

@@ -29,8 +29,7 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
     """Per-class histograms, one small panel per class, as shares of each class's texts (classes of any size
     on one scale), with the chosen max length as a rule. The axis spans the bins: a max length past them drew
     no bar there but squeezed every bar into a corner of its panel."""
-    low, high = float(hist["start"].min()), float(hist["end"].max())
-    x_scale = alt.Scale(domain=[low, high], nice=False)
+    x_scale = alt.Scale(domain=[float(hist["start"].min()), float(hist["end"].max())], nice=False)
     base = alt.Chart().mark_bar().encode(
         x=alt.X("start:Q", bin="binned", title=measure, scale=x_scale),
         x2="end:Q",
@@ -40,10 +39,19 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=220, height=120)
     layers = [base]
-    if max_len is not None and measure == "tokens" and low <= max_len <= high:
+    if max_len is not None and measure == "tokens" and max_len_off_bars(hist, max_len) is None:
         layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
     return alt.layer(*layers, data=hist).facet(  # each panel its own axis: none drawn under an empty cell
         facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3).resolve_axis(x="independent")
+
+
+def max_len_off_bars(hist: pd.DataFrame, max_len: int) -> str | None:
+    """Where a max length lies that the length histogram's axis does not reach, so no rule marks it, in words
+    for the page to say; None when the rule is drawn."""
+    if hist["start"].min() <= max_len <= hist["end"].max():
+        return None
+    return ("past the bars (the last holds the longest 1% of texts)" if max_len > hist["end"].max()
+            else "before the bars: every text is longer")
 
 
 def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

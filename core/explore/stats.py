@@ -73,7 +73,7 @@ def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quan
     values = lens[measure].to_numpy()
     low, top = int(values.min()), int(np.ceil(np.quantile(values, clip_quantile)))
     width = max(1, math.ceil((top - low + 1) / min(max(math.ceil(math.sqrt(len(values))), 10), bins)))
-    edges = np.arange(low, top + width + 1, width, dtype=float)[:math.ceil((top - low + 1) / width) + 1]
+    edges = low + width * np.arange(math.ceil((top - low + 1) / width) + 1, dtype=float)
     out = []
     for name, group in [*lens.groupby("class"), ("all", lens)]:
         counts, _ = np.histogram(np.clip(group[measure].to_numpy(), low, top), bins=edges)
