@@ -62,8 +62,7 @@ if text.strip() and picked:
         with cols[i % len(cols)]:
             st.markdown(f"**{distinct[run_id]}**")
             st.metric("Predicted", pred.label)
-            st.altair_chart(charts.probabilities(pred.probabilities, model.labels,
-                                                 ds.labels if set(model.labels) <= set(ds.labels) else None))
+            st.altair_chart(charts.probabilities(pred.probabilities, model.labels, ds.labels))
             if unsure(pred.probabilities):
                 st.warning("Unsure: the top probability is close to uniform over the classes.")
             if pred.fake_probability is not None:

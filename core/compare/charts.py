@@ -151,18 +151,19 @@ def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
         width=420, height=alt.Step(24))
 
 
-def probabilities(probs: dict[str, float], labels: tuple[str, ...], colored_as: tuple[str, ...] | None = None
+def probabilities(probs: dict[str, float], labels: tuple[str, ...], dataset_labels: tuple[str, ...] = ()
                   ) -> alt.Chart:
     """One bar per class the model knows, each name whole on its own row with its probability beside it (a bar
-    near 100% reads as certainty; the figure says how near). `colored_as`: the label set whose colours the
-    classes take, the dataset's where the model knows a part of it (a class left out of training would shift
-    every later class onto another's colour)."""
+    near 100% reads as certainty; the figure says how near). The classes take the dataset's colours when the
+    model knows a part of its classes: a class left out of training would shift every later class onto
+    another's colour."""
+    colored_as = dataset_labels if set(labels) <= set(dataset_labels) else labels
     data = pd.DataFrame({"class": list(probs), "probability": list(probs.values())})
     data["row"] = [f"{c}  {p:.1%}" for c, p in probs.items()]
     order = [row for label in labels for c, row in zip(data["class"], data["row"]) if c == label]
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         y=alt.Y("row:N", sort=order, title=None, axis=category_axis()),
-        color=alt.Color("class:N", scale=class_scale(colored_as or labels), legend=None),
+        color=alt.Color("class:N", scale=class_scale(colored_as), legend=None),
         tooltip=["class", alt.Tooltip("probability:Q", format=".3f")],
     ).properties(height=alt.Step(28))
