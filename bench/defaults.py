@@ -23,6 +23,7 @@ import json
 import math
 import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -115,14 +116,14 @@ def label(name: str, point: dict) -> str:
 
 
 def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: list[int], train: bool,
-            precision: str) -> None:
+            precision: str, any_precision: bool) -> None:
     """Run (or reuse) one point's runs at these amounts and seeds, adding what finished to its row."""
     fixed = SWEEPS[name][1]
     for per_class in amounts:
         for seed in seeds:
             config = TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, tags=("defaults",),
                                  precision=precision, **fixed, **row["point"])
-            run = run_once(registry, config, train=train)
+            run = run_once(registry, config, train=train, any_precision=any_precision)
             if run is None:
                 continue
             metrics = run.metrics or {}
@@ -131,6 +132,7 @@ def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: lis
                 continue
             row["acc"].setdefault(per_class, []).append(metrics["test"]["accuracy"])
             row["cpu"].append(metrics.get("cpu_seconds") or metrics["seconds"])
+            row["precisions"][run.config.precision] += 1
             if metrics.get("val_fake_prob") is not None:
                 row["fake"].append(metrics["val_fake_prob"])
             print(f"{name} {row['point']} {per_class}/class seed {seed}: acc {metrics['test']['accuracy']:.3f}",
@@ -154,7 +156,8 @@ def main() -> int:
     rungs = [args.seeds[:args.halving], args.seeds[args.halving:]] if args.halving else [args.seeds]
     table: dict[str, list[dict]] = {}
     for name in names:
-        rows = [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False}
+        rows = [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False,
+                 "precisions": Counter()}
                 for point in sweep_points(name, args.points)]
         table[name] = rows
         for rung, seeds in enumerate(rungs):
@@ -163,7 +166,7 @@ def main() -> int:
                 row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
             for row in going:
                 measure(registry, spec, name, row, args.per_class, seeds, train=not args.report_only,
-                        precision=args.precision)
+                        precision=args.precision, any_precision=args.any_precision)
 
     print("\n| method | mode | setting | " + " | ".join(f"{n}/class accuracy [95% CI]" for n in args.per_class)
           + " | average | max fake prob | CPU s/run |")
@@ -185,6 +188,8 @@ def main() -> int:
                          "rows": [{"point": r["point"], "stopped": r["stopped"],
                                    "accuracy": {str(n): r["acc"].get(n, []) for n in args.per_class},
                                    "max_fake_prob": max(r["fake"]) if r["fake"] else None} for r in rows]}
+    ran = sum((r["precisions"] for rows in table.values() for r in rows), Counter())
+    print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in sorted(ran.items())))
     print(json.dumps(summary))
     return 0
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,7 +39,7 @@ import pandas as pd  # noqa: E402
 from bench.sample_runs import DEFAULT_HOME, open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
 from core.runs import Registry  # noqa: E402
-from core.train import TrainConfig, load_data, split_pool  # noqa: E402
+from core.train import TrainConfig, load_data, resolve, split_pool  # noqa: E402
 from core.train.methods.setfit import SetFitPredictor, fit_head  # noqa: E402
 
 # Cheap first, so a cut-short bench still has every reference.
@@ -95,16 +97,19 @@ def main() -> int:
         return 2
     data, registry = opened
     published: dict[int, dict[int, float]] = {}
-    chosen = []
+    chosen, ran = [], Counter()
     for per_class in args.per_class:
         for name in args.methods:
             settings = {"method": name, **METHODS[name]}
             for seed in args.seeds:
                 config = TrainConfig(data=data, fraction=None, per_class=per_class, seed=seed, tags=("results",),
                                      precision=args.precision, **settings)
-                run = run_once(registry, config, train=not args.report_only)
+                run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision)
                 if run is None:
                     continue
+                ran[run.config.precision] += 1
+                if args.any_precision:  # one group per method, whichever precision each run ran at
+                    run = replace(run, config=run.config.with_(precision=resolve(config).precision))
                 chosen.append(run)
                 line = f"{name:<20} {per_class:>2}/class seed {seed}: {run.status}"
                 if run.status == "done":
@@ -123,6 +128,7 @@ def main() -> int:
         print(f"{g.group:<50} n={g.n} acc {g.accuracy_mean:.3f} {ci} "
               f"macro-F1 {g.macro_f1_mean:.3f} {seconds[g.settings]:.0f} CPU s/run")
     print(markdown(frame, summary))
+    print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in sorted(ran.items())))
     for per_class, scores in published.items():
         ci = compare.mean_ci(list(scores.values()))
         print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "

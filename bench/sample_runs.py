@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 from collections import Counter
 from dataclasses import asdict, replace
@@ -58,7 +59,11 @@ def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
     parser.add_argument("--report-only", action="store_true", help="the table from the runs in --home")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto",
                         help="the encoder's precision (auto: bf16 where the CPU has it natively); a run is reused "
-                        "only at the precision it ran at")
+                        "only at the precision it ran at, unless --any-precision")
+    parser.add_argument("--any-precision", action="store_true",
+                        help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "
+                        "new runs train at --precision. The records' twins (one config, seed and rows at both) "
+                        "measure what this mixes in, printed first")
     return parser
 
 
@@ -70,7 +75,12 @@ def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
     os.environ["STUDIO_HOME"] = args.home
     here = pinned_precision(args.precision, pick_device("auto"))
     elsewhere = other_precisions(here, recorded(RECORDS))
-    if elsewhere:
+    if args.any_precision:
+        gaps = twin_gaps(recorded(RECORDS))
+        print(f"reusing runs at either precision; the records hold {len(gaps)} fp32/bf16 twin(s), whose test "
+              f"accuracies differ by {statistics.mean(gaps) if gaps else float('nan'):+.3f} on average (fp32 − bf16),"
+              f" {max(map(abs, gaps), default=float('nan')):.3f} at most", file=sys.stderr)
+    elif elsewhere:
         print(f"{sum(elsewhere.values())} recorded run(s) ran at another precision than this bench's ({here}, from "
               f"--precision {args.precision}): {', '.join(f'{n} at {p}' for p, n in elsewhere.items())}; they are "
               "reused only with --precision set to theirs", file=sys.stderr)
@@ -84,11 +94,24 @@ def other_precisions(here: str, records: list[dict]) -> dict[str, int]:
     return {p: n for p, n in sorted(counts.items()) if p != here}
 
 
-def identity(config: TrainConfig) -> str:
-    """A run's settings without its tags: two benches asking for the same run share it."""
+def identity(config: TrainConfig, any_precision: bool = False) -> str:
+    """A run's settings without its tags (and without its precision when either will do): two benches asking
+    for the same run share it."""
     raw = asdict(config)
     raw.pop("tags")
+    if any_precision:
+        raw.pop("precision")
     return json.dumps(raw, sort_keys=True, default=str)
+
+
+def twin_gaps(records: list[dict]) -> list[float]:
+    """Test accuracy at fp32 minus at bf16, for each config (seed and rows included) recorded at both."""
+    twins: dict[str, dict[str, float]] = {}
+    for entry in records:
+        config = from_record(entry["config"])
+        twins.setdefault(identity(config, any_precision=True), {})[config.precision] = \
+            entry["metrics"]["test"]["accuracy"]
+    return [t["fp32"] - t["bf16"] for t in twins.values() if {"fp32", "bf16"} <= t.keys()]
 
 
 def as_ran(config: TrainConfig) -> TrainConfig:
@@ -142,20 +165,23 @@ def restore(registry: Registry, entry: dict) -> Run:
     return registry.get(run_id)
 
 
-def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path = RECORDS) -> Run | None:
+def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path = RECORDS,
+             any_precision: bool = False) -> Run | None:
     """The finished run of this config (validated as a launch would): from the registry, else restored from
-    the records, else trained now (with `train` off, None then). Every finished run ends up in the records."""
+    the records (with `any_precision`, at this precision first, then at the other), else trained now at this
+    one (with `train` off, None then). Every finished run ends up in the records."""
     config = resolve(config)
-    wanted = identity(config)
-    for run in registry.list(statuses=("done",)):
-        settled = as_ran(run.config)
-        if identity(settled) == wanted:
-            run = replace(run, config=settled)
-            record(run, records)
-            return run
-    for entry in recorded(records):
-        if identity(from_record(entry["config"])) == wanted:
-            return restore(registry, entry)
+    for pooled in (False, True) if any_precision else (False,):
+        wanted = identity(config, pooled)
+        for run in registry.list(statuses=("done",)):
+            settled = as_ran(run.config)
+            if identity(settled, pooled) == wanted:
+                run = replace(run, config=settled)
+                record(run, records)
+                return run
+        for entry in recorded(records):
+            if identity(from_record(entry["config"]), pooled) == wanted:
+                return restore(registry, entry)
     if not train:
         return None
     run_id = registry.create(config)

@@ -5,7 +5,12 @@ precision than this machine's are named, not silently missing from a report."""
 
 from __future__ import annotations
 
-from bench.sample_runs import FINETUNE_LR_UNTIL_MEASURED, as_ran, other_precisions, recorded, run_once, sample_spec
+import json
+
+import pytest
+
+from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, as_ran, other_precisions, recorded, run_once, sample_spec,
+                               twin_gaps)
 from core.runs import Registry
 from core.train import TrainConfig, method_for, resolve
 
@@ -56,3 +61,24 @@ def test_a_precision_asked_of_a_method_without_an_encoder_resolves_away_so_its_r
     asked = [resolve(TrainConfig(method="tfidf-lr", precision=p)) for p in ("auto", "fp32", "bf16")]
     assert {c.precision for c in asked} == {"auto"} and asked[0] == asked[1] == asked[2]
     assert resolve(TrainConfig(method="finetune", frozen=True, precision="bf16")).precision == "bf16"
+
+
+def test_either_precision_reuses_a_run_at_the_other_one_only_when_none_ran_at_this_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "home"))
+    records = tmp_path / "records.jsonl"
+    bf16 = TrainConfig(method="finetune", frozen=True, fraction=None, per_class=5, precision="bf16")
+    entry = {"id": "r-bf16", "device": "CPU (2 threads)", "config": json.loads(resolve(bf16).to_json()),
+             "metrics": {"test": {"accuracy": 0.5}}}
+    records.write_text(json.dumps(entry) + "\n")
+    fp32 = bf16.with_(precision="fp32")
+    assert run_once(Registry(tmp_path / "home"), fp32, train=False, records=records) is None
+    found = run_once(Registry(tmp_path / "home"), fp32, train=False, records=records, any_precision=True)
+    assert found.config.precision == "bf16" and found.metrics["test"]["accuracy"] == 0.5
+
+    twin = {**entry, "id": "r-fp32", "config": json.loads(resolve(fp32).to_json()),
+            "metrics": {"test": {"accuracy": 0.6}}}
+    records.write_text(json.dumps(entry) + "\n" + json.dumps(twin) + "\n")
+    exact = run_once(Registry(tmp_path / "other"), fp32, train=False, records=records, any_precision=True)
+    assert exact.config.precision == "fp32"  # this precision first
+    assert twin_gaps(recorded(records)) == [pytest.approx(0.1)]
+    assert twin_gaps([entry]) == []
