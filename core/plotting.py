@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import altair as alt
 
-# Tableau 10, fixed per class position so a class keeps its colour on every page.
-_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+# Tableau 10, fixed per class position so a class keeps its colour on every page (and per series in Compare).
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
             "#9c755f", "#bab0ac")
 
 
 def class_colors(labels: tuple[str, ...]) -> dict[str, str]:
     """Stable colour for each class name, by its position in the label set."""
-    return {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(labels)}
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(labels)}
 
 
 def class_scale(labels: tuple[str, ...]) -> alt.Scale:

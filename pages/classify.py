@@ -81,6 +81,9 @@ if text.strip() and picked:
                     continue
                 if shaded := why.as_html():
                     st.html(shaded)
+                if why.unread_from is not None:
+                    st.caption(f"The model reads the first {model.config.max_len} tokens (its max length); the "
+                               "grey rest of the text played no part in this prediction.")
                 st.caption(f"{why.method}: toward {why.label}, " + ", ".join(  # quoted: a token may be a comma
                     f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
                     f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(False)))

@@ -34,6 +34,7 @@ if any(r.status in ACTIVE for r in runs):
     watch(sum(r.status in FINISHED for r in runs))
 
 frame = compare.runs_frame(runs)
+colour_order = compare.series_order(frame)  # before the filters, so a series keeps its colour under any filter
 with st.expander("Filters", expanded=False):
     cols = st.columns(4)
     chosen = {}
@@ -65,19 +66,20 @@ if groups.empty:
 st.subheader("Groups over seeds (mean and 95% CI)")
 st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
            "labeled rows, so groups compare seed by seed below.")
-ordered = [metric, *(m for m in compare.METRICS if m != metric)]  # the chosen metric beside the groups' names
+# the chosen metric's mean and interval beside the groups' names, the others' means after: fifteen columns had
+# run past the page
 stat = {"mean": "mean", "low": "95% CI low", "high": "95% CI high"}
-shown = ["group", "n", "seeds", *[f"{m}_{s}" for m in ordered for s in stat]]
-st.dataframe(groups[shown], hide_index=True, placeholder="–",
-             column_config={f"{m}_{s}": st.column_config.NumberColumn(f"{METRIC_NAMES[m]} {stat[s]}", format="%.3f")
-                            for m in ordered for s in stat})
-line = charts.metric_vs_amount(groups, metric)  # bars when the runs have one labeled amount
+shown = {f"{metric}_{s}": f"{METRIC_NAMES[metric]} {stat[s]}" for s in stat} | {
+    f"{m}_mean": f"{METRIC_NAMES[m]} mean" for m in compare.METRICS if m != metric}
+st.dataframe(groups[["group", "n", "seeds", *shown]], hide_index=True, placeholder="–",
+             column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()})
+line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount
 st.altair_chart(line)
 d1, d2, d3 = st.columns(3)
 d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
 d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
 if groups["labeled"].nunique() > 1:
-    bars = charts.grouped_bars(groups, metric)
+    bars = charts.grouped_bars(groups, metric, colour_order=colour_order)
     st.altair_chart(bars)
     d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))

@@ -10,9 +10,12 @@ import altair as alt
 import pandas as pd
 import pytest
 
+from core import compare
 from core.compare import charts as compare_charts
 from core.paths import REPO_ROOT
 from core.plotting import category_axis, whole_legend
+from core.train import TrainConfig
+from tests.helpers import hand_runs_frame
 
 CHART_SOURCES = [REPO_ROOT / "core" / "explore" / "charts.py", REPO_ROOT / "core" / "compare" / "charts.py",
                  REPO_ROOT / "core" / "explore" / "report.py", *sorted((REPO_ROOT / "pages").glob("*.py"))]
@@ -139,8 +142,8 @@ def test_faceted_charts_fit_the_page_on_real_text(m4_dir):
 
 def test_compare_figures_fit_the_page_with_eight_panels_and_long_names():
     series = ["GAN-BERT G2 (bag of words) on frozen features · train.jsonl", "TF-IDF + LR (reference) · essays.csv"]
-    groups = pd.DataFrame([{"series": s, "labeled": n, "reference": "TF-IDF" in s, "amount": a, "n": 5,
-                            "panel": f"{a} ({n} labeled) · {d}", "accuracy_mean": 0.5, "accuracy_low": 0.4,
+    groups = pd.DataFrame([{"series": s, "series_key": s, "labeled": n, "reference": "TF-IDF" in s, "amount": a,
+                            "n": 5, "panel": f"{a} ({n} labeled) · {d}", "accuracy_mean": 0.5, "accuracy_low": 0.4,
                             "accuracy_high": 0.6}
                            for s in series for a, n in (("5/class", 30), ("1%", 60), ("20/class", 120), ("5%", 300))
                            for d in ("train.jsonl", "essays.csv")])
@@ -206,7 +209,8 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     rows = [("GAN-BERT G1 (noise) on frozen features", False, 0.45), ("Trained head on frozen features", False, 0.47),
             ("GAN-BERT control (adversarial off) on frozen features", False, 0.48),
             ("Frozen features + LR (reference)", True, 0.465), ("TF-IDF + LR (reference)", True, 0.37)]
-    groups = pd.DataFrame([{"series": s, "labeled": 25, "reference": ref, "amount": "5/class", "n": 5,
+    groups = pd.DataFrame([{"series": s, "series_key": s, "labeled": 25, "reference": ref, "amount": "5/class",
+                            "n": 5,
                             "accuracy_mean": m, "accuracy_low": m - 0.05, "accuracy_high": m + 0.05}
                            for s, ref, m in rows])
     chart = compare_charts.metric_vs_amount(groups, "accuracy")
@@ -256,3 +260,39 @@ def test_each_probability_bar_says_its_figure_in_class_order():
     spec = chart.to_dict()
     assert spec["encoding"]["y"]["sort"] == ["human  20.6%", "bloomz  79.4%", "dolly  0.0%"]
     assert spec["encoding"]["color"]["field"] == "class"  # colours stay the class's own
+
+
+def colour_scales(node):
+    """Every colour scale with a range in a chart's spec, however deep its layers and facets put it."""
+    if isinstance(node, dict):
+        if isinstance(node.get("color"), dict) and "range" in node["color"].get("scale", {}):
+            yield node["color"]["scale"]
+        for value in node.values():
+            yield from colour_scales(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from colour_scales(value)
+
+
+def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
+    """Filtering Compare reassigned colours: the series left took the first colours, and a GAN-BERT line drawn
+    orange became blue. Colours follow the order of the runs before any filter (`series_order`)."""
+    runs = hand_runs_frame([(TrainConfig(method=m, lr=lr, fraction=f, seed=s), 0.5 + s / 100)
+                            for m, lr in (("tfidf-lr", None), ("ganbert", 1e-3), ("ganbert", 1e-4))
+                            for f in (0.01, 0.1) for s in (0, 1)])
+    order = compare.series_order(runs)
+
+    def colours(frame: pd.DataFrame) -> list[dict[str, str]]:
+        """series key → colour in each of the two charts that colour series"""
+        groups = compare.summarize(frame, "accuracy", compare.METRICS).groups
+        key = dict(zip(groups["series"], groups["series_key"]))
+        charts = (compare_charts.metric_vs_amount(groups, "accuracy", order),
+                  compare_charts.grouped_bars(groups, "accuracy", colour_order=order))
+        return [{key[name]: colour for scale in colour_scales(chart.to_dict())
+                 for name, colour in zip(scale["domain"], scale["range"])} for chart in charts]
+
+    everything = colours(runs)
+    assert everything[0] == everything[1] and len(set(everything[0].values())) == 3
+    slower = runs[runs["settings"].str.contains('"lr": 0.0001')]  # one GAN-BERT series: its name loses its rate
+    for left in colours(slower):
+        assert len(left) == 1 and left.items() <= everything[0].items()

@@ -3,6 +3,7 @@ logit's change from the baseline), n-gram weights for TF-IDF + LR, and the CLI's
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -46,6 +47,18 @@ def test_attributions_add_up_to_the_logit_change_from_the_baseline(tiny_backbone
         assert starts == sorted(starts) and all(why.text[t["start"]:t["end"]] == t["token"] for t in why.tokens)
         probs, _ = model.predict([why.text])
         assert why.label == model.labels[int(probs[0].argmax())]  # the predicted class is the one explained
+
+
+def test_the_text_past_the_max_length_is_marked_unread_and_a_short_text_is_read_whole(tiny_backbone, tmp_path):
+    """The shading covered the first max-length tokens and left the rest looking like text with no weight."""
+    model, texts = trained(tiny_backbone, tmp_path, method="finetune", frozen=True)
+    short = explain(model, "A short text.")
+    assert short.unread_from is None and "not read" not in short.as_html()
+    long_text = " ".join(texts[:6])  # well past 48 tokens
+    why = explain(model, long_text)
+    assert len(why.tokens) == 48 - 2  # [CLS] and [SEP] are not shaded
+    assert why.unread_from == why.tokens[-1]["end"] < len(long_text)
+    assert why.as_html().endswith(f'style="color:#8c8c8c">{html.escape(long_text[why.unread_from:])}</span></div>')
 
 
 def test_tfidf_explains_with_the_ngrams_it_weighs(tiny_backbone, tmp_path):

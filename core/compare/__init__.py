@@ -16,6 +16,7 @@ _EXPORTS = {
     "mean_ci": "core.compare.seeds",
     "paired": "core.compare.seeds",
     "seed_points": "core.compare.seeds",
+    "series_order": "core.compare.seeds",
     "summarize": "core.compare.seeds",
     "what_seeds_allow": "core.compare.seeds",
     "McNemar": "core.compare.stats",

@@ -8,7 +8,7 @@ import pandas as pd
 
 from core.compare.names import METRIC_NAMES
 from core.compare.seeds import metric_range
-from core.plotting import category_axis, class_scale, whole_legend
+from core.plotting import PALETTE, category_axis, class_scale, whole_legend
 
 # the losses and validation scores a run records, in words: the run card titled its panels "d_supervised"
 CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_supervised": "D loss on labeled texts",
@@ -18,13 +18,22 @@ CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_super
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
-def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
+def series_scale(groups: pd.DataFrame, colour_order: list[str] | None = None) -> alt.Scale:
+    """Each series' colour by its key's place in `colour_order` (`seeds.series_order` of the runs before
+    filters), so a series keeps its colour in every chart and under every filter; without one, by the groups'."""
+    order = list(dict.fromkeys([*(colour_order or []), *groups["series_key"]]))
+    shown = groups.drop_duplicates("series")
+    return alt.Scale(domain=shown["series"].tolist(),
+                     range=[PALETTE[order.index(k) % len(PALETTE)] for k in shown["series_key"]])
+
+
+def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
     """The seed report's figure: a metric against the number of labeled texts (log x), one line per
     series with its 95% confidence band over seeds. Reference baselines are dashed lines without a band:
     the floor a method must clear to be worth its cost. A single labeled amount has no line to draw: its
-    groups are bars with their intervals instead (`one_amount`)."""
+    groups are bars with their intervals instead (`one_amount`). Colours follow `colour_order` (`series_scale`)."""
     if groups["labeled"].nunique() < 2:
-        return one_amount(groups, metric)
+        return one_amount(groups, metric, colour_order)
     data = groups.assign(low=groups[f"{metric}_low"].fillna(groups[f"{metric}_mean"]),
                          high=groups[f"{metric}_high"].fillna(groups[f"{metric}_mean"]),
                          kind=groups["reference"].map({True: "reference", False: "method"}))
@@ -33,8 +42,9 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
     x = alt.X("labeled:Q", scale=alt.Scale(type="log", domain=[low / 1.2, high * 1.2], nice=False),
               title="labeled texts (log scale)")
     references = "dashed: converged references, no band" if groups["reference"].any() else None
-    color = alt.Color("series:N", title=references, legend=whole_legend(  # lines, not the bands' pale dots
-        columns=1, symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1, titleLimit=0))
+    color = alt.Color("series:N", title=references, scale=series_scale(groups, colour_order),
+                      legend=whole_legend(  # lines, not the bands' pale dots
+                          columns=1, symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1, titleLimit=0))
     base = alt.Chart(data).encode(x=x, color=color)
     band = base.transform_filter(alt.datum.kind == "method").mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
@@ -58,7 +68,7 @@ def tooltip(metric: str) -> list:
             alt.Tooltip(f"{metric}_high:Q", format=".3f")]
 
 
-def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
+def one_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
     """One labeled amount: a bar per method with its 95% interval, each name whole on its own row, and the
     references (converged baselines, not low-label methods) as dashed vertical lines at their means, named in
     the legend."""
@@ -72,23 +82,25 @@ def one_amount(groups: pd.DataFrame, metric: str) -> alt.Chart:
                                                                   x2=f"{metric}_high:Q", y=y)
     rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
         x=f"{metric}_mean:Q", tooltip=tooltip(metric),
-        color=alt.Color("series:N", title="references (dashed lines)", scale=alt.Scale(scheme="dark2"),
+        color=alt.Color("series:N", title="references (dashed lines)", scale=series_scale(references, colour_order),
                         legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2)))
     # without references, no rules: an empty layer still drew its legend's title
     return alt.layer(bars, whiskers, *([rules] if len(references) else [])).properties(
         width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 
-def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860) -> alt.Chart:
+def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colour_order: list[str] | None = None
+                 ) -> alt.Chart:
     """One panel per labeled amount and dataset (in order of labeled texts; each says how many texts it
     labeled), one bar per series with its 95% interval. Panels share `width` (at most 110 px each), and their
-    headers break into lines ("5/class", "(30 labeled)", the dataset), so eight panels still fit the page."""
+    headers break into lines ("5/class", "(30 labeled)", the dataset), so eight panels still fit the page.
+    Colours follow `colour_order` (`series_scale`)."""
     order = list(dict.fromkeys(groups.sort_values("labeled")["panel"]))
     panel = max(40, min(110, width // max(1, len(order)) - 20))
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
-        color=alt.Color("series:N", legend=whole_legend(columns=1)),
+        color=alt.Color("series:N", scale=series_scale(groups, colour_order), legend=whole_legend(columns=1)),
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
     whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
     header = alt.Header(labelExpr="split(replace(datum.label, ' (', ' · ('), ' · ')")

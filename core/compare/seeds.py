@@ -149,6 +149,19 @@ def _names(done: pd.DataFrame) -> pd.Series:
     return names
 
 
+def series_key(settings: str) -> str:
+    """A series' identity: its group's settings but the labeled amount. Unlike its name, which says only what
+    tells it apart from the series shown beside it, the key stays the same whatever a filter leaves."""
+    return json.dumps({k: v for k, v in json.loads(settings).items() if k not in AMOUNT}, sort_keys=True)
+
+
+def series_order(frame: pd.DataFrame) -> list[str]:
+    """Every series key in the order its first run was created: colours assigned in this order, from the runs
+    before any filter, keep each series' colour when a filter hides others or a new series appears."""
+    done = frame[frame["status"] == Status.DONE].sort_values("created", kind="stable")
+    return list(dict.fromkeys(done["settings"].map(series_key)))
+
+
 def metric_range(metric: str) -> tuple[float, float]:
     """The values a metric can take: MCC spans [-1, 1], every other metric the studio compares [0, 1]."""
     return (-1.0, 1.0) if metric == "mcc" else (0.0, 1.0)
@@ -168,7 +181,7 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     reach below an accuracy of 0, which no run can score). Groups never span datasets."""
     done = one_per_seed(frame, metrics).copy()
     columns = ["group", "series", "method", "dataset", "amount", "panel", "labeled", "reference", "n", "seeds",
-               "settings",
+               "settings", "series_key",
                *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high")]]
     if done.empty:
         return pd.DataFrame(columns=columns)
@@ -184,7 +197,7 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
                "method": first["method"], "dataset": first["dataset"], "amount": first["amount"],
                "panel": first["amount"] + used + (f" · {first['dataset']}" if several else ""),
                "labeled": labeled, "reference": bool(first["reference"]),
-               "n": len(g), "seeds": sorted(int(s) for s in g["seed"]), "settings": key}
+               "n": len(g), "seeds": sorted(int(s) for s in g["seed"]), "settings": key, "series_key": series_key(key)}
         for m in metrics:
             ci, (bottom, top) = mean_ci(g[m]), metric_range(m)
             row |= {f"{m}_mean": ci.mean, f"{m}_std": float(g[m].std(ddof=1)) if len(g) > 1 else 0.0,

@@ -69,6 +69,7 @@ class Attribution:
     tokens: list[dict]  # {"token", "score", "start", "end"}
     logit: float
     baseline_logit: float
+    unread_from: int | None = None  # where the text past the model's max length begins: never read
 
     def to_json(self) -> list[dict]:
         return [{"token": t["token"], "score": t["score"]} for t in self.tokens]
@@ -79,7 +80,8 @@ class Attribution:
 
     def as_html(self) -> str:
         """The text with each token shaded toward (green) or against (red) the class, by its share of the
-        largest score; the text between tokens as it is. Empty for n-gram explanations (no spans)."""
+        largest score; the text between tokens as it is, and the text past the max length in grey. Empty for
+        n-gram explanations (no spans)."""
         spans = [t for t in self.tokens if t["start"] >= 0]
         if not spans:
             return ""
@@ -92,7 +94,11 @@ class Attribution:
             parts.append(f'<span title="{t["score"]:+.4f}" style="background:rgba({rgb},{alpha:.2f});'
                          f'border-radius:3px">{html.escape(self.text[t["start"]:t["end"]])}</span>')
             at = t["end"]
-        parts.append(html.escape(self.text[at:]))
+        if self.unread_from is None:
+            parts.append(html.escape(self.text[at:]))
+        else:
+            parts.append(html.escape(self.text[at:self.unread_from]) + '<span title="past the max length: not read" '
+                         f'style="color:#8c8c8c">{html.escape(self.text[self.unread_from:])}</span>')
         return '<div style="line-height:1.9">' + "".join(parts) + "</div>"
 
 
@@ -138,8 +144,9 @@ def integrated_gradients(model: TokenPath, path: GradientPath, text: str, label:
     offsets = enc["offset_mapping"][0].tolist()
     tokens = [{"token": text[a:b] or path.tokenizer.convert_ids_to_tokens(int(i)), "score": float(s), "start": a,
                "end": b} for i, s, (a, b), sp in zip(ids[0].tolist(), scores, offsets, special.tolist()) if not sp]
+    cut = len(path.tokenizer(text, verbose=False)["input_ids"]) > ids.shape[1]
     return Attribution(model.labels[target], text, "integrated gradients", tokens, float(ends[0, target]),
-                       float(ends[1, target]))
+                       float(ends[1, target]), tokens[-1]["end"] if cut and tokens else None)
 
 
 def ngram_weights(model, text: str, label: str) -> Attribution:
