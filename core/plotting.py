@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import altair as alt
 
-# Tableau 10, fixed per class position so a class keeps its colour on every page (and per series in Compare).
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+# Tableau 10, fixed per class position so a class keeps its colour on every page.
+_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
             "#9c755f", "#bab0ac")
+
+
+# Tableau 20's strong hues, then their light twins: Compare colours runs' series, often more than ten (12 on
+# the bench's home, where Tableau 10 gave two series pairs one colour each).
+SERIES_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#499894", "#59a14f", "#b6992d", "#b07aa1", "#d37295",
+                  "#9d7660", "#79706e", "#a0cbe8", "#ffbe7d", "#ff9d9a", "#86bcb6", "#8cd17d", "#f1ce63", "#d4a6c8",
+                  "#fabfd2", "#d7b5a6", "#bab0ac")
 
 
 def class_colors(labels: tuple[str, ...]) -> dict[str, str]:
     """Stable colour for each class name, by its position in the label set."""
-    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(labels)}
+    return {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(labels)}
 
 
 def class_scale(labels: tuple[str, ...]) -> alt.Scale:

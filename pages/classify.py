@@ -28,10 +28,16 @@ def explanation(run_id: str, text: str):
 
 
 st.title("Classify")
-done = [r for r in registry.list(statuses=(Status.DONE,))]
+finished = registry.list(statuses=(Status.DONE,))
+done = [r for r in finished if registry.folder(r.id).has_checkpoint()]  # a restored record keeps no model
 if not done:
-    st.info("No finished runs yet. Train a model on the Train page, then come back.")
+    st.info("No finished runs with a saved model yet. Train a model on the Train page, then come back."
+            if not finished else f"None of the {len(finished)} finished runs kept a saved model (its files were "
+            "removed, or the run was restored from a record of its metrics). Train one on the Train page.")
     st.stop()
+if len(done) < len(finished):
+    st.caption(f"{len(finished) - len(done)} finished run(s) without a saved model (files removed, or restored "
+               "from a record of their metrics) are not offered.")
 distinct = distinct_names(registry.list())
 scores = {r.id: (r.metrics or {}).get("test", {}).get("macro_f1", float("nan")) for r in done}
 names = {i: f"{distinct[i]} · test macro-F1 {f1:.3f}" for i, f1 in scores.items()}

@@ -66,11 +66,10 @@ if groups.empty:
 st.subheader("Groups over seeds (mean and 95% CI)")
 st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
            "labeled rows, so groups compare seed by seed below.")
-# the chosen metric's mean and interval beside the groups' names, the others' means after: fifteen columns had
-# run past the page
-stat = {"mean": "mean", "low": "95% CI low", "high": "95% CI high"}
-shown = {f"{metric}_{s}": f"{METRIC_NAMES[metric]} {stat[s]}" for s in stat} | {
-    f"{m}_mean": f"{METRIC_NAMES[m]} mean" for m in compare.METRICS if m != metric}
+# the chosen metric's mean and interval beside the groups' names, the others' means after, under short headers
+# (the subheader says they are means): twelve columns had run past the page
+shown = {f"{metric}_mean": METRIC_NAMES[metric], f"{metric}_low": "95% CI low", f"{metric}_high": "95% CI high"} | {
+    f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}
 st.dataframe(groups[["group", "n", "seeds", *shown]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()})
 line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -36,6 +37,12 @@ def test_empty_states_say_what_to_do(dataset):
     assert "Train a model" in open_page("pages/classify.py", dataset).info[0].value
     home = open_page("pages/home.py", dataset)
     assert any("No runs yet" in c.value for c in home.caption)
+    reg = Registry()
+    restored = reg.create(TrainConfig(data=dataset.spec, method="tfidf-lr"))  # done, but no model kept
+    reg.claim(restored)
+    reg.mark_running(restored, os.getpid(), "CPU")
+    reg.finish(restored, "done", metrics={"test": {"macro_f1": 0.5}})
+    assert "None of the 1 finished runs kept a saved model" in open_page("pages/classify.py", dataset).info[0].value
 
 
 def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
@@ -132,8 +139,14 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     reg.claim(worse)
     reg.mark_running(worse, os.getpid(), "CPU")
     reg.finish(worse, "done", metrics=reg.get(gan).metrics | {"test": {"macro_f1": -1.0}})
+    shutil.copytree(reg.folder(gan).path / "checkpoint", reg.folder(worse).path / "checkpoint")
+    restored = reg.create(reg.get(gan).config.with_(seed=2))  # done, from a record of its metrics: no model
+    reg.claim(restored)
+    reg.mark_running(restored, os.getpid(), "CPU")
+    reg.finish(restored, "done", metrics=reg.get(gan).metrics)
     at = open_page("pages/classify.py", dataset)
     assert at.multiselect(key="cl_runs").value == [gan] and len(at.multiselect(key="cl_runs").options) == 2
+    assert any("1 finished run(s) without a saved model" in c.value for c in at.caption)
     at.button(key="cl_draw").click().run()
     assert not at.exception
     assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels

@@ -8,7 +8,7 @@ import pandas as pd
 
 from core.compare.names import METRIC_NAMES
 from core.compare.seeds import metric_range
-from core.plotting import PALETTE, category_axis, class_scale, whole_legend
+from core.plotting import SERIES_PALETTE, category_axis, class_scale, whole_legend
 
 # the losses and validation scores a run records, in words: the run card titled its panels "d_supervised"
 CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_supervised": "D loss on labeled texts",
@@ -24,7 +24,7 @@ def series_scale(groups: pd.DataFrame, colour_order: list[str] | None = None) ->
     order = list(dict.fromkeys([*(colour_order or []), *groups["series_key"]]))
     shown = groups.drop_duplicates("series")
     return alt.Scale(domain=shown["series"].tolist(),
-                     range=[PALETTE[order.index(k) % len(PALETTE)] for k in shown["series_key"]])
+                     range=[SERIES_PALETTE[order.index(k) % len(SERIES_PALETTE)] for k in shown["series_key"]])
 
 
 def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
