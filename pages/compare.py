@@ -129,7 +129,10 @@ with st.expander("Details of the selected runs"):
          "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
-st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
+if evaluations.empty:
+    st.caption("No validation curves: the selected runs kept none (restored from a record of their metrics).")
+else:
+    st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
 normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm", persist_state="session")
 cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):

@@ -7,6 +7,7 @@ import ast
 import re
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -200,6 +201,31 @@ def test_a_class_neither_true_nor_predicted_is_left_out_of_confusions_on_every_p
     assert set(cells["true"]) == set(cells["predicted"]) == {"a", "b"} and len(cells) == 4
     kept = confusion_cells({"confusion": [[2, 1, 1], [0, 3, 0], [0, 0, 0]], "classes": ["a", "b", "bloomz"]})
     assert set(kept["true"]) == {"a", "b", "bloomz"}  # predicted though never true: its column says something
+
+
+def test_a_confusion_matrix_names_its_rows_by_the_classes_the_metrics_name_not_by_key_order():
+    """Records written with sorted keys reordered per_class (bloomz first): the matrix of a restored run came out
+    labelled alphabetically, human's row named bloomz. Metrics now name their classes; older runs, whose
+    per_class the registry kept in label-id order, still read theirs."""
+    import json
+    from types import SimpleNamespace
+
+    from core.compare import confusion_frame
+    from core.train.metrics import classification_metrics
+
+    labels = ("human", "chatGPT", "bloomz")
+    metrics = classification_metrics(np.array([0, 0, 1]), np.array([0, 1, 1]), labels)
+    assert metrics["classes"] == list(labels)
+    sorted_keys = json.loads(json.dumps({"test": metrics}, sort_keys=True))
+    assert list(sorted_keys["test"]["per_class"]) == ["bloomz", "chatGPT", "human"]
+
+    def rows(test: dict) -> dict[str, float]:
+        cells = confusion_frame(SimpleNamespace(metrics={"test": test}))  # a run, as far as it reads one
+        return cells.groupby("true", sort=False)["value"].sum().to_dict()
+
+    assert rows(sorted_keys["test"]) == {"human": 2, "chatGPT": 1}
+    older = {k: v for k, v in metrics.items() if k != "classes"}  # per_class in label-id order
+    assert rows(older) == {"human": 2, "chatGPT": 1}
 
 
 def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_readable_size():

@@ -12,9 +12,9 @@ import pytest
 from scipy import stats
 
 from core.cli import main
-from core.compare import METRICS, follow_rows, mean_ci, paired, runs_frame, seed_points, summarize
+from core.compare import METRICS, follow_rows, mean_ci, paired, paired_test, runs_frame, seed_points, summarize
 from core.data import CorpusConfig, DataSpec
-from core.runs import RunFolder
+from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import METHODS, TrainConfig, classify, load_data, split_pool, resolve
 from core.train.methods.stepwise import MIN_VAL_PER_CLASS, selection_rule
@@ -348,3 +348,12 @@ def test_the_verdicts_say_what_their_seeds_can_show(n, says):
 
     note = what_seeds_allow(n)
     assert (note == "") if says is None else (says in note and f"With {n} shared seed" in note)
+
+
+def test_mcnemar_says_which_run_kept_no_predictions(tmp_path, monkeypatch):
+    """A run restored from a record of its metrics has no predictions file: Compare had shown a traceback."""
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
+    registry = Registry()
+    runs = [registry.create(TrainConfig(method="tfidf-lr", seed=s)) for s in (0, 1)]
+    with pytest.raises(ValueError, match=f"runs {runs[0]} and {runs[1]} kept no per-text test predictions"):
+        paired_test(registry, *runs)

@@ -391,3 +391,24 @@ def test_the_train_form_outlives_a_visit_to_another_page_and_warns_of_capped_cou
     assert any(w.value.startswith("500 per class") for w in at.warning)
     # a None option (the bundled backbone, the default pooling) read as no choice at all once kept
     assert at.selectbox(key="tr_backbone_pick").index == 0 and at.selectbox(key="tr_pooling").index == 0
+
+
+def test_compare_selects_runs_restored_from_records_of_their_metrics(dataset):
+    """Runs that kept only metrics (no curves, no predictions) had made Compare's selection raise."""
+    reg, labels = Registry(), list(dataset.labels)
+    matrix = [[2 if i == j else 0 for j in range(len(labels))] for i in range(len(labels))]
+    ids = []
+    for seed in (0, 1):
+        run_id = reg.create(TrainConfig(data=dataset.spec, method="tfidf-lr", seed=seed))
+        reg.claim(run_id)
+        reg.mark_running(run_id, os.getpid(), "CPU")
+        test = {"accuracy": 1.0, "macro_f1": 1.0, "mcc": 1.0, "confusion": matrix, "classes": labels,
+                "per_class": {c: {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 2} for c in sorted(labels)}}
+        reg.finish(run_id, "done", "restored from bench/records (run r)", {"test": test})
+        ids.append(run_id)
+    at = select_rows(open_page("pages/compare.py", dataset), "cmp_table", ids)
+    assert not at.exception
+    assert any("No validation curves" in c.value for c in at.caption)
+    assert "kept no per-text test predictions" in at.warning[0].value
+    confusions = [c for c in at.get("vega_lite_chart") if '"predicted"' in c.proto.spec]
+    assert len(confusions) == 2 and all(f'"{labels[0]}"' in c.proto.spec for c in confusions)

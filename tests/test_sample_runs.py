@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, as_ran, other_precisions, recorded, run_once, sample_spec,
-                               twin_gaps)
+from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, RECORDS, as_ran, other_precisions, recorded, run_once,
+                               sample_spec, twin_gaps)
 from core.runs import Registry
 from core.train import TrainConfig, method_for, resolve
 
@@ -82,3 +82,14 @@ def test_either_precision_reuses_a_run_at_the_other_one_only_when_none_ran_at_th
     assert exact.config.precision == "fp32"  # this precision first
     assert twin_gaps(recorded(records)) == [pytest.approx(0.1)]
     assert twin_gaps([entry]) == []
+
+
+def test_every_record_names_the_classes_of_its_confusion_matrix_in_label_order():
+    """The records are written with sorted keys, which reorders per_class; the matrix's own order is `classes`
+    (added to the records of 2026-11-25/26 after checking each row sum against its class's support)."""
+    for entry in recorded(RECORDS):
+        test = entry["metrics"].get("test") or {}
+        if "confusion" in test:
+            assert test["classes"] == ["human", "chatGPT", "cohere", "davinci", "bloomz", "dolly"], entry["id"]
+            supports = [test["per_class"][c]["support"] for c in test["classes"]]
+            assert [sum(row) for row in test["confusion"]] == supports, entry["id"]

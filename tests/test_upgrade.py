@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.compare import METRICS, paired_test, runs_frame, summarize
+from core.compare import METRICS, confusion_frame, paired_test, runs_frame, summarize
 from core.runs import Registry
 from core.runs.execute import execute_run
 from core.train import TrainConfig, classify, resolve
@@ -61,6 +61,13 @@ def test_old_runs_compare_as_before(old_home, expected):
     right_a, right_b = a["pred"] == a["label"], b["pred"] == b["label"]
     assert (test.only_a, test.only_b) == (int((right_a & ~right_b).sum()), int((~right_a & right_b).sum()))
     assert test.only_a + test.only_b + test.both + test.neither == len(a)
+    # their confusion matrices name no classes: per_class, kept in label-id order, names the rows
+    for run in registry.list(statuses=("done",)):
+        matrix, per_class = run.metrics["test"]["confusion"], run.metrics["test"]["per_class"]
+        cells = confusion_frame(run)
+        assert "classes" not in run.metrics["test"]
+        assert cells.groupby("true", sort=False)["value"].sum().to_dict() == {
+            c: sum(row) for c, row in zip(per_class, matrix) if sum(row) or c in set(cells["predicted"])}
 
 
 def test_old_checkpoints_predict_as_before(old_home, expected):

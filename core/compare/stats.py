@@ -48,7 +48,12 @@ def mcnemar(correct_a: np.ndarray, correct_b: np.ndarray) -> McNemar:
 
 
 def paired_test(registry: Registry, run_a: str, run_b: str) -> McNemar:
-    """McNemar between two finished runs, matched on test text ids."""
+    """McNemar between two finished runs, matched on test text ids. A run restored from a record of its
+    metrics (or whose files were removed) kept no per-text predictions: a ValueError names it."""
+    missing = [r for r in (run_a, run_b) if not registry.folder(r).has_predictions()]
+    if missing:
+        raise ValueError(f"{'runs' if len(missing) > 1 else 'run'} {' and '.join(missing)} kept no per-text test "
+                         "predictions (restored from a record of metrics, or files removed); McNemar's test needs them")
     pa, pb = registry.folder(run_a).predictions(), registry.folder(run_b).predictions()
     merged = pa.merge(pb, on="id", suffixes=("_a", "_b"))
     if len(merged) != len(pa) or len(merged) != len(pb) or (merged["label_a"] != merged["label_b"]).any():

@@ -116,9 +116,8 @@ def run_details(run: Run) -> dict:
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
     """The test confusion matrix as (true, predicted, value); rows sum to 1 when normalized."""
     test = (run.metrics or {}).get("test", {})
-    # per_class is in label-id order, as the matrix
-    return confusion_cells({"confusion": test.get("confusion", []), "classes": list(test.get("per_class", {}))},
-                           normalize)
+    classes = test.get("classes", list(test.get("per_class", {})))  # older runs: per_class, kept in label-id order
+    return confusion_cells({"confusion": test.get("confusion", []), "classes": classes}, normalize)
 
 
 def confusion_cells(metrics: dict, normalize: bool = False) -> pd.DataFrame:

@@ -89,6 +89,9 @@ class RunFolder:
     def load_model(self, device: torch.device | str = "cpu") -> Predictor:
         return load_predictor(self.path / self.CHECKPOINT, device)
 
+    def has_predictions(self) -> bool:
+        return (self.path / self.PREDICTIONS).exists()
+
     def predictions(self) -> pd.DataFrame:
         return pd.read_parquet(self.path / self.PREDICTIONS)
 

@@ -9,7 +9,8 @@ from sklearn.metrics import (
 
 
 def classification_metrics(y_true: np.ndarray, y_pred: np.ndarray, labels: tuple[str, ...]) -> dict:
-    """Accuracy, macro-F1 and MCC, the full k×k confusion matrix, and per-class precision, recall and F1.
+    """Accuracy, macro-F1 and MCC, the full k×k confusion matrix over `classes` (in label-id order: JSON
+    written with sorted keys reorders `per_class`), and per-class precision, recall and F1.
 
     Macro-F1 averages over the classes present in the truth or the predictions, so a class the data
     declares but never holds (bloomz in the M4 sample) does not count as a zero.
@@ -22,6 +23,7 @@ def classification_metrics(y_true: np.ndarray, y_pred: np.ndarray, labels: tuple
         "macro_f1": float(f1_score(y_true, y_pred, average="macro", zero_division=0)),
         "mcc": float(matthews_corrcoef(y_true, y_pred)),
         "confusion": confusion_matrix(y_true, y_pred, labels=ids).tolist(),
+        "classes": list(labels),
         "per_class": {name: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]),
                              "support": int(support[i])} for i, name in enumerate(labels)},
         "n": int(len(y_true)),
