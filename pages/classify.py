@@ -27,6 +27,13 @@ def explanation(run_id: str, text: str):
     return explain(model_for(run_id), text)
 
 
+def explain_afresh() -> None:
+    """A new text starts with its explanations off: left on, each toggle re-ran integrated gradients on every
+    text typed or drawn after it, minutes for a long one."""
+    for key in [k for k in st.session_state if k.startswith("cl_why_")]:
+        del st.session_state[key]
+
+
 st.title("Classify")
 finished = registry.list(statuses=(Status.DONE,))
 done = [r for r in finished if registry.folder(r.id).has_checkpoint()]  # a restored record keeps no model
@@ -44,17 +51,20 @@ names = {i: f"{distinct[i]} · test macro-F1 {f1:.3f}" for i, f1 in scores.items
 ds = st.session_state.dataset
 here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
 best = max(here or list(names), key=lambda i: -1.0 if math.isnan(scores[i]) else scores[i])  # offered first
+# one choice per dataset: back on another, the models trained on it are offered afresh, not the last ones
 picked = st.multiselect("Models", here + [i for i in names if i not in here], default=[best],
-                        format_func=names.get, key="cl_runs", persist_state="session")
+                        format_func=names.get, key=f"cl_runs_{ds.fingerprint}", persist_state="session")
 elsewhere = [distinct[i] for i in picked if i not in here]
 if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None):
     if elsewhere:
-        st.warning(f"Trained on another dataset than {ds.name}: {', '.join(elsewhere)}. Its test texts are not "
-                   "this model's test data.")
+        trained = "they were" if len(elsewhere) > 1 else "it was"
+        st.warning(f"Trained on another dataset than {ds.name}: {'; '.join(elsewhere)}. The drawn text comes from "
+                   f"this dataset's test split, not from the one {trained} trained on.")
     row = ds.test.iloc[random.randrange(len(ds.test))]
     st.session_state.cl_text = row["text"]
+    explain_afresh()
     st.session_state.cl_drawn = (row["text"], ds.labels[row["label"]] if row["label"] >= 0 else None)
-text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…",
+text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", on_change=explain_afresh,
                     persist_state="session")
 drawn, truth = st.session_state.get("cl_drawn", (None, None))
 if truth and text == drawn:  # not under a text the user typed since

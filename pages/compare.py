@@ -110,8 +110,10 @@ pairs = summary.pairs[metric]
 if not pairs:
     st.caption("Two groups on the same data and labeled amount with shared seeds compare here.")
 else:
-    pair = pairs[st.selectbox("Groups", range(len(pairs)), format_func=lambda i: f"{pairs[i].a}  vs  {pairs[i].b}",
-                              key="cmp_pair")]
+    # the pairs by name, not by position: a filter that reorders them had left the box naming one pair and the
+    # figures below another
+    named = {f"{p.a}  vs  {p.b}": p for p in pairs}
+    pair = named[st.selectbox("Groups", list(named), key="cmp_pair")]
     a_is, b_is, difference, test = pair.explain()
     st.markdown(f"**{a_is}**  \n**{b_is}**  \n{difference}.  \n{test}.")
     st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
@@ -129,9 +131,10 @@ with st.expander("Details of the selected runs"):
          "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
-if evaluations.empty:
-    st.caption("No validation curves: the selected runs kept none (restored from a record of their metrics).")
-else:
+if without := [names[r.id] for r in selected if r.id not in set(evaluations["run_id"])]:
+    st.caption(f"No validation curves for {'; '.join(without)}: fitted in one go (the LR references), or restored "
+               "from a record of metrics.")
+if not evaluations.empty:
     st.altair_chart(charts.evaluation_curves(evaluations, ["val_accuracy", "val_macro_f1", "val_mcc"]))
 normalized = st.toggle("Row-normalise confusion matrices", key="cmp_norm", persist_state="session")
 cols = st.columns(min(3, len(selected)))

@@ -129,7 +129,7 @@ with local:
         try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))
 
 st.subheader("Cleaning")
-st.caption("The seed report's preprocessing. Off by default: punctuation, digits and case are part of a writer's "
+st.caption("Optional text preprocessing. Off by default: punctuation, digits and case are part of a writer's "
            "style. Applied the same way in Explore, training and Classify.")
 current = st.session_state.cleaning
 c1, c2, c3 = st.columns(3)

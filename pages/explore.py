@@ -54,9 +54,8 @@ if ds.synthetic:
 
 def show_overview() -> None:
     st.altair_chart(charts.class_counts(ds.class_counts(), labels))
-    absent = ds.absent
-    if absent:
-        st.warning(f"Declared but absent from train: {', '.join(absent)}.")
+    if note := ds.absent_note():
+        st.warning(note + ".")
     sources = explore.source_breakdown(ds)
     if not sources.empty:
         st.subheader("Per source")

@@ -135,7 +135,10 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         else:
             ids = enqueue(registry, not_yet_run(registry, new), place.backend, resources)  # read again: a double click
             st.session_state.pop("tr_deleted", None)  # a delete's Undo is for the moment after it
-            st.success(f"Queued {len(ids)} run(s); they run in the background and survive page reloads.")
+            st.session_state.tr_queued = len(ids)
+            st.rerun()  # the grid's line and the button above say at once that it is queued
+    if (queued := st.session_state.pop("tr_queued", None)) is not None:
+        st.success(f"Queued {queued} run(s); they run in the background and survive page reloads.")
 
 refreshing = any(r.status in ACTIVE for r in registry.list())
 

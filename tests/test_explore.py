@@ -142,7 +142,10 @@ def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
     assert check.truncated > 0.9  # real M4 texts run long
     assert any("longer than 128 tokens: a max length of 128 would cut them" in w for w in check.warnings)
     assert check.length_note is None  # said once, by the warning
-    assert any(w.startswith("declared but absent from train: bloomz") for w in check.warnings)
+    assert any(w.startswith("Declared but absent from every split: bloomz") for w in check.warnings)
+    bloomz = ds.test.iloc[:1].assign(label=ds.labels.index("bloomz"))  # a test text of it: only train lacks it
+    assert replace(ds, test=pd.concat([ds.test, bloomz]), fingerprint="y").absent_note().startswith(
+        "Declared but absent from train: bloomz")
     empty = check_loaded(replace(ds, val=ds.val.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
     assert empty.warnings[0].startswith("0 validation rows") and not any("tokens" in w for w in empty.warnings)
     assert empty.length_note.endswith("of train texts are longer than 512 tokens")

@@ -76,7 +76,7 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     assert not at.exception and at.success
     assert at.session_state["dataset"].name == "train.jsonl"
     warnings = " ".join(w.value for w in at.warning)  # the check after loading
-    assert "absent from train: bloomz" in warnings and "longer than 128 tokens" in warnings
+    assert "absent from every split: bloomz" in warnings and "longer than 128 tokens" in warnings
 
 
 def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_dir, small_builtin):

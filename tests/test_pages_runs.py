@@ -58,8 +58,9 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     assert any("**2 run(s)** to launch, " in m.value and "rough guess" in m.value for m in at.markdown)  # none ran
     at.button(key="tr_launch").click().run()
     assert "Queued 2 run(s)" in at.success[0].value
-    at.button(key="tr_launch").click().run()  # the second click of a double click queues nothing
-    assert at.button(key="tr_launch").disabled
+    # at once, not after the monitor's next refresh: the grid's line says it is queued and Launch is off (the
+    # launch reads the queue again, so a double click that beats this rerun queues nothing either)
+    assert at.button(key="tr_launch").disabled and not any("to launch" in m.value for m in at.markdown)
     assert any("All 2 run(s) of this grid are done or queued here" in c.value for c in at.caption)
     reg = Registry()
     assert len(reg.list()) == 2
@@ -145,8 +146,21 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     reg.mark_running(restored, os.getpid(), "CPU")
     reg.finish(restored, "done", metrics=reg.get(gan).metrics)
     at = open_page("pages/classify.py", dataset)
-    assert at.multiselect(key="cl_runs").value == [gan] and len(at.multiselect(key="cl_runs").options) == 2
+    models = at.multiselect(key=f"cl_runs_{dataset.fingerprint}")
+    assert models.value == [gan] and len(models.options) == 2
     assert any("1 finished run(s) without a saved model" in c.value for c in at.caption)
+    # another dataset offers its own choice; back on this one, the models chosen on it are chosen again
+    models.set_value([worse, gan]).run()
+    other = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=5))
+    at.session_state["dataset"] = other
+    at.run()
+    assert at.multiselect(key=f"cl_runs_{other.fingerprint}").value == [gan]  # the best of all, none ran on it
+    at.button(key="cl_draw").click().run()
+    assert "The drawn text comes from this dataset's test split, not from the one it was trained on." in (
+        at.warning[0].value)
+    at.session_state["dataset"] = dataset
+    at.run()
+    assert at.multiselect(key=f"cl_runs_{dataset.fingerprint}").value == [worse, gan]
     at.button(key="cl_draw").click().run()
     assert not at.exception
     assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels
@@ -171,7 +185,7 @@ def test_the_peer_and_the_references_classify_and_compare_on_the_pages(tiny_back
            finished_run(tiny_backbone, dataset, method="features-lr"),
            finished_run(tiny_backbone, dataset, method="setfit", epochs=None, steps=2)]
     at = open_page("pages/classify.py", dataset)
-    at.multiselect(key="cl_runs").set_value(ids).run()
+    at.multiselect(key=f"cl_runs_{dataset.fingerprint}").set_value(ids).run()
     at.button(key="cl_draw").click().run()
     assert not at.exception
     assert [m.label for m in at.metric].count("Predicted") == 3
@@ -212,7 +226,7 @@ def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset, monkeypatch)
     preview = at.dataframe[0].value
     assert len(preview) == 2 and set(preview["predicted"]) <= set(dataset.labels)
     # every selected model, each scored on a labeled file, with all its rows
-    at.multiselect(key="cl_runs").set_value(ids).run()
+    at.multiselect(key=f"cl_runs_{dataset.fingerprint}").set_value(ids).run()
     labeled = b"text,label\nhello there,human\nsecond text,dolly\nthird one,human\n"
     at.file_uploader(key="cl_upload").set_value(("y.csv", labeled, "text/csv")).run()
     assert not at.exception
@@ -235,6 +249,13 @@ def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):
     at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
     assert not at.exception
     assert any(c.value.startswith("integrated gradients: toward ") for c in at.caption)
+    # a new text, typed or drawn, starts with its explanation off: left on, it ran again on every text
+    at.text_area(key="cl_text").set_value("A second text, typed after the first.").run()
+    assert not at.toggle(key=f"cl_why_{run_id}").value
+    assert not any("integrated gradients" in c.value for c in at.caption)
+    at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
+    at.button(key="cl_draw").click().run()
+    assert not at.toggle(key=f"cl_why_{run_id}").value
 
 
 def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
@@ -393,22 +414,51 @@ def test_the_train_form_outlives_a_visit_to_another_page_and_warns_of_capped_cou
     assert at.selectbox(key="tr_backbone_pick").index == 0 and at.selectbox(key="tr_pooling").index == 0
 
 
+def recorded_run(config: TrainConfig, test: dict) -> str:
+    """A finished run that kept only its metrics, as one restored from the bench records: no curves, no files."""
+    reg = Registry()
+    run_id = reg.create(config)
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.finish(run_id, "done", "restored from bench/records (run r)", {"test": test})
+    return run_id
+
+
 def test_compare_selects_runs_restored_from_records_of_their_metrics(dataset):
     """Runs that kept only metrics (no curves, no predictions) had made Compare's selection raise."""
-    reg, labels = Registry(), list(dataset.labels)
+    labels = list(dataset.labels)
     matrix = [[2 if i == j else 0 for j in range(len(labels))] for i in range(len(labels))]
-    ids = []
-    for seed in (0, 1):
-        run_id = reg.create(TrainConfig(data=dataset.spec, method="tfidf-lr", seed=seed))
-        reg.claim(run_id)
-        reg.mark_running(run_id, os.getpid(), "CPU")
-        test = {"accuracy": 1.0, "macro_f1": 1.0, "mcc": 1.0, "confusion": matrix, "classes": labels,
-                "per_class": {c: {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 2} for c in sorted(labels)}}
-        reg.finish(run_id, "done", "restored from bench/records (run r)", {"test": test})
-        ids.append(run_id)
+    test = {"accuracy": 1.0, "macro_f1": 1.0, "mcc": 1.0, "confusion": matrix, "classes": labels,
+            "per_class": {c: {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 2} for c in sorted(labels)}}
+    ids = [recorded_run(TrainConfig(data=dataset.spec, method="tfidf-lr", seed=seed), test) for seed in (0, 1)]
     at = select_rows(open_page("pages/compare.py", dataset), "cmp_table", ids)
     assert not at.exception
-    assert any("No validation curves" in c.value for c in at.caption)
+    assert any(c.value.startswith("No validation curves for TF-IDF + LR") for c in at.caption)
     assert "kept no per-text test predictions" in at.warning[0].value
     confusions = [c for c in at.get("vega_lite_chart") if '"predicted"' in c.proto.spec]
     assert len(confusions) == 2 and all(f'"{labels[0]}"' in c.proto.spec for c in confusions)
+
+
+def test_the_paired_comparison_shows_the_pair_its_box_names_after_a_filter(dataset):
+    """The box held a position: a filter that changed the pairs left it naming one pair over another's figures."""
+    for method, frozen, score in (("tfidf-lr", False, 0.3), ("features-lr", True, 0.5), ("finetune", True, 0.4)):
+        for seed in (0, 1):
+            accuracy = score + seed / 100
+            recorded_run(TrainConfig(data=dataset.spec, method=method, frozen=frozen, seed=seed),
+                         {"accuracy": accuracy, "macro_f1": accuracy, "mcc": accuracy})
+
+    def shown(at) -> tuple[str, str]:
+        box = at.selectbox(key="cmp_pair").value
+        a = next(m.value for m in at.markdown if m.value.startswith("**A = "))
+        return box.split("  vs  ")[0], a.split("**")[1].removeprefix("A = ")
+
+    at = open_page("pages/compare.py", dataset)
+    assert len(at.selectbox(key="cmp_pair").options) == 3
+    at.selectbox(key="cmp_pair").set_value(at.selectbox(key="cmp_pair").options[-1]).run()
+    box, a = shown(at)
+    assert box == a
+    kept = [m for m in at.multiselect(key="cmp_method").options if not m.startswith("Frozen features + LR")]
+    at.multiselect(key="cmp_method").set_value(kept).run()
+    assert not at.exception and len(at.selectbox(key="cmp_pair").options) == 1
+    box, a = shown(at)
+    assert box == a

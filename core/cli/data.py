@@ -26,6 +26,6 @@ def cmd_data_check(args: argparse.Namespace) -> int:
         return 0
     print(f"{info['dataset']}: " + ", ".join(f"{n} {s}" for s, n in info["rows"].items()) + " rows")
     print(ds.class_counts().to_string())
-    if info["absent_classes"]:
-        print(f"note: declared but absent from train: {', '.join(info['absent_classes'])}")
+    if note := ds.absent_note():
+        print(f"note: {note}")
     return 0

@@ -99,6 +99,15 @@ class Dataset:
         """The declared classes without a train text (bloomz in the M4 sample): no model can learn them."""
         return [c for c, n in self.class_counts()["train"].items() if n == 0]
 
+    def absent_note(self) -> str | None:
+        """The absent classes in a sentence: whether any split holds them says whether a test can score them."""
+        if not (absent := self.absent):
+            return None
+        counts = self.class_counts()
+        nowhere = all(counts.loc[c].sum() == 0 for c in absent)
+        return (f"Declared but absent from {'every split' if nowhere else 'train'}: {', '.join(absent)}; no model can "
+                "learn them")
+
     def class_counts(self) -> pd.DataFrame:
         """Rows per class and split, with every declared class present (an absent class counts 0)."""
         out = pd.DataFrame(index=pd.Index(self.labels, name="class"))

@@ -47,9 +47,8 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
                 "val": ": checkpoints cannot be ranked, so runs keep their last one; add a validation file",
                 "test": ": runs need a test split to be scored; add a test file",
                 "train": ""}[split])
-    absent = ds.absent
-    if absent:
-        warnings.append(f"declared but absent from train: {', '.join(absent)}; no model can learn them")
+    if note := ds.absent_note():
+        warnings.append(note)
     lengths = sampled_token_lengths(ds.train["text"], tokenizer, seed)
     truncated = float(np.mean(lengths > max_len)) if len(lengths) else 0.0
     if truncated > LONG_SHARE:
