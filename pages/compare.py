@@ -89,9 +89,11 @@ st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group 
            "signed-rank above). " + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
            (" Where GAN-BERT ran beside its control, the list below the table says what the game adds."
             if summary.ablations else ""))
+several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset first: its amount alone is ambiguous
 st.dataframe(summary.verdicts, hide_index=True,
-             column_order=["amount", "best", "best_mean", "runner_up", "difference", "low", "high", "ci_excludes_zero",
-                           "p_value", "n", "test", "dataset", "labeled"],
+             column_order=["dataset"] * several + ["amount", "best", "best_mean", "runner_up", "difference", "low",
+                                                   "high", "ci_excludes_zero", "p_value", "n", "test", "labeled"]
+             + ["dataset"] * (not several),
              column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
                  ("best_mean", f"best: mean {METRIC_NAMES[metric]}"), ("difference", "best − runner-up"),
                  ("low", "95% CI low"), ("high", "95% CI high"))} |

@@ -14,6 +14,7 @@ from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.paths import REPO_ROOT
 from core.compare import METRICS
+from core.compare.names import dataset_names
 from core.compare.seeds import group_key
 from core.runs import ACTIVE, Registry, Run
 from core.train import TrainConfig, method_for, resolve
@@ -137,8 +138,9 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
 def hand_runs_frame(runs: list[tuple[TrainConfig, float]]) -> pd.DataFrame:
     """A runs table as `core.compare.runs_frame` makes it, from configs (a fraction each) and one score per run
     for every metric; later rows are later runs."""
+    datasets = dataset_names([c.data for c, _ in runs])
     return pd.DataFrame([{
-        "status": "done", "method": method_for(c).display(c), "dataset": c.data.short_name, "amount": c.amount,
+        "status": "done", "method": method_for(c).display(c), "dataset": datasets[c.data], "amount": c.amount,
         "labeled": 100 * c.fraction, "reference": method_for(c).reference, "seed": c.seed, "settings": group_key(c),
         "run_id": f"r{i}", "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=i),
         **dict.fromkeys(METRICS, score),

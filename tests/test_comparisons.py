@@ -13,6 +13,7 @@ from scipy import stats
 
 from core.cli import main
 from core.compare import METRICS, follow_rows, mean_ci, paired, paired_test, runs_frame, seed_points, summarize
+from core.compare.names import dataset_names
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
@@ -357,3 +358,23 @@ def test_mcnemar_says_which_run_kept_no_predictions(tmp_path, monkeypatch):
     runs = [registry.create(TrainConfig(method="tfidf-lr", seed=s)) for s in (0, 1)]
     with pytest.raises(ValueError, match=f"runs {runs[0]} and {runs[1]} kept no per-text test predictions"):
         paired_test(registry, *runs)
+
+
+def test_two_datasets_of_one_name_stay_apart_and_are_named_by_their_folders():
+    """An upload and the same file loaded by path are two datasets named "train.jsonl": one verdict had ranked
+    the groups of both against each other, and their series were named by every path in full."""
+    specs = [DataSpec(train=f"/home/me/{folder}/train.jsonl", test=f"/home/me/{folder}/dev.jsonl")
+             for folder in ("uploads/e9ab398fa194bef5", "m4-sample")]
+    frame = hand_runs_frame([(TrainConfig(data=spec, method=m, fraction=0.1, seed=s, frozen=m == "features-lr"),
+                              0.5 + s / 10) for spec in specs for m in ("tfidf-lr", "features-lr") for s in (0, 1)])
+    summary = summarize(frame, "accuracy", METRICS)
+    assert sorted(summary.verdicts["dataset"]) == ["train.jsonl (e9ab398fa194bef5)", "train.jsonl (m4-sample)"]
+    assert "TF-IDF + LR · train.jsonl (m4-sample)" in set(summary.groups["series"])
+    assert all(p.a.split(" · ")[-1].split(" @ ")[0] == p.b.split(" · ")[-1].split(" @ ")[0]
+               for p in summary.pairs["accuracy"])  # a pair never spans the two
+    # what tells their runs apart, named by a file's folder and name, not its whole path
+    from core.compare.names import setting_label, setting_value
+    assert f"{setting_label('data.train')} {setting_value(specs[1].train, 'data.train')}" == (
+        "train file m4-sample/train.jsonl")
+    two_corpora = dataset_names([DataSpec(builtin=CorpusConfig(train_per_class=n)) for n in (20, 30)])
+    assert sorted(two_corpora.values()) == ["built-in (synthetic), 20/class", "built-in (synthetic), 30/class"]

@@ -462,3 +462,16 @@ def test_the_paired_comparison_shows_the_pair_its_box_names_after_a_filter(datas
     assert not at.exception and len(at.selectbox(key="cmp_pair").options) == 1
     box, a = shown(at)
     assert box == a
+
+
+def test_verdicts_over_two_datasets_lead_with_the_dataset(dataset):
+    """Two rows both read "5/class": the dataset, last and off the page, was the only thing telling them apart."""
+    other = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=5))
+    for spec in (dataset.spec, other.spec):
+        for method in ("tfidf-lr", "features-lr"):
+            for seed in (0, 1):
+                recorded_run(TrainConfig(data=spec, method=method, frozen=method == "features-lr", seed=seed),
+                             {"accuracy": 0.5 + seed / 10, "macro_f1": 0.5, "mcc": 0.5})
+    at = open_page("pages/compare.py", dataset)
+    verdicts = next(d for d in at.dataframe if "runner_up" in d.value.columns)
+    assert len(verdicts.value) == 2 and list(verdicts.proto.column_order)[:2] == ["dataset", "amount"]

@@ -4,11 +4,14 @@ and sentence. Each name here adds the settings in which its run differs from the
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
+from core.data import DataSpec
 from core.runs import Run
 from core.train import run_label
 from core.train.methods import unread_options
@@ -19,8 +22,10 @@ NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setti
 
 
 def setting_label(key: str) -> str:
-    """'max_len' → 'max length' (its label without the unit); a nested key ('cleaning.lowercase') reads as
-    itself."""
+    """'max_len' → 'max length' (its label without the unit); a data file by its role ('data.train' → 'train
+    file'); another nested key ('cleaning.lowercase') reads as itself."""
+    if key.startswith("data.") and key.count(".") == 1 and key != "data.builtin":
+        return f"{key.removeprefix('data.')} file"
     found = options().get(key)
     if not found:
         return key.replace("_", " ")
@@ -28,12 +33,37 @@ def setting_label(key: str) -> str:
     return label if label[:2].isupper() else label[0].lower() + label[1:]  # 'LR C' stays as it is
 
 
-def setting_value(value: object) -> str:
+def setting_value(value: object, key: str = "") -> str:
+    """A value in words; a data file by its folder and name, which tell two copies apart without the whole path
+    (an upload's folder is its content hash)."""
     if value is None:
         return "default"
+    if setting_label(key).endswith(" file") and isinstance(value, str):
+        return "/".join(Path(value).parts[-2:])
     if isinstance(value, bool):
         return "on" if value else "off"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def dataset_names(specs: Sequence[DataSpec]) -> dict[DataSpec, str]:
+    """Each dataset's name in tables, filters and verdicts: its short name, and where two datasets share one (an
+    upload and the same file loaded by path, two built-in corpora), what tells them apart: a file's folder, the
+    corpus's size, else a hash. One name for two had put both in one verdict, ranked against each other."""
+    by_short: dict[str, set[DataSpec]] = defaultdict(set)
+    for spec in specs:
+        by_short[spec.short_name].add(spec)
+    names = {}
+    for short, alike in by_short.items():
+        for spec in alike:
+            if len(alike) == 1:
+                names[spec] = short
+            elif spec.builtin:
+                names[spec] = f"{short}, {spec.builtin.train_per_class}/class"
+            else:
+                names[spec] = f"{short} ({Path(spec.train or '').parent.name})"
+    counts = Counter(names.values())
+    return {spec: name if counts[name] == 1 else f"{name} #{hashlib.sha1(repr(spec).encode()).hexdigest()[:6]}"
+            for spec, name in names.items()}
 
 
 def differing(runs: Sequence[Run], drop: tuple[str, ...] = NEVER) -> list[str]:
@@ -55,7 +85,7 @@ def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
         keys = differing(same) if len(same) > 1 else []
         for r in same:
             flat = flat_settings(r.config)
-            extra[r.id] = " · ".join(f"{setting_label(k)} {setting_value(flat.get(k))}" for k in keys)
+            extra[r.id] = " · ".join(f"{setting_label(k)} {setting_value(flat.get(k), k)}" for k in keys)
     taken = Counter((run_label(r.config), extra[r.id]) for r in runs)
     alike = {r.id for r in runs if taken[run_label(r.config), extra[r.id]] > 1}
     return {r.id: " · ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if r.id in alike else ""]))
@@ -77,5 +107,5 @@ def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> p
     frame = pd.DataFrame({"setting": [setting_label(k) for k in keys]})
     for r in runs:
         flat, unread = flat_settings(r.config), unread_options(r.config)
-        frame[names[r.id]] = ["–" if k in unread else setting_value(flat.get(k)) for k in keys]
+        frame[names[r.id]] = ["–" if k in unread else setting_value(flat.get(k), k) for k in keys]
     return frame

@@ -144,7 +144,7 @@ def _names(done: pd.DataFrame) -> pd.Series:
         keys = sorted({k for d in runs for k in d} - set(AMOUNT))
         varying = [k for k in keys if len({json.dumps(d.get(k), default=str) for d in runs}) > 1]
         if varying:
-            names[index] = [f"{m} ({', '.join(f'{setting_label(k)} {setting_value(d.get(k))}' for k in varying)})"
+            names[index] = [f"{m} ({', '.join(f'{setting_label(k)} {setting_value(d.get(k), k)}' for k in varying)})"
                             for m, d in zip(done.loc[index, "method"], runs)]
     return names
 

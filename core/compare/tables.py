@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from core.compare.names import distinct_names, distinguishing
+from core.compare.names import dataset_names, distinct_names, distinguishing
 from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, times_left
@@ -29,6 +29,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
     """One row per run with its settings and final test metrics, for tables, filters and charts; `differs in`
     names the settings that tell a run apart from others of its name (`distinguishing`)."""
     rows, differs = [], distinguishing(runs)
+    datasets = dataset_names([r.config.data for r in runs])
     for r in runs:
         c, result = r.config, r.metrics or {}
         test = result.get("test", {})
@@ -37,7 +38,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             "generator": c.generator if "generator" in method_for(c).variants else "",
             "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
             "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction,
-            "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": c.data.short_name,
+            "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"), "selection": result.get("selection", "best"), "dataset": datasets[c.data],
             "data_path": "" if c.data.builtin else c.data.train or "",
             "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
             "progress": r.progress, "message": r.message or "", "seconds": result.get("seconds"),
