@@ -49,7 +49,8 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                      placeholder="–",
                      column_order=["status", "method", "differs in", "amount", "seed", *compare.METRICS, "dataset", "tags",
                                    "run_id"],
-                     column_config={m: st.column_config.NumberColumn(format="%.3f") for m in compare.METRICS} |
+                     column_config={m: st.column_config.NumberColumn(METRIC_NAMES[m], format="%.3f")
+                                    for m in compare.METRICS} |
                      {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
                                                                   "in the CSV and under Selected runs.")})
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")

@@ -96,7 +96,9 @@ def show_words() -> None:
 
 
 def show_maps() -> None:
-    method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key="ex_map", persist_state="session",
+    # one choice per dataset: UMAP, chosen on a small one, had started minutes of fitting on the next
+    method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key=f"ex_map_{ds.fingerprint}",
+                      persist_state="session",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
     with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
         points = tfidf_map(key, method, ds, lambda stage: status.update(label=f"{method.upper()}: {stage}…"))

@@ -321,6 +321,8 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
     three = settings_diff([reg.get(i) for i in (short, long_, twice[1])])
     assert len(set(three.columns)) == 4
     assert three.shape[1] == 4 and set(three["setting"]) == {"max length", "seed"}
+    methods = settings_diff([reg.get(short), reg.get(other)]).set_index("setting").loc["method"].tolist()
+    assert methods == ["GAN-BERT", "Frozen features + LR"]  # by name: the ids "ganbert" and "features-lr" had shown
 
     assert main(["runs"]) == 0  # the CLI lists the registry with the same names
     out = capsys.readouterr().out

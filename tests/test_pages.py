@@ -35,6 +35,15 @@ def test_explore_on_builtin_corpus(small_builtin):
     assert open_tab(at, "Train/test shift").metric[0].label.startswith("KL")
 
 
+def test_the_map_method_is_chosen_per_dataset(small_builtin):
+    """UMAP chosen on one dataset had started minutes of fitting on the next one opened."""
+    at = open_page("pages/explore.py", small_builtin)
+    at.session_state["ex_map_another-dataset"] = "umap"  # chosen on another dataset
+    maps = open_tab(at, "Maps")
+    assert maps.radio(key=f"ex_map_{small_builtin.fingerprint}").value == "pca"
+    assert [s.label for s in maps.status] == ["Map ready"] and len(maps.get("vega_lite_chart")) == 2
+
+
 def test_explore_on_real_m4_sample(m4_dir):
     ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
     home = open_page("pages/home.py", ds)

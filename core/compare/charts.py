@@ -99,7 +99,7 @@ def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colour_ord
     panel = max(40, min(110, width // max(1, len(order)) - 20))
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
-        y=alt.Y(f"{metric}_mean:Q", title=metric.replace("_", "-")),
+        y=alt.Y(f"{metric}_mean:Q", title=label(metric)),
         color=alt.Color("series:N", scale=series_scale(groups, colour_order), legend=whole_legend(columns=1)),
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
     whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
@@ -111,7 +111,7 @@ def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colour_ord
 def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
     """Every finished run as a point, one row per group: the seeds behind each mean."""
     return alt.Chart(runs).mark_circle(size=60, opacity=0.7).encode(
-        x=alt.X(f"{metric}:Q", title=metric.replace("_", "-"), scale=alt.Scale(zero=False)),
+        x=alt.X(f"{metric}:Q", title=label(metric), scale=alt.Scale(zero=False)),
         y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"), axis=category_axis()),
         color=alt.Color("seed:N", legend=whole_legend()),
         tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],

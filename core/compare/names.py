@@ -13,7 +13,7 @@ import pandas as pd
 
 from core.data import DataSpec
 from core.runs import Run
-from core.train import run_label
+from core.train import method_for, run_label
 from core.train.methods import unread_options
 from core.train.config import flat_settings, options
 
@@ -107,5 +107,6 @@ def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> p
     frame = pd.DataFrame({"setting": [setting_label(k) for k in keys]})
     for r in runs:
         flat, unread = flat_settings(r.config), unread_options(r.config)
-        frame[names[r.id]] = ["–" if k in unread else setting_value(flat.get(k), k) for k in keys]
+        frame[names[r.id]] = ["–" if k in unread else method_for(r.config).title if k == "method"
+                              else setting_value(flat.get(k), k) for k in keys]  # a method by its name, not its id
     return frame
