@@ -322,3 +322,17 @@ def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
     slower = runs[runs["settings"].str.contains('"lr": 0.0001')]  # one GAN-BERT series: its name loses its rate
     for left in colours(slower):
         assert len(left) == 1 and left.items() <= everything[0].items()
+
+
+def test_the_seed_strip_keeps_room_for_its_dots_and_a_small_map_draws_larger_points():
+    """Long group names had filled the strip's width (no dots, no axis); a 181-text map drew faint specks, and
+    UMAP's points sat in the top half of an axis running from 0."""
+    from core.explore import charts as explore_charts
+
+    name = "TF-IDF + LR (test file e9ab398fa194bef5/dev.jsonl) · train.jsonl (m4-sample) @ 5/class (25 labeled)"
+    runs = pd.DataFrame([{"group": name + str(i), "seed": s, "run_id": "r", "labeled": 25, "accuracy": 0.5}
+                         for i in range(3) for s in (0, 1)])
+    assert natural_width(compare_charts.seed_strip(runs, "accuracy")) <= PAGE
+    small = pd.DataFrame({"x": [10.0, 12.0], "y": [5.0, 6.0], "split": "train", "class": "human"})
+    spec = explore_charts.scatter_map(small, ("human",), "UMAP").to_dict()
+    assert spec["mark"]["size"] == 60 and spec["encoding"]["x"]["scale"]["zero"] is False

@@ -112,10 +112,12 @@ def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
     """Every finished run as a point, one row per group: the seeds behind each mean."""
     return alt.Chart(runs).mark_circle(size=60, opacity=0.7).encode(
         x=alt.X(f"{metric}:Q", title=label(metric), scale=alt.Scale(zero=False)),
-        y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"), axis=category_axis()),
+        # a name on two lines, the series and then "@ amount": whole on one, long ones had left no room for the dots
+        y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"),
+                axis=category_axis(labelExpr="split(replace(datum.label, ' @ ', ' |@ '), ' |')")),
         color=alt.Color("seed:N", legend=whole_legend()),
         tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],
-    ).properties(width=480)
+    ).properties(width=480, height=alt.Step(34))  # room for a name's two lines
 
 
 def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Chart:

@@ -67,10 +67,12 @@ def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 
 
 def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> alt.Chart:
-    """Train and test side by side on shared axes, coloured by class."""
-    return alt.Chart(points).mark_circle(size=12, opacity=0.6).encode(
-        x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False)),
-        y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False)),
+    """Train and test side by side on shared axes, coloured by class; the axes span the points (UMAP's sit far from
+    0, and an axis from 0 left half the plot empty), and a few hundred points are drawn larger than thousands."""
+    size = min(60.0, max(12.0, 12_000 / max(1, len(points))))
+    return alt.Chart(points).mark_circle(size=size, opacity=0.6).encode(
+        x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False), scale=alt.Scale(zero=False)),
+        y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False), scale=alt.Scale(zero=False)),
         color=alt.Color("class:N", scale=class_scale(labels), legend=whole_legend()),
         column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "class"],
