@@ -74,7 +74,8 @@ class StepSpec(Method):
         floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
         epochs = self.default_epochs[0 if config.frozen else 1]
         steps = max(floor, epochs * per_epoch)
-        return steps, f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch} step(s)"
+        return steps, (f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch} "
+                       "step(s)")
 
     def step_sequences(self, config: TrainConfig) -> int | None:
         return None if config.frozen else self.batch_size(config)
