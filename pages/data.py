@@ -76,8 +76,11 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     for warning in check.warnings:
         st.warning(warning)
     c1, c2 = st.columns([3, 1])
+    c1.markdown("**First train rows**")
     c1.dataframe(check.preview, hide_index=True, placeholder="–")
+    c2.markdown("**Label ids**")
     c2.dataframe(check.labels, hide_index=True, placeholder="–")
+    st.markdown("**Texts per class and split**")
     st.dataframe(check.counts, width="content", placeholder="–")
     if check.length_note:  # else a warning above says it
         st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")

@@ -48,8 +48,7 @@ if "dataset" not in st.session_state:  # a deep link opened before app.py ever r
 ds = cleaned(st.session_state.dataset.fingerprint, st.session_state.cleaning, st.session_state.dataset)
 key, labels = ds.fingerprint, ds.labels
 st.title("Explore")
-if ds.synthetic:
-    st.caption("Data: the built-in **synthetic** corpus.")
+st.caption("Data: the built-in **synthetic** corpus." if ds.synthetic else f"Data: **{ds.name}**.")
 
 
 def show_overview() -> None:

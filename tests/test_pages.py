@@ -50,6 +50,7 @@ def test_explore_on_real_m4_sample(m4_dir):
     assert any(m.value == "**train.jsonl** — 6 classes (bloomz without train texts: no model learns it)"
                for m in home.markdown)
     at = open_page("pages/explore.py", ds)
+    assert "Data: **train.jsonl**." in [c.value for c in at.caption]  # which dataset, as for the built-in one
     assert any("bloomz" in w.value for w in at.warning)  # declared but absent
     assert len(open_tab(at, "Words").get("image")) == 5
     kl_metric = [m for m in open_tab(at, "Train/test shift").metric if m.label.startswith("KL")]
@@ -86,6 +87,7 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     assert at.session_state["dataset"].name == "train.jsonl"
     warnings = " ".join(w.value for w in at.warning)  # the check after loading
     assert "absent from every split: bloomz" in warnings and "longer than 128 tokens" in warnings
+    assert {"**First train rows**", "**Label ids**", "**Texts per class and split**"} <= {m.value for m in at.markdown}
 
 
 def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_dir, small_builtin):
