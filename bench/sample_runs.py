@@ -26,7 +26,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
 from core.data import DataSpec  # noqa: E402
-from core.runs import Registry, Run, execute_run  # noqa: E402
+from core.runs import Registry, Run, Status, execute_run  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
 
 # Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
@@ -190,4 +190,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
     run = registry.get(run_id)
     if run.status == "done":
         record(run, records)
+    if run.status == Status.CANCELLED:  # a SIGTERM reaches the run, not the bench: without this it went on to the next
+        raise SystemExit(f"run {run_id} was cancelled ({run.message}); the bench stops here and, run again, "
+                         "resumes from the records")
     return run

@@ -9,9 +9,10 @@ import json
 
 import pytest
 
+import bench.sample_runs
 from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, RECORDS, as_ran, other_precisions, recorded, run_once,
                                sample_spec, twin_gaps)
-from core.runs import Registry
+from core.runs import Registry, Status
 from core.train import TrainConfig, method_for, resolve
 
 
@@ -49,6 +50,20 @@ def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran
     assert restored.metrics == trained.metrics and restored.config == trained.config
     assert f"run {trained.id}" in restored.message
     assert [r.id for r in fresh.list(statuses=("done",))] == [restored.id] and len(recorded(records)) == 1
+
+
+def test_a_cancelled_run_stops_the_bench_and_is_not_recorded(tmp_path, monkeypatch):
+    """A SIGTERM to the bench cancelled the run it was on, and the bench went on to the next one."""
+    def stopped_by_sigterm(registry: Registry, run_id: str) -> str:  # as execute_run ends a run on SIGTERM
+        registry.mark_running(run_id, 1, "cpu")
+        registry.finish(run_id, Status.CANCELLED, "cancelled by request", None)
+        return Status.CANCELLED
+    monkeypatch.setattr(bench.sample_runs, "execute_run", stopped_by_sigterm)
+    records = tmp_path / "records.jsonl"
+    config = TrainConfig(data=sample_spec(), method="tfidf-lr", fraction=None, per_class=5, seed=3)
+    with pytest.raises(SystemExit, match="was cancelled .* resumes from the records"):
+        run_once(Registry(tmp_path / "home"), config, records=records)
+    assert not recorded(records)
 
 
 def test_records_at_another_precision_are_counted_and_encoder_free_runs_have_none():
