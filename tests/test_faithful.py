@@ -268,7 +268,7 @@ def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
 
 @pytest.mark.parametrize("settings, lr, batch", [
     ({"method": "finetune", "frozen": True}, 3e-3, 64),
-    ({"method": "finetune"}, 5e-5, 16),
+    ({"method": "finetune"}, 1e-4, 16),
     ({"method": "adapter"}, 1e-3, 16),
     ({"method": "setfit"}, 2e-5, 16),
     ({"method": "ganbert", "frozen": True}, 3e-4, 64),

@@ -29,7 +29,7 @@ def test_other_stored_runs_take_the_defaults_they_ran_at_and_a_written_rate_stay
         assert as_ran(stored) == method_for(stored).settle(stored)
     assert as_ran(TrainConfig(method="finetune", lr=1e-4)).lr == 1e-4
     written_today = method_for(TrainConfig(method="finetune")).settle(TrainConfig(method="finetune"))
-    assert as_ran(written_today).lr == written_today.lr == 5e-5
+    assert as_ran(written_today).lr == written_today.lr == 1e-4
 
 
 def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran_it(tmp_path, m4_dir, monkeypatch):
