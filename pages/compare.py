@@ -92,14 +92,14 @@ st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group 
             if summary.ablations else ""))
 several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset first: its amount alone is ambiguous
 st.dataframe(summary.verdicts, hide_index=True,
-             column_order=["dataset"] * several + ["amount", "best", "best_mean", "runner_up", "difference", "low",
-                                                   "high", "ci_excludes_zero", "p_value", "n", "test", "labeled"]
-             + ["dataset"] * (not several),
+             column_order=["dataset"] * several + ["amount", "best_series", "best_mean", "runner_up_series",
+                                                   "difference", "low", "high", "ci_excludes_zero", "p_value", "n",
+                                                   "test", "labeled"] + ["dataset"] * (not several),
              column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
                  ("best_mean", f"best: mean {METRIC_NAMES[metric]}"), ("difference", "best − runner-up"),
                  ("low", "95% CI low"), ("high", "95% CI high"))} |
-             {c: st.column_config.TextColumn(label, width="medium") for c, label in (("best", "best"),
-                                                                                     ("runner_up", "runner-up"))} |
+             {c: st.column_config.TextColumn(label, width="large")
+              for c, label in (("best_series", "best"), ("runner_up_series", "runner-up"))} |
              {"p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds (n)",
               "ci_excludes_zero": "CI excludes 0"}, placeholder="–")
 if summary.ablations:

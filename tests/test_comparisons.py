@@ -218,6 +218,8 @@ def test_groups_pairs_and_verdicts():
     verdict = summary.verdicts.set_index(["dataset", "amount"]).loc[("a.jsonl", "10%")]
     assert verdict["best"] == "TF-IDF + LR · a.jsonl @ 10% (10 labeled)"
     assert verdict["runner_up"] == "BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled)"
+    assert (verdict["best_series"], verdict["runner_up_series"]) == (  # for a table whose row names the amount
+        "TF-IDF + LR · a.jsonl", "BERT fine-tuning (learning rate default) · a.jsonl")
     assert verdict["difference"] == pytest.approx(0.1) and verdict["n"] == 5
     # five wins of five: the exact sign test's smallest p, 0.0625, is not below 0.05; the t interval is clear of 0
     assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625

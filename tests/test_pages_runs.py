@@ -475,3 +475,4 @@ def test_verdicts_over_two_datasets_lead_with_the_dataset(dataset):
     at = open_page("pages/compare.py", dataset)
     verdicts = next(d for d in at.dataframe if "runner_up" in d.value.columns)
     assert len(verdicts.value) == 2 and list(verdicts.proto.column_order)[:2] == ["dataset", "amount"]
+

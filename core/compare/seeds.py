@@ -297,18 +297,20 @@ def what_seeds_allow(n: int) -> str:
 def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list[Paired]) -> pd.DataFrame:
     """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
     with its interval, and whether it is significant; and, where GAN-BERT ran beside its control, what its
-    adversarial part adds (`game`, from `ablations`: GAN-BERT − control, with the interval)."""
+    adversarial part adds (`game`, from `ablations`: GAN-BERT − control, with the interval). Each group also by
+    its series alone (`best_series`), for a table whose row already names the amount."""
     rows = []
     for (dataset, amount), g in grouped.groupby(["dataset", "amount"], sort=False):
         ranked = g.sort_values(f"{metric}_mean", ascending=False)
         best = ranked.iloc[0]
         row = {"dataset": dataset, "amount": amount, "labeled": best["labeled"], "best": best["group"],
-               "best_mean": best[f"{metric}_mean"], "runner_up": None, "difference": None, "low": None, "high": None,
-               "n": 0, "test": None, "p_value": None, "significant": None, "ci_excludes_zero": None}
+               "best_series": best["series"], "best_mean": best[f"{metric}_mean"], "runner_up": None,
+               "runner_up_series": None, "difference": None, "low": None, "high": None, "n": 0, "test": None,
+               "p_value": None, "significant": None, "ci_excludes_zero": None}
         if len(ranked) > 1:
             second = ranked.iloc[1]
             d = find_pair(found, best["group"], second["group"])
-            row["runner_up"] = second["group"]
+            row["runner_up"], row["runner_up_series"] = second["group"], second["series"]
             if d is not None:
                 row |= {"difference": d.difference.mean, "low": d.difference.low, "high": d.difference.high,
                         "n": len(d.seeds), "test": d.test, "p_value": d.p_value, "significant": d.significant,
