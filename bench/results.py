@@ -134,13 +134,7 @@ def main() -> int:
         print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "
               f"[{ci.low}, {ci.high}]")
     for v in summary.verdicts.to_dict("records"):
-        if v["runner_up"] is None:
-            print(f"verdict {v['amount']}: {v['best']} is the only series measured")
-            continue
-        ci = f"[{v['low']:+.3f}, {v['high']:+.3f}]" if pd.notna(v["low"]) else "(no interval)"
-        print(f"verdict {v['amount']}: {v['best']} over {v['runner_up']} by {v['difference']:+.3f} "
-              f"{ci}, {v['test']} p={v['p_value']}, CI excludes 0: {v['ci_excludes_zero']}; "
-              f"the adversarial part adds: {v['adversarial_adds']}")
+        print(f"verdict {compare.verdict_line(v, dataset=False)}; the adversarial part adds: {v['adversarial_adds']}")
     print(json.dumps({**summary.to_json(), "published_head": {str(k): statistics.mean(v.values())
                                                               for k, v in published.items()}}))
     return 0

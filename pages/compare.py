@@ -88,20 +88,20 @@ st.subheader("Verdicts")
 st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group by mean, the runner-up, their paired "
            "difference with its 95% t interval, and the paired test (an exact sign test up to 5 seeds, Wilcoxon's "
            "signed-rank above). " + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
-           (" Where GAN-BERT ran beside its control, the list below the table says what the game adds."
+           (" Where GAN-BERT ran beside its control, the list below says what the game adds."
             if summary.ablations else ""))
-several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset first: its amount alone is ambiguous
-st.dataframe(summary.verdicts, hide_index=True,
-             column_order=["dataset"] * several + ["amount", "best_series", "best_mean", "runner_up_series",
-                                                   "difference", "low", "high", "ci_excludes_zero", "p_value", "n",
-                                                   "test", "labeled"] + ["dataset"] * (not several),
-             column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
-                 ("best_mean", f"best: mean {METRIC_NAMES[metric]}"), ("difference", "best − runner-up"),
-                 ("low", "95% CI low"), ("high", "95% CI high"))} |
-             {c: st.column_config.TextColumn(label, width="large")
-              for c, label in (("best_series", "best"), ("runner_up_series", "runner-up"))} |
-             {"p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds (n)",
-              "ci_excludes_zero": "CI excludes 0"}, placeholder="–")
+several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset: its amount alone is ambiguous
+st.markdown("\n".join(f"- {compare.verdict_line(v, dataset=several)}" for v in summary.verdicts.to_dict("records")))
+with st.expander("The verdicts as a table (to sort or download)"):
+    st.dataframe(summary.verdicts, hide_index=True,
+                 column_order=["dataset"] * several + ["amount", "best_series", "best_mean", "runner_up_series",
+                                                       "difference", "low", "high", "ci_excludes_zero", "p_value",
+                                                       "n", "test", "labeled"] + ["dataset"] * (not several),
+                 column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
+                     ("best_mean", f"best: mean {METRIC_NAMES[metric]}"), ("difference", "best − runner-up"),
+                     ("low", "95% CI low"), ("high", "95% CI high"))} |
+                 {"best_series": "best", "runner_up_series": "runner-up", "p_value": st.column_config.NumberColumn(
+                     "p", format="%.3g"), "n": "seeds (n)", "ci_excludes_zero": "CI excludes 0"}, placeholder="–")
 if summary.ablations:
     st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
                 "(the same discriminator, rows and budget with the adversarial part off), paired by seed")

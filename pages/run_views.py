@@ -8,14 +8,15 @@ from core.compare import charts
 from core.runs import ACTIVE, Registry, Run, enqueue
 from core.train import resolve
 
-# the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow
+# the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow, then the
+# run's name whole, its seed and dataset at the end included; what tells it apart after it, a scroll away
 MONITOR_COLUMNS = {
     "status": st.column_config.TextColumn(width="small"), "phase": st.column_config.TextColumn(width="small"),
     "progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0, max_value=100, width="small",
                                                 help="of the current phase: encoding the texts, then training"),
     "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
                                                                  "from the run's pace"),
-    "run": st.column_config.TextColumn(width=400), "differs in": st.column_config.TextColumn(width=130),
+    "run": st.column_config.TextColumn(width=520), "differs in": st.column_config.TextColumn(width="medium"),
     "latest": st.column_config.TextColumn(width="medium"),
     "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
     "evaluations": st.column_config.NumberColumn(width="small")}

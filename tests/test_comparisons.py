@@ -12,7 +12,8 @@ import pytest
 from scipy import stats
 
 from core.cli import main
-from core.compare import METRICS, follow_rows, mean_ci, paired, paired_test, runs_frame, seed_points, summarize
+from core.compare import (METRICS, follow_rows, mean_ci, paired, paired_test, runs_frame, seed_points, summarize,
+                          verdict_line)
 from core.compare.names import dataset_names
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
@@ -224,6 +225,11 @@ def test_groups_pairs_and_verdicts():
     # five wins of five: the exact sign test's smallest p, 0.0625, is not below 0.05; the t interval is clear of 0
     assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625
     assert not verdict["significant"] and verdict["ci_excludes_zero"]
+    lines = [verdict_line(v) for v in summary.verdicts.to_dict("records")]  # as Compare and the CLI say them
+    assert lines[0] == ("10% (a.jsonl): TF-IDF + LR · a.jsonl (0.620) over BERT fine-tuning (learning rate default) · "
+                        "a.jsonl by +0.100, 95% CI [+0.100, +0.100], which excludes 0; exact sign test p = 0.0625, "
+                        "n = 5 seeds")
+    assert "50% (a.jsonl): BERT fine-tuning (learning rate default) · a.jsonl (0.700), the only series measured" in lines
     # JSON: one list of groups, one of pairs
     out = summary.to_json()
     assert json.loads(json.dumps(out)) == out and {len(out["groups"]), len(out["pairs"])} == {5, 9}

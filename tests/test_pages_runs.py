@@ -121,6 +121,8 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     charts = at.get("vega_lite_chart")  # one labeled amount: its bars with intervals, then the strip of seeds
     assert len(charts) == 2 and '"bar"' in charts[0].proto.spec and '"line"' not in charts[0].proto.spec
     assert len(verdicts) == 1 and verdicts.iloc[0]["runner_up"] is not None
+    verdict = next(m.value for m in at.markdown if m.value.startswith("- 50%: "))  # in words, names whole
+    assert f" over {verdicts.iloc[0]['runner_up_series']} by " in verdict and "no interval from one seed" in verdict
     # fine-tuning (seeds 0, 1) and GAN-BERT (seed 0) share seed 0: one pair, its per-seed differences shown
     assert len(at.selectbox(key="cmp_pair").options) == 1 and len(diffs) == 1
     pair = next(m.value for m in at.markdown if "A − B =" in m.value)
@@ -345,6 +347,9 @@ def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, datas
     assert done not in [r.id for r in reg.list()] and reg.folder(done).path.exists()
     assert not at.exception and not [h for h in at.subheader if "seed" in h.value]  # no other run took its row
     assert any(c.value.startswith("Select runs to cancel") for c in at.caption)
+    assert any(c.value.startswith("Deleted ") for c in at.caption)
+    for page in ("pages/compare.py", "pages/train.py"):  # a look at Compare first: Undo waits for the user
+        at.switch_page(page).run()
     assert any(c.value.startswith("Deleted ") for c in at.caption)
     at.button(key="tr_undo").click().run()  # and back it comes
     assert done in [r.id for r in reg.list()] and not any(c.value.startswith("Deleted ") for c in at.caption)

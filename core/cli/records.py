@@ -55,13 +55,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print("  " + "\n    ".join(p.explain()))
     print("\nverdicts")
     for v in summary.verdicts.to_dict("records"):
-        if v["runner_up"] is None:
-            print(f"  {v['amount']} ({v['dataset']}): {v['best']} alone")
-            continue
-        why = {True: "significant", False: "not significant", None: v["test"]}[v["significant"]]
-        if v["p_value"] is not None:
-            why += f", {v['test']} p={v['p_value']:.3g}"
-        print(f"  {v['amount']} ({v['dataset']}): {v['best']} over {v['runner_up']} by {v['difference']:+.3f} ({why})")
+        print("  " + compare.verdict_line(v))
     if summary.ablations:
         print(f"\nwhat GAN-BERT's adversarial part adds ({m}, GAN-BERT − its control with adversarial off)")
     for p in summary.ablations:

@@ -18,6 +18,7 @@ _EXPORTS = {
     "seed_points": "core.compare.seeds",
     "series_order": "core.compare.seeds",
     "summarize": "core.compare.seeds",
+    "verdict_line": "core.compare.seeds",
     "what_seeds_allow": "core.compare.seeds",
     "McNemar": "core.compare.stats",
     "mcnemar": "core.compare.stats",

@@ -325,6 +325,26 @@ def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list
     return pd.DataFrame(rows)
 
 
+def verdict_line(v: dict, dataset: bool = True) -> str:
+    """One verdict row in words, the same on the Compare page, in `compare`'s output and in the benches: the
+    best series and its mean, then its paired margin over the runner-up with the interval and the test. Names
+    stay whole, which a table's column cut."""
+    where = v["amount"] + (f" ({v['dataset']})" if dataset else "")
+    best = f"{v['best_series']} ({v['best_mean']:.3f})"
+    if pd.isna(v["runner_up"]):  # a frame's records hold NaN where its rows held None
+        return f"{where}: {best}, the only series measured"
+    over = f"{where}: {best} over {v['runner_up_series']} by {v['difference']:+.3f}"
+    if not v["n"]:
+        return f"{over} ({v['test']})"
+    if pd.isna(v["low"]):
+        interval = "no interval from one seed"
+    else:
+        interval = f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}], which " + \
+            ("excludes 0" if v["ci_excludes_zero"] else "includes 0")
+    n = int(v["n"])
+    return f"{over}, {interval}; {v['test']} p = {v['p_value']:.3g}, n = {n} seed{'s' if n != 1 else ''}"
+
+
 def pair_json(p: Paired) -> dict:
     out = asdict(p)
     out["difference"] = asdict(p.difference)
