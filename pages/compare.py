@@ -36,11 +36,12 @@ if any(r.status in ACTIVE for r in runs):
 frame = compare.runs_frame(runs)
 colour_order = compare.series_order(frame)  # before the filters, so a series keeps its colour under any filter
 with st.expander("Filters", expanded=False):
-    cols = st.columns(4)
+    cols = st.columns(2)  # wide enough for the longest method name, uncut
     chosen = {}
     for i, column in enumerate(compare.FILTERS):
         options = sorted(frame[column].dropna().unique().tolist(), key=str)
-        chosen[column] = cols[i % 4].multiselect(column, options, key=f"cmp_{column}", persist_state="session")
+        chosen[column] = cols[i % 2].multiselect(column, options, key=f"cmp_{column}", wrap=True,
+                                                 persist_state="session")  # in a column, chips scroll unless told
 frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
@@ -52,7 +53,8 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                      column_config={m: st.column_config.NumberColumn(METRIC_NAMES[m], format="%.3f")
                                     for m in compare.METRICS} |
                      {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
-                                                                  "in the CSV and under Selected runs.")})
+                                                                  "in the CSV and under Selected runs."),
+                      "method": st.column_config.TextColumn(width=330)})  # the longest name whole, whatever is shown
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 
 metric = st.radio("Metric (on the test split)", list(compare.METRICS), horizontal=True, key="cmp_metric",

@@ -267,6 +267,8 @@ def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):
     at.multiselect(key="cmp_method").set_value(["GAN-BERT G1 (noise) on frozen features"]).run()
     assert not at.exception
     assert list(at.dataframe(key="cmp_table").value["method"]) == ["GAN-BERT G1 (noise) on frozen features"]
+    # in columns Streamlit keeps chips on one scrolling row, which cut all but one of three long method names
+    assert all(m.proto.wrap for m in at.multiselect if m.key.startswith("cmp_"))
 
 
 def test_without_ray_the_train_page_says_how_to_enable_it(dataset, monkeypatch, tiny_backbone):
