@@ -11,8 +11,8 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
-from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run, pump, ray_resources,
-                       set_concurrency, use_address, use_storage)
+from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run, outside_work, pump,
+                       ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
                         capped_note, idle_options, option_sections, options, parse_numbers)
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
@@ -122,6 +122,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         done = f" ({len(configs) - len(new)} of them done or queued here already)" if len(new) < len(configs) else ""
         st.markdown(f"**{len(new)} run(s)** to launch{done}, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
+        if place.backend != "ray" and not any(r.status in ACTIVE for r in registry.list()) and (busy := outside_work()):
+            st.caption(busy)
     elif configs:
         st.caption(f"All {len(configs)} run(s) of this grid are done or queued here; change it to launch more.")
     if st.button("Launch", type="primary", disabled=not new, key="tr_launch"):

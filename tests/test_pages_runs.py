@@ -74,6 +74,14 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     assert not at.button(key="tr_launch").disabled
 
 
+@pytest.mark.parametrize("load, said", [(0.0, False), (64.0, True)])
+def test_the_estimate_says_when_other_work_keeps_the_machine_busy(dataset, monkeypatch, load, said):
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    at = open_page("pages/train.py", dataset)
+    assert any("to launch" in m.value for m in at.markdown)
+    assert any(c.value.startswith("Other work keeps this machine busy") for c in at.caption) == said
+
+
 def test_train_page_rejects_bad_grid_input(dataset):
     at = open_page("pages/train.py", dataset)
     at.text_input(key="tr_seeds").set_value("0, one").run()

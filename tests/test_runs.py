@@ -421,6 +421,14 @@ def test_estimates_read_as_words():
     assert jobs.roughly(7500) == "about 2 h 05 min"
 
 
+def test_a_busy_machine_is_said_to_make_runs_slower_than_estimated():
+    from core.runs import outside_work
+
+    assert outside_work(load=1.4, cores=2) is None  # a 2-core laptop with a browser open
+    assert outside_work(load=1.9, cores=2) == ("Other work keeps this machine busy (load 1.9 on 2 cores over the last "
+                                               "minute): runs will take longer than estimated while it lasts.")
+
+
 def test_a_runs_log_reads_as_sentences_not_progress_ticks():
     from core.runs.execute import log_line
 

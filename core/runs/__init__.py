@@ -8,6 +8,7 @@ from core.lazy import exports
 # (`core.runs.lifecycle`, `core.runs.backends`) read without torch
 _EXPORTS = {
     "grid_seconds": "core.runs.estimate",
+    "outside_work": "core.runs.estimate",
     "roughly": "core.runs.estimate",
     "execute_run": "core.runs.execute",
     "RunFolder": "core.runs.folder",

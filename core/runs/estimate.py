@@ -17,6 +17,7 @@ as it recorded it, a new run's as its worker will decide it on this machine now.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from core.train.config import flat_settings
 FALLBACK_ENCODE = 48.0
 STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
 ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
+BUSY = 0.75  # of the cores busy over the last minute, with no run of the studio's going: other work slows a grid
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
 FEATURE_STORE = ("data", "cleaning", "backbone", "revision", "max_len", "pooling", "precision")
 ROWS = ("labeled", "unlabeled", "val_rows", "test_rows")  # a run's data, as the methods' time models take it
@@ -179,6 +181,21 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
             labeled = max(labeled_count(c, pool, classes) for c in frozen)
             total += ((pool if with_pool else min(pool, labeled)) + val + test) / speed
     return Estimate(total, known, len(configs) - known)
+
+
+def outside_work(load: float | None = None, cores: int | None = None) -> str | None:
+    """Why a grid may take longer than its estimate, which comes from runs as they went here: another program
+    keeping the cores busy now slows every step. Ask while no run of the studio's is going (the queue counts
+    those); None when the machine is mostly idle, or cannot say (no load average on Windows)."""
+    if load is None:
+        if not hasattr(os, "getloadavg"):
+            return None
+        load = os.getloadavg()[0]
+    cores = cores or os.cpu_count() or 1
+    if load < BUSY * cores:
+        return None
+    return (f"Other work keeps this machine busy (load {load:.1f} on {cores} cores over the last minute): "
+            "runs will take longer than estimated while it lasts.")
 
 
 def times_left(runs: list[Run], history: History, now: float, slots: int) -> dict[str, float | None]:
