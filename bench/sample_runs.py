@@ -161,7 +161,7 @@ def restore(registry: Registry, entry: dict) -> Run:
     run_id = registry.create(from_record(entry["config"]))
     registry.claim(run_id)
     registry.mark_running(run_id, os.getpid(), entry["device"] or "cpu")
-    registry.finish(run_id, "done", f"restored from bench/records (run {entry['id']})", entry["metrics"])
+    registry.finish(run_id, Status.DONE, f"restored from bench/records (run {entry['id']})", entry["metrics"])
     return registry.get(run_id)
 
 
@@ -173,7 +173,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
     config = resolve(config)
     for pooled in (False, True) if any_precision else (False,):
         wanted = identity(config, pooled)
-        for run in registry.list(statuses=("done",)):
+        for run in registry.list(statuses=(Status.DONE,)):
             settled = as_ran(run.config)
             if identity(settled, pooled) == wanted:
                 run = replace(run, config=settled)
@@ -188,7 +188,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
     registry.claim(run_id)
     execute_run(registry, run_id)
     run = registry.get(run_id)
-    if run.status == "done":
+    if run.status == Status.DONE:
         record(run, records)
     if run.status == Status.CANCELLED:  # a SIGTERM reaches the run, not the bench: without this it went on to the next
         raise SystemExit(f"run {run_id} was cancelled ({run.message}); the bench stops here and, run again, "
