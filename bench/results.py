@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 
 from bench.sample_runs import DEFAULT_HOME, open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
-from core.runs import Registry  # noqa: E402
+from core.runs import Registry, Status  # noqa: E402
 from core.train import TrainConfig, load_data, resolve, split_pool  # noqa: E402
 from core.train.methods.setfit import SetFitPredictor, fit_head  # noqa: E402
 
@@ -112,7 +112,7 @@ def main() -> int:
                     run = replace(run, config=run.config.with_(precision=resolve(config).precision))
                 chosen.append(run)
                 line = f"{name:<20} {per_class:>2}/class seed {seed}: {run.status}"
-                if run.status == "done":
+                if run.status == Status.DONE:
                     line += (f" acc {run.metrics['test']['accuracy']:.3f} in {run.metrics['seconds']:.0f} s "
                              f"({run.metrics.get('cpu_seconds', 0):.0f} CPU s)")
                     if name == "setfit" and registry.folder(run.id).has_checkpoint():  # not a restored record
@@ -134,7 +134,7 @@ def main() -> int:
         print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "
               f"[{ci.low}, {ci.high}]")
     for v in summary.verdicts.to_dict("records"):
-        print(f"verdict {compare.verdict_line(v, dataset=False)}; the adversarial part adds: {v['adversarial_adds']}")
+        print(f"verdict {compare.verdict_line(v)}; the adversarial part adds: {v['adversarial_adds']}")
     print(json.dumps({**summary.to_json(), "published_head": {str(k): statistics.mean(v.values())
                                                               for k, v in published.items()}}))
     return 0

@@ -92,8 +92,8 @@ st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group 
            "signed-rank above). " + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
            (" Where GAN-BERT ran beside its control, the list below says what the game adds."
             if summary.ablations else ""))
-several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset: its amount alone is ambiguous
-st.markdown("\n".join(f"- {compare.verdict_line(v, dataset=several)}" for v in summary.verdicts.to_dict("records")))
+several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset first: its amount alone is ambiguous
+st.markdown("\n".join(f"- {compare.verdict_line(v)}" for v in summary.verdicts.to_dict("records")))
 with st.expander("The verdicts as a table (to sort or download)"):
     st.dataframe(summary.verdicts, hide_index=True,
                  column_order=["dataset"] * several + ["amount", "best_series", "best_mean", "runner_up_series",

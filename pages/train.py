@@ -122,7 +122,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         done = f" ({len(configs) - len(new)} of them done or queued here already)" if len(new) < len(configs) else ""
         st.markdown(f"**{len(new)} run(s)** to launch{done}, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
-        if place.backend != "ray" and not any(r.status in ACTIVE for r in registry.list()) and (busy := outside_work()):
+        if place.backend != "ray" and (busy := outside_work(registry, time.time())):
             st.caption(busy)
     elif configs:
         st.caption(f"All {len(configs)} run(s) of this grid are done or queued here; change it to launch more.")

@@ -106,7 +106,8 @@ def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_bac
     texts = load_data(cfg).test["text"].tolist()
     again = classify(RunFolder(tmp_path).load_model(), texts)
     probs = np.array([[p.probabilities[name] for name in result_labels(saved)] for p in again])
-    assert probs == pytest.approx(saved[[f"p_{n}" for n in result_labels(saved)]].to_numpy(), abs=1e-4)  # padding neighbours differ: float noise
+    # padding neighbours differ: float noise
+    assert probs == pytest.approx(saved[[f"p_{n}" for n in result_labels(saved)]].to_numpy(), abs=1e-4)
 
 
 def result_labels(saved: pd.DataFrame) -> list[str]:
@@ -226,13 +227,33 @@ def test_groups_pairs_and_verdicts():
     assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625
     assert not verdict["significant"] and verdict["ci_excludes_zero"]
     lines = [verdict_line(v) for v in summary.verdicts.to_dict("records")]  # as Compare and the CLI say them
-    assert lines[0] == ("10% (a.jsonl): TF-IDF + LR · a.jsonl (0.620) over BERT fine-tuning (learning rate default) · "
-                        "a.jsonl by +0.100, 95% CI [+0.100, +0.100], which excludes 0; exact sign test p = 0.0625, "
+    assert lines[0] == ("10%: TF-IDF + LR · a.jsonl (0.620) over BERT fine-tuning (learning rate default) · a.jsonl "
+                        "by +0.100, every one of the 5 seeds differs by exactly that; exact sign test p = 0.0625, "
                         "n = 5 seeds")
-    assert "50% (a.jsonl): BERT fine-tuning (learning rate default) · a.jsonl (0.700), the only series measured" in lines
+    assert "50%: BERT fine-tuning (learning rate default) · a.jsonl (0.700), the only series measured" in lines
     # JSON: one list of groups, one of pairs
     out = summary.to_json()
     assert json.loads(json.dumps(out)) == out and {len(out["groups"]), len(out["pairs"])} == {5, 9}
+
+
+def test_a_verdict_in_words_says_what_its_seeds_show():
+    nan = float("nan")
+    row = {"amount": "5/class", "best_series": "A", "best_mean": 0.5, "runner_up": "B @ 5/class",
+           "runner_up_series": "B", "difference": 0.02, "low": -0.01, "high": 0.05, "ci_excludes_zero": False,
+           "test": "exact sign test", "p_value": 0.625, "n": 5}
+    assert verdict_line(row) == ("5/class: A (0.500) over B by +0.020, 95% CI [-0.010, +0.050], which includes 0; "
+                                 "exact sign test p = 0.625, n = 5 seeds")
+    one = row | {"low": nan, "high": nan, "n": 1, "p_value": 1.0}
+    assert verdict_line(one).endswith("by +0.020, no interval from one seed; exact sign test p = 1, n = 1 seed")
+    apart = row | {"n": 0, "low": nan, "high": nan, "test": "no shared seeds: not paired", "p_value": nan}
+    assert verdict_line(apart) == "5/class: A (0.500) over B by +0.020 (no shared seeds: not paired)"
+    # ahead over all its seeds, behind on the two both ran
+    behind = row | {"difference": -0.02, "low": -0.3, "high": 0.26, "n": 2, "p_value": 1.0}
+    assert verdict_line(behind).startswith("5/class: A (0.500) over B, though behind by 0.020 on the 2 seeds both "
+                                           "ran, ")
+    level = row | {"difference": 0.0, "low": 0.0, "high": 0.0, "test": "no test: no seed differs", "p_value": 1.0}
+    assert verdict_line(level).endswith("every one of the 5 seeds differs by exactly that; no test: no seed differs, "
+                                        "n = 5 seeds")
 
 
 def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, capsys):

@@ -67,7 +67,8 @@ def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):
     reg = Registry()
     run_id = submit(reg, cfg(tiny_backbone, **LONG))
-    run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.evaluations >= 1 and r, what="first epoch")
+    run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.evaluations >= 1 and r,
+                   what="first epoch")
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: jobs.reconcile(reg) or reg.get(run_id).status == "interrupted", what="interrupted")
     assert reg.get(run_id).status == "interrupted"
@@ -421,12 +422,21 @@ def test_estimates_read_as_words():
     assert jobs.roughly(7500) == "about 2 h 05 min"
 
 
-def test_a_busy_machine_is_said_to_make_runs_slower_than_estimated():
-    from core.runs import outside_work
+def test_a_busy_machine_is_said_to_make_runs_slower_than_estimated(studio_home):
+    from core.runs.estimate import outside_work
 
-    assert outside_work(load=1.4, cores=2) is None  # a 2-core laptop with a browser open
-    assert outside_work(load=1.9, cores=2) == ("Other work keeps this machine busy (load 1.9 on 2 cores over the last "
-                                               "minute): runs will take longer than estimated while it lasts.")
+    registry, now = Registry(), time.time()
+    assert outside_work(registry, now, load=1.4, cores=2) is None  # a 2-core laptop with a browser open
+    assert outside_work(registry, now, load=1.9, cores=2) == (
+        "Other work keeps this machine busy (load 1.9 on 2 cores over the last minute): runs will take longer "
+        "than estimated while it lasts.")
+    run_id = registry.create(TrainConfig(method="tfidf-lr"))
+    assert outside_work(registry, now, load=1.9, cores=2) is None  # the studio's own run: the queue counts it
+    registry.claim(run_id)
+    registry.mark_running(run_id, os.getpid(), "CPU")
+    registry.finish(run_id, "done")
+    assert outside_work(registry, time.time(), load=1.9, cores=2) is None  # its load lingers in the average
+    assert outside_work(registry, time.time() + 61, load=1.9, cores=2) is not None
 
 
 def test_a_runs_log_reads_as_sentences_not_progress_ticks():

@@ -325,25 +325,31 @@ def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list
     return pd.DataFrame(rows)
 
 
-def verdict_line(v: dict, dataset: bool = True) -> str:
+def verdict_line(v: dict) -> str:
     """One verdict row in words, the same on the Compare page, in `compare`'s output and in the benches: the
     best series and its mean, then its paired margin over the runner-up with the interval and the test. Names
-    stay whole, which a table's column cut."""
-    where = v["amount"] + (f" ({v['dataset']})" if dataset else "")
-    best = f"{v['best_series']} ({v['best_mean']:.3f})"
+    stay whole, which a table's column cut; with several datasets each series names its own."""
+    best = f"{v['amount']}: {v['best_series']} ({v['best_mean']:.3f})"
     if pd.isna(v["runner_up"]):  # a frame's records hold NaN where its rows held None
-        return f"{where}: {best}, the only series measured"
-    over = f"{where}: {best} over {v['runner_up_series']} by {v['difference']:+.3f}"
+        return f"{best}, the only series measured"
+    over = f"{best} over {v['runner_up_series']}"
     if not v["n"]:
-        return f"{over} ({v['test']})"
+        return f"{over} by {v['difference']:+.3f} ({v['test']})"
+    n = int(v["n"])
+    seeds = f"{n} seed{'s' if n != 1 else ''}"
+    if v["difference"] < 0:  # ahead over all its seeds, behind on the ones both ran
+        over += f", though behind by {-v['difference']:.3f} on the {seeds} both ran"
+    else:
+        over += f" by {v['difference']:+.3f}"
     if pd.isna(v["low"]):
         interval = "no interval from one seed"
+    elif v["high"] - v["low"] < 1e-9:
+        interval = f"every one of the {seeds} differs by exactly that"
     else:
         interval = f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}], which " + \
             ("excludes 0" if v["ci_excludes_zero"] else "includes 0")
-    n = int(v["n"])
-    return f"{over}, {interval}; {v['test']} p = {v['p_value']:.3g}, n = {n} seed{'s' if n != 1 else ''}"
-
+    test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
+    return f"{over}, {interval}; {test}, n = {seeds}"
 
 def pair_json(p: Paired) -> dict:
     out = asdict(p)

@@ -21,7 +21,7 @@ import os
 import statistics
 from dataclasses import dataclass
 
-from core.runs.lifecycle import Status
+from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
@@ -183,20 +183,27 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
     return Estimate(total, known, len(configs) - known)
 
 
-def outside_work(load: float | None = None, cores: int | None = None) -> str | None:
+def usable_cores() -> int:
+    """The cores this process may run on (a container or `taskset` may allow fewer than the machine has)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def outside_work(registry: Registry, now: float, load: float | None = None, cores: int | None = None) -> str | None:
     """Why a grid may take longer than its estimate, which comes from runs as they went here: another program
-    keeping the cores busy now slows every step. Ask while no run of the studio's is going (the queue counts
-    those); None when the machine is mostly idle, or cannot say (no load average on Windows)."""
+    keeping the cores busy slows every step. Said only when no run of the studio's is going or ended within the
+    load average's minute (the queue counts those); None when the machine is mostly idle, or cannot say."""
+    if any(r.status in ACTIVE or (r.ended or 0) > now - 60 for r in registry.list()):
+        return None
     if load is None:
-        if not hasattr(os, "getloadavg"):
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # Windows has none; elsewhere it can be unreadable
             return None
-        load = os.getloadavg()[0]
-    cores = cores or os.cpu_count() or 1
+    cores = cores or usable_cores()
     if load < BUSY * cores:
         return None
     return (f"Other work keeps this machine busy (load {load:.1f} on {cores} cores over the last minute): "
             "runs will take longer than estimated while it lasts.")
-
 
 def times_left(runs: list[Run], history: History, now: float, slots: int) -> dict[str, float | None]:
     """Seconds until each run ends. A queued local run waits for one of this machine's `slots` (runs at once)
