@@ -10,7 +10,7 @@ from core.data import (MAX_FILE_BYTES, CleaningConfig, ColumnMapping, CorpusConf
 from core.errors import InputError
 from core.explore.checks import check_loaded
 from core.paths import studio_home
-from core.runs import Workspace, remember
+from core.runs import Workspace, as_runs_read_it, remember
 from pages.widgets import kept_tabs
 
 
@@ -33,10 +33,12 @@ def try_load(spec: DataSpec) -> None:
     no test rows, replacing one that has them, waits for the user to confirm (`confirm_replace`)."""
     try:
         with st.spinner("Loading and checking…"):
+            spec, same = as_runs_read_it(st.session_state.registry, spec)
             ds = load_dataset(spec)
     except InputError as e:
         st.error(f"Could not load this data: {e}. The previous dataset is still loaded.")
         return
+    st.session_state.same_files = same  # said with the loaded message
     if ds.test is None and st.session_state.dataset.test is not None:
         st.session_state.pending_dataset = ds  # asked at the top of the page
     else:
@@ -68,6 +70,8 @@ st.title("Data")
 notice = st.container()  # always here, so the fields below keep their place when the message goes
 if "loaded_message" in st.session_state:
     notice.success(st.session_state.loaded_message)
+    for line in st.session_state.pop("same_files", []):
+        notice.info(line)
 spec = st.session_state.dataset.spec
 st.caption(f"Current: **{st.session_state.dataset.name}**"
            + "".join(f" · {role}: `{path}`" for role, path in spec.paths.items()))

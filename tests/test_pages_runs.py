@@ -9,7 +9,7 @@ import pytest
 
 from core.compare import mcnemar
 from core.train import TrainConfig, resolve
-from core.data import CorpusConfig, builtin_dataset
+from core.data import CorpusConfig, DataSpec, builtin_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from tests.helpers import open_page, wait_for
 
@@ -225,6 +225,19 @@ def test_data_page_bad_upload_keeps_the_dataset(dataset, studio_home):
     assert "malformed JSON on line 2" in at.error[0].value and "previous dataset is still loaded" in at.error[0].value
     assert at.session_state["dataset"] is dataset
     assert not (studio_home / "uploads").exists() or not any((studio_home / "uploads").iterdir())
+
+
+def test_an_upload_of_a_file_runs_read_by_path_is_read_from_that_path(dataset, studio_home, tmp_path):
+    raw = "".join(f'{{"text": "text number {i} by writer {i % 2}", "label": {i % 2}}}\n' for i in range(20)).encode()
+    path = tmp_path / "train.jsonl"
+    path.write_bytes(raw)
+    Registry().create(TrainConfig(data=DataSpec(train=str(path)), method="tfidf-lr"))
+    at = open_page("pages/data.py", dataset)
+    at.file_uploader(key="up_train").set_value(("train.jsonl", raw, "application/json")).run()
+    at.button(key="up_load").click().run()
+    at.button(key="dt_replace").click().run()  # it has no test rows: asked first
+    assert not at.exception and at.session_state["dataset"].spec.train == str(path)  # one dataset, not two
+    assert any(i.value.startswith(f"train.jsonl has the same bytes as {path}") for i in at.info)
 
 
 def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset, monkeypatch):

@@ -464,3 +464,30 @@ def test_run_details_hold_the_config_metrics_duration_and_selection(tiny_backbon
     assert details["selection"] in ("best", "last") and details["selection_reason"]
     log = reg.folder(run_id).log.read_text()
     assert "encoding" in log and "{'type'" not in log  # sentences, not event dictionaries
+
+
+def test_a_file_with_the_bytes_of_one_runs_read_is_named_as_they_named_it(studio_home, tmp_path):
+    """Uploaded after runs on the same file loaded by path, it was a second dataset: its grid ran again and its
+    runs never pooled with theirs in Compare."""
+    from core.data import store_upload
+    from core.runs import as_runs_read_it
+    from core.runs.known_files import digest
+
+    rows = b'{"text": "one", "label": 0}\n{"text": "two", "label": 1}\n'
+    (tmp_path / "mine").mkdir()
+    train, test = tmp_path / "mine" / "train.jsonl", tmp_path / "mine" / "dev.jsonl"
+    train.write_bytes(rows)
+    test.write_bytes(rows + b'{"text": "three", "label": 0}\n')
+    registry = Registry()
+    registry.create(TrainConfig(data=DataSpec(train=str(train), test=str(test)), method="tfidf-lr"))
+    uploads = studio_home / "uploads"
+    upload = DataSpec(train=str(store_upload(rows, "train.jsonl", uploads)),
+                      test=str(store_upload(b'{"text": "new", "label": 1}\n', "dev.jsonl", uploads)))
+    spec, notes = as_runs_read_it(registry, upload)
+    assert (spec.train, spec.test) == (str(train), upload.test)  # the test file's bytes are new: kept as loaded
+    assert notes == [f"train.jsonl has the same bytes as {train}, which runs here read: it is read from there, so "
+                     "those runs count for this dataset."]
+    assert as_runs_read_it(registry, DataSpec(train=str(train))) == (DataSpec(train=str(train)), [])  # itself
+    train.write_bytes(rows + rows)  # changed since: no longer the upload's bytes, and read again to know it
+    assert digest(registry, str(train)) != digest(registry, upload.train)
+    assert as_runs_read_it(registry, upload) == (upload, [])
