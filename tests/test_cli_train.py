@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -72,7 +73,8 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     assert "GAN-BERT G2 (bag of words) on frozen features @ 50% (57 labeled) · seed 0 · train.jsonl" in names
 
 
-def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny_backbone, capsys, studio_home):
+def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny_backbone, capsys, studio_home,
+                                                                     tmp_path):
     code = main(["sweep", *data_args(m4_dir), "--methods", "finetune", "adapter", "--per-class", "2", "--seeds", "0",
                  "--frozen", "--steps", "2", "--concurrency", "1", "--backbone", str(tiny_backbone)])
     out = capsys.readouterr()
@@ -85,6 +87,15 @@ def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny
     out = capsys.readouterr()
     assert "note: 2 of the grid's 4 runs are done or queued here already; queueing the other 2" in out.err
     assert {Registry().get(i).config.seed for i in last_json(out.out)["run_ids"]} == {1}
+    copy = tmp_path / "copy"  # the same files elsewhere (an upload is stored so): the same dataset, runs done
+    copy.mkdir()
+    for name in ("train.jsonl", "dev.jsonl"):
+        shutil.copy(m4_dir / name, copy / name)
+    assert main([*again[:1], *data_args(copy), *again[1 + len(data_args(m4_dir)):]]) == 0
+    out = capsys.readouterr()
+    same = (m4_dir / "train.jsonl").resolve()  # as runs store it
+    assert f"note: train.jsonl has the same bytes as {same}, which runs here read" in out.err
+    assert last_json(out.out)["queued"] == 0
 
 
 def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys, studio_home):

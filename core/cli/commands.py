@@ -18,8 +18,8 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
-from core.runs import (Registry, enqueue, execute_run, not_yet_run, ray_resources, set_concurrency,
-                       use_address, use_storage)
+from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, not_yet_run, ray_resources,
+                       set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
 from core.train.submission import check_format, write_predictions
@@ -82,13 +82,21 @@ def say_capped(chosen: list[Amount], ds: Dataset) -> None:
         print(f"warning: {note}", file=sys.stderr)
 
 
+def as_before(registry: Registry, config: TrainConfig) -> TrainConfig:
+    """The config with its files named as runs here named the same bytes (`as_runs_read_it`), said on stderr."""
+    data, notes = as_runs_read_it(registry, config.data)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return config.with_(data=data)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     ensure_backbone(args)
-    chosen = config_from_args(args)
+    registry = Registry()
+    chosen = as_before(registry, config_from_args(args))
     say_settled(chosen, [chosen.method])
     config = resolve(chosen)
     say_capped([config.labeled], load_data(config))  # bad data: exit 2 now, not a failed run later
-    registry = Registry()
     if args.backend != "local" and not args.background:
         raise UsageError("--backend ray runs in the background: add --background")
     if args.background:
@@ -121,11 +129,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     ensure_backbone(args)
-    base = config_from_args(args, sweep=True)
+    registry = Registry()
+    base = as_before(registry, config_from_args(args, sweep=True))
     say_settled(base, args.method)
     sweep = sweep_of(args)
     say_capped(sweep.amounts, load_data(base))
-    grid, registry = sweep.configs(base), Registry()
+    grid = sweep.configs(base)
     configs = not_yet_run(registry, grid)
     if len(configs) < len(grid):
         print(f"note: {len(grid) - len(configs)} of the grid's {len(grid)} runs are done or queued here already; "
