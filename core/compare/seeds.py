@@ -351,6 +351,7 @@ def verdict_line(v: dict) -> str:
     test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
     return f"{over}, {interval}; {test}, n = {seeds}"
 
+
 def pair_json(p: Paired) -> dict:
     out = asdict(p)
     out["difference"] = asdict(p.difference)

@@ -205,6 +205,7 @@ def outside_work(registry: Registry, now: float, load: float | None = None, core
     return (f"Other work keeps this machine busy (load {load:.1f} on {cores} cores over the last minute): "
             "runs will take longer than estimated while it lasts.")
 
+
 def times_left(runs: list[Run], history: History, now: float, slots: int) -> dict[str, float | None]:
     """Seconds until each run ends. A queued local run waits for one of this machine's `slots` (runs at once)
     as the runs ahead of it end, oldest first, then takes its own time; a walk read a queued run's own few
