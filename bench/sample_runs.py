@@ -26,7 +26,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
 from core.data import DataSpec  # noqa: E402
-from core.runs import Registry, Run, Status, execute_run  # noqa: E402
+from core.runs import Registry, Run, Status, execute_run, logging_into  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
 
 # Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
@@ -186,7 +186,8 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
         return None
     run_id = registry.create(config)
     registry.claim(run_id)
-    execute_run(registry, run_id)
+    with logging_into(registry.folder(run_id)):
+        execute_run(registry, run_id)
     run = registry.get(run_id)
     if run.status == Status.DONE:
         record(run, records)

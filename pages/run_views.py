@@ -9,14 +9,14 @@ from core.runs import ACTIVE, Registry, Run, enqueue
 from core.train import resolve
 
 # the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow, then the
-# run's name whole, its seed and dataset at the end included; what tells it apart after it, a scroll away
+# run's name whole, with what tells it apart from runs of the same name
 MONITOR_COLUMNS = {
     "status": st.column_config.TextColumn(width="small"), "phase": st.column_config.TextColumn(width="small"),
     "progress": st.column_config.ProgressColumn("progress", format="%d%%", min_value=0, max_value=100, width="small",
                                                 help="of the current phase: encoding the texts, then training"),
     "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
                                                                  "from the run's pace"),
-    "run": st.column_config.TextColumn(width=520), "differs in": st.column_config.TextColumn(width="medium"),
+    "run": st.column_config.TextColumn(width=520),
     "latest": st.column_config.TextColumn(width="medium"),
     "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
     "evaluations": st.column_config.NumberColumn(width="small")}
@@ -100,7 +100,7 @@ def run_card(registry: Registry, run: Run, name: str) -> None:
     log, details = st.tabs(["Log", "Details"])
     folder = registry.folder(run.id)
     tail = folder.tail_log(30)
-    log.code(tail or "(no log yet)", language=None)
+    log.code(tail or ("(no log yet)" if run.status in ACTIVE else "(this run left no log)"), language=None)
     if tail:  # a run stopped before it wrote a line has nothing to download
         log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
     details.json(compare.run_details(run), expanded=1)

@@ -168,7 +168,7 @@ def monitor() -> None:
     if active:  # a finished run has nothing to cancel
         st.button(f"Cancel {len(active)} selected run(s) still going", key="tr_cancel", on_click=cancel_all,
                   args=(registry, [r.id for r in active]))
-    run_card(registry, picked[0], " · ".join(filter(None, table.iloc[rows[0]][["run", "differs in"]])))
+    run_card(registry, picked[0], table.iloc[rows[0]]["run"])
 
 st.subheader("Runs")
 monitor()

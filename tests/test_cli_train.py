@@ -26,6 +26,11 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     result = last_json(out.out)
     assert result["status"] == "done" and set(result) >= {"run_id", "accuracy", "macro_f1", "mcc"}
     assert 0 <= result["accuracy"] <= 1
+    # a run trained in the foreground keeps its log as a worker's does: the card read "(no log yet)" once done
+    log = Registry().folder(result["run_id"]).tail_log()
+    assert " INFO data: 25 labeled, " in log and " INFO evaluation 6 at step 6/6: " in log
+    assert log.splitlines()[-1].endswith(f" INFO done: test accuracy {result['accuracy']:.3f}, macro-F1 "
+                                         f"{result['macro_f1']:.3f} (65 texts)")
 
     assert main(["predict", result["run_id"], "An essay about neural networks."]) == 0
     pred = json.loads(capsys.readouterr().out)

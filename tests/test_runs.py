@@ -413,8 +413,9 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     assert (reg.get(running).summary["phase"], reg.get(done).summary["phase"]) == ("encoding", None)
     reg.request_cancel(running)  # the row said "running, encoding" for 13 s after Cancel, with no word of it
     assert monitor_frame(reg.list(), time.time(), 1).iloc[0]["phase"] == "stopping"
-    differs = dict(zip(table["run_id"], table["differs in"]))  # beside the name, so no width can cut it off
-    assert (differs[queued], differs[done]) == ("max length 256", "max length 128")
+    names = dict(zip(table["run_id"], table["run"]))  # in the name: a column of its own sat a scroll away
+    assert names[queued].endswith(" · max length 256") and names[done].endswith(" · max length 128")
+    assert names[running] == reg.get(running).name  # alone with its name: nothing added
 
 
 def test_estimates_read_as_words():

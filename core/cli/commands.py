@@ -18,7 +18,7 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
-from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, not_yet_run, ray_resources,
+from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, logging_into, not_yet_run, ray_resources,
                        set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
@@ -106,7 +106,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     run_id = registry.create(config)
     registry.claim(run_id)
-    with tqdm(total=1, desc=run_label(config), unit="step", file=sys.stderr) as bar:
+    with tqdm(total=1, desc=run_label(config), unit="step", file=sys.stderr) as bar, \
+            logging_into(registry.folder(run_id)):
         def show(event: dict) -> None:
             if event["type"] in ("progress", "evaluation"):
                 bar.total = event["total_steps"]

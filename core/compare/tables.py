@@ -154,9 +154,9 @@ MONITOR_ORDER = {Status.RUNNING: 0, Status.STARTING: 1, Status.QUEUED: 2}  # in 
 def monitor_frame(runs: list[Run], now: float, slots: int) -> pd.DataFrame:
     """The Train page's live table, what is running first: status, the current phase and its progress,
     time left (from this machine's history and its `slots` runs at once, `core.runs.estimate`), its test
-    macro-F1, the run's name and what tells it apart from others of that name, the latest message and
-    evaluations so far."""
-    history, differs = History(runs), distinguishing(runs)
+    macro-F1, the run's name with what tells it apart from others of that name (in the name: a column of its own
+    sat a scroll away at 1,400 px, and runs at LR C 1 and 10 read alike), the latest message and evaluations."""
+    history, names = History(runs), distinct_names(runs)
     left = times_left(runs, history, now, slots)
     ordered = sorted(runs, key=lambda r: (MONITOR_ORDER.get(r.status, 3),
                                           r.created if r.status in MONITOR_ORDER else -r.created))
@@ -167,12 +167,12 @@ def monitor_frame(runs: list[Run], now: float, slots: int) -> pd.DataFrame:
         if r.cancel_requested and r.status in ACTIVE:  # asked to stop: its process ends at its next check
             phase = "stopping"
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
-                     "time left": _duration(left[r.id]), "run": r.name, "differs in": differs[r.id],
+                     "time left": _duration(left[r.id]), "run": names[r.id],
                      "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
                      "where": r.device if r.backend == "ray" and r.device else r.backend, "run_id": r.id})
     # the score beside the progress, where the table opens: a long run name would push it out of sight
-    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "test macro-F1", "run", "differs in",
-                                       "latest", "evaluations", "where", "run_id"])
+    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "test macro-F1", "run", "latest",
+                                       "evaluations", "where", "run_id"])
 
 
 def follow_rows(before: list[str], rows: list[int], after: list[str]) -> list[int]:

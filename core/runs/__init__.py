@@ -11,6 +11,7 @@ _EXPORTS = {
     "outside_work": "core.runs.estimate",
     "roughly": "core.runs.estimate",
     "execute_run": "core.runs.execute",
+    "logging_into": "core.runs.execute",
     "as_runs_read_it": "core.runs.known_files",
     "RunFolder": "core.runs.folder",
     "ACTIVE": "core.runs.lifecycle",

@@ -14,7 +14,8 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from core.backbone.device import describe_device
@@ -25,6 +26,25 @@ from core.runs.registry import Registry, Run
 from core.train import Cancelled, Diverged, TrainConfig, is_resolved, resolve, train
 
 log = logging.getLogger("studio.worker")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+
+@contextmanager
+def logging_into(folder: RunFolder) -> Iterator[None]:
+    """A run trained in this process (`core train` in the foreground, the benches) writes its log lines, and
+    a failure's traceback, into its folder's log, as a worker's run does through its stderr: without it such
+    a run's card read "(no log yet)" once it had finished."""
+    handler = logging.FileHandler(folder.log, encoding="utf-8")
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        handler.close()
 
 
 class StopFlag:
@@ -173,6 +193,15 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         log.error("%s", ending.trace)  # into the run's log
     try:
         registry.finish(run_id, ending.status, ending.message, ending.result)
+        log.info("%s", ending_line(ending))  # the log's last word, as the card's: how the run ended
     except IllegalMove as e:  # a cancel of a run that was just starting ended it first
         log.info("%s", e)
     return registry.get(run_id).status
+
+
+def ending_line(ending: Ending) -> str:
+    """A run's last log line: its test scores when done, else why it ended."""
+    test = (ending.result or {}).get("test")
+    if ending.status == Status.DONE and test:
+        return f"done: test accuracy {test['accuracy']:.3f}, macro-F1 {test['macro_f1']:.3f} ({test['n']:,} texts)"
+    return f"{ending.status}: {ending.message}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from core.runs.execute import execute_run
+from core.runs.execute import LOG_FORMAT, execute_run
 from core.runs.queue import pump
 from core.runs.registry import Registry, check_run_id
 from core.runs.lifecycle import Status
@@ -15,7 +15,7 @@ from core.runs.lifecycle import Status
 def main(argv: list[str]) -> int:
     run_id = check_run_id(argv[0])
     registry = Registry()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     try:
         status = execute_run(registry, run_id)
     finally:

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.environment import STUDIO
 from core.paths import REPO_ROOT
 from core.errors import InputError
-from core.runs.execute import config_to_train, registry_events
+from core.runs.execute import Ending, config_to_train, ending_line, registry_events
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.ray.backend import (CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock)
 from core.runs.ray.task import Hub, execute_remote, ship_data
@@ -76,7 +76,7 @@ def land(registry: Registry, run_id: str, outcome: dict) -> None:
     for note in (outcome["warning"], outcome["trace"]):
         if note:
             folder.append_log(note)
-    folder.append_log(f"{outcome['status']}: {outcome['message']}")
+    folder.append_log(ending_line(Ending(outcome["status"], outcome["message"], outcome["result"])))
     end(registry, run_id, outcome["status"], outcome["message"], outcome["result"])
 
 
