@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,20 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     header, line = capsys.readouterr().out.splitlines()
     assert header.split() == ["run", "id", "status", "run", "accuracy", "macro-F1", "progress"]
     assert line.startswith(result["run_id"]) and f"{result['accuracy']:.3f}" in line and line.endswith("100%")
+
+
+def test_a_foreground_run_that_fails_says_where_its_traceback_is(m4_dir, tiny_backbone, capsys, monkeypatch):
+    def denied(tensors, filename, *a, **k):
+        raise PermissionError(13, "Permission denied", filename)
+    monkeypatch.setattr("core.train.store.save_file", denied)
+    code = main(["train", *data_args(m4_dir), "--method", "finetune", "--per-class", "5", "--frozen", "--steps", "2",
+                 "--backbone", str(tiny_backbone)])
+    err = capsys.readouterr().err
+    assert code == 1 and "ended failed: CheckpointError: could not write the checkpoint" in err
+    log = err.split("(its log: ")[-1].split(")")[0]
+    text = Path(log).read_text()
+    assert "Traceback" in text and "PermissionError" in text  # in the log, not lost with the terminal
+    assert text.splitlines()[-1].split(" INFO ")[-1].startswith("failed: CheckpointError: could not write")
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -122,7 +122,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         status = execute_run(registry, run_id, show)
     run = registry.get(run_id)
     if status != Status.DONE:
-        print(f"run {run_id} ended {status}: {run.message}", file=sys.stderr)
+        print(f"run {run_id} ended {status}: {run.message} (its log: {registry.folder(run_id).log})", file=sys.stderr)
     summary = run.summary
     print(json.dumps({k: summary[k] for k in ("run_id", "status", "accuracy", "macro_f1", "mcc", "message")}))
     return 0 if status == Status.DONE else 1
