@@ -26,7 +26,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
 from core.data import DataSpec  # noqa: E402
-from core.runs import Registry, Run, Status, execute_run, logging_into  # noqa: E402
+from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
 
 # Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
@@ -84,7 +84,10 @@ def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
         print(f"{sum(elsewhere.values())} recorded run(s) ran at another precision than this bench's ({here}, from "
               f"--precision {args.precision}): {', '.join(f'{n} at {p}' for p, n in elsewhere.items())}; they are "
               "reused only with --precision set to theirs", file=sys.stderr)
-    return spec, Registry()
+    registry = Registry()
+    for run_id in reconcile(registry):  # a bench killed mid-run (or a machine stopped under it) left it running
+        print(f"run {run_id} was left running by a process that is gone: marked interrupted", file=sys.stderr)
+    return spec, registry
 
 
 def other_precisions(here: str, records: list[dict]) -> dict[str, int]:

@@ -4,6 +4,7 @@ here, so no test module imports another."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -52,6 +53,16 @@ def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
             return value
         time.sleep(0.3)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def running_on_a_dead_process(reg: Registry, config: TrainConfig) -> str:
+    """A run the registry has running, whose process has ended without a word."""
+    run_id = reg.create(config)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    reg.claim(run_id)
+    reg.mark_running(run_id, dead.pid, "CPU")
+    return run_id
 
 
 def active_run(reg: Registry, run_id: str) -> Run:

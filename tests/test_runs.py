@@ -17,7 +17,7 @@ from core.paths import REPO_ROOT
 from core.train import TrainConfig, run_label, resolve
 from core.train.checkpoint import DESCRIPTION, WEIGHTS
 from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
-from tests.helpers import LONG, active_run, cfg, submit, tail_log, wait_for
+from tests.helpers import LONG, active_run, cfg, running_on_a_dead_process, submit, tail_log, wait_for
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     reg = Registry()
@@ -76,16 +76,6 @@ def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backb
     assert not [p for p in folder.rglob("*") if p.name.startswith(".") or p.suffix in (".partial", ".tmp")]
     with sqlite3.connect(reg.path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-
-
-def running_on_a_dead_process(reg: Registry, config: TrainConfig) -> str:
-    """A run the registry has running, whose process has ended without a word."""
-    run_id = reg.create(config)
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    reg.claim(run_id)
-    reg.mark_running(run_id, dead.pid, "CPU")
-    return run_id
 
 
 def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, studio_home):

@@ -5,15 +5,17 @@ precision than this machine's are named, not silently missing from a report."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
 
 import bench.sample_runs
-from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, RECORDS, as_ran, other_precisions, recorded, run_once,
-                               sample_spec, twin_gaps)
+from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, RECORDS, as_ran, open_home, other_precisions, recorded,
+                               run_once, sample_spec, twin_gaps)
 from core.runs import Registry, Status
 from core.train import TrainConfig, method_for, resolve
+from tests.helpers import running_on_a_dead_process
 
 
 def test_a_finetuning_run_stored_without_its_rate_ran_at_the_rate_of_its_day():
@@ -64,6 +66,17 @@ def test_a_cancelled_run_stops_the_bench_and_is_not_recorded(tmp_path, monkeypat
     with pytest.raises(SystemExit, match="was cancelled .* resumes from the records"):
         run_once(Registry(tmp_path / "home"), config, records=records)
     assert not recorded(records)
+
+
+def test_a_run_left_running_by_a_bench_that_died_reads_interrupted_when_a_bench_opens_the_home(
+        tmp_path, m4_dir, monkeypatch, capsys):
+    """A machine stopped under a bench left its run "running" at 7% in the bench's home for a day."""
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
+    config = TrainConfig(data=sample_spec(), method="tfidf-lr", fraction=None, per_class=5, seed=3)
+    run_id = running_on_a_dead_process(Registry(tmp_path), config)
+    opened = open_home(argparse.Namespace(home=str(tmp_path), precision="auto", any_precision=False))
+    assert opened is not None and opened[1].get(run_id).status == Status.INTERRUPTED
+    assert f"run {run_id} was left running by a process that is gone" in capsys.readouterr().err
 
 
 def test_records_at_another_precision_are_counted_and_encoder_free_runs_have_none():
