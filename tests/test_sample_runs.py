@@ -70,7 +70,7 @@ def test_a_cancelled_run_stops_the_bench_and_is_not_recorded(tmp_path, monkeypat
 
 def test_a_run_left_running_by_a_bench_that_died_reads_interrupted_when_a_bench_opens_the_home(
         tmp_path, m4_dir, monkeypatch, capsys):
-    """A machine stopped under a bench left its run "running" at 7% in the bench's home for a day."""
+    """A machine stopped under a bench left its run "running" at 7% in the bench's home, and nothing ended it."""
     monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
     config = TrainConfig(data=sample_spec(), method="tfidf-lr", fraction=None, per_class=5, seed=3)
     run_id = running_on_a_dead_process(Registry(tmp_path), config)
