@@ -55,6 +55,14 @@ def test_the_notebook_preset_is_crux82_ganbert_pytorch(tiny_backbone):
     assert (config.lr, config.batch_size, config.epochs, config.pooling) == (5e-5, 64, 10, "pooled")
 
 
+def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
+    """bench/defaults.py's choices (the README's defaults tables): 3e-4 for 30 epochs of 64 on frozen features,
+    the notebook's 5e-5 for three times its 10 epochs at 16 with the encoder training."""
+    frozen, trained = resolve(tiny(tiny_backbone, frozen=True)), resolve(tiny(tiny_backbone, frozen=False))
+    assert (frozen.lr, frozen.batch_size, frozen.epochs, frozen.steps) == (3e-4, 64, 30, None)
+    assert (trained.lr, trained.batch_size, trained.epochs, trained.steps) == (5e-5, 16, 30, None)
+
+
 def test_a_setting_given_explicitly_beats_the_preset(tiny_backbone):
     config = resolve(tiny(tiny_backbone, gan_preset="tf", lr=1e-4, steps=7, pooling="mean"))
     assert (config.lr, config.steps, config.epochs, config.pooling) == (1e-4, 7, None, "mean")
@@ -272,7 +280,7 @@ def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
     ({"method": "adapter"}, 1e-3, 16),
     ({"method": "setfit"}, 2e-5, 16),
     ({"method": "ganbert", "frozen": True}, 3e-4, 64),
-    ({"method": "ganbert"}, 2e-4, 16),
+    ({"method": "ganbert"}, 5e-5, 16),
     ({"method": "ganbert", "gan_preset": "tf"}, 2e-5, 64),
     ({"method": "ganbert", "gan_preset": "notebook", "lr": 1e-3, "batch_size": 8}, 1e-3, 8),  # the user's win
 ])
