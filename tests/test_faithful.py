@@ -43,7 +43,7 @@ def test_the_tf_preset_is_crux82_ganbert(tiny_backbone):
     tf = PRESETS["tf"]
     assert (tf.dropout, tf.lr, tf.eps, tf.batch_size, tf.epochs, tf.pooling) == (0.1, 2e-5, 1e-6, 64, 3, "pooled")
     assert tf.warmup and tf.separate and tf.clip == 1.0 and not tf.decay_norms
-    config = resolve(tiny(tiny_backbone, gan_preset="tf"))
+    config = tiny(tiny_backbone, gan_preset="tf")
     assert (config.lr, config.batch_size, config.epochs, config.steps, config.pooling) == (2e-5, 64, 3, None, "pooled")
 
 
@@ -51,20 +51,20 @@ def test_the_notebook_preset_is_crux82_ganbert_pytorch(tiny_backbone):
     nb = PRESETS["notebook"]
     assert (nb.dropout, nb.lr, nb.eps, nb.batch_size, nb.epochs, nb.pooling) == (0.2, 5e-5, 1e-8, 64, 10, "pooled")
     assert not nb.warmup and not nb.separate and nb.clip is None and nb.decay_norms
-    config = resolve(tiny(tiny_backbone, gan_preset="notebook"))
+    config = tiny(tiny_backbone, gan_preset="notebook")
     assert (config.lr, config.batch_size, config.epochs, config.pooling) == (5e-5, 64, 10, "pooled")
 
 
 def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
     """bench/defaults.py's choices (the README's defaults tables): 3e-4 for 30 epochs of 64 on frozen features,
     the notebook's 5e-5 for three times its 10 epochs at 16 with the encoder training."""
-    frozen, trained = resolve(tiny(tiny_backbone, frozen=True)), resolve(tiny(tiny_backbone, frozen=False))
+    frozen, trained = tiny(tiny_backbone, frozen=True), tiny(tiny_backbone, frozen=False)
     assert (frozen.lr, frozen.batch_size, frozen.epochs, frozen.steps) == (3e-4, 64, 30, None)
     assert (trained.lr, trained.batch_size, trained.epochs, trained.steps) == (5e-5, 16, 30, None)
 
 
 def test_a_setting_given_explicitly_beats_the_preset(tiny_backbone):
-    config = resolve(tiny(tiny_backbone, gan_preset="tf", lr=1e-4, steps=7, pooling="mean"))
+    config = tiny(tiny_backbone, gan_preset="tf", lr=1e-4, steps=7, pooling="mean")
     assert (config.lr, config.steps, config.epochs, config.pooling) == (1e-4, 7, None, "mean")
 
 
@@ -72,7 +72,7 @@ def optimizers_after(tiny_backbone, monkeypatch, preset: str, steps: int = 4, **
     """Build GAN-BERT under a preset on the tiny BERT and take `steps` optimizer steps on random
     representations: the model, D's and G's optimizers, the rates they stood at after each step, and the
     step itself."""
-    config = resolve(tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw))
+    config = tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw)
     data = split_pool(config, load_data(config))
     method = GanBert()
     model = method.build_model(config, data.labels, torch.device("cpu"))
@@ -136,7 +136,7 @@ def test_summed_gradients_move_d_by_g_loss_and_separate_ones_do_not(tiny_backbon
 # ------------------------------------------------------------ the control without the adversarial game
 
 def test_the_control_is_one_run_for_both_generators_and_names_itself(tiny_backbone):
-    base = resolve(tiny(tiny_backbone))
+    base = tiny(tiny_backbone)
     configs = Sweep(("ganbert",), {"generator": ("noise", "bow")}, amounts([0.3], []), (0, 1)).configs(
         base.with_(adversarial=False))
     assert len({c.to_json() for c in configs}) == 2  # G1 and G2 controls of a seed are the same run
