@@ -134,7 +134,9 @@ def main() -> int:
         print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "
               f"[{ci.low}, {ci.high}]")
     for v in summary.verdicts.to_dict("records"):
-        print(f"verdict {compare.verdict_line(v)}; the adversarial part adds: {v['adversarial_adds']}")
+        adds = v["adversarial_adds"]  # NaN in the frame where no GAN-BERT and its control share an amount
+        added = f"; the adversarial part adds: {adds}" if isinstance(adds, str) else ""
+        print(f"verdict {compare.verdict_line(v)}{added}")
     print(json.dumps({**summary.to_json(), "published_head": {str(k): statistics.mean(v.values())
                                                               for k, v in published.items()}}))
     return 0
