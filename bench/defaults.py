@@ -32,7 +32,7 @@ from core.environment import prepare  # noqa: E402
 
 prepare()  # before torch loads: offline, reproducible sums
 
-from bench.sample_runs import DEFAULT_HOME, open_home, run_once, sample_parser  # noqa: E402
+from bench.sample_runs import DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
 from core.compare.seeds import mean_ci, metric_range  # noqa: E402
 from core.train import TrainConfig, method_for  # noqa: E402
 
@@ -51,6 +51,11 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
     "GAN-BERT G2 frozen": ("frozen", {"method": "ganbert", "generator": "bow", "frozen": True},
                            [{"lr": lr, "epochs": e, "batch_size": 64}
                             for lr, e in ((1e-3, 10), (3e-4, 30), (1e-4, 30))]),
+    # GAN-BERT's budget at scale (L2R's 11k-text pool, where 30 epochs of 64 is 5,400 steps) beside its control
+    "GAN-BERT G1 frozen budget": ("frozen", {"method": "ganbert", "generator": "noise", "frozen": True},
+                                  [{"lr": lr, "epochs": e} for lr in (3e-4, 1e-3) for e in (1, 3, 10, 30)]),
+    "GAN-BERT control frozen budget": ("frozen", {"method": "ganbert", "adversarial": False, "frozen": True},
+                                       [{"lr": lr, "epochs": e} for lr in (3e-4, 1e-3) for e in (1, 3, 10, 30)]),
     "adapters": ("full", {"method": "adapter"},
                  [{"lr": lr} for lr in (1e-3, 1e-4, 3e-4, 3e-3)]),
     "fine-tuning": ("full", {"method": "finetune"},
@@ -116,14 +121,14 @@ def label(name: str, point: dict) -> str:
 
 
 def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: list[int], train: bool,
-            precision: str, any_precision: bool) -> None:
+            precision: str, any_precision: bool, corpus) -> None:
     """Run (or reuse) one point's runs at these amounts and seeds, adding what finished to its row."""
     fixed = SWEEPS[name][1]
     for per_class in amounts:
         for seed in seeds:
             config = TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, tags=("defaults",),
                                  precision=precision, **fixed, **row["point"])
-            run = run_once(registry, config, train=train, any_precision=any_precision)
+            run = run_once(registry, config, train=train, any_precision=any_precision, corpus=corpus)
             if run is None:
                 continue
             metrics = run.metrics or {}
@@ -166,7 +171,7 @@ def main() -> int:
                 row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
             for row in going:
                 measure(registry, spec, name, row, args.per_class, seeds, train=not args.report_only,
-                        precision=args.precision, any_precision=args.any_precision)
+                        precision=args.precision, any_precision=args.any_precision, corpus=corpus_of(args))
 
     print("\n| method | mode | setting | " + " | ".join(f"{n}/class accuracy [95% CI]" for n in args.per_class)
           + " | average | max fake prob | CPU s/run |")

@@ -1,11 +1,11 @@
-"""What the benches on the real M4 sample share: the sample's data spec, and running a config through the
-registry once, so a bench cut short (or a later session with the same studio home) goes on where it stopped
-instead of training the same run again.
+"""What the benches on real text share: the corpora (the M4 sample, and L2R tested on its dev or its test
+split), and running a config through the registry once, so a bench cut short (or a later session with the same
+studio home) goes on where it stopped instead of training the same run again.
 
-Every finished run is also written to `bench/records/m4-sample.jsonl` (its config and metrics, a few KB; no
-texts, no weights), which is committed: a trained-encoder run takes minutes here, and a session that finds no
-studio home (a new machine, a cleaned /tmp) restores those runs into its registry instead of training them
-again, so a table filled over several sessions is one table of recorded runs."""
+Every finished run is also written to its corpus's records, `bench/records/<corpus>.jsonl` (its config and
+metrics, a few KB; no texts, no weights), which are committed: a trained-encoder run takes minutes here, and a
+session that finds no studio home (a new machine, a cleaned /tmp) restores those runs into its registry instead
+of training them again, so a table filled over several sessions is one table of recorded runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import os
 import statistics
 import sys
 from collections import Counter
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,21 +32,51 @@ from core.train import TrainConfig, method_for, resolve  # noqa: E402
 # Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
 # SemEval RoBERTa baseline's.
 FINETUNE_LR_UNTIL_MEASURED = 2e-5
-# resolved as runs store their data paths (`DataSpec.absolute`), so a record names the sample's files by name
+# resolved as runs store their data paths (`DataSpec.absolute`), so a record names a corpus's files by name
 # wherever shared/ is, a link included
-SAMPLE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample").resolve()
+DATA_ROOT = (Path(__file__).resolve().parents[2] / "shared" / "data").resolve()
 # One home for every sample bench, so a run one bench needs and another has finished is not trained twice,
 # outside /tmp and the work tree, which a later session on the same machine may not find as they were.
 DEFAULT_HOME = str(Path.home() / ".cache" / "gan-bert-studio" / "bench")
-RECORDS = Path(__file__).resolve().parent / "records" / "m4-sample.jsonl"
+RECORDS_DIR = Path(__file__).resolve().parent / "records"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A real corpus as a bench reads it: its folder under shared/data, its files by role, and its records."""
+
+    name: str
+    folder: Path
+    files: dict[str, str]  # role (train, val, test) → file name in `folder`
+
+    @property
+    def records(self) -> Path:
+        return RECORDS_DIR / f"{self.name}.jsonl"
+
+    def spec(self) -> DataSpec | None:
+        """Its data spec; None (said on stderr) when the corpus is not beside the checkout."""
+        if not (self.folder / self.files["train"]).exists():
+            print(f"the corpus {self.name} is not at {self.folder}", file=sys.stderr)
+            return None
+        return DataSpec(**{role: str(self.folder / name) for role, name in self.files.items()})
+
+
+CORPORA = {
+    # the 65 dev texts test: settings and results were chosen and reported on these before L2R came
+    "m4-sample": Corpus("m4-sample", DATA_ROOT / "m4-sample", {"train": "train.jsonl", "test": "dev.jsonl"}),
+    # settings are chosen on L2R's dev split: train's 11,421 texts are the pool, dev the test
+    "l2r-dev": Corpus("l2r-dev", DATA_ROOT / "l2r", {"train": "train.jsonl", "test": "dev.jsonl"}),
+    # what is reported: the pool, its dev split to validate on, and its test split, never used to choose
+    "l2r": Corpus("l2r", DATA_ROOT / "l2r", {"train": "train.jsonl", "val": "dev.jsonl", "test": "test.jsonl"}),
+}
+M4 = CORPORA["m4-sample"]
+SAMPLE, RECORDS = M4.folder, M4.records
 
 
 def sample_spec() -> DataSpec | None:
-    """Train on the sample's train file, test on its dev file; None when the sample is not beside the checkout."""
-    if not (SAMPLE / "train.jsonl").exists():
-        print(f"the real sample is not at {SAMPLE}", file=sys.stderr)
-        return None
-    return DataSpec(train=str(SAMPLE / "train.jsonl"), test=str(SAMPLE / "dev.jsonl"))
+    """Train on the M4 sample's train file, test on its dev file; None when the sample is not beside the
+    checkout."""
+    return M4.spec()
 
 
 def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
@@ -54,6 +84,9 @@ def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
     report from the runs already there."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", default=home)
+    parser.add_argument("--corpus", choices=list(CORPORA), default=M4.name,
+                        help="the real corpus: the M4 sample (tested on its dev texts), L2R tested on its dev split "
+                             "(l2r-dev: where settings are chosen), or L2R validated on dev and tested on test (l2r)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--report-only", action="store_true", help="the table from the runs in --home")
@@ -67,16 +100,21 @@ def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
     return parser
 
 
+def corpus_of(args: argparse.Namespace) -> Corpus:
+    return CORPORA[getattr(args, "corpus", M4.name)]
+
+
 def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
-    """The sample and the bench's registry (under --home), or None when the sample is not there."""
-    spec = sample_spec()
+    """The corpus (--corpus) and the bench's registry (under --home), or None when the corpus is not there."""
+    corpus = corpus_of(args)
+    spec = corpus.spec()
     if spec is None:
         return None
     os.environ["STUDIO_HOME"] = args.home
     here = pinned_precision(args.precision, pick_device("auto"))
-    elsewhere = other_precisions(here, recorded(RECORDS))
+    elsewhere = other_precisions(here, recorded(corpus.records))
     if args.any_precision:
-        gaps = twin_gaps(recorded(RECORDS))
+        gaps = twin_gaps(recorded(corpus.records))
         print(f"reusing runs at either precision; the records hold {len(gaps)} fp32/bf16 twin(s), whose test "
               f"accuracies differ by {statistics.mean(gaps) if gaps else float('nan'):+.3f} on average (fp32 − bf16),"
               f" {max(map(abs, gaps), default=float('nan')):.3f} at most", file=sys.stderr)
@@ -107,11 +145,11 @@ def identity(config: TrainConfig, any_precision: bool = False) -> str:
     return json.dumps(raw, sort_keys=True, default=str)
 
 
-def twin_gaps(records: list[dict]) -> list[float]:
+def twin_gaps(records: list[dict], folder: Path = SAMPLE) -> list[float]:
     """Test accuracy at fp32 minus at bf16, for each config (seed and rows included) recorded at both."""
     twins: dict[str, dict[str, float]] = {}
     for entry in records:
-        config = from_record(entry["config"])
+        config = from_record(entry["config"], folder)
         twins.setdefault(identity(config, any_precision=True), {})[config.precision] = \
             entry["metrics"]["test"]["accuracy"]
     return [t["fp32"] - t["bf16"] for t in twins.values() if {"fp32", "bf16"} <= t.keys()]
@@ -120,28 +158,29 @@ def twin_gaps(records: list[dict]) -> list[float]:
 def as_ran(config: TrainConfig) -> TrainConfig:
     """A stored config with the learning rate and batch it ran at. Runs stored before those were written in
     (2026-11-25) left them to the method and ran at that day's defaults: today's, but for fine-tuning's rate
-    with the encoder training, which bench/defaults.py has moved since."""
-    settled = method_for(config).settle(config)
+    with the encoder training, which bench/defaults.py has moved since. Its validation stays as it ran: a run of
+    the earlier carve read other rows than a run of today's rule, so it never stands in for one."""
+    settled = method_for(config).settle(config).with_(validation=config.validation, selection=config.selection)
     if config.lr is None and config.method == "finetune" and not settled.frozen:
         return settled.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
     return settled
 
 
-def portable(config: TrainConfig) -> dict:
-    """A config as a record keeps it: the sample's files by their names, so a checkout elsewhere matches."""
+def portable(config: TrainConfig, folder: Path = SAMPLE) -> dict:
+    """A config as a record keeps it: the corpus's files by their names, so a checkout elsewhere matches."""
     raw = json.loads(config.to_json())
     for role, path in config.data.paths.items():
-        if Path(path).parent == SAMPLE:
+        if Path(path).parent == folder:
             raw["data"][role] = Path(path).name
     return raw
 
 
-def from_record(raw: dict) -> TrainConfig:
-    """The inverse of `portable`, the sample's files named where this checkout finds them."""
+def from_record(raw: dict, folder: Path = SAMPLE) -> TrainConfig:
+    """The inverse of `portable`, the corpus's files named where this checkout finds them."""
     data = dict(raw["data"])
     for role in ("train", "test", "val", "unlabeled"):
         if data.get(role) and not Path(data[role]).is_absolute():
-            data[role] = str(SAMPLE / data[role])
+            data[role] = str(folder / data[role])
     return TrainConfig.from_json(json.dumps({**raw, "data": data}))
 
 
@@ -149,42 +188,42 @@ def recorded(records: Path) -> list[dict]:
     return [json.loads(line) for line in records.read_text().splitlines() if line] if records.exists() else []
 
 
-def record(run: Run, records: Path) -> None:
+def record(run: Run, records: Path, folder: Path = SAMPLE) -> None:
     """Append a finished run to the records, once per config."""
-    if any(identity(from_record(r["config"])) == identity(run.config) for r in recorded(records)):
+    if any(identity(from_record(r["config"], folder)) == identity(run.config) for r in recorded(records)):
         return
     records.parent.mkdir(parents=True, exist_ok=True)
-    line = {"id": run.id, "device": run.device, "config": portable(run.config), "metrics": run.metrics}
+    line = {"id": run.id, "device": run.device, "config": portable(run.config, folder), "metrics": run.metrics}
     with records.open("a") as out:
         out.write(json.dumps(line, sort_keys=True) + "\n")
 
 
-def restore(registry: Registry, entry: dict) -> Run:
+def restore(registry: Registry, entry: dict, folder: Path = SAMPLE) -> Run:
     """A recorded run into this registry through the lifecycle, as the run it was (its metrics, its device)."""
-    run_id = registry.create(from_record(entry["config"]))
+    run_id = registry.create(from_record(entry["config"], folder))
     registry.claim(run_id)
     registry.mark_running(run_id, os.getpid(), entry["device"] or "cpu")
     registry.finish(run_id, Status.DONE, f"restored from bench/records (run {entry['id']})", entry["metrics"])
     return registry.get(run_id)
 
 
-def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path = RECORDS,
-             any_precision: bool = False) -> Run | None:
+def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path | None = None,
+             any_precision: bool = False, corpus: Corpus = M4) -> Run | None:
     """The finished run of this config (validated as a launch would): from the registry, else restored from
     the records (with `any_precision`, at this precision first, then at the other), else trained now at this
     one (with `train` off, None then). Every finished run ends up in the records."""
-    config = resolve(config)
+    config, records, folder = resolve(config), records or corpus.records, corpus.folder
     for pooled in (False, True) if any_precision else (False,):
         wanted = identity(config, pooled)
         for run in registry.list(statuses=(Status.DONE,)):
             settled = as_ran(run.config)
             if identity(settled, pooled) == wanted:
                 run = replace(run, config=settled)
-                record(run, records)
+                record(run, records, folder)
                 return run
         for entry in recorded(records):
-            if identity(from_record(entry["config"]), pooled) == wanted:
-                return restore(registry, entry)
+            if identity(from_record(entry["config"], folder), pooled) == wanted:
+                return restore(registry, entry, folder)
     if not train:
         return None
     run_id = registry.create(config)
@@ -193,7 +232,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
         execute_run(registry, run_id)
     run = registry.get(run_id)
     if run.status == Status.DONE:
-        record(run, records)
+        record(run, records, folder)
     if run.status == Status.CANCELLED:  # a SIGTERM reaches the run, not the bench: without this it went on to the next
         raise SystemExit(f"run {run_id} was cancelled ({run.message}); the bench stops here and, run again, "
                          "resumes from the records")

@@ -48,8 +48,8 @@ st.subheader("Runs")
 keep_selection_on_runs("cmp_table", frame["run_id"].tolist())
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
                      placeholder="–",
-                     column_order=["status", "method", "differs in", "amount", "seed", *compare.METRICS, "dataset", "tags",
-                                   "run_id"],
+                     column_order=["status", "method", "differs in", "amount", "labels read", "seed", *compare.METRICS,
+                                   "dataset", "tags", "run_id"],
                      column_config={m: st.column_config.NumberColumn(METRIC_NAMES[m], format="%.3f")
                                     for m in compare.METRICS} |
                      {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
@@ -68,12 +68,13 @@ if groups.empty:
 
 st.subheader("Groups over seeds (mean and 95% CI)")
 st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
-           "labeled rows, so groups compare seed by seed below.")
+           "labeled rows, so groups compare seed by seed below. *Labels read* counts every label a group's runs "
+           "read, validation included: a comparison of groups that read different numbers says so.")
 # the chosen metric's mean and interval beside the groups' names, the others' means after, under short headers
 # (the subheader says they are means): twelve columns had run past the page
 shown = {f"{metric}_mean": METRIC_NAMES[metric], f"{metric}_low": "95% CI low", f"{metric}_high": "95% CI high"} | {
     f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}
-st.dataframe(groups[["group", "n", "seeds", *shown]], hide_index=True, placeholder="–",
+st.dataframe(groups[["group", "labels read", "n", "seeds", *shown]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()})
 line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount
 st.altair_chart(line)
@@ -84,6 +85,8 @@ if groups["labeled"].nunique() > 1:
     bars = charts.grouped_bars(groups, metric, colour_order=colour_order)
     st.altair_chart(bars)
     d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
+if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool sizes or more
+    st.altair_chart(charts.metric_vs_unlabeled(groups, metric))
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
 
 st.subheader("Verdicts")
@@ -119,8 +122,8 @@ else:
     # figures below another
     named = {f"{p.a}  vs  {p.b}": p for p in pairs}
     pair = named[st.selectbox("Groups", list(named), key="cmp_pair")]
-    a_is, b_is, difference, test = pair.explain()
-    st.markdown(f"**{a_is}**  \n**{b_is}**  \n{difference}.  \n{test}.")
+    a_is, b_is, *rest = pair.explain()
+    st.markdown(f"**{a_is}**  \n**{b_is}**  \n" + "  \n".join(f"{line}." for line in rest))
     st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
@@ -132,7 +135,8 @@ if not selected:
 
 with st.expander("Details of the selected runs"):
     st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
-        ["run_id", "method", "amount", "labeled", "unlabeled", "val_rows", "test_rows", "seed", "steps", "selection",
+        ["run_id", "method", "amount", "labels read", "labeled", "unlabeled", "val_rows", "validation", "test_rows",
+         "seed", "steps", "selection",
          "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)

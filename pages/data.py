@@ -51,7 +51,9 @@ def use(ds) -> None:
     st.session_state.pop("pending_dataset", None)
     st.session_state.dataset = ds
     remember(st.session_state.registry, Workspace(ds.spec, st.session_state.cleaning))
-    st.session_state.loaded_message = f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
+    st.session_state.loaded_message = (f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
+                                       + ("" if ds.val is not None else "; no validation split, so nothing is set "
+                                          "aside: each run draws its validation texts from train"))
 
 
 def confirm_replace() -> None:
@@ -86,6 +88,7 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     c2.dataframe(check.labels, hide_index=True, placeholder="–")
     st.markdown("**Texts per class and split**")
     st.dataframe(check.counts, width="content", placeholder="–")
+    st.caption(check.validation_note)
     if check.length_note:  # else a warning above says it
         st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")
 
@@ -100,8 +103,7 @@ with built_in:
     c1, c2, c3 = st.columns(3)
     train_n = c1.number_input("Train texts per class", 50, 20000, 2000, step=250, key="bi_train",
                               persist_state="session",
-                              help="Before validation is carved out: 10% of them (2,000 → 1,800 train-pool and 200 "
-                                   "validation texts per class).")
+                              help="The train pool: runs draw their labeled and validation texts from it.")
     test_n = c2.number_input("Test texts per class", 20, 5000, 500, step=100, key="bi_test", persist_state="session")
     seed = c3.number_input("Seed", 0, 10_000, 13, key="bi_seed", persist_state="session")
     if st.button("Use the built-in corpus", key="bi_load"):
@@ -126,7 +128,8 @@ with upload:
 
 with local:
     st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "
-                "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`.")
+                "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`, or files named `train`, `dev` (or `val`) and `test` "
+                "(`.jsonl`, `.csv` or `.parquet`).")
     # from the files loaded now, unless uploaded: a new session (a reload) shows where its dataset came from
     own = {} if Path(spec.train or studio_home()).is_relative_to(studio_home()) else spec.paths
     train_path = st.text_input("Train file or directory", own.get("train", ""), key="lp_train", persist_state="session")

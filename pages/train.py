@@ -14,9 +14,9 @@ from core.errors import InputError
 from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run, outside_work, pump,
                        ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
-                        capped_note, idle_options, option_sections, options, parse_numbers)
+                        capped_note, grid_labels, idle_options, option_sections, options, parse_numbers)
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
-from pages.widgets import backbone_picker, offer_download, run_place, truncation, widget
+from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
 
 OPTIONS = options()
 
@@ -34,7 +34,8 @@ ds, registry = st.session_state.dataset, st.session_state.registry
 gpu = describe_device().startswith("GPU")
 
 st.title("Train")
-st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, {len(ds.val):,} validation, "
+st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, "
+           f"{'no validation split' if ds.val is None else f'{len(ds.val):,} in the validation split'}, "
            f"{0 if ds.test is None else len(ds.test):,} test. Defaults suit a CPU laptop: frozen-feature mode, "
            "where the encoder runs once and only heads (and GAN-BERT's generator) train.")
 if ds.test is None:
@@ -54,10 +55,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields})
     variants, columns = {}, st.columns(3)
     for i, field in enumerate(fields):
-        o = OPTIONS[field]
-        variants[field] = columns[i % 3].multiselect(o.variant_label, list(o.choices), default=o.variant_default,
-                                                     format_func=o.choices.get, key=f"tr_{field}s", help=o.help,
-                                                     wrap=True, disabled=field in idle, persist_state="session")
+        variants[field] = variant_widget(columns[i % 3], OPTIONS[field], field in idle)
     c1, c2, c3 = st.columns(3)
     amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount",
                       persist_state="session")
@@ -118,7 +116,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         offer_download(values["backbone"])
     new = not_yet_run(registry, configs)
     if new:
-        estimate = grid_seconds(registry, new, len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
+        estimate = grid_seconds(registry, new, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
+                                len(ds.labels))
         done = f" ({len(configs) - len(new)} of them done or queued here already)" if len(new) < len(configs) else ""
         st.markdown(f"**{len(new)} run(s)** to launch{done}, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
@@ -126,6 +125,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             st.caption(busy)
     elif configs:
         st.caption(f"All {len(configs)} run(s) of this grid are done or queued here; change it to launch more.")
+    if configs:
+        st.caption(grid_labels(configs, ds.val is not None))
     if st.button("Launch", type="primary", disabled=not new, key="tr_launch"):
         set_concurrency(registry, int(concurrency_n))
         try:

@@ -10,7 +10,9 @@ import streamlit as st
 from core.backbone import BUNDLED, BackboneError, cached_models, resolve_backbone
 from core.backbone.download import download
 from core.runs import RAY_HINT, Registry, ray_available
+from core.errors import InputError
 from core.train.config import Option
+from core.train.sweep import parse_limits
 from core.train.maxlen import MaxLength, max_length_for
 
 OTHER = "other"
@@ -63,6 +65,23 @@ def widget(column, o: Option, disabled: bool = False):
     text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
                              key=key, help=o.help, disabled=disabled, persist_state="session")
     return text.strip() or None
+
+
+def variant_widget(column, o: Option, disabled: bool = False) -> list:
+    """The values a sweep crosses for one of a method's variants: its choices to pick from, or numbers typed as a
+    list (the unlabeled pool sizes: '0, 1000, all')."""
+    if o.choices:
+        return column.multiselect(o.variant_label, list(o.choices), default=o.variant_default,
+                                  format_func=o.choices.get, key=f"tr_{o.name}s", help=o.help, wrap=True,
+                                  disabled=disabled, persist_state="session")
+    text = column.text_input(f"{o.variant_label} ({o.unset}: no limit)", ", ".join(
+        o.unset if v is None else str(v) for v in o.variant_default), key=f"tr_{o.name}s", disabled=disabled,
+        help=o.help + ". Several values cross the grid with each", persist_state="session")
+    try:
+        return parse_limits(text, o.unset)
+    except InputError as e:
+        column.error(str(e))
+        return []
 
 
 def backbone_picker(column, o: Option) -> tuple[str | None, bool]:

@@ -14,6 +14,7 @@ from core.paths import REPO_ROOT  # noqa: E402
 from tests.helpers import make_tiny_backbone  # noqa: E402
 
 M4_DIR = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
+L2R_DIR = REPO_ROOT.parent / "shared" / "data" / "l2r"
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +35,13 @@ def m4_dir() -> Path:
     if not (M4_DIR / "train.jsonl").exists():
         pytest.skip(f"the shared M4 sample is not at {M4_DIR}")
     return M4_DIR
+
+
+@pytest.fixture(scope="session")
+def l2r_dir() -> Path:
+    if not (L2R_DIR / "train.jsonl").exists():
+        pytest.skip(f"the shared L2R corpus is not at {L2R_DIR}")
+    return L2R_DIR
 
 
 @pytest.fixture(scope="session")

@@ -138,7 +138,7 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
     def learned_then_one_class(self, model, rep, data, batch_size, config):
         if next(validations) >= learned_first:
             return evaluate(self, model, rep, data, batch_size, config)
-        truth = data.dataset.val["label"].to_numpy()
+        truth = data.val_labels()
         predicted = truth if right else (truth + 1) % len(data.dataset.labels)
         return stepwise.Evaluation(predicted, classification_metrics(truth, predicted, data.dataset.labels), None,
                                    data.dataset.labels)
@@ -152,7 +152,8 @@ def hand_runs_frame(runs: list[tuple[TrainConfig, float]]) -> pd.DataFrame:
     datasets = dataset_names([c.data for c, _ in runs])
     return pd.DataFrame([{
         "status": "done", "method": method_for(c).display(c), "dataset": datasets[c.data], "amount": c.amount,
-        "labeled": 100 * c.fraction, "reference": method_for(c).reference, "seed": c.seed, "settings": group_key(c),
+        "labeled": 100 * c.fraction, "labels read": 100 * c.fraction * (1 + method_for(c).selects),
+        "reference": method_for(c).reference, "seed": c.seed, "settings": group_key(c),
         "run_id": f"r{i}", "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=i),
         **dict.fromkeys(METRICS, score),
     } for i, (c, score) in enumerate(runs)])

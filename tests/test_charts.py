@@ -336,3 +336,27 @@ def test_the_seed_strip_keeps_room_for_its_dots_and_a_small_map_draws_larger_poi
     small = pd.DataFrame({"x": [10.0, 12.0], "y": [5.0, 6.0], "split": "train", "class": "human"})
     spec = explore_charts.scatter_map(small, ("human",), "UMAP").to_dict()
     assert spec["mark"]["size"] == 60 and spec["encoding"]["x"]["scale"]["zero"] is False
+
+
+def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels_for_the_rest():
+    """The regime study's axis: GAN-BERT and its control at three pool sizes are lines; a head and the references,
+    which read no unlabeled text, are level lines across the same span."""
+    runs, pools = [], {0: 0, 1000: 1000, None: 11_000}
+    for seed in (0, 1):
+        for limit in pools:
+            runs += [(TrainConfig(method="ganbert", frozen=True, fraction=0.05, seed=seed, unlabeled_limit=limit,
+                                  adversarial=adversarial), 0.4 + seed / 10 + (limit or 0) / 1e5)
+                     for adversarial in (True, False)]
+        runs += [(TrainConfig(method=m, frozen=True, fraction=0.05, seed=seed), 0.5) for m in ("features-lr", "finetune")]
+    frame = hand_runs_frame(runs)
+    frame["unlabeled"] = [pools[c.unlabeled_limit] if c.method == "ganbert" else 0 for c, _ in runs]
+    groups = compare.summarize(frame, "accuracy", compare.METRICS).groups
+    shown = compare_charts.pool_axis(groups)
+    kinds = dict(zip(shown["pool_series"], shown["kind"]))
+    assert kinds == {"GAN-BERT G1 (noise) on frozen features": "pool",
+                     "GAN-BERT control (adversarial off) on frozen features": "pool",
+                     "Frozen features + LR": "level", "Trained head on frozen features": "level"}
+    assert set(shown["x_low"]) == {0} and set(shown["x_high"]) == {11_000}
+    spec = compare_charts.metric_vs_unlabeled(groups, "accuracy").to_json()
+    assert '"symlog"' in spec and "unlabeled texts read" in spec
+    assert compare_charts.pool_axis(groups[groups["unlabeled"] == 0]).empty  # one pool size: nothing to draw

@@ -17,7 +17,7 @@ def test_data_check_prints_counts(tmp_path, capsys):
     path = write_jsonl(tmp_path / "t.jsonl", semeval_rows(10, (0, 1)))
     assert main(["data", "check", str(path), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["class_counts"]["train"]["human"] + info["class_counts"]["val"]["human"] == 10
+    assert info["class_counts"]["train"]["human"] == 10 and "val" not in info["class_counts"]  # nothing set aside
     assert "bloomz" in info["absent_classes"]
 
 
@@ -87,5 +87,26 @@ def test_the_parser_names_every_backend_and_method():
     assert list(METHODS) == list(CATALOG)
     assert all((m.name, m.title, m.variants) == (name, CATALOG[name].title, CATALOG[name].variants)
                for name, m in METHODS.items())
-    assert VARIANTS == ("generator", "adversarial") and SWEPT["generator"] == "--generators"
+    assert VARIANTS == ("generator", "adversarial", "unlabeled_limit") and SWEPT["generator"] == "--generators"
+    assert SWEPT["unlabeled_limit"] == "--unlabeled-limits"
     assert SWEPT["adversarial"] == "--adversarial"  # on/off: `--adversarial on off`
+
+
+def test_a_sweep_crosses_gan_berts_unlabeled_pool_sizes_and_leaves_other_methods_one_run(tiny_backbone):
+    from core.cli.options import Parser, add_config_args, sweep_of
+    from core.errors import InputError
+    from core.train import TrainConfig
+    from core.train.sweep import parse_limits
+
+    parser = Parser()
+    add_config_args(parser, sweep=True)
+    args = parser.parse_args(["--train", "builtin", "--methods", "ganbert", "features-lr", "--generators", "noise",
+                              "--unlabeled-limits", "0", "1000", "all", "--per-class", "5", "--seeds", "0",
+                              "--frozen", "--max-len", "64", "--backbone", str(tiny_backbone)])
+    configs = sweep_of(args).configs(TrainConfig(frozen=True, max_len=64, backbone=str(tiny_backbone)))
+    pools = sorted((c.unlabeled_limit for c in configs if c.method == "ganbert"), key=lambda v: -1 if v is None else v)
+    assert pools == [None, 0, 1000]
+    assert [c.unlabeled_limit for c in configs if c.method == "features-lr"] == [None]
+    assert parse_limits("all, 1000 0 1000") == [None, 1000, 0]
+    with pytest.raises(InputError, match="'-5' is not a count of 0 or more, nor all"):
+        parse_limits("all -5")

@@ -29,7 +29,9 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     assert 0 <= result["accuracy"] <= 1
     # a run trained in the foreground keeps its log as a worker's does: the card read "(no log yet)" once done
     log = Registry().folder(result["run_id"]).tail_log()
-    assert " INFO data: 25 labeled, " in log and " INFO evaluation 6 at step 6/6: " in log
+    # 25 labeled, and as many for validation drawn from the rest: 128 − 50 = 78 unlabeled, repeated labels 2×
+    assert " INFO data: 25 labeled, 78 unlabeled, 25 validation (from the train pool) " in log
+    assert " INFO evaluation 4 at step 4/4: " in log
     assert log.splitlines()[-1].endswith(f" INFO done: test accuracy {result['accuracy']:.3f}, macro-F1 "
                                          f"{result['macro_f1']:.3f} (65 texts)")
 
@@ -46,8 +48,9 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     assert [r["run_id"] for r in rows] == [result["run_id"]] and rows[0]["method"] == "ganbert"
     assert main(["runs"]) == 0
     header, line = capsys.readouterr().out.splitlines()
-    assert header.split() == ["run", "id", "status", "run", "accuracy", "macro-F1", "progress"]
-    assert line.startswith(result["run_id"]) and f"{result['accuracy']:.3f}" in line and line.endswith("100%")
+    assert header.split() == ["run", "id", "status", "run", "accuracy", "macro-F1", "progress", "labels", "read"]
+    assert line.startswith(result["run_id"]) and f"{result['accuracy']:.3f}" in line and " 100% " in line
+    assert line.endswith("5/class + 5/class validation = 50 labels")
 
 
 def test_a_foreground_run_that_fails_says_where_its_traceback_is(m4_dir, tiny_backbone, capsys, monkeypatch):
@@ -88,9 +91,9 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     assert len(ids) == 6  # finetune × 2 fractions + ganbert × 2 generators × 2 fractions
     reg = Registry()
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
-    names = {reg.get(i).name for i in ids}  # one name, with the dataset and the texts each amount labeled
-    assert "Trained head on frozen features @ 20% (24 labeled) · seed 0 · train.jsonl" in names
-    assert "GAN-BERT G2 (bag of words) on frozen features @ 50% (57 labeled) · seed 0 · train.jsonl" in names
+    names = {reg.get(i).name for i in ids}  # one name, with the dataset (by its folder) and the texts labeled
+    assert "Trained head on frozen features @ 20% (26 labeled) · seed 0 · m4-sample" in names
+    assert "GAN-BERT G2 (bag of words) on frozen features @ 50% (64 labeled) · seed 0 · m4-sample" in names
 
 
 def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny_backbone, capsys, studio_home,

@@ -74,8 +74,8 @@ def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_ba
                         lambda: False)
     assert result["selection"] == "last" and result["steps"] == result["budget_steps"] == 12
     assert any(m.startswith("selection: last checkpoint") for m in messages)
-    # a head learns nothing from unlabeled rows, so it uses (and encodes) none
-    assert {"labeled": 25, "unlabeled": 0, "val_rows": 12, "test_rows": 65}.items() <= result.items()
+    # a head learns nothing from unlabeled rows, so it uses (and encodes) none; it validates on 5/class more
+    assert {"labeled": 25, "unlabeled": 0, "val_rows": 25, "test_rows": 65, "labels_read": 50}.items() <= result.items()
 
 
 # ---------------------------------------------------------------- classes left out, baselines
@@ -229,7 +229,9 @@ def test_groups_pairs_and_verdicts():
     lines = [verdict_line(v) for v in summary.verdicts.to_dict("records")]  # as Compare and the CLI say them
     assert lines[0] == ("10%: TF-IDF + LR · a.jsonl (0.620) over BERT fine-tuning (learning rate default) · a.jsonl "
                         "by +0.100, every one of the 5 seeds differs by exactly that; exact sign test p = 0.0625, "
-                        "n = 5 seeds")
+                        "n = 5 seeds; not at the same labels: TF-IDF + LR · a.jsonl read 10, BERT fine-tuning (learning "
+                        "rate default) · a.jsonl 20 (validation included), so BERT fine-tuning (learning rate default) "
+                        "· a.jsonl saw labels TF-IDF + LR · a.jsonl never did")
     assert "50%: BERT fine-tuning (learning rate default) · a.jsonl (0.700), the only series measured" in lines
     # JSON: one list of groups, one of pairs
     out = summary.to_json()
@@ -395,12 +397,14 @@ def test_two_datasets_of_one_name_stay_apart_and_are_named_by_their_folders():
     """An upload and the same file loaded by path are two datasets named "train.jsonl": one verdict had ranked
     the groups of both against each other, and their series were named by every path in full."""
     specs = [DataSpec(train=f"/home/me/{folder}/train.jsonl", test=f"/home/me/{folder}/dev.jsonl")
-             for folder in ("uploads/e9ab398fa194bef5", "m4-sample")]
+             for folder in ("old/m4-sample", "new/m4-sample")]
     frame = hand_runs_frame([(TrainConfig(data=spec, method=m, fraction=0.1, seed=s, frozen=m == "features-lr"),
                               0.5 + s / 10) for spec in specs for m in ("tfidf-lr", "features-lr") for s in (0, 1)])
     summary = summarize(frame, "accuracy", METRICS)
-    assert sorted(summary.verdicts["dataset"]) == ["train.jsonl (e9ab398fa194bef5)", "train.jsonl (m4-sample)"]
-    assert "TF-IDF + LR · train.jsonl (m4-sample)" in set(summary.groups["series"])
+    assert sorted(summary.verdicts["dataset"]) == ["m4-sample (new)", "m4-sample (old)"]
+    assert "TF-IDF + LR · m4-sample (old)" in set(summary.groups["series"])
+    uploads = [DataSpec(train=f"/home/studio/uploads/{h}/train.jsonl") for h in ("e9ab398fa194bef5", "0123456789abcdef")]
+    assert sorted(dataset_names(uploads).values()) == ["train.jsonl (0123456789abcdef)", "train.jsonl (e9ab398fa194bef5)"]
     assert all(p.a.split(" · ")[-1].split(" @ ")[0] == p.b.split(" · ")[-1].split(" @ ")[0]
                for p in summary.pairs["accuracy"])  # a pair never spans the two
     # what tells their runs apart, named by a file's folder and name, not its whole path

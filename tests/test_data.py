@@ -98,8 +98,10 @@ def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
     ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
     counts = ds.class_counts()
     assert counts.loc["bloomz"].sum() == 0
-    assert counts["train"].sum() + counts["val"].sum() == 128 and counts["test"].sum() == 65
+    assert counts["train"].sum() == 128 and counts["test"].sum() == 65
+    assert ds.val is None and "val" not in counts  # nothing set aside: each run draws its validation rows
     assert set(ds.train["source"]) == {"arxiv", "reddit"}
+    assert ds.name == "m4-sample"  # a file named for its split goes by its folder
 
 
 # ---------------------------------------------------------------- every validation error
@@ -227,9 +229,65 @@ def test_fingerprint_follows_content(tmp_path):
     assert a.fingerprint == b.fingerprint != c.fingerprint
 
 
-def test_the_builtin_corpus_carves_the_validation_share_it_is_asked_for():
-    spec = DataSpec(builtin=CorpusConfig(train_per_class=50, test_per_class=10))
-    for share in (0.1, 0.3):
-        ds = load_dataset(spec, val_fraction=share)
-        assert (ds.class_counts()["val"] == round(50 * share)).all()
-        assert len(ds.train) + len(ds.val) == 300
+def test_the_builtin_corpus_has_no_validation_split_to_hide_labels_in():
+    ds = load_dataset(DataSpec(builtin=CorpusConfig(train_per_class=50, test_per_class=10)))
+    assert ds.val is None and len(ds.train) == 300 and len(ds.test) == 60
+
+
+# ---------------------------------------------------------------- files read as they are
+
+def test_jsonl_records_end_at_newline_only(tmp_path):
+    """U+0085, U+2028, U+2029, form feed and a lone carriage return are text inside a record: `str.splitlines()`
+    broke a valid file there and misnumbered the lines after."""
+    inside = ["next\u0085line", "line\u2028sep", "para\u2029sep", "form\ffeed", "vertical\vtab", "group\x1dsep"]
+    rows = [{"text": t, "label": i % 2} for i, t in enumerate(inside)]
+    raw = ("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\r\n").encode()
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(raw)
+    frame, _ = load_file(path)
+    assert frame["text"].tolist() == inside
+    bad = raw + '{"text": "a\u0085b", "label": 0\n'.encode()  # the 7th line is broken; U+0085 must not add a line
+    path.write_bytes(bad)
+    with pytest.raises(DataError, match="malformed JSON on line 7"):
+        load_file(path)
+
+
+def test_csv_keeps_quoted_line_breaks_and_numbers_lines_as_the_file_does(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text('text,label\n"two\nlines",a\n"next\u0085line and\u2028sep",b\n\n"c",\n', encoding="utf-8")
+    with pytest.raises(DataError, match="no label \\(the first on line 6\\)"):
+        load_file(path)
+    path.write_text('text,label\n"two\nlines",a\n"next\u0085line",b\n', encoding="utf-8")
+    frame, labels = load_file(path)
+    assert frame["text"].tolist() == ["two\nlines", "next\u0085line"] and labels == ("a", "b")
+    path.write_text('text,label\n"x",a\n"y",b,extra\n', encoding="utf-8")
+    with pytest.raises(DataError, match="line 3 has 3 fields"):
+        load_file(path)
+
+
+def test_parquet_keeps_special_characters(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"text": ["a\u0085b", "c\u2028d"], "label": ["x", "y"]}).to_parquet(path)
+    assert load_file(path)[0]["text"].tolist() == ["a\u0085b", "c\u2028d"]
+
+
+def test_a_folder_of_split_files_loads_by_their_names(tmp_path):
+    write_jsonl(tmp_path / "train.jsonl", semeval_rows(6, (0, 1, 2)))
+    write_jsonl(tmp_path / "dev.jsonl", semeval_rows(2, (0, 1, 2)))
+    write_jsonl(tmp_path / "test.jsonl", semeval_rows(3, (0, 1, 2)))
+    ds = load_dataset(DataSpec(train=str(tmp_path)))
+    assert (len(ds.train), len(ds.val), len(ds.test)) == (18, 6, 9)
+    assert ds.name == tmp_path.name
+    (tmp_path / "train.jsonl").unlink()
+    with pytest.raises(DataError, match="no subtaskB_train.jsonl or train.jsonl"):
+        load_dataset(DataSpec(train=str(tmp_path)))
+
+
+@pytest.mark.integration
+def test_the_raw_l2r_pool_loads(l2r_dir):
+    """11,421 real texts, two of them holding U+0085: the file a user brings, read as it is."""
+    frame, labels = load_file(l2r_dir / "train.jsonl")
+    assert len(frame) == 11_421 and len(labels) == 5
+    assert frame["text"].str.contains("\u0085").sum() == 2
+    ds = load_dataset(DataSpec(train=str(l2r_dir)))
+    assert ds.name == "l2r" and (len(ds.train), len(ds.val), len(ds.test)) == (11_421, 1_242, 1_867)

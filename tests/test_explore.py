@@ -137,7 +137,8 @@ def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
 
     ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
     check = check_loaded(ds, load_tokenizer())
-    assert list(check.counts.columns) == ["train", "val", "test"] and list(check.counts.index) == list(ds.labels)
+    assert list(check.counts.columns) == ["train", "test"] and list(check.counts.index) == list(ds.labels)
+    assert check.validation_note.startswith("No validation split: nothing is set aside")  # and no warning
     assert list(check.labels["label"]) == list(ds.labels) and len(check.preview) == 5
     assert check.truncated > 0.9  # real M4 texts run long
     assert any("longer than 128 tokens: a max length of 128 would cut them" in w for w in check.warnings)
@@ -146,6 +147,7 @@ def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
     bloomz = ds.test.iloc[:1].assign(label=ds.labels.index("bloomz"))  # a test text of it: only train lacks it
     assert replace(ds, test=pd.concat([ds.test, bloomz]), fingerprint="y").absent_note().startswith(
         "Declared but absent from train: bloomz")
-    empty = check_loaded(replace(ds, val=ds.val.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
-    assert empty.warnings[0].startswith("0 validation rows") and not any("tokens" in w for w in empty.warnings)
+    empty = check_loaded(replace(ds, val=ds.test.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
+    assert empty.warnings[0].startswith("0 validation rows: the validation file is empty")
+    assert not any("tokens" in w for w in empty.warnings)
     assert empty.length_note.endswith("of train texts are longer than 512 tokens")

@@ -164,6 +164,41 @@ def test_the_control_trains_d_alone_and_reports_no_fake_probability(tiny_backbon
     assert model.predict(["a text"])[1] is None
 
 
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_control_skips_unlabeled_rows_with_the_same_steps_and_gradients(tiny_backbone, frozen):
+    """The control has no loss on unlabeled rows, so it encodes only a batch's labeled ones: after the same steps
+    (one batch with labels, one without) its parameters are what they are when it encodes every row."""
+    from core.train.inputs import Representer, model_inputs
+
+    config = tiny(tiny_backbone, adversarial=False, frozen=frozen, batch_size=8, steps=2)
+    data = split_pool(config, load_data(config)).used_by(True)
+    method = GanBert()
+    labeled, unlabeled = data.labeled[:3], data.unlabeled[:5]
+    batches = [np.concatenate([labeled, unlabeled]), data.unlabeled[5:13]]
+    finals = []
+    for skip in (False, True):
+        torch.manual_seed(0)
+        model = method.build_model(config, data.labels, torch.device("cpu"))
+        rep = Representer(model, model_inputs(config, data, torch.device("cpu"), lambda e: None), config,
+                          torch.device("cpu"))
+        if frozen:
+            model.feature_std.fill_(2.0)
+        step = method.start(model, config, data, total_steps=2)
+        initial = {k: v.clone() for k, v in model.state_dict().items()}
+        model.eval()  # no dropout, so the two ways see the same network
+        for idx in batches:
+            read = method.rows_read(config, idx, data.targets) if skip else idx
+            targets = torch.from_numpy(data.targets[read])
+            step(rep("pool", read) if len(read) else None, targets)
+        finals.append({k: v.clone() for k, v in model.state_dict().items()})
+        unused = [k for k in initial if k.startswith("encoder.pooler.")]  # mean pooling never reads BERT's pooler
+        assert frozen or unused and all(torch.equal(finals[-1][k], initial[k]) for k in unused)  # not even decayed
+    assert len(method.rows_read(config, batches[0], data.targets)) == 3  # the unlabeled rows were skipped
+    assert any(not torch.equal(finals[0][k], before) for k, before in initial.items())  # it did train
+    for k in finals[0]:
+        torch.testing.assert_close(finals[1][k], finals[0][k], rtol=1e-5, atol=1e-6, msg=k)
+
+
 def test_one_class_within_the_first_epoch_is_not_a_collapse(tiny_backbone, tmp_path, monkeypatch):
     """The tf preset's 3 epochs of 3 steps evaluate every step; a guard counting from step 1 killed it at step 3."""
     predicts_one_class(monkeypatch)  # as a model a few steps from its start does

@@ -86,7 +86,7 @@ def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkey
     assert checkpoints(trained) is on
     method = method_for(trained)
     plain, slowed = (method.seconds(trained, 30, 970, 100, 100, c) for c in (False, True))
-    assert planned_rows(trained, 1000, 100, 100, 6) == (30, 970, 100, 100)
+    assert planned_rows(trained, 1000, 100, 100, 6) == (30, 970, 30, 100)  # validates on 5/class of the split
     assert run_seconds(trained, (30, 970, 100, 100)) == (slowed if on else plain)
     evaluation = (trained.evaluations * 100 + 100) / (49.0 / 4)
     assert slowed - evaluation == pytest.approx(CHECKPOINT_SLOWDOWN * (plain - evaluation))

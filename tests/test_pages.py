@@ -47,10 +47,10 @@ def test_the_map_method_is_chosen_per_dataset(small_builtin):
 def test_explore_on_real_m4_sample(m4_dir):
     ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
     home = open_page("pages/home.py", ds)
-    assert any(m.value == "**train.jsonl** — 6 classes (bloomz without train texts: no model learns it)"
+    assert any(m.value == "**m4-sample** — 6 classes (bloomz without train texts: no model learns it)"
                for m in home.markdown)
     at = open_page("pages/explore.py", ds)
-    assert "Data: **train.jsonl**." in [c.value for c in at.caption]  # which dataset, as for the built-in one
+    assert "Data: **m4-sample**." in [c.value for c in at.caption]  # which dataset, as for the built-in one
     assert any("bloomz" in w.value for w in at.warning)  # declared but absent
     assert len(open_tab(at, "Words").get("image")) == 5
     kl_metric = [m for m in open_tab(at, "Train/test shift").metric if m.label.startswith("KL")]
@@ -84,7 +84,7 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
     at.button(key="lp_load").click().run()
     assert not at.exception and at.success
-    assert at.session_state["dataset"].name == "train.jsonl"
+    assert at.session_state["dataset"].name == "m4-sample"
     warnings = " ".join(w.value for w in at.warning)  # the check after loading
     assert "absent from every split: bloomz" in warnings and "longer than 128 tokens" in warnings
     assert {"**First train rows**", "**Label ids**", "**Texts per class and split**"} <= {m.value for m in at.markdown}
@@ -102,8 +102,8 @@ def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_di
     assert at.session_state["dataset"] is small_builtin and not any("has no test rows" in w.value for w in at.warning)
     at.button(key="lp_load").click().run()
     at.button(key="dt_replace").click().run()
-    assert not at.exception and at.session_state["dataset"].name == "train.jsonl"
-    assert at.session_state["dataset"].test is None and "Loaded train.jsonl" in at.success[0].value
+    assert not at.exception and at.session_state["dataset"].name == "m4-sample"
+    assert at.session_state["dataset"].test is None and "Loaded m4-sample" in at.success[0].value
 
 
 @pytest.mark.parametrize("key", ["cl_lower"])
@@ -124,14 +124,14 @@ def test_a_loaded_dataset_and_its_cleaning_outlive_the_session(m4_dir):
     at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()
     at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
     at.button(key="lp_load").click().run()
-    assert not at.exception and "Loaded train.jsonl" in at.success[0].value
-    assert any(c.startswith("Current: **train.jsonl**") for c in captions(at))
+    assert not at.exception and "Loaded m4-sample" in at.success[0].value
+    assert any(c.startswith("Current: **m4-sample**") for c in captions(at))
     at.toggle(key="cl_lower").set_value(True).run()
     assert at.session_state["cleaning"].lowercase
 
     again = open_page("pages/train.py")  # a new session on the same studio home
-    assert again.session_state["dataset"].name == "train.jsonl" and again.session_state["cleaning"].lowercase
-    assert any(c.startswith("Data: **train.jsonl**") for c in captions(again))
+    assert again.session_state["dataset"].name == "m4-sample" and again.session_state["cleaning"].lowercase
+    assert any(c.startswith("Data: **m4-sample**") for c in captions(again))
     data = open_page("pages/data.py")  # the new session's Data page names the files it reads, and offers them again
     spec = data.session_state["dataset"].spec
     assert spec.train.endswith("m4-sample/train.jsonl") and f"train: `{spec.train}`" in " ".join(captions(data))

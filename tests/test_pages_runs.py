@@ -139,9 +139,10 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
-    assert list(groups.columns[3:6]) == ["accuracy_mean", "accuracy_low", "accuracy_high"]
+    assert list(groups.columns[1:2]) == ["labels read"]  # beside the group's name and amount
+    assert list(groups.columns[4:7]) == ["accuracy_mean", "accuracy_low", "accuracy_high"]
     at.radio(key="cmp_metric").set_value("macro_f1").run()  # the chosen metric's columns come first
-    assert list(at.dataframe[1].value.columns[3:]) == ["macro_f1_mean", "macro_f1_low", "macro_f1_high",
+    assert list(at.dataframe[1].value.columns[4:]) == ["macro_f1_mean", "macro_f1_low", "macro_f1_high",
                                                         "accuracy_mean", "mcc_mean"]  # the others' means only
 
 
@@ -432,8 +433,8 @@ def test_the_train_form_outlives_a_visit_to_another_page_and_warns_of_capped_cou
     at.radio(key="tr_amount").set_value("per class").run()
     at.text_input(key="tr_per_class").set_value("5, 500")
     at.number_input(key="tr_lr").set_value(3e-4).run()
-    assert any(w.value.startswith("500 per class asks for more than any class holds in the train pool (human 27")
-               for w in at.warning)  # 30 per class, of which 10% is validation
+    assert any(w.value.startswith("500 per class asks for more than any class holds in the train pool (human 30")
+               for w in at.warning)  # 30 per class, none set aside
     for page in ("pages/home.py", "pages/compare.py", "pages/train.py"):
         at.switch_page(page).run()
     assert not at.toggle(key="tr_frozen").value and at.multiselect(key="tr_methods").value == ["ganbert"]

@@ -115,7 +115,8 @@ def test_a_frozen_run_encodes_only_the_texts_it_needs_and_never_twice(tiny_backb
     ds = load_data(config(tiny_backbone))
     first, n = encoded(config(tiny_backbone, method="finetune", frozen=True, per_class=5, fraction=None, epochs=1),
                        tmp_path / "a")
-    assert first["unlabeled"] == 0 and n == 6 * 5 + len(ds.val) + len(ds.test)  # labeled, validation, test
+    # labeled, validation (as many, drawn from the pool: the data has no validation split) and test
+    assert ds.val is None and first["unlabeled"] == 0 and n == 6 * 5 + 6 * 5 + len(ds.test)
     keys = load_file(str(tmp_path / "a" / RunFolder.CHECKPOINT / WEIGHTS)).keys()
     assert not any(k.startswith("encoder.") for k in keys) and "feature_mean" in keys
     # GAN-BERT learns from the unlabeled rows: it encodes those, and only those it may use
@@ -124,7 +125,7 @@ def test_a_frozen_run_encodes_only_the_texts_it_needs_and_never_twice(tiny_backb
     assert capped["unlabeled"] == 20 and n == 20
     full, n = encoded(config(tiny_backbone, method="ganbert", frozen=True, per_class=5, fraction=None, epochs=1),
                       tmp_path / "c")
-    assert full["unlabeled"] == len(ds.train) - 30 and n == len(ds.train) - 30 - 20
+    assert full["unlabeled"] == len(ds.train) - 60 and n == len(ds.train) - 60 - 20  # the validation rows are not
     # every text is cached now: another seed's run encodes nothing
     _, n = encoded(config(tiny_backbone, method="ganbert", frozen=True, epochs=1, seed=3), tmp_path / "d")
     assert n == 0
@@ -154,8 +155,11 @@ def test_unlabeled_rows_never_carry_labels(tiny_backbone):
     prepared = split_pool(cfg, ds)
     assert (prepared.targets[prepared.unlabeled] == -1).all()
     assert (prepared.targets[prepared.labeled] >= 0).all()
-    assert len(prepared.labeled) == 6 * 3  # 10% of 27 per class, rounded
-    assert len(prepared.labeled) + len(prepared.unlabeled) == len(ds.train)
+    assert len(prepared.labeled) == 6 * 3  # 10% of 30 per class
+    assert len(prepared.val) == 6 * 3 and prepared.val_source == "the train pool"  # as many, from the rest
+    assert not set(prepared.val["id"]) & set(ds.train["id"].iloc[prepared.labeled])
+    assert len(prepared.labeled) + len(prepared.val) + len(prepared.unlabeled) == len(ds.train)
+    assert not set(prepared.val["id"]) & set(ds.train["id"].iloc[prepared.unlabeled])  # a label read is not unlabeled
 
 
 def test_nan_loss_ends_diverged(tiny_backbone, tmp_path, monkeypatch):
@@ -239,7 +243,12 @@ def test_the_estimate_counts_the_budget_in_steps():
         def setting(self, key, default=None):  # no encoding measured yet: the laptop figure
             return default
 
+    # from a validation split of 1,000, each run validates on as many texts as it labels: 100
     both = grid_seconds(NoRuns(), [head, gan], 10_000, 1_000, 3_000, 6)
     assert both.guessed == 2 and both.seconds == pytest.approx(
-        run_seconds(head, (100, 9_900, 1_000, 3_000)) + run_seconds(gan, (100, 9_900, 1_000, 3_000))
-        + 2 * STARTUP + 14_000 / FALLBACK_ENCODE)
+        run_seconds(head, (100, 9_900, 100, 3_000)) + run_seconds(gan, (100, 9_900, 100, 3_000))
+        + 2 * STARTUP + 13_100 / FALLBACK_ENCODE)
+    # with no validation split, those 100 come out of the pool
+    alone = grid_seconds(NoRuns(), [gan], 10_000, None, 3_000, 6)
+    assert alone.seconds == pytest.approx(run_seconds(gan, (100, 9_800, 100, 3_000)) + STARTUP
+                                          + 13_100 / FALLBACK_ENCODE)

@@ -112,7 +112,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             if event["type"] in ("progress", "evaluation"):
                 bar.total = event["total_steps"]
                 bar.n = event["step"]
-                if event["type"] == "evaluation":
+                if event["type"] == "evaluation" and event["val"]:
                     bar.set_postfix_str(f"val macro-F1 {event['val']['macro_f1']:.3f}")
                 bar.refresh()
             elif event["type"] == "status":

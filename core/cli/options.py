@@ -53,7 +53,8 @@ def add_data_args(p: argparse.ArgumentParser, train_flag: bool = False) -> None:
                                                        f"or '{BUILTIN}' for the synthetic corpus")
         p.add_argument("--unlabeled", help="extra texts for GAN-BERT's unlabeled set (labels in it are ignored)")
     p.add_argument("--test", help="test file (labels optional)")
-    p.add_argument("--val", help="validation file; default: a share of train (--val-fraction), stratified")
+    p.add_argument("--val", help="validation file (runs draw their validation texts from it, by --validation); "
+                                  "default: none, and runs draw them from train")
     mapping = ColumnMapping()
     p.add_argument("--text-col", default=mapping.text, help=f"column holding the text (default: {mapping.text})")
     p.add_argument("--label-col", default=mapping.label, help=f"column holding the label (default: {mapping.label})")

@@ -23,12 +23,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print("no runs yet: start one with `python -m core train ...`")
         return 0
     width = max(len(r["name"]) for r in rows)
-    print(f"{'run id':<22}  {'status':<11} {'run':<{width}} {'accuracy':>8} {'macro-F1':>8} {'progress':>13}")
+    print(f"{'run id':<22}  {'status':<11} {'run':<{width}} {'accuracy':>8} {'macro-F1':>8} {'progress':>13}  labels read")
     for r in rows:
         done = r["accuracy"] is not None
         scores = f"{r['accuracy']:>8.3f} {r['macro_f1']:>8.3f}" if done else f"{'':>8} {'':>8}"
         progress = f"{r['phase'] or ''} {r['progress']:.0%}"  # each phase counts from 0: encoding, then training
-        print(f"{r['run_id']:<22}  {r['status']:<11} {r['name']:<{width}} {scores} {progress:>13}")
+        print(f"{r['run_id']:<22}  {r['status']:<11} {r['name']:<{width}} {scores} {progress:>13}  {r['labels']}")
     return 0
 
 

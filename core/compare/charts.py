@@ -58,6 +58,49 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] 
                                                                                         contains="padding"))
 
 
+def pool_axis(groups: pd.DataFrame) -> pd.DataFrame:
+    """What a chart against the unlabeled pool draws: at each dataset and labeled amount where a series ran at two
+    pool sizes or more, its groups as points on a line (`kind` 'pool'), and every other group there, which reads
+    one pool or none (the references, a head), as a level line across them (`kind` 'level'). Empty when no series
+    ran at two pool sizes."""
+    panel = ["dataset", "amount"]
+    sizes = groups.groupby([*panel, "pool_series"])["unlabeled"].transform("nunique")
+    shown = groups.assign(kind=["pool" if n >= 2 else "level" for n in sizes])
+    keep = shown.groupby(panel)["kind"].transform(lambda kinds: (kinds == "pool").any())
+    shown = shown[keep].copy()
+    span = shown[shown["kind"] == "pool"].groupby(panel)["unlabeled"].agg(["min", "max"])
+    return shown.join(span, on=panel).rename(columns={"min": "x_low", "max": "x_high"})
+
+
+def metric_vs_unlabeled(groups: pd.DataFrame, metric: str) -> alt.Chart:
+    """A metric against the unlabeled texts a method read (symlog x, so 0, 1,000 and 11,000 share an axis), one
+    panel per labeled amount: each series that ran at several pool sizes as a line with its 95% band, and each
+    group that reads one pool or none (the references, a trained head) as a dashed level line with its band, the
+    floor the pool must lift a method above."""
+    shown = pool_axis(groups)
+    shown = shown.assign(low=shown[f"{metric}_low"].fillna(shown[f"{metric}_mean"]),
+                         high=shown[f"{metric}_high"].fillna(shown[f"{metric}_mean"]))
+    names = list(dict.fromkeys(shown["pool_series"]))
+    color = alt.Color("pool_series:N", title=None, legend=whole_legend(columns=1, symbolType="stroke"),
+                      scale=alt.Scale(domain=names, range=[SERIES_PALETTE[i % len(SERIES_PALETTE)]
+                                                           for i in range(len(names))]))
+    x = alt.X("unlabeled:Q", title="unlabeled texts read (symlog scale)", scale=alt.Scale(type="symlog"))
+    y = alt.Y(f"{metric}_mean:Q", title=label(metric), scale=alt.Scale(zero=False))
+    pool = alt.datum.kind == "pool"
+    lines = alt.Chart().transform_filter(pool).mark_line(point=True).encode(x=x, y=y, color=color,
+                                                                             tooltip=tooltip(metric) + ["unlabeled"])
+    bands = alt.Chart().transform_filter(pool).mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q",
+                                                                               color=color)
+    levels = alt.Chart().transform_filter(~pool).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
+        x=alt.X("x_low:Q", scale=alt.Scale(type="symlog")), x2="x_high:Q", y=y, color=color, tooltip=tooltip(metric))
+    level_bands = alt.Chart().transform_filter(~pool).mark_rect(opacity=0.08).encode(
+        x=alt.X("x_low:Q", scale=alt.Scale(type="symlog")), x2="x_high:Q", y="low:Q", y2="high:Q", color=color)
+    order = list(dict.fromkeys(shown.sort_values("labeled")["panel"]))
+    return alt.layer(level_bands, bands, levels, lines, data=shown).properties(width=300, height=240).facet(
+        column=alt.Column("panel:O", title="labeled amount", sort=order)).properties(
+        title=f"{label(metric)} against the unlabeled pool: mean and 95% CI over seeds; dashed: reads one pool or none")
+
+
 def label(metric: str) -> str:
     return METRIC_NAMES.get(metric, metric.replace("_", "-"))
 

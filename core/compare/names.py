@@ -54,16 +54,27 @@ def dataset_names(specs: Sequence[DataSpec]) -> dict[DataSpec, str]:
         by_short[spec.short_name].add(spec)
     names = {}
     for short, alike in by_short.items():
+        files = [s for s in alike if not s.builtin]
         for spec in alike:
             if len(alike) == 1:
                 names[spec] = short
             elif spec.builtin:
                 names[spec] = f"{short}, {spec.builtin.train_per_class}/class"
             else:
-                names[spec] = f"{short} ({Path(spec.train or '').parent.name})"
+                names[spec] = f"{short} ({telling_folder(Path(spec.train or ''), [Path(s.train or '') for s in files])})"
     counts = Counter(names.values())
     return {spec: name if counts[name] == 1 else f"{name} #{hashlib.sha1(repr(spec).encode()).hexdigest()[:6]}"
             for spec, name in names.items()}
+
+
+def telling_folder(path: Path, alike: list[Path]) -> str:
+    """The nearest folder above `path` whose name tells it apart from the `alike` paths (an upload's hash folder,
+    or `a` of `a/m4-sample/train.jsonl` against `b/m4-sample/train.jsonl`); its parent folder's name when none does."""
+    for depth in range(1, len(path.parts)):
+        names = [p.parts[-1 - depth] if len(p.parts) > depth else "" for p in alike]
+        if names.count(path.parts[-1 - depth]) == 1:
+            return path.parts[-1 - depth]
+    return path.parent.name
 
 
 def differing(runs: Sequence[Run], drop: tuple[str, ...] = NEVER) -> list[str]:

@@ -36,8 +36,9 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
         rows.append({
             "run_id": r.id, "status": r.status, "method": method_name(r), "differs in": differs[r.id],
             "generator": c.generator if "generator" in method_for(c).variants else "",
-            "amount": c.amount, "labeled": result.get("labeled"), "unlabeled": result.get("unlabeled"),
-            "val_rows": result.get("val_rows"), "test_rows": result.get("test_rows"), "fraction": c.fraction,
+            "amount": c.amount, "labels read": r.labels_read, "labeled": result.get("labeled"),
+            "unlabeled": result.get("unlabeled"), "val_rows": result.get("val_rows"), "validation": c.validation,
+            "test_rows": result.get("test_rows"), "fraction": c.fraction,
             "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"),
             "selection": result.get("selection", "best"), "dataset": datasets[c.data],
             "data_path": "" if c.data.builtin else c.data.train or "",
@@ -47,7 +48,8 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             **{m: test.get(m) for m in METRICS},
             "created": pd.to_datetime(r.created, unit="s"),
         })
-    columns = ["run_id", "status", "method", "differs in", "generator", "amount", "labeled", "unlabeled", "val_rows", "test_rows",
+    columns = ["run_id", "status", "method", "differs in", "generator", "amount", "labels read", "labeled", "unlabeled",
+               "val_rows", "validation", "test_rows",
                "fraction", "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone", "frozen", "tags",
                "progress", "message", "seconds", "reference", "settings", *METRICS, "created"]
     return pd.DataFrame(rows, columns=columns)
@@ -84,6 +86,9 @@ def run_notes(run: Run, registry: Registry) -> list[str]:
     it could not learn, and a warning when the model never beat chance on validation or GAN-BERT's
     discriminator calls real texts fake."""
     result, notes = run.metrics or {}, []
+    if result.get("labeled") is not None:
+        source = f", validation from {result['val_source']}" if result.get("val_source", "none") != "none" else ""
+        notes.append(f"Labels read: {run.labels_text}{source}.")
     if result.get("budget"):
         notes.append(f"Budget: {result['budget']}; took {result.get('steps')} steps.")
     if result.get("selection_reason"):
@@ -109,7 +114,7 @@ def run_details(run: Run) -> dict:
             "duration": None if not (run.started and run.ended) else _duration(run.ended - run.started),
             "device": run.device, "backend": run.backend,
             "budget": result.get("budget"), "steps": result.get("steps"), "selection": result.get("selection"),
-            "selection_reason": result.get("selection_reason"),
+            "selection_reason": result.get("selection_reason"), "labels read": run.labels_text,
             "rows": {k: result.get(k) for k in ("labeled", "unlabeled", "val_rows", "test_rows")},
             "test": {k: test.get(k) for k in ("accuracy", "macro_f1", "mcc")},
             "config": json.loads(run.config.to_json())}

@@ -1,5 +1,6 @@
-"""Loading whole datasets: the built-in corpus, a directory of official Subtask B files, or files
-with a column mapping; validation is carved from train when none is given."""
+"""Loading whole datasets: the built-in corpus, a directory of split files (the official Subtask B files, or
+train/dev/test files), or files with a column mapping. Nothing is set aside here: a dataset without a validation
+split has none, and each run draws its validation texts by its own rule (`core.data.sampling.Validation`)."""
 
 from __future__ import annotations
 
@@ -15,15 +16,19 @@ from core.data.cleaning import CleaningConfig, clean_texts
 from core.data.corpus import SYNTHETIC_NAME, CorpusConfig, generate
 from core.data.labels import SEMEVAL_LABELS
 from core.data.readers import load_file, normalize, require_classes
-from core.data.sampling import split_off
 from core.data.schema import UNLABELED, DataError, DataSpec, Dataset
 from core.paths import atomic_write_parquet, studio_home
 
 VAL_NAMES = {"val", "valid", "validation", "dev"}
 SPLIT_NAMES = {"train", "test"} | VAL_NAMES
 
+SPLIT_STEMS = {"train": ("train",), "val": ("dev", "val", "valid", "validation"), "test": ("test",)}
+SPLIT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+
 def official_files(directory: str | Path) -> dict[str, Path]:
-    """The official Subtask B files in a directory: train, dev as validation, test (with its gold labels)."""
+    """The split files in a directory: the official Subtask B files (train, dev as validation, test and its gold
+    labels), or else files named by their split (`train.jsonl`, `dev.csv` or `val.parquet`, `test.jsonl`)."""
     directory = Path(directory)
     found: dict[str, Path] = {}
     for split, stem in (("train", "subtaskB_train"), ("val", "subtaskB_dev"), ("test", "subtaskB_test")):
@@ -34,8 +39,14 @@ def official_files(directory: str | Path) -> dict[str, Path]:
     if gold:
         found["gold"] = gold[0]
     if "train" not in found:
-        raise DataError(f"{directory}: no subtaskB_train.jsonl here (found: "
-                        f"{', '.join(p.name for p in directory.iterdir()) or 'nothing'})")
+        found = {}
+        for split, stems in SPLIT_STEMS.items():
+            named = [directory / f"{stem}{suffix}" for stem in stems for suffix in SPLIT_SUFFIXES]
+            if present := [p for p in named if p.is_file()]:
+                found[split] = present[0]
+    if "train" not in found:
+        raise DataError(f"{directory}: no subtaskB_train.jsonl or train.jsonl (.csv, .parquet) here (found: "
+                        f"{', '.join(sorted(p.name for p in directory.iterdir())) or 'nothing'})")
     return found
 
 
@@ -61,10 +72,11 @@ def _split_column(frame: pd.DataFrame, name: str) -> dict[str, pd.DataFrame]:
     return parts
 
 
-def load_dataset(spec: DataSpec, val_fraction: float = 0.1, seed: int = 0) -> Dataset:
-    """Load and validate every file of a spec; validation is carved from train when none is given."""
+def load_dataset(spec: DataSpec) -> Dataset:
+    """Load and validate every file of a spec. A dataset without a validation split keeps every train row in
+    train: runs draw their validation texts themselves (`core.data.sampling.draw_validation`)."""
     if spec.builtin is not None:
-        return builtin_dataset(spec.builtin, val_fraction)
+        return builtin_dataset(spec.builtin)
     if spec.train is None:
         raise DataError("no training data: give a train file or directory")
     mapping, parts, name = spec.mapping, {}, Path(spec.train).name
@@ -86,14 +98,12 @@ def load_dataset(spec: DataSpec, val_fraction: float = 0.1, seed: int = 0) -> Da
     if "train" not in parts:
         raise DataError(f"{name}: no training rows")
     require_classes(parts["train"], labels, name)
-    if "val" not in parts:
-        parts["train"], parts["val"] = split_off(parts["train"], val_fraction, seed)
     unlabeled = None
     if spec.unlabeled is not None:
         unlabeled, _ = load_file(spec.unlabeled, mapping, labels, require_labels=False)
         unlabeled = unlabeled.assign(label=UNLABELED)
-    return Dataset(name=name, labels=labels, train=parts["train"], val=parts["val"], test=parts.get("test"),
-                   unlabeled=unlabeled, spec=spec)
+    return Dataset(name=spec.short_name, labels=labels, train=parts["train"], val=parts.get("val"),
+                   test=parts.get("test"), unlabeled=unlabeled, spec=spec)
 
 
 def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | None = None
@@ -113,17 +123,15 @@ def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | No
     return train, test
 
 
-def builtin_dataset(config: CorpusConfig = CorpusConfig(), val_fraction: float = 0.1,
+def builtin_dataset(config: CorpusConfig = CorpusConfig(),
                     on_progress: Callable[[int, int], None] | None = None) -> Dataset:
-    """The synthetic corpus as a Dataset; `val_fraction` of its train split is carved for validation
-    (by the corpus seed, so the carve is one per corpus)."""
+    """The synthetic corpus as a Dataset: a train and a test split, no validation split."""
     train, test = generated(config, on_progress)
     frames = {}
     for split, raw in (("train", train), ("test", test)):
         frames[split], _ = normalize(raw.assign(_where=""), SYNTHETIC_NAME, labels=SEMEVAL_LABELS)
-    train_frame, val_frame = split_off(frames["train"], val_fraction, config.seed)
-    return Dataset(name=SYNTHETIC_NAME, labels=SEMEVAL_LABELS, train=train_frame, val=val_frame,
-                   test=frames["test"], synthetic=True, spec=DataSpec(builtin=config))
+    return Dataset(name=SYNTHETIC_NAME, labels=SEMEVAL_LABELS, train=frames["train"], test=frames["test"],
+                   synthetic=True, spec=DataSpec(builtin=config))
 
 
 def with_cleaning(dataset: Dataset, cleaning: CleaningConfig) -> Dataset:

@@ -6,6 +6,7 @@ schema), so a path, a directory of official files and an upload are checked the 
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -60,8 +61,12 @@ def _decode(raw: bytes, name: str) -> str:
 
 
 def _read_jsonl(text: str, name: str) -> pd.DataFrame:
+    """JSON Lines as the format defines it: records end at `\n` alone (a trailing `\r` is dropped), so a text
+    holding U+0085, U+2028 or a form feed stays one record (`str.splitlines` broke there), and a line number in a
+    message is the file's own."""
     rows, lines = [], []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
@@ -75,6 +80,44 @@ def _read_jsonl(text: str, name: str) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame["_where"] = [f"line {n}" for n in lines]
     return frame
+
+
+def _read_csv(text: str, name: str) -> pd.DataFrame:
+    """CSV by the standard library's reader, which keeps quoted line breaks inside their field and ends records
+    at `\n`, `\r\n` or `\r` only: each row's `_where` is the line it starts on in the file, which a quoted
+    multi-line text would have thrown off had rows been counted as lines."""
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_FILE_BYTES))  # one text may be long; the file is capped
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header, rows, lines, start = None, [], [], 1
+    try:
+        for record in reader:
+            if record:  # a blank line is no row
+                if header is None:
+                    header = record
+                elif len(record) > len(header):
+                    raise DataError(f"{name}: malformed CSV: line {start} has {len(record)} fields, the header "
+                                    f"{len(header)}")
+                else:
+                    rows.append(record + [""] * (len(header) - len(record)))
+                    lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as e:
+        raise DataError(f"{name}: malformed CSV near line {reader.line_num}: {e}") from None
+    if header is None:
+        raise DataError(f"{name} has no data rows")
+    frame = pd.DataFrame(rows, columns=_unique(header), dtype=str)
+    frame["_where"] = [f"line {n}" for n in lines]
+    return frame
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Column names made distinct as pandas makes them (`a`, `a.1`), so a repeated header cannot hide a column."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        out.append(n if n not in seen else f"{n}.{seen[n]}")
+        seen[n] = seen.get(n, 0) + 1
+    return out
 
 
 def read_table(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> pd.DataFrame:
@@ -93,11 +136,7 @@ def read_table(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> pd.Dat
     elif fmt == "jsonl":
         frame = _read_jsonl(_decode(raw, name), name)
     else:
-        try:
-            frame = pd.read_csv(io.StringIO(_decode(raw, name)), dtype=str, keep_default_na=False)
-        except pd.errors.ParserError as e:
-            raise DataError(f"{name}: malformed CSV: {e}") from None
-        frame["_where"] = [f"line {i + 2}" for i in range(len(frame))]
+        frame = _read_csv(_decode(raw, name), name)
     if frame.empty or len(frame.columns) == 1:
         raise DataError(f"{name} has no data rows")
     return frame

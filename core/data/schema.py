@@ -7,6 +7,7 @@ none), `source`.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from dataclasses import dataclass, field, replace
 
@@ -16,6 +17,7 @@ from core.data.corpus import CorpusConfig
 from core.errors import InputError
 
 UNLABELED = -1
+HASH_FOLDER = re.compile(r"[0-9a-f]{16}")  # an upload's folder under the studio home (`store_upload`)
 
 
 class DataError(InputError):
@@ -46,8 +48,17 @@ class DataSpec:
 
     @property
     def short_name(self) -> str:
-        """The dataset's name without its folders, as run names and Compare show it."""
-        return "built-in (synthetic)" if self.builtin else Path(self.train or "").name
+        """The dataset's name, as run names and every page show it: a folder of split files by the folder's name
+        (`l2r`), a file named for its split (`m4-sample/train.jsonl`) by its folder too, any other file by its own
+        name; an upload's folder is its content hash, so an upload goes by its file's name."""
+        if self.builtin:
+            return "built-in (synthetic)"
+        path = Path(self.train or "")
+        generic = path.suffix.lower() in (".jsonl", ".json", ".csv", ".parquet", ".pq") and \
+            path.stem.lower() in ("train", "subtaskb_train")
+        if generic and path.parent.name and not HASH_FOLDER.fullmatch(path.parent.name):
+            return path.parent.name
+        return path.name
 
     @property
     def paths(self) -> dict[str, str]:

@@ -26,6 +26,8 @@ class LoadCheck:
     warnings: list[str]
     max_len: int = 128
 
+    validation_note: str = ""
+
     @property
     def length_note(self) -> str | None:
         """The truncated share in a line, when no warning says it already."""
@@ -42,9 +44,11 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
     warnings = []
     for split, label in (("train", "train"), ("val", "validation"), ("test", "test")):
         frame = ds.splits.get(split)
+        if split == "val" and frame is None:
+            continue  # not a fault: each run draws its validation texts from train (`validation_note`)
         if frame is None or frame.empty:
             warnings.append(f"0 {label} rows" + {
-                "val": ": checkpoints cannot be ranked, so runs keep their last one; add a validation file",
+                "val": ": the validation file is empty; runs will draw their validation texts from train instead",
                 "test": ": runs need a test split to be scored; add a test file",
                 "train": ""}[split])
     if note := ds.absent_note():
@@ -57,4 +61,14 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
                         "and 512 that cuts at most a quarter")
     return LoadCheck(preview.reset_index(drop=True),
                      pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,
-                     warnings, max_len)
+                     warnings, max_len, validation_note(ds))
+
+
+def validation_note(ds: Dataset) -> str:
+    """Where runs on this dataset take their validation texts from, and that each counts as a label read."""
+    counted = ("Each validation text is a label the run reads, and counts toward its labels: by default a run "
+               "validates on as many texts per class as it labels (5/class reads 5/class more).")
+    if ds.val is None:
+        return ("No validation split: nothing is set aside. Each run draws its validation texts from the train pool, "
+                "apart from its labeled rows, by its own seed. " + counted)
+    return f"Validation split: {len(ds.val):,} texts; each run draws its validation texts from it. " + counted

@@ -74,10 +74,15 @@ def checkpoints(config: TrainConfig) -> bool:
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))
 
 
-def planned_rows(config: TrainConfig, pool: int, val: int, test: int, classes: int) -> tuple[int, ...]:
-    """A config's data (`ROWS`) before its run draws them."""
+def planned_rows(config: TrainConfig, pool: int, split: int | None, test: int, classes: int) -> tuple[int, ...]:
+    """A config's data (`ROWS`) before its run draws them, from a validation split of `split` rows (None: the
+    data has none, so validation rows come out of the pool)."""
     labeled = labeled_count(config, pool, classes)
-    return labeled, pool - labeled, val, test
+    val = config.validating.planned(labeled, classes, split, pool)
+    unlabeled = pool - labeled - (val if split is None else 0)
+    if config.unlabeled_limit is not None:
+        unlabeled = min(unlabeled, config.unlabeled_limit)
+    return labeled, unlabeled, val, test
 
 
 def run_seconds(config: TrainConfig, rows: tuple[int, ...]) -> float:
@@ -162,15 +167,15 @@ def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -
     return run_seconds(config, rows) + STARTUP, False
 
 
-def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val: int, test: int, classes: int
-                 ) -> Estimate:
+def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
+                 classes: int) -> Estimate:
     """The whole grid run one after another, plus the encoding a frozen grid still needs: each text once, at
     the speed measured here (else a laptop figure), the whole pool when a method learns from unlabeled texts,
     nothing when a finished run has cached them."""
     history = History(registry.list(statuses=(Status.DONE,)))
     total, known = 0.0, 0
     for c in configs:
-        seconds, measured = run_estimate(history, c, planned_rows(c, pool, val, test, classes))
+        seconds, measured = run_estimate(history, c, planned_rows(c, pool, split, test, classes))
         total, known = total + seconds, known + measured
     frozen = [c for c in configs if c.frozen]
     if frozen:
@@ -179,6 +184,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, val:
             max_len = max(c.max_len for c in frozen)
             speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
             labeled = max(labeled_count(c, pool, classes) for c in frozen)
+            val = max(c.validating.planned(labeled, classes, split, pool) for c in frozen)
             total += ((pool if with_pool else min(pool, labeled)) + val + test) / speed
     return Estimate(total, known, len(configs) - known)
 

@@ -78,15 +78,14 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
                                      event.get("samples_per_s"))
         elif kind == "evaluation":
             evaluations[0] = event["index"]
-            val = {f"val_{k}": event["val"][k] for k in ("accuracy", "macro_f1", "mcc")}
+            val = {f"val_{k}": event["val"][k] for k in ("accuracy", "macro_f1", "mcc")} if event["val"] else {}
             if event.get("val_fake_prob") is not None:
                 val["val_fake_prob"] = event["val_fake_prob"]
             registry.add_evaluation(run_id, event["index"], {"step": event["step"], **event["losses"], **val,
                                                              "best": event["best"]})
+            scored = f": val macro-F1 {val['val_macro_f1']:.3f}" if val else " (no validation)"
             registry.update_progress(run_id, event["step"] / event["total_steps"], event["index"],
-                                     event.get("samples_per_s"),
-                                     f"step {event['step']}/{event['total_steps']}: val macro-F1 "
-                                     f"{val['val_macro_f1']:.3f}")
+                                     event.get("samples_per_s"), f"step {event['step']}/{event['total_steps']}{scored}")
         elif kind == "features":
             now, done, total = time.monotonic(), event["done"], event["total"]
             if done == 0:
@@ -116,12 +115,15 @@ def log_line(event: dict) -> str | None:
     if kind == "status":
         return event["message"]
     if kind == "data":
+        source = f" (from {event['val_source']})" if event.get("val_source", "none") != "none" else ""
         return (f"data: {event['labeled']:,} labeled, {event['unlabeled']:,} unlabeled, {event['val_rows']:,} "
-                f"validation and {event['test_rows']:,} test rows")
+                f"validation{source} and {event['test_rows']:,} test rows")
     if kind == "features" and event["done"] in (0, event["total"]):
         return f"encoding {event['total']:,} texts" + (": done" if event["done"] else "")
     if kind == "evaluation":
         losses = ", ".join(f"{k} {v:.4f}" for k, v in event["losses"].items())
+        if not event["val"]:
+            return f"evaluation {event['index']} at step {event['step']}/{event['total_steps']}: {losses}"
         return (f"evaluation {event['index']} at step {event['step']}/{event['total_steps']}: {losses}; validation "
                 f"accuracy {event['val']['accuracy']:.3f}, macro-F1 {event['val']['macro_f1']:.3f}"
                 + (" (best so far)" if event["best"] else ""))

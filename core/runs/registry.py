@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.data import labels_read
 from core.errors import InputError
 from core.paths import studio_home
 from core.runs.folder import RunFolder
@@ -102,6 +103,24 @@ class Run:
         return run_label(self.config, (self.metrics or {}).get("labeled"))
 
     @property
+    def labels_read(self) -> int | None:
+        """Every label the run read, validation included; for a run recorded before it was kept, its labeled and
+        validation rows (None until the run has drawn them)."""
+        result = self.metrics or {}
+        if result.get("labels_read") is not None:
+            return result["labels_read"]
+        if result.get("labeled") is None or result.get("val_rows") is None:
+            return None
+        return result["labeled"] + result["val_rows"]
+
+    @property
+    def labels_text(self) -> str:
+        """'5/class + 5/class validation = 50 labels': what the run reads, beside its labeled amount."""
+        result = self.metrics or {}
+        return labels_read(self.config.labeled, self.config.validating, result.get("labeled"), result.get("val_rows"),
+                           method_for(self.config).reference)
+
+    @property
     def summary(self) -> dict:
         """The flat row the CLI's `runs --json` prints and the pages tabulate."""
         test = (self.metrics or {}).get("test", {})
@@ -109,6 +128,7 @@ class Run:
                 "method": self.config.method,
                 "generator": self.config.generator if "generator" in method_for(self.config).variants else None,
                 "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
+                "validation": self.config.validation, "labels_read": self.labels_read, "labels": self.labels_text,
                 "seed": self.config.seed,
                 "frozen": self.config.frozen, "progress": self.progress,
                 "phase": self.phase if self.status in ACTIVE else None,  # what `progress` counts: encoding, training

@@ -48,6 +48,7 @@ _EXPORTS = {
     "Sweep": "core.train.sweep",
     "amounts": "core.train.sweep",
     "capped_note": "core.train.sweep",
+    "grid_labels": "core.train.sweep",
     "parse_numbers": "core.train.sweep",
 }
 

@@ -26,7 +26,7 @@ CATALOG = {
     "adapter": Entry("BERT + adapters", "core.train.methods.specs:AdapterSpec",
                      "core.train.methods.adapter:Adapter"),
     "ganbert": Entry("GAN-BERT", "core.train.methods.specs:GanBertSpec",
-                     "core.train.methods.ganbert:GanBert", ("generator", "adversarial")),
+                     "core.train.methods.ganbert:GanBert", ("generator", "adversarial", "unlabeled_limit")),
     "setfit": Entry("SetFit", "core.train.methods.specs:SetFitSpec",
                     "core.train.methods.setfit:SetFit"),
     "tfidf-lr": Entry("TF-IDF + LR", "core.train.methods.specs:TfidfLRSpec",

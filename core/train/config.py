@@ -14,7 +14,7 @@ import json
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 
 from core.backbone import Backbone, resolve_backbone
-from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec
+from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec, Validation
 from core.errors import InputError
 
 ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
@@ -123,10 +123,15 @@ class TrainConfig:
                                     "evaluations running, counted after the first epoch", low=1,
                                  label="Collapse guard (evaluations)")
     unlabeled_limit: int | None = option(None, "at most this many unlabeled rows for methods that learn from them "
-                                               "(GAN-BERT), drawn by the seed; each is encoded once when frozen "
-                                               "(default: all)", low=1, label="Unlabeled rows (at most)")
-    val_fraction: float = option(0.1, "validation share carved from train when the data has no validation split",
-                                 low=0.01, high=0.9, label="Validation share")
+                                               "(GAN-BERT), drawn by the seed; 0 reads none; each is encoded once "
+                                               "when frozen (default: all)", low=0, label="Unlabeled rows (at most)",
+                                         unset="all", sweep=(None,), sweep_label="Unlabeled pool sizes")
+    validation: str = option("auto", "the labeled texts a run validates on (checkpoint selection, early stopping, its "
+                                     "curves), each one counted in the labels the run reads: auto (as many per class as "
+                                     "it labels, drawn from the validation split, else from the unlabeled train pool), "
+                                     "N/class, a share such as 0.1, split (the whole validation split) or none (the last "
+                                     "checkpoint). The logistic-regression references and SetFit select nothing and read "
+                                     "none", label="Validation")
     lr_c: float | None = option(None, "inverse L2 strength of the logistic-regression baselines and SetFit's head "
                                       "(scikit-learn's C; default: the method's, measured by bench/defaults.py)",
                                 low=1e-6, high=1e6, flag="--lr-c", label="LR C")
@@ -157,6 +162,11 @@ class TrainConfig:
         return Amount(self.fraction, self.per_class)
 
     @property
+    def validating(self) -> Validation:
+        """The validation rule (`core.data.Validation`)."""
+        return Validation.parse(self.validation)
+
+    @property
     def amount(self) -> str:
         """The labeled amount as the user chose it: '5/class', or a share such as '1%'."""
         return self.labeled.label
@@ -174,6 +184,8 @@ class TrainConfig:
             raw["precision"] = "bf16" if raw["bf16"] else "fp32"
         if raw.get("gan_preset") == "official":  # renamed when the official codes got presets of their own
             raw["gan_preset"] = "studio"
+        if "validation" not in raw:  # before the validation rule: a share of train set aside for every seed
+            raw["validation"] = str(Validation("carve", raw.get("val_fraction", 0.1)))
         kwargs = {k: v for k, v in raw.items() if k in known}
         kwargs["cleaning"] = CleaningConfig(**raw["cleaning"])
         kwargs["tags"] = tuple(raw.get("tags", ()))
@@ -257,5 +269,8 @@ def check(c: TrainConfig) -> None:
         raise InputError(f"learning rate must be in (0, 1), got {c.lr}")
     if c.steps is not None and c.epochs is not None:
         raise InputError("give steps or epochs, not both")
+    if Validation.parse(c.validation).rule == "none" and c.selection == "best":
+        raise InputError("selection best needs validation texts to rank checkpoints on; with validation none the "
+                         "run keeps its last checkpoint (selection last or auto)")
     if c.pooling == "layers" and not c.frozen:
         raise InputError("layers pooling needs frozen-feature mode (it is standardized over the cached features)")

@@ -77,5 +77,6 @@ def cached_features(texts: dict[str, list[str]], store: Path, encode: Callable[[
         vectors = encode([flat[i] for i in first[missing]])
         write_shard(store, distinct[missing], vectors)
         found.update((bytes(h), v) for h, v in zip(distinct[missing], vectors))
-    return {name: np.stack([found[bytes(h)] for h in split]) if len(split) else np.zeros((0, 0), np.float32)
+    dim = len(next(iter(found.values()))) if found else 0
+    return {name: np.stack([found[bytes(h)] for h in split]) if len(split) else np.zeros((0, dim), np.float32)
             for name, split in hashes.items()}

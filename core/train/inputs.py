@@ -12,7 +12,7 @@ import torch
 
 from core.backbone.device import use_bf16
 from core.backbone.encode import embed_texts, load_tokenizer
-from core.data import UNLABELED, Dataset, load_dataset, sample_labeled, with_cleaning
+from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import TrainConfig
@@ -20,13 +20,14 @@ from core.train.features import cached_features, store_key
 from core.train.model import StudioModel
 
 Event = Callable[[dict], None]
-VAL_SEED = 0  # the validation carve is the same for every run seed, so runs compare on one split
+VAL_SEED = 0  # the carve of runs made before the validation rule: one for every run seed
 
 
 @dataclass
 class Prepared:
     """What every method trains on, the same for every method with the same data, seed and amount: the
-    pool split into labeled and unlabeled rows, and the classes the labeled rows hold."""
+    pool split into labeled and unlabeled rows, the validation rows the run reads, and the classes the labeled
+    rows hold."""
 
     dataset: Dataset
     labeled: np.ndarray  # indices into the pool that keep their labels
@@ -35,6 +36,8 @@ class Prepared:
     classes: np.ndarray  # the dataset label ids the run learns: those with labeled rows, ascending
     pool_texts: list[str]  # the train split, then the extra unlabeled texts
     fraction: float  # labeled share of the train split (also when given per class)
+    val: pd.DataFrame  # the validation rows the run reads (their labels count toward its labels)
+    val_source: str  # where they came from: the validation split, the train pool, or none
 
     def used_by(self, unlabeled: bool) -> Prepared:
         """The pool cut to the rows a method reads, renumbered: the labeled rows, then the unlabeled ones
@@ -52,16 +55,27 @@ class Prepared:
         return tuple(self.dataset.labels[i] for i in self.classes)
 
     @property
+    def labels_read(self) -> int:
+        """Every label the run reads: its labeled rows and its validation rows."""
+        return int(len(self.labeled) + len(self.val))
+
+    @property
     def left_out(self) -> list[str]:
         """Declared classes with no labeled row: the model cannot learn them, so it never names them."""
         return [name for name in self.dataset.labels if name not in self.labels]
 
     def texts(self, split: str) -> list[str]:
-        return self.pool_texts if split == "pool" else getattr(self.dataset, split)["text"].tolist()
+        if split == "pool":
+            return self.pool_texts
+        return (self.val if split == "val" else self.dataset.test)["text"].tolist()
+
+    def val_labels(self) -> np.ndarray:
+        """The validation rows' dataset label ids."""
+        return self.val["label"].to_numpy()
 
     def val_targets(self) -> np.ndarray:
         """Validation labels as positions in `classes`; -1 for a class the run does not learn."""
-        return positions(self.classes, self.dataset.val["label"].to_numpy())
+        return positions(self.classes, self.val_labels())
 
 
 def positions(classes: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -73,31 +87,48 @@ def positions(classes: np.ndarray, ids: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- data
 
 def load_data(config: TrainConfig, need_test: bool = True) -> Dataset:
-    ds = with_cleaning(load_dataset(config.data, config.val_fraction, VAL_SEED), config.cleaning)
+    ds = with_cleaning(load_dataset(config.data), config.cleaning)
+    rule = config.validating
+    if rule.rule == "carve" and ds.val is None:  # a run made before the validation rule, as it ran
+        seed = config.data.builtin.seed if config.data.builtin else VAL_SEED
+        train, val = split_off(ds.train, rule.value, seed)
+        ds = replace(ds, train=train, val=val, fingerprint="")
     if need_test and ds.test is None:
         raise InputError("a training run needs a test split; add a test file")
     return ds
 
 
 def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
-    """Split the train pool into labeled and unlabeled rows. The labeled rows depend only on the data,
-    the amount and the seed, never on the method, so runs of different methods pair by seed.
+    """Split the train pool into labeled and unlabeled rows, and draw the run's validation rows. Both depend
+    only on the data, the amount, the validation rule and the seed, never on the method, so runs of different
+    methods pair by seed.
 
-    Unlabeled rows get target -1 here, so no later step can read a label the run is not meant to have.
+    Validation rows drawn from the train pool leave its unlabeled rows; unlabeled rows get target -1 here, so no
+    later step can read a label the run is not meant to have.
     """
     pool_frame = ds.train if ds.unlabeled is None else pd.concat([ds.train, ds.unlabeled], ignore_index=True)
     n_train = len(ds.train)
     train_labels = ds.train["label"].to_numpy()
     mask = sample_labeled(train_labels, config.labeled, config.seed)
     labeled = np.flatnonzero(mask)
-    unlabeled = np.concatenate([np.flatnonzero(~mask), np.arange(n_train, len(pool_frame))])
+    source, val_rows = draw_validation(config.validating, train_labels, labeled,
+                                       None if ds.val is None else ds.val["label"].to_numpy(), config.seed)
+    outside = ~mask
+    if source == "pool":
+        outside[val_rows] = False
+        val = ds.train.iloc[val_rows]
+    else:
+        val = (ds.val if source == "val" else ds.train).iloc[val_rows]
+    unlabeled = np.concatenate([np.flatnonzero(outside), np.arange(n_train, len(pool_frame))])
     if config.unlabeled_limit is not None and len(unlabeled) > config.unlabeled_limit:
         drawn = np.random.default_rng(config.seed).choice(len(unlabeled), config.unlabeled_limit, replace=False)
         unlabeled = unlabeled[np.sort(drawn)]
     classes = np.unique(train_labels[labeled])
     targets = np.full(len(pool_frame), UNLABELED)
     targets[labeled] = positions(classes, train_labels[labeled])
-    return Prepared(ds, labeled, unlabeled, targets, classes, pool_frame["text"].tolist(), float(mask.mean()))
+    where = {"val": "the validation split", "pool": "the train pool", "none": "none"}[source]
+    return Prepared(ds, labeled, unlabeled, targets, classes, pool_frame["text"].tolist(), float(mask.mean()),
+                    val.reset_index(drop=True), where)
 
 
 def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:

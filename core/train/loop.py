@@ -85,9 +85,9 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     ds = load_data(config)
     data = split_pool(config, ds).used_by(method.uses_unlabeled)
     y_test = ds.test["label"].to_numpy()
-    rows = {"labeled": int(len(data.labeled)), "unlabeled": int(len(data.unlabeled)), "val_rows": int(len(ds.val)),
+    rows = {"labeled": int(len(data.labeled)), "unlabeled": int(len(data.unlabeled)), "val_rows": int(len(data.val)),
             "test_rows": int(len(y_test))}
-    on_event({"type": "data", **rows, "fraction": data.fraction})
+    on_event({"type": "data", **rows, "fraction": data.fraction, "val_source": data.val_source})
     if data.left_out:
         on_event({"type": "status", "message": f"left out of the model: {', '.join(data.left_out)} (no labeled "
                                                "rows); it will never predict them"})
@@ -100,7 +100,8 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     test = classification_metrics(y_test, predicted, ds.labels) if bool((y_test >= 0).all()) else {}
     outputs.write_predictions(prediction_frame(ds.test["id"].tolist(), y_test, predicted, fitted.test_probs,
                                                fitted.test_fake, data.labels))
-    return {**fitted.record, "test": test, **rows, "fraction": data.fraction,
+    return {**fitted.record, "test": test, **rows, "fraction": data.fraction, "labels_read": data.labels_read,
+            "validation": config.validation, "val_source": data.val_source,
             "classes_left_out": data.left_out, "seconds": time.perf_counter() - started,
             "encode_seconds": encoding.seconds,
             "cpu_seconds": time.process_time() - cpu_started, "threads": torch.get_num_threads()}

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import product
 
-from core.data import Amount
+from core.data import Amount, labels_read
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods import METHODS
@@ -26,6 +26,23 @@ def parse_numbers(text: str, kind: str) -> list[float]:
             raise InputError(f"seeds are whole numbers, got {part!r}")
         values.append(value)
     return values
+
+
+def parse_limits(text: str, word: str = "all") -> list[int | None]:
+    """'0, 1000 all' → [0, 1000, None]: counts of at least 0, `word` for no limit (the unlabeled pool sizes)."""
+    values: list[int | None] = []
+    for part in text.replace(",", " ").split():
+        if part.lower() == word:
+            values.append(None)
+            continue
+        try:
+            value = int(part.replace("_", ""))
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise InputError(f"{part!r} is not a count of 0 or more, nor {word}")
+        values.append(value)
+    return list(dict.fromkeys(values))
 
 
 @dataclass(frozen=True)
@@ -84,3 +101,12 @@ def capped_note(chosen: Iterable[Amount], sizes: Mapping[str, int]) -> str | Non
     held = ", ".join(f"{name} {n:,}" for name, n in short.items())
     return (f"{asked} per class {'asks' if len(capped) == 1 else 'ask'} for more than {which} in the train pool "
             f"({held}): those classes are labeled whole, and leave GAN-BERT no unlabeled texts of their own")
+
+
+def grid_labels(configs: list[TrainConfig], has_split: bool) -> str:
+    """What a grid's runs read, once per amount and rule ('5/class + 5/class validation', the references' '5/class,
+    no validation'), and where validation texts come from: the validation split, or else the train pool."""
+    said = {labels_read(c.labeled, c.validating, reference=METHODS[c.method].reference): None for c in configs}
+    source = ("Validation texts come from the validation split." if has_split else "This dataset has no validation "
+              "split, so validation texts are drawn from the train pool, apart from the labeled rows.")
+    return f"Labels each run reads, validation included: {'; '.join(said)}. {source}"

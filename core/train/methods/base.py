@@ -70,7 +70,7 @@ class Diverged(RuntimeError):
 
 # What a method trained by optimizer steps reads and a closed-form fit (logistic regression) never does.
 STEP_OPTIONS = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "patience", "warmup",
-                "collapse_evals")
+                "collapse_evals", "validation")
 
 
 class Method:
@@ -83,6 +83,7 @@ class Method:
     reference: ClassVar[bool] = False  # a converged baseline Compare draws as the floor to clear
     encoder: ClassVar[str] = "either"  # frozen | trained | either | none: what it does with the backbone
     uses_unlabeled: ClassVar[bool] = False  # reads unlabeled rows (so a frozen run encodes them)
+    selects: ClassVar[bool] = False  # selects a checkpoint on validation labels; a method that does not reads none
     default_c: ClassVar[float] = 1.0  # a logistic-regression head's C, for methods that fit one (`lr_c`)
 
     # ------------------------------------------------------------ settings
@@ -98,6 +99,8 @@ class Method:
             config = config.with_(frozen=True)
         if self.encoder in ("trained", "none") and config.frozen:
             config = config.with_(frozen=False)
+        if not self.selects and config.validation != "none":  # it would read labels it never uses
+            config = config.with_(validation="none", selection="auto")
         return config.with_(lr=self.learning_rate(config), batch_size=self.batch_size(config))
 
     def learning_rate(self, config: TrainConfig) -> float | None:

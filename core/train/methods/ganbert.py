@@ -218,8 +218,17 @@ class GanBert(GanBertSpec, StepMethod):
         d_params = [p for _, p in d_named]
         optimizers = [optimizer_for(d_named, config, recipe, total_steps)]
         if not config.adversarial:
-            def control(real_rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
-                """The same D, rows and budget, trained by L_sup alone: what GAN-BERT is without its game."""
+            used = reaching_logits(model, d_params)
+
+            def control(real_rep: torch.Tensor | None, labels: torch.Tensor) -> dict[str, float]:
+                """The same D, rows and budget, trained by L_sup alone: what GAN-BERT is without its game. It reads
+                only a batch's labeled rows (`rows_read`); a batch without any still takes its optimizer step, with
+                the gradient L_sup has there (zero on every parameter it reaches, none on the others), as AdamW's
+                moments and decay move on."""
+                if real_rep is None:
+                    zero = tuple(torch.zeros_like(p) if reaches else None for p, reaches in zip(d_params, used))
+                    apply(optimizers[0], d_params, zero, recipe.clip)
+                    return {"d_supervised": 0.0}
                 loss = supervised_loss(model.head(real_rep)[0], labels, (labels >= 0).float())
                 apply(optimizers[0], d_params, torch.autograd.grad(loss, d_params, allow_unused=True), recipe.clip)
                 return {"d_supervised": loss.item()}
@@ -250,6 +259,26 @@ class GanBert(GanBertSpec, StepMethod):
             return {"d_loss": losses.d.item(), "g_loss": losses.g.item(), "d_supervised": losses.d_supervised.item(),
                     "g_feature_matching": losses.g_feature_matching.item()}
         return step
+
+
+def reaching_logits(model: StudioModel, params: list[nn.Parameter]) -> list[bool]:
+    """Which of `params` the head's logits depend on (an encoder's pooler does not, unless pooling reads it): one
+    pass in eval mode over a two-token text, which draws no dropout and so leaves the run's random stream as it
+    was."""
+    was_training = model.training
+    model.eval()
+    try:
+        device = model.feature_mean.device
+        if model.config.frozen:
+            rep = torch.zeros(1, model.feature_dim, device=device)
+        else:
+            tokenizer = load_tokenizer(model.config.resolved_backbone())
+            ids = torch.tensor([tokenizer.build_inputs_with_special_tokens([])], device=device)
+            rep = model.encode(ids, torch.ones_like(ids))
+        grads = torch.autograd.grad(model.head_logits(rep).sum(), params, allow_unused=True)
+    finally:
+        model.train(was_training)
+    return [g is not None for g in grads]
 
 
 @dataclass

@@ -47,12 +47,14 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
-def val_record(job: Job, probs: np.ndarray, iterations: int) -> dict:
-    data = job.data
-    val = classification_metrics(data.dataset.val["label"].to_numpy(), data.classes[probs.argmax(1)],
-                                 data.dataset.labels)
-    return {"steps": iterations, "selection": "fixed", "selection_reason": NOT_SELECTED,
-            "val": {k: val[k] for k in ("accuracy", "macro_f1", "mcc")}}
+def val_record(job: Job, probs: np.ndarray | None, iterations: int) -> dict:
+    """What a fit without checkpoint selection records: its iterations, and its validation metrics when it read
+    validation texts (None when it read none, as the references do)."""
+    data, val = job.data, None
+    if probs is not None and len(data.val):
+        scores = classification_metrics(data.val_labels(), data.classes[probs.argmax(1)], data.dataset.labels)
+        val = {k: scores[k] for k in ("accuracy", "macro_f1", "mcc")}
+    return {"steps": iterations, "selection": "fixed", "selection_reason": NOT_SELECTED, "val": val}
 
 
 class FeaturesLR(FeaturesLRSpec, NeuralMethod):
@@ -73,8 +75,8 @@ class FeaturesLR(FeaturesLRSpec, NeuralMethod):
         linear.weight.data.copy_(torch.from_numpy(coef))
         linear.bias.data.copy_(torch.from_numpy(bias))
         self.save(model, job.checkpoint)
-        return Fitted(softmax(x["test"] @ coef.T + bias), None,
-                      val_record(job, softmax(x["val"] @ coef.T + bias), iterations))
+        val = softmax(x["val"] @ coef.T + bias) if len(data.val) else None
+        return Fitted(softmax(x["test"] @ coef.T + bias), None, val_record(job, val, iterations))
 
 
 def ngram_names(vectorizers: dict[str, TfidfVectorizer]) -> list[str]:
@@ -131,7 +133,7 @@ class TfidfLR(TfidfLRSpec):
         write_checkpoint(job.checkpoint, tensors, {"config": json.loads(job.config.to_json()),
                                                    "labels": list(data.labels)},
                          {"vocabulary.json": json.dumps(vocabulary)})
-        val, _ = predictor.predict(data.texts("val"))
+        val = predictor.predict(data.texts("val"))[0] if len(data.val) else None
         test, _ = predictor.predict(data.texts("test"))
         return Fitted(test, None, val_record(job, val, iterations))
 

@@ -77,12 +77,12 @@ class NeuralMethod(Method):
     # ------------------------------------------------------------ the model and its checkpoint
 
     def inputs_for(self, model: StudioModel, job: Job) -> dict[str, object]:
-        """Each split's inputs. Frozen features are standardized with the statistics of the labeled and
-        validation texts, the rows every frozen method reads (heads, LR and GAN-BERT alike), so the methods
-        compared see the same features."""
+        """Each split's inputs. Frozen features are standardized with the statistics of the labeled texts, the
+        rows every frozen method reads (heads, LR and GAN-BERT alike, whatever its validation), so the methods
+        compared see the same features, and no statistic comes from a row the run may not read."""
         inputs = model_inputs(job.config, job.data, job.device, job.on_event)
         if job.config.frozen:
-            seen = np.concatenate([np.asarray(inputs["pool"])[job.data.labeled], np.asarray(inputs["val"])])
+            seen = np.asarray(inputs["pool"])[job.data.labeled]
             model.feature_mean.copy_(torch.from_numpy(seen.mean(0)))
             model.feature_std.copy_(torch.from_numpy(seen.std(0) + 1e-6))
         return inputs

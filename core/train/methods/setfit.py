@@ -145,7 +145,7 @@ class SetFit(SetFitSpec):
         write_checkpoint(job.checkpoint, {k: torch.from_numpy(v) for k, v in head.items()},
                          {"config": json.loads(config.to_json()), "labels": list(data.labels)})
         predictor = SetFitPredictor(config, data.labels, body, head)
-        val, _ = predictor.predict(data.texts("val"))
+        val = predictor.predict(data.texts("val"))[0] if len(data.val) else None
         test, _ = predictor.predict(data.texts("test"))
         return Fitted(test, None, val_record(job, val, steps) | {
             "budget": budget, "budget_steps": steps, "selection": "last",

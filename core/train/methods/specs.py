@@ -34,6 +34,7 @@ def not_learned(steps: int) -> str:
 class StepSpec(Method):
     """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
 
+    selects = True
     # When the encoder trains: the best of bench/defaults.py on the real M4 sample, 5 seeds. Averaged over 5 and
     # 20 labels per class, 2e-5 (the SemEval baseline's rate, the first default) 0.469 on seeds 0-1, 5e-5
     # (run_glue_no_trainer's, the second) 0.492 and 1e-4 0.503: level at 5/class (0.412 against 0.415), ahead at
@@ -60,6 +61,11 @@ class StepSpec(Method):
     def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
         """Indices into the pool that one epoch iterates over: here the labeled rows only."""
         return labeled
+
+    def rows_read(self, config: TrainConfig, idx: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """The rows of a batch whose representations a step reads (all of them, unless the method has no use for
+        some)."""
+        return idx
 
     def epoch_size(self, labeled: int, unlabeled: int) -> int:
         """How many rows `epoch_rows` gives, for budgets and estimates made before any data is loaded."""
@@ -127,6 +133,11 @@ class GanBertSpec(StepSpec):
     title = CATALOG[name].title
     variants = CATALOG[name].variants
     options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
+
+    def rows_read(self, config: TrainConfig, idx: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """The control has no loss on unlabeled rows (it is L_sup alone), so it skips their encoder passes: the same
+        steps and gradients (tests/test_faithful.py) at a fraction of the cost when the encoder trains."""
+        return idx if config.adversarial else idx[targets[idx] >= 0]
     fake_class = True
     # real rows/s at its frozen batch of 64 (and as many fakes), evaluation included: 1,600-1,790 in
     # bench/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
@@ -190,6 +201,7 @@ class SetFitSpec(Method):
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
     uses_unlabeled = True  # up to `setfit.STAT_ROWS` of them join the head's standardization statistics
+    ignores = ("validation",)  # it trains to its budget, as published: no checkpoint to select
 
     def display(self, config: TrainConfig) -> str:
         return self.title + (" (published head)" if config.setfit_features == "sentence" else "")

@@ -36,6 +36,8 @@ MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to ran
 def selection_rule(config: TrainConfig, data: Prepared) -> tuple[str, str]:
     """Which checkpoint a run keeps, and why: the user's choice, or for `auto` the best on validation
     unless validation is too small to rank checkpoints, then the last."""
+    if not len(data.val):
+        return "last", "last checkpoint: the run reads no validation labels, so it trains to its budget"
     if config.selection != "auto":
         return config.selection, f"{config.selection} checkpoint, as chosen"
     targets = data.val_targets()
@@ -207,10 +209,17 @@ class StepMethod(StepSpec, NeuralMethod):
             if job.should_stop():
                 raise Cancelled("cancelled by request")
             idx = next(batches)
-            tally.add(step, step_once(rep("pool", idx), torch.from_numpy(data.targets[idx]).to(device)), len(idx))
+            read = self.rows_read(config, idx, data.targets)  # no encoder pass for rows a step has no use for
+            reps = rep("pool", read) if len(read) else None
+            tally.add(step, step_once(reps, torch.from_numpy(data.targets[read]).to(device)), len(idx))
             if step % 10 == 0 or step in (1, total_steps):
                 on_event({"type": "progress", "step": step, "total_steps": total_steps, "samples_per_s": tally.speed})
             if step % eval_every and step != total_steps:
+                continue
+            if not len(data.val):  # nothing to validate on: the losses alone, and the run trains to its budget
+                on_event({"type": "evaluation", "index": step // eval_every, "step": step, "total_steps": total_steps,
+                          "losses": tally.losses_since_last(), "val": None, "val_fake_prob": None, "best": False,
+                          "samples_per_s": tally.speed})
                 continue
             evaluation = self.evaluate(model, rep, data, batch_size, config)
             improved = selection.judge(step, evaluation, model, self, job.checkpoint)
@@ -226,7 +235,7 @@ class StepMethod(StepSpec, NeuralMethod):
                                                        f"macro-F1 for {selection.stale} evaluations"})
                 break
 
-        if not selection.learned:
+        if len(data.val) and not selection.learned:
             on_event({"type": "status", "message": f"warning: {not_learned(step)}"})
 
         # -- test once, with the kept checkpoint
@@ -234,9 +243,11 @@ class StepMethod(StepSpec, NeuralMethod):
         probs, fake = predict_split(model, self, rep, "test", batch_size)
         record = {"steps": step, "budget_steps": total_steps, "budget": budget, "selection": rule,
                   "selection_reason": why, "evaluations": selection.evaluations,
-                  "best_val_macro_f1": selection.best_f1, "val": {k: selection.last.val.get(k) for k in
-                                                                  ("accuracy", "macro_f1", "mcc")},
-                  "val_fake_prob": selection.last.fake_share, "learned": selection.learned,
+                  "best_val_macro_f1": selection.best_f1 if len(data.val) else None,
+                  "val": {k: selection.last.val.get(k) for k in ("accuracy", "macro_f1", "mcc")} if len(data.val)
+                  else None,
+                  "val_fake_prob": selection.last.fake_share,
+                  "learned": selection.learned if len(data.val) else None,  # without validation, no one can tell
                   "samples_per_s": tally.speed,
                   "gradient_checkpointing": bool(memory and memory.checkpointing)}
         return Fitted(probs, fake if self.reports_fake(config) else None, record)
@@ -246,6 +257,6 @@ class StepMethod(StepSpec, NeuralMethod):
         """The validation metrics now, and how much the discriminator calls real validation texts fake."""
         probs, fake = predict_split(model, self, rep, "val", batch_size)
         predicted = data.classes[probs.argmax(1)]
-        val = classification_metrics(data.dataset.val["label"].to_numpy(), predicted, data.dataset.labels)
+        val = classification_metrics(data.val_labels(), predicted, data.dataset.labels)
         fake_share = float(fake.mean()) if self.reports_fake(config) and len(fake) else None
         return Evaluation(predicted, val, fake_share, data.dataset.labels)

@@ -1,0 +1,154 @@
+"""Verdicts over groups of seeds: what GAN-BERT's adversarial part adds over its control, the best group per
+labeled amount against its runner-up, each in words, and the summary Compare and `python -m core compare` show.
+The statistics they rest on are `core.compare.seeds`'."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.compare.seeds import ALPHA, SIGN_TEST_UP_TO, Paired, find_pair, groups, pairs, smallest_p
+
+
+CONTROL_FREE = ("adversarial", "generator")  # a control has no generator: it pairs with G1's and G2's runs
+
+
+def ablations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
+    """What GAN-BERT's adversarial game adds: each GAN-BERT group against its control (the same settings with
+    `adversarial` off) on the seeds both have, as GAN-BERT − control."""
+    parsed = {key: json.loads(key) for key in grouped["settings"]}
+
+    def without_game(key: str) -> str:
+        return json.dumps({k: v for k, v in parsed[key].items() if k not in CONTROL_FREE}, sort_keys=True)
+    ganbert = grouped[[parsed[k].get("method") == "ganbert" for k in grouped["settings"]]]
+    controls = {without_game(r.settings): r.group for r in ganbert.itertuples()
+                if not parsed[r.settings]["adversarial"]}
+    out = []
+    for r in ganbert.itertuples():
+        control = controls.get(without_game(r.settings))
+        if parsed[r.settings]["adversarial"] and control is not None:
+            p = find_pair(found, r.group, control)
+            if p is not None:
+                out.append(p)
+    return out
+
+
+def adds(p: Paired) -> str:
+    """'+0.031 [-0.020, +0.082], n=5' for a verdict table's cell."""
+    d = p.difference
+    ci = f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else ""
+    return f"{d.mean:+.3f}{ci}, n={d.n}"
+
+
+def what_seeds_allow(n: int) -> str:
+    """What n shared seeds can show, said beside the verdicts; '' from 6 seeds on (or with none paired), where
+    there is nothing to warn of."""
+    if n == 0 or n > SIGN_TEST_UP_TO:
+        return ""
+    return (f"With {n} shared seed{'s' if n != 1 else ''} no two-sided rank test reaches p < {ALPHA:g} (its smallest "
+            f"p is {smallest_p(n):.3g}); "
+            + ("the interval excluding 0 is the evidence they can give. " if n > 1 else "nor is there an interval. ")
+            + "Use 6 or more seeds for a rank test that can.")
+
+
+def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list[Paired]) -> pd.DataFrame:
+    """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
+    with its interval, and whether it is significant; and, where GAN-BERT ran beside its control, what its
+    adversarial part adds (`game`, from `ablations`: GAN-BERT − control, with the interval). Each group also by
+    its series alone (`best_series`), for a table whose row already names the amount."""
+    rows = []
+    for (dataset, amount), g in grouped.groupby(["dataset", "amount"], sort=False):
+        ranked = g.sort_values(f"{metric}_mean", ascending=False)
+        best = ranked.iloc[0]
+        row = {"dataset": dataset, "amount": amount, "labeled": best["labeled"], "best": best["group"],
+               "best_series": best["series"], "best_mean": best[f"{metric}_mean"], "runner_up": None,
+               "runner_up_series": None, "difference": None, "low": None, "high": None, "n": 0, "test": None,
+               "p_value": None, "significant": None, "ci_excludes_zero": None, "labels_note": None}
+        if len(ranked) > 1:
+            second = ranked.iloc[1]
+            d = find_pair(found, best["group"], second["group"])
+            row["runner_up"], row["runner_up_series"] = second["group"], second["series"]
+            if d is not None:
+                row |= {"difference": d.difference.mean, "low": d.difference.low, "high": d.difference.high,
+                        "n": len(d.seeds), "test": d.test, "p_value": d.p_value, "significant": d.significant,
+                        "ci_excludes_zero": d.ci_excludes_zero,
+                        "labels_note": d.unequal_labels(best["series"], second["series"])}
+            else:
+                row |= {"difference": best[f"{metric}_mean"] - second[f"{metric}_mean"],
+                        "test": "no shared seeds: not paired"}
+        names = set(g["group"])
+        added = [f"{p.a.split(' @ ')[0]}: {adds(p)}" for p in game if p.a in names]
+        row["adversarial_adds"] = "; ".join(added) or None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def verdict_line(v: dict) -> str:
+    """One verdict row in words, the same on the Compare page, in `compare`'s output and in the benches: the
+    best series and its mean, then its paired margin over the runner-up with the interval and the test. Names
+    stay whole, which a table's column cut; with several datasets each series names its own."""
+    best = f"{v['amount']}: {v['best_series']} ({v['best_mean']:.3f})"
+    if pd.isna(v["runner_up"]):  # a frame's records hold NaN where its rows held None
+        return f"{best}, the only series measured"
+    over = f"{best} over {v['runner_up_series']}"
+    if not v["n"]:
+        return f"{over} by {v['difference']:+.3f} ({v['test']})"
+    n = int(v["n"])
+    seeds = f"{n} seed{'s' if n != 1 else ''}"
+    if v["difference"] < 0:  # ahead over all its seeds, behind on the ones both ran
+        over += f", though behind by {-v['difference']:.3f} on the {seeds} both ran"
+    else:
+        over += f" by {v['difference']:+.3f}"
+    if pd.isna(v["low"]):
+        interval = "no interval from one seed"
+    elif v["high"] - v["low"] < 1e-9:
+        interval = f"every one of the {seeds} differs by exactly that"
+    else:
+        interval = f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}], which " + \
+            ("excludes 0" if v["ci_excludes_zero"] else "includes 0")
+    test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
+    note = v.get("labels_note")
+    return f"{over}, {interval}; {test}, n = {seeds}" + (f"; {note}" if isinstance(note, str) else "")
+
+
+def pair_json(p: Paired) -> dict:
+    out = asdict(p)
+    out["difference"] = asdict(p.difference)
+    out["labels"] = [None if n is None or pd.isna(n) else float(n) for n in p.labels]
+    return out | {"significant": p.significant, "ci_excludes_zero": p.ci_excludes_zero,
+                  "smallest_p": p.smallest_p, "summary": p.sentence()}
+
+
+@dataclass
+class Summary:
+    """What Compare and `python -m core compare` show: the groups, every pair per metric, and the verdicts
+    for the chosen metric."""
+
+    metric: str
+    groups: pd.DataFrame
+    pairs: dict[str, list[Paired]]
+    verdicts: pd.DataFrame
+    ablations: list[Paired]  # GAN-BERT − its control (adversarial off), for the chosen metric
+
+    def to_json(self) -> dict:
+        def clean(value):  # NaN and numpy scalars → JSON
+            if isinstance(value, (np.floating, float)):
+                return None if np.isnan(value) else float(value)
+            return value.item() if isinstance(value, np.generic) else value
+        groups = [{k: clean(v) for k, v in row.items() if k != "settings"} for row in self.groups.to_dict("records")]
+        pairs = [pair_json(p) for found in self.pairs.values() for p in found]
+        verdicts = [{k: clean(v) for k, v in row.items()} for row in self.verdicts.to_dict("records")]
+        return {"metric": self.metric, "groups": groups, "pairs": pairs, "verdicts": verdicts,
+                "adversarial_adds": [pair_json(p) for p in self.ablations]}
+
+
+def summarize(frame: pd.DataFrame, metric: str, metrics: tuple[str, ...]) -> Summary:
+    grouped = groups(frame, metrics)
+    found = {m: pairs(frame, grouped, m) for m in metrics} if not grouped.empty else {m: [] for m in metrics}
+    if grouped.empty:
+        return Summary(metric, grouped, found, pd.DataFrame(), [])
+    game = ablations(grouped, found[metric])
+    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric, game), game)

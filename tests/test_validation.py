@@ -1,0 +1,175 @@
+"""Honest few-label runs: every label a run reads counts, validation included. The rule that draws a run's
+validation rows, the count it records, where the pages and the CLI show it, Compare saying when two groups read
+different numbers, and a home written before the rule."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from core import compare
+from core.cli import main
+from core.data import Amount, CorpusConfig, DataSpec, Validation, draw_validation, labels_read
+from core.errors import InputError
+from core.runs import Registry, RunFolder, Status
+from core.runs.execute import train_into
+from core.train import TrainConfig, load_data, resolve, split_pool
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+
+
+def tiny(tiny_backbone, **kw) -> TrainConfig:
+    base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, fraction=None, per_class=5,
+                steps=4, evaluations=2, batch_size=8, max_len=64)
+    return resolve(TrainConfig(**{**base, **kw}))
+
+
+# ------------------------------------------------------------ the rule
+
+@pytest.mark.parametrize("text, rule, value, canonical", [
+    ("auto", "auto", None, "auto"), ("20/class", "per_class", 20, "20/class"), ("0.1", "share", 0.1, "0.1"),
+    ("10%", "share", 0.1, "0.1"), ("split", "split", None, "split"), ("none", "none", None, "none"),
+    ("carve:0.1", "carve", 0.1, "carve:0.1")])
+def test_a_validation_rule_reads_as_written(text, rule, value, canonical):
+    parsed = Validation.parse(text)
+    assert (parsed.rule, parsed.value, str(parsed)) == (rule, value, canonical)
+
+
+@pytest.mark.parametrize("text", ["0/class", "2.5/class", "1.5", "0", "most", "-3/class"])
+def test_a_bad_validation_rule_names_what_is_allowed(text):
+    with pytest.raises(InputError, match="validation must be auto, N/class"):
+        TrainConfig(validation=text)
+
+
+def test_validation_none_cannot_select_the_best_checkpoint():
+    with pytest.raises(InputError, match="selection best needs validation texts"):
+        TrainConfig(validation="none", selection="best")
+
+
+def test_validation_rows_come_from_the_pool_apart_from_the_labeled_ones_as_many_per_class():
+    labels = np.repeat(np.arange(3), 20)
+    labeled = np.flatnonzero(np.isin(np.arange(60), [0, 1, 20, 21, 22, 40]))  # 2, 3 and 1 of classes 0, 1, 2
+    source, rows = draw_validation(Validation.parse("auto"), labels, labeled, None, seed=4)
+    assert source == "pool" and not set(rows) & set(labeled)
+    assert np.bincount(labels[rows]).tolist() == [2, 3, 1]  # as many per class as each labels
+    again = draw_validation(Validation.parse("auto"), labels, labeled, None, seed=4)[1]
+    assert rows.tolist() == again.tolist()  # one seed, one draw: every method validates on the same rows
+    assert draw_validation(Validation.parse("7/class"), labels, labeled, None, seed=4)[1].size == 21
+    split = np.repeat(np.arange(3), 4)
+    source, rows = draw_validation(Validation.parse("auto"), labels, labeled, split, seed=4)
+    assert source == "val" and np.bincount(split[rows]).tolist() == [2, 3, 1]
+    assert draw_validation(Validation.parse("split"), labels, labeled, split, seed=4)[1].size == 12
+    assert draw_validation(Validation.parse("none"), labels, labeled, split, seed=4) == ("none", pytest.approx([]))
+    with pytest.raises(InputError, match="needs a validation split"):
+        draw_validation(Validation.parse("split"), labels, labeled, None, seed=4)
+
+
+def test_labels_read_in_words():
+    five = Amount(per_class=5)
+    assert labels_read(five, Validation.parse("auto"), 25, 25) == "5/class + 5/class validation = 50 labels"
+    assert labels_read(five, Validation.parse("none"), 25, 0, reference=True) == (
+        "5/class, no validation (a reference reads its labeled rows alone) = 25 labels")
+    assert labels_read(Amount(fraction=0.01), Validation.parse("auto"), 114, 114) == (
+        "1% (114) + 114 validation = 228 labels")
+    assert labels_read(five, Validation.parse("carve:0.1"), 25, 12) == (
+        "5/class + 12 validation set aside by the earlier rule = 37 labels")
+
+
+# ------------------------------------------------------------ from the sampler to the record, the CLI and Compare
+
+def test_a_label_count_from_the_sampler_to_the_record_the_runs_list_and_compare(tiny_backbone, studio_home, capsys):
+    """A 5/class head reads 5/class more to validate on: 60 labels over 6 classes, drawn from the train pool
+    (the built-in corpus has no validation split), and the same rows for every method. A reference reads its
+    25 labeled rows alone, and Compare says the two did not read as many labels."""
+    head = tiny(tiny_backbone)
+    data = split_pool(head, load_data(head))
+    assert (len(data.labeled), len(data.val), data.labels_read) == (30, 30, 60)
+    lr = tiny(tiny_backbone, method="features-lr")
+    assert (lr.validation, lr.selection) == ("none", "auto")  # settled: it selects nothing, so it reads none
+    assert split_pool(lr, load_data(lr)).labeled.tolist() == data.labeled.tolist()  # paired by seed
+    assert len(split_pool(lr, load_data(lr)).val) == 0
+
+    registry = Registry()
+    for config in (head, lr, head.with_(seed=1), lr.with_(seed=1)):
+        run_id = registry.create(config)
+        registry.claim(run_id)
+        registry.mark_running(run_id, 1, "cpu")
+        result = train_into(config, registry.folder(run_id), lambda e: None, lambda: False)
+        registry.finish(run_id, Status.DONE, "finished", result)
+    runs = registry.list()
+    by_method = {r.config.method: r for r in runs if r.config.seed == 0}
+    record = by_method["finetune"].metrics
+    assert (record["labeled"], record["val_rows"], record["labels_read"]) == (30, 30, 60)
+    assert record["validation"] == "auto" and record["val_source"] == "the train pool"
+    assert by_method["features-lr"].metrics["labels_read"] == 30 and by_method["features-lr"].metrics["val"] is None
+
+    assert main(["runs", "--json"]) == 0
+    listed = {r["method"]: r for r in json.loads(capsys.readouterr().out) if r["seed"] == 0}
+    assert listed["finetune"]["labels"] == "5/class + 5/class validation = 60 labels"
+    assert listed["features-lr"]["labels_read"] == 30
+    assert main(["runs"]) == 0
+    assert "5/class + 5/class validation = 60 labels" in capsys.readouterr().out
+
+    frame = compare.runs_frame(runs)
+    assert sorted(frame["labels read"]) == [30, 30, 60, 60]
+    summary = compare.summarize(frame, "accuracy", compare.METRICS)
+    assert sorted(summary.groups["labels read"]) == [30, 60]
+    pair = summary.pairs["accuracy"][0]
+    note = pair.explain()[-1]
+    assert note.startswith("Note: not at the same labels") and "60" in note and "30" in note
+    assert "not at the same labels" in compare.verdict_line(summary.verdicts.to_dict("records")[0])
+    assert any(line.startswith("Labels read: 5/class + 5/class validation = 60 labels")
+               for line in compare.run_notes(by_method["finetune"], registry))
+
+
+def test_standardisation_reads_only_the_labeled_rows(tiny_backbone, tmp_path):
+    config = tiny(tiny_backbone)
+    train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    from core.train.inputs import model_inputs
+    import torch
+
+    data = split_pool(config, load_data(config))
+    features = np.asarray(model_inputs(config, data, torch.device("cpu"), lambda e: None)["pool"])
+    model = RunFolder(tmp_path).load_model().model
+    np.testing.assert_allclose(model.feature_mean.numpy(), features[data.labeled].mean(0), rtol=1e-5, atol=1e-6)
+
+
+def test_no_validation_keeps_the_last_checkpoint_and_makes_no_claim_about_learning(tiny_backbone, tmp_path):
+    events = []
+    result = train_into(tiny(tiny_backbone, validation="none"), RunFolder(tmp_path), events.append, lambda: False)
+    assert result["selection"] == "last" and result["val_rows"] == 0 and result["labels_read"] == 30
+    assert result["learned"] is None and result["val"] is None
+    curves = [e for e in events if e["type"] == "evaluation"]
+    assert curves and all(e["val"] is None and "loss" in e["losses"] for e in curves)
+
+
+# ------------------------------------------------------------ a home written before the rule
+
+def test_a_run_from_before_the_rule_lists_compares_and_runs_as_it_ran(tiny_backbone, studio_home, capsys):
+    """A config stored before `validation` existed carved 10% of train for every seed: it is read as `carve:0.1`,
+    its labels count its 12 validation rows, and run again it carves as it did."""
+    old = json.loads(tiny(tiny_backbone).to_json())
+    old.pop("validation")
+    old["val_fraction"] = 0.1
+    registry = Registry()
+    run_id = registry.create(TrainConfig.from_json(json.dumps(old)))
+    registry.claim(run_id)
+    registry.mark_running(run_id, 1, "cpu")
+    registry.finish(run_id, Status.DONE, "finished", {"labeled": 30, "unlabeled": 0, "val_rows": 18, "test_rows": 60,
+                                                      "test": {"accuracy": 0.5, "macro_f1": 0.5, "mcc": 0.4}})
+    with registry._connect() as db:  # as an earlier version wrote it: no `validation` in the stored config
+        db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old), run_id))
+    run = Registry().get(run_id)
+    assert run.config.validation == "carve:0.1" and run.labels_read == 48
+    assert run.labels_text == "5/class + 18 validation set aside by the earlier rule = 48 labels"
+    assert main(["runs"]) == 0 and "18 validation set aside by the earlier rule" in capsys.readouterr().out
+    assert compare.runs_frame([run])["labels read"].tolist() == [48]
+
+    again = resolve(run.config)
+    assert again.validation == "carve:0.1"
+    ds = load_data(again)
+    assert ds.val is not None and len(ds.val) == 18 and len(ds.train) == 162  # 10% of 30 per class, set aside
+    data = split_pool(again, ds)
+    assert len(data.val) == 18 and data.val_source == "the validation split"
