@@ -112,6 +112,10 @@ if summary.ablations:
                 "(the same discriminator, rows and budget with the adversarial part off), paired by seed")
     st.markdown("\n".join(f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}"
                            for p in summary.ablations))
+if summary.adapted:
+    st.markdown(f"**What adapting the backbone adds** to test {METRIC_NAMES[metric]}: each method on the adapted "
+                "backbone − the same on its base, paired by seed\n" + "\n".join(
+                    f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}" for p in summary.adapted))
 
 st.subheader("Paired comparison")
 pairs = summary.pairs[metric]

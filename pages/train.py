@@ -15,6 +15,7 @@ from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, n
                        ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
                         capped_note, grid_labels, idle_options, option_sections, options, parse_numbers)
+from pages.adapt_views import adapt_section
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
 from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
 
@@ -70,7 +71,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds", persist_state="session")
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name], name in idle) for i, name in enumerate(COMMON)}
-    values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"])
+    values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"], registry.home)
     try:  # what the max length cuts of this dataset's training texts; `auto` resolved here, once, for the grid
         chosen = truncation(ds, repr(ds.spec), values["backbone"], values["max_len"])
         if "max_len" not in idle:
@@ -143,6 +144,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     if (queued := st.session_state.pop("tr_queued", None)) is not None:
         st.success(f"Queued {queued} run(s); they run in the background and survive page reloads.")
 
+adapt_section(registry, ds, st.session_state.cleaning, values["backbone"])  # its base: the Backbone chosen above
 refreshing = any(r.status in ACTIVE for r in registry.list())
 
 

@@ -41,6 +41,9 @@ def test_old_runs_list_as_before(old_home, expected, capsys):
         assert {k: new[k] for k in old} == old  # every old field, unchanged
     registry = Registry()
     assert all(r.rows is None for r in registry.list())  # the rows column, added in place, empty for old runs
+    assert {r.kind for r in registry.list()} == {"train"} and registry.list(kind="adapt") == []  # every one trained
+    assert all(r.config.validation == "carve:0.1" and r.labels_read is not None for r in registry.list(
+        statuses=("done",)))  # read as the carve they ran with, their validation rows counted
     # each old epoch row is an evaluation now: the same figures, under the evaluation's number, with no step
     assert {r.id: [{"epoch": e.pop("evaluation"), **{k: v for k, v in e.items() if k != "step"}}
                    for e in registry.evaluations(r.id)] for r in registry.list()} == expected["epochs"]

@@ -2,8 +2,9 @@
 local Hugging Face cache), the opt-in download (`download`), the device and precision (`device`), and
 turning texts into vectors (`encode`). Importing this package imports neither torch nor transformers."""
 
-from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, cached_models,
-                                  default_backbone_path, hub_cache_dir, is_hub_id, resolve_backbone)
+from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, adapted_backbones, adapted_name,
+                                  backbone_label, cached_models, default_backbone_path, hub_cache_dir, is_hub_id,
+                                  resolve_backbone)
 
-__all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "cached_models", "default_backbone_path",
-           "hub_cache_dir", "is_hub_id", "resolve_backbone"]
+__all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",
+           "backbone_label", "cached_models", "default_backbone_path", "hub_cache_dir", "is_hub_id", "resolve_backbone"]

@@ -19,6 +19,8 @@ ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "
                     "albert")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 BUNDLED = "MiniLM (bundled)"
+ADAPTED_DIR = "backbones"  # under the studio home: backbones adapted to a dataset's texts (`core.train.adaptation`)
+ADAPTED_RECORD = "adapted.json"
 
 
 class BackboneError(InputError):
@@ -53,16 +55,30 @@ class Backbone:
 
     @property
     def name(self) -> str:
-        return BUNDLED if self.bundled else self.hub_id or str(self.folder)
+        if self.bundled:
+            return BUNDLED
+        if (record := self.adapted) is not None:
+            return adapted_name(record)
+        return self.hub_id or str(self.folder)
+
+    @property
+    def adapted(self) -> dict | None:
+        """The record of a backbone the studio adapted to a dataset's texts (what it was made from, on which
+        texts, at what cost); None for any other."""
+        path = self.folder / ADAPTED_RECORD
+        return json.loads(path.read_text()) if not self.hub_id and path.is_file() else None
 
     @property
     def identity(self) -> str:
         """What the feature cache keys on: the hub id at its revision, or a local folder's config and
-        weight files (name and size), so changed weights never reuse old features."""
+        weight files (name and size), so changed weights never reuse old features; an adapted backbone's record
+        too, as two adaptations of one base have weights of the same sizes."""
         if self.hub_id:
             return f"hub:{self.hub_id}@{self.revision}"
         weights = sorted(self.folder.glob("*.safetensors")) + sorted(self.folder.glob("*.bin"))
         content = (self.folder / "config.json").read_text() + "".join(f"{p.name}{p.stat().st_size}" for p in weights)
+        if (self.folder / ADAPTED_RECORD).is_file():
+            content += (self.folder / ADAPTED_RECORD).read_text()
         return "folder:" + hashlib.sha1(content.encode()).hexdigest()
 
     def describe(self) -> dict:
@@ -120,6 +136,36 @@ def cached_snapshot(hub_id: str, revision: str | None = None) -> Backbone:
         raise BackboneError(f"{hub_id} is not in the local Hugging Face cache ({hub_cache_dir()}), and the studio "
                             f"never downloads unasked. Get it with " + download_hint(hub_id))
     return Backbone(snapshot, hub_id=hub_id, revision=commit)
+
+
+def adapted_name(record: dict) -> str:
+    """An adapted backbone in words: 'MiniLM (bundled) adapted to l2r (train texts, 11,421)'."""
+    texts = record.get("texts", {})
+    read = " and ".join(s for s in ("train", "val", "test") if texts.get(s))
+    return f"{record['base']['name']} adapted to {record['dataset']} ({read} texts, {sum(texts.values()):,})"
+
+
+def backbone_label(spec: str | None) -> str:
+    """A run's backbone in words: the bundled MiniLM by name, an adapted backbone by what it was adapted from and
+    on (`adapted_name`), any other as it was given."""
+    if not spec:
+        return BUNDLED
+    record = Path(spec) / ADAPTED_RECORD
+    try:
+        return adapted_name(json.loads(record.read_text())) if record.is_file() else str(spec)
+    except (OSError, ValueError, KeyError):
+        return str(spec)
+
+
+def adapted_backbones(home: Path) -> list[tuple[Path, dict]]:
+    """The backbones adapted under a studio home, newest first, each folder with its record."""
+    found = []
+    for record in (home / ADAPTED_DIR).glob(f"*/{ADAPTED_RECORD}"):
+        try:
+            found.append((record.parent, json.loads(record.read_text())))
+        except (OSError, ValueError):
+            continue  # a folder still being written, or not the studio's
+    return sorted(found, key=lambda f: f[1].get("created", ""), reverse=True)
 
 
 @dataclass(frozen=True)

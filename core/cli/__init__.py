@@ -11,6 +11,7 @@ import sys
 
 import importlib
 
+from core.cli.adapt_options import add_adapt_args
 from core.cli.options import BUILTIN, Parser, add_backend_args, add_config_args, add_data_args
 from core.errors import InputError
 
@@ -49,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--concurrency", type=int, help="local runs at once (default: one per GPU, else one)")
     add_backend_args(sw)
     sw.set_defaults(func="commands:cmd_sweep")
+
+    ad = sub.add_parser("adapt", help="adapt a backbone to a dataset's texts: masked-LM pretraining continued on them "
+                                      "(TAPT), labels unused; the result is a backbone every method can use")
+    add_data_args(ad, train_flag=True)
+    add_adapt_args(ad)
+    ad.set_defaults(func="adapt:cmd_adapt")
 
     runs = sub.add_parser("runs", help="list runs")
     runs.add_argument("--json", action="store_true", help="print JSON")

@@ -61,6 +61,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for p in summary.ablations:
         print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g} (the smallest {len(p.seeds)} seeds allow: "
               f"{p.smallest_p:.3g}); GAN-BERT ahead on {p.wins} of {len(p.seeds)} seeds")
+    if summary.adapted:
+        print(f"\nwhat adapting the backbone adds ({m}, a method on the adapted backbone − on its base)")
+    for p in summary.adapted:
+        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g}; adapted ahead on {p.wins} of "
+              f"{len(p.seeds)} seeds")
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.backbone import backbone_label
 from core.data import DataSpec
 from core.runs import Run
 from core.train import method_for, run_label
@@ -36,6 +37,8 @@ def setting_label(key: str) -> str:
 def setting_value(value: object, key: str = "") -> str:
     """A value in words; a data file by its folder and name, which tell two copies apart without the whole path
     (an upload's folder is its content hash)."""
+    if key == "backbone":
+        return backbone_label(value)  # an adapted backbone by its base and the texts it was adapted on
     if value is None:
         return "default"
     if setting_label(key).endswith(" file") and isinstance(value, str):

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from core.backbone import backbone_label
 from core.compare.names import dataset_names, distinct_names, distinguishing
 from core.compare.seeds import group_key
 from core.runs import Registry, Run
@@ -42,7 +43,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"),
             "selection": result.get("selection", "best"), "dataset": datasets[c.data],
             "data_path": "" if c.data.builtin else c.data.train or "",
-            "backbone": c.backbone or "MiniLM (bundled)", "frozen": c.frozen, "tags": ", ".join(c.tags),
+            "backbone": backbone_label(c.backbone), "frozen": c.frozen, "tags": ", ".join(c.tags),
             "progress": r.progress, "message": r.message or "", "seconds": result.get("seconds"),
             "reference": method_for(c).reference, "settings": group_key(c),
             **{m: test.get(m) for m in METRICS},

@@ -5,11 +5,14 @@ The statistics they rest on are `core.compare.seeds`'."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from core.backbone import BUNDLED
+from core.backbone.locate import ADAPTED_RECORD
 from core.compare.seeds import ALPHA, SIGN_TEST_UP_TO, Paired, find_pair, groups, pairs, smallest_p
 
 
@@ -34,6 +37,35 @@ def ablations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
             if p is not None:
                 out.append(p)
     return out
+
+
+def adaptations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
+    """What adapting the backbone to the data's texts adds: each group on an adapted backbone against the group
+    with the same settings on its base (`core.train.adaptation`), paired by seed, as adapted − base."""
+    parsed = {key: json.loads(key) for key in grouped["settings"]}
+    by_settings = {json.dumps(parsed[r.settings], sort_keys=True): r.group for r in grouped.itertuples()}
+    out = []
+    for r in grouped.itertuples():
+        base = base_of(parsed[r.settings].get("backbone"))
+        if base is None:
+            continue
+        on_base = {**parsed[r.settings], **base}
+        other = by_settings.get(json.dumps(on_base, sort_keys=True))
+        if other is not None and (p := find_pair(found, r.group, other)) is not None:
+            out.append(p)
+    return out
+
+
+def base_of(backbone: str | None) -> dict | None:
+    """The settings that name an adapted backbone's base (the bundled MiniLM is no backbone setting at all), or
+    None when `backbone` is not one the studio adapted."""
+    record = Path(backbone) / ADAPTED_RECORD if backbone else None
+    if record is None or not record.is_file():
+        return None
+    base = json.loads(record.read_text())["base"]
+    if base["name"] == BUNDLED:
+        return {"backbone": None, "revision": None}
+    return {"backbone": base["hub_id"] or base["folder"], "revision": base["revision"]}
 
 
 def adds(p: Paired) -> str:
@@ -132,6 +164,7 @@ class Summary:
     pairs: dict[str, list[Paired]]
     verdicts: pd.DataFrame
     ablations: list[Paired]  # GAN-BERT − its control (adversarial off), for the chosen metric
+    adapted: list[Paired] = field(default_factory=list)  # a method on an adapted backbone − on its base
 
     def to_json(self) -> dict:
         def clean(value):  # NaN and numpy scalars → JSON
@@ -142,7 +175,8 @@ class Summary:
         pairs = [pair_json(p) for found in self.pairs.values() for p in found]
         verdicts = [{k: clean(v) for k, v in row.items()} for row in self.verdicts.to_dict("records")]
         return {"metric": self.metric, "groups": groups, "pairs": pairs, "verdicts": verdicts,
-                "adversarial_adds": [pair_json(p) for p in self.ablations]}
+                "adversarial_adds": [pair_json(p) for p in self.ablations],
+                "adaptation_adds": [pair_json(p) for p in self.adapted]}
 
 
 def summarize(frame: pd.DataFrame, metric: str, metrics: tuple[str, ...]) -> Summary:
@@ -151,4 +185,5 @@ def summarize(frame: pd.DataFrame, metric: str, metrics: tuple[str, ...]) -> Sum
     if grouped.empty:
         return Summary(metric, grouped, found, pd.DataFrame(), [])
     game = ablations(grouped, found[metric])
-    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric, game), game)
+    return Summary(metric, grouped, found, verdicts(grouped, found[metric], metric, game), game,
+                   adaptations(grouped, found[metric]))

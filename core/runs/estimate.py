@@ -198,7 +198,7 @@ def outside_work(registry: Registry, now: float, load: float | None = None, core
     """Why a grid may take longer than its estimate, which comes from runs as they went here: another program
     keeping the cores busy slows every step. Said only when no run of the studio's is going or ended within the
     load average's minute (the queue counts those); None when the machine is mostly idle, or cannot say."""
-    if any(r.status in ACTIVE or (r.ended or 0) > now - 60 for r in registry.list()):
+    if any(r.status in ACTIVE or (r.ended or 0) > now - 60 for r in registry.list(kind=None)):
         return None
     if load is None:
         try:

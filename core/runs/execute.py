@@ -24,6 +24,7 @@ from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove, Status
 from core.runs.registry import Registry, Run
 from core.train import Cancelled, Diverged, TrainConfig, is_resolved, resolve, train
+from core.train.adaptation import AdaptConfig, adapted_folder
 
 log = logging.getLogger("studio.worker")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -161,6 +162,20 @@ def train_into(config: TrainConfig, folder: RunFolder, on_event: Callable[[dict]
     return result
 
 
+def adapt_into(config: AdaptConfig, folder: RunFolder, on_event: Callable[[dict], None],
+               should_stop: Callable[[], bool]) -> dict:
+    """Adapt a backbone to a dataset's texts (`core.train.pretrain`): the backbone goes under the studio home, the
+    job's result (where it is, what it cost, its masked-LM loss before and after) beside its log."""
+    from core.train.pretrain import adapt  # torch: only the worker of an adaptation needs it
+
+    out = adapted_folder(config)
+    record = adapt(config, out, on_event, should_stop)
+    result = {"backbone": str(out), **{k: record[k] for k in ("cpu_seconds", "seconds", "steps", "texts", "precision",
+                                                               "mlm_loss_before", "mlm_loss_after")}}
+    folder.write_result(result)
+    return result
+
+
 def config_to_train(registry: Registry, run: Run) -> TrainConfig:
     """The run's config as stored; a run an older version queued, which resolved less at launch (such as the
     learning rate left to the method), is resolved as it starts and stored so, so its record says what it
@@ -190,7 +205,11 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         to_registry(event)
         extra(event)
 
-    ending = train_to_end(lambda: train_into(config_to_train(registry, run), registry.folder(run_id), on_event, stop))
+    folder = registry.folder(run_id)
+    if run.kind == "adapt":
+        ending = train_to_end(lambda: adapt_into(run.config, folder, on_event, stop))
+    else:
+        ending = train_to_end(lambda: train_into(config_to_train(registry, run), folder, on_event, stop))
     if ending.trace:
         log.error("%s", ending.trace)  # into the run's log
     try:
@@ -204,6 +223,10 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
 def ending_line(ending: Ending) -> str:
     """A run's last log line: its test scores when done, else why it ended."""
     test = (ending.result or {}).get("test")
+    if ending.status == Status.DONE and (ending.result or {}).get("backbone"):
+        return (f"done: the adapted backbone is {ending.result['backbone']} ({ending.result['cpu_seconds'] / 60:.1f} "
+                f"CPU minutes; masked-LM loss {ending.result['mlm_loss_before']:.3f} → "
+                f"{ending.result['mlm_loss_after']:.3f})")
     if ending.status == Status.DONE and test:
         return f"done: test accuracy {test['accuracy']:.3f}, macro-F1 {test['macro_f1']:.3f} ({test['n']:,} texts)"
     return f"{ending.status}: {ending.message}"

@@ -34,7 +34,7 @@ class LocalBackend:
 
     def submit(self, registry: Registry, queued: list[Run]) -> list[str]:
         """Start queued runs (oldest first) while slots are free."""
-        busy = len([r for r in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING))
+        busy = len([r for r in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING), kind=None)
                     if r.backend == self.name])
         slots, started = concurrency(registry), []
         for run in queued:

@@ -11,13 +11,14 @@ from core.runs.backends import NAMES, backend
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, RunError
 from core.train import TrainConfig
+from core.train.adaptation import AdaptConfig
 
 
 def reconcile(registry: Registry) -> list[str]:
     """Mark runs whose process is gone as interrupted (their folders swept of half-written files); returns
     their ids. Cheap: call it on every look."""
     gone = []
-    for run in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING)):
+    for run in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING), kind=None):
         if end_if_gone(registry, run, backend(run.backend)):
             gone.append(run.id)
     return gone
@@ -26,26 +27,28 @@ def reconcile(registry: Registry) -> list[str]:
 def pump(registry: Registry) -> list[str]:
     """Reconcile dead runs, then let each backend with queued runs take them on (oldest first)."""
     reconcile(registry)
-    queued = registry.list(statuses=(Status.QUEUED,))
+    queued = registry.list(statuses=(Status.QUEUED,), kind=None)
     return [run_id for name in dict.fromkeys(r.backend for r in queued)
             for run_id in backend(name).submit(registry, [r for r in queued if r.backend == name])]
 
 
-def enqueue(registry: Registry, configs: list[TrainConfig], where: str = "local", resources: dict | None = None
-            ) -> list[str]:
+def enqueue(registry: Registry, configs: list[TrainConfig | AdaptConfig], where: str = "local",
+            resources: dict | None = None) -> list[str]:
     """Queue runs on a backend (by name) and start what can start; returns their ids at once."""
     if where not in NAMES:
         raise RunError(f"backend must be one of {', '.join(NAMES)}, got {where!r}")
+    if where != "local" and any(isinstance(c, AdaptConfig) for c in configs):
+        raise RunError("an adaptation runs on this machine's local backend; Ray runs training runs only")
     run_ids = [registry.create(c, where, resources) for c in configs]
     pump(registry)
     return run_ids
 
 
-def not_yet_run(registry: Registry, configs: list[TrainConfig]) -> list[TrainConfig]:
+def not_yet_run(registry: Registry, configs: list[TrainConfig | AdaptConfig]) -> list[TrainConfig | AdaptConfig]:
     """The configs with no run of the same settings and seed done or under way here: a grid launched again
     queues what is missing (a cancelled or failed run, a new seed), never a copy of a finished run, which is
     the same draw and not another seed. The second click of a double click finds its grid queued."""
-    have = {r.config.to_json() for r in registry.list() if r.status == Status.DONE or r.status in ACTIVE}
+    have = {r.config.to_json() for r in registry.list(kind=None) if r.status == Status.DONE or r.status in ACTIVE}
     return [c for c in configs if c.to_json() not in have]
 
 

@@ -22,6 +22,7 @@ from core.paths import studio_home
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
 from core.train import TrainConfig, method_for, run_label
+from core.train.adaptation import AdaptConfig
 
 RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
@@ -63,7 +64,9 @@ RENAMES = (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
            ("ALTER TABLE runs RENAME COLUMN epoch TO evaluations", "runs.epoch"))
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
-              ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"))
+              ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"), ("kind", "TEXT NOT NULL DEFAULT 'train'"))
+KINDS = {"train": TrainConfig, "adapt": AdaptConfig}  # what a registered job does: train a classifier, or adapt a
+# backbone to a dataset's texts (`core.train.adaptation`); every earlier run trained
 
 
 class RunError(InputError):
@@ -77,7 +80,7 @@ class Run:
     started: float | None
     ended: float | None
     status: str
-    config: TrainConfig
+    config: TrainConfig | AdaptConfig  # an AdaptConfig for an adaptation (`kind`)
     label: str
     pid: int | None
     device: str | None
@@ -95,11 +98,14 @@ class Run:
     phase_started: float | None = None
     claimed: float | None = None  # when a backend took it from the queue: its process starts then, before `started`
     rows: dict | None = None  # its data as drawn, before encoding: labeled, unlabeled, val_rows and test_rows
+    kind: str = "train"  # train | adapt (`KINDS`)
 
     @property
     def name(self) -> str:
         """The run's one name (`run_label`), with the labeled count once the run has it; `label` keeps the
         name it was created with."""
+        if self.kind == "adapt":
+            return self.label
         return run_label(self.config, (self.metrics or {}).get("labeled"))
 
     @property
@@ -186,18 +192,20 @@ class Registry:
 
     # ------------------------------------------------------------ create and read
 
-    def create(self, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
+    def create(self, config: TrainConfig | AdaptConfig, backend: str = "local", resources: dict | None = None) -> str:
         """A queued run of `config`, as resolved at launch (`core.train.resolution`), for `backend` (the queue's
-        `enqueue` checks its name)."""
+        `enqueue` checks its name); an AdaptConfig queues an adaptation."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+        kind = next(k for k, cls in KINDS.items() if isinstance(config, cls))
         folder = self.folder(run_id)
         folder.path.mkdir(parents=True)
         folder.write_config(config)
+        label = config.label if kind == "adapt" else run_label(config)
         with self._connect() as db:
-            db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (run_id, time.time(), FIRST, config.to_json(), run_label(config), backend,
-                        json.dumps(resources) if resources is not None else None))
+            db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources, kind) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (run_id, time.time(), FIRST, config.to_json(), label, backend,
+                        json.dumps(resources) if resources is not None else None, kind))
         return run_id
 
     def get(self, run_id: str) -> Run:
@@ -207,8 +215,14 @@ class Registry:
             raise RunError(f"no run {run_id}")
         return _to_run(row)
 
-    def list(self, include_deleted: bool = False, statuses: tuple[str, ...] | None = None) -> list[Run]:
+    def list(self, include_deleted: bool = False, statuses: tuple[str, ...] | None = None, kind: str | None = "train"
+             ) -> list[Run]:
+        """The runs (by default the training runs; `kind` "adapt" the adaptations, None every job) in the order
+        they were created."""
         query, args = "SELECT * FROM runs WHERE (deleted = 0 OR ?)", [int(include_deleted)]
+        if kind is not None:
+            query += " AND kind = ?"
+            args.append(kind)
         if statuses:
             query += f" AND status IN ({','.join('?' * len(statuses))})"
             args += list(statuses)
@@ -339,11 +353,11 @@ def _exists(db: sqlite3.Connection, name: str) -> bool:
 
 def _to_run(row: sqlite3.Row) -> Run:
     return Run(id=row["id"], created=row["created"], started=row["started"], ended=row["ended"],
-               status=row["status"], config=TrainConfig.from_json(row["config"]), label=row["label"],
+               status=row["status"], config=KINDS[row["kind"]].from_json(row["config"]), label=row["label"],
                pid=row["pid"], device=row["device"], heartbeat=row["heartbeat"], progress=row["progress"],
                evaluations=row["evaluations"], samples_per_s=row["samples_per_s"], message=row["message"],
                metrics=json.loads(row["metrics"]) if row["metrics"] else None,
                cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
                backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None,
                phase=row["phase"], phase_started=row["phase_started"], claimed=row["claimed"],
-               rows=json.loads(row["rows"]) if row["rows"] else None)
+               rows=json.loads(row["rows"]) if row["rows"] else None, kind=row["kind"])

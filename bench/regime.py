@@ -1,0 +1,163 @@
+"""The regime study: what GAN-BERT's unlabeled texts buy as the pool grows, on real text at the scale users bring.
+
+L2R (`../shared/data/l2r`, `--corpus l2r`): the train split's 11,421 texts are the pool, each run validates on its
+dev split (as many texts per class as it labels) and is tested on its test split. On frozen MiniLM features:
+GAN-BERT G1 and G2 and their control (the same discriminator with the adversarial part off) at unlabeled pools of
+0, 1,000 and all, beside the trained head, features + LR and TF-IDF + LR, which read no unlabeled text, at 5, 20
+and 100 labels a class, seeds 0-4. Then with the encoder training (`--part full`), at 5/class with the whole pool,
+seeds 0-2: fine-tuning, GAN-BERT G1 as the paper ran it (the `tf` preset: 3 epochs) and at the studio's budget,
+and its control.
+
+Runs go through the benches' home and the corpus's records (`bench/records/l2r.jsonl`), so the study resumes
+where it stopped. Prints accuracy and macro-F1 with 95% intervals and CPU seconds per run, then the central
+table: GAN-BERT − its control, paired by seed, at each labeled amount and pool size. Ends with one JSON line.
+
+Run: .venv/bin/python bench/regime.py [--part frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20 100]
+     [--report-only]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.environment import prepare  # noqa: E402
+
+prepare()  # before torch loads: offline, reproducible sums
+
+import pandas as pd  # noqa: E402
+
+from bench.sample_runs import DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
+from core import compare  # noqa: E402
+from core.compare.seeds import mean_ci, paired  # noqa: E402
+from core.runs import Run, Status  # noqa: E402
+from core.train import TrainConfig  # noqa: E402
+
+FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
+          "head": {"method": "finetune", "frozen": True},
+          "ganbert-noise": {"method": "ganbert", "generator": "noise", "frozen": True},
+          "ganbert-bow": {"method": "ganbert", "generator": "bow", "frozen": True},
+          "ganbert-control": {"method": "ganbert", "adversarial": False, "frozen": True}}
+FULL = {"finetune-full": {"method": "finetune"},
+        "ganbert-noise-tf": {"method": "ganbert", "generator": "noise", "gan_preset": "tf"},
+        "ganbert-noise-full": {"method": "ganbert", "generator": "noise"},
+        "ganbert-control-full": {"method": "ganbert", "adversarial": False}}
+POOLS = {"0": 0, "1,000": 1000, "all": None}  # unlabeled texts GAN-BERT may read (`unlabeled_limit`)
+GAMES = {"ganbert-noise": "G1", "ganbert-bow": "G2", "ganbert-noise-full": "G1", "ganbert-noise-tf": "G1 (tf)"}
+CONTROL = {"ganbert-noise": "ganbert-control", "ganbert-bow": "ganbert-control",
+           "ganbert-noise-full": "ganbert-control-full"}
+
+
+def plan(part: str, per_class: list[int], seeds: list[int]) -> list[tuple[str, str, int, int, dict]]:
+    """(name, pool, labeled per class, seed, settings) for every run of the study, cheap ones first."""
+    runs = []
+    if part in ("frozen", "both"):
+        for n in per_class:
+            for name, settings in FROZEN.items():
+                pools = POOLS if name.startswith("ganbert") else {"–": None}
+                runs += [(name, pool, n, seed, {**settings, "unlabeled_limit": limit})
+                         for pool, limit in pools.items() for seed in seeds]
+    if part in ("full", "both"):
+        runs += [(name, "all", 5, seed, settings) for name, settings in FULL.items() for seed in seeds[:3]]
+    return runs
+
+
+def measure(args) -> pd.DataFrame:
+    """Run (or reuse) every run of the plan; one row per finished run."""
+    opened = open_home(args)
+    if opened is None:
+        raise SystemExit(2)
+    spec, registry = opened
+    rows = []
+    for name, pool, n, seed, settings in plan(args.part, args.per_class, args.seeds):
+        config = TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
+                             precision=args.precision, **settings)
+        run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
+                       corpus=corpus_of(args))
+        if run is None:
+            continue
+        print(f"{name:<22} pool {pool:>5} {n:>3}/class seed {seed}: {run.status}" + (
+            f" acc {run.metrics['test']['accuracy']:.3f} ({run.metrics.get('cpu_seconds', 0):.0f} CPU s)"
+            if run.status == Status.DONE else f" {run.message}"), flush=True)
+        if run.status == Status.DONE:
+            rows.append(row_of(name, pool, run))
+    return pd.DataFrame(rows)
+
+
+def row_of(name: str, pool: str, run: Run) -> dict:
+    m = run.metrics
+    return {"name": name, "pool": pool, "per_class": run.config.per_class, "seed": run.config.seed,
+            "accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["macro_f1"], "cpu": m.get("cpu_seconds"),
+            "unlabeled": m.get("unlabeled"), "labels_read": run.labels_read, "precision": run.config.precision,
+            "method": compare.method_name(run)}
+
+
+def cell(values: pd.Series) -> str:
+    ci = mean_ci(values.tolist())
+    interval = f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else ""
+    return f"{ci.mean:.3f}{interval}"
+
+
+def results_table(frame: pd.DataFrame) -> str:
+    """One row per method and pool, one column per labeled amount: accuracy [95% CI], macro-F1, CPU s per run."""
+    amounts = sorted(frame["per_class"].unique())
+    lines = ["| method | pool | " + " | ".join(f"{n}/class: accuracy [95% CI], macro-F1, CPU s" for n in amounts) + " |",
+             "|---|---|" + "---:|" * len(amounts)]
+    for (method, pool), rows in frame.groupby(["method", "pool"], sort=False):
+        cells = []
+        for n in amounts:
+            at = rows[rows["per_class"] == n]
+            cells.append("–" if at.empty else f"{cell(at['accuracy'])} (n={len(at)}), {at['macro_f1'].mean():.3f}, "
+                                              f"{at['cpu'].mean():,.0f}")
+        lines.append(f"| {method} | {pool} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
+    """GAN-BERT − its control on the same rows, paired by seed, at each labeled amount and pool."""
+    out = []
+    for (name, pool, n), rows in frame[frame["name"].isin(list(CONTROL))].groupby(["name", "pool", "per_class"]):
+        control = frame[(frame["name"] == CONTROL[name]) & (frame["pool"] == pool) & (frame["per_class"] == n)]
+        p = paired(name, CONTROL[name], metric, dict(zip(rows["seed"], rows[metric])),
+                   dict(zip(control["seed"], control[metric])))
+        if p.seeds:
+            out.append({"game": GAMES[name], "name": name, "pool": pool, "per_class": int(n), "n": len(p.seeds),
+                        "difference": p.difference.mean, "low": p.difference.low, "high": p.difference.high,
+                        "wins": p.wins, "losses": p.losses, "p_value": p.p_value, "test": p.test})
+    return out
+
+
+def adds_table(found: list[dict]) -> str:
+    lines = ["| labeled | pool | generator | GAN-BERT − control, accuracy [95% CI] | ahead / behind | sign test p |",
+             "|---|---|---|---:|---|---:|"]
+    order = {pool: i for i, pool in enumerate(POOLS)}
+    for a in sorted(found, key=lambda a: (a["per_class"], order.get(a["pool"], 9), a["game"])):
+        ci = f" [{a['low']:+.3f}, {a['high']:+.3f}]" if a["low"] is not None else ""
+        lines.append(f"| {a['per_class']}/class | {a['pool']} | {a['game']} | {a['difference']:+.3f}{ci} (n={a['n']}) "
+                     f"| {a['wins']} / {a['losses']} | {a['p_value']:.3g} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = sample_parser(__doc__, DEFAULT_HOME)
+    parser.set_defaults(corpus="l2r", per_class=[5, 20, 100])
+    parser.add_argument("--part", choices=("frozen", "full", "both"), default="frozen")
+    args = parser.parse_args()
+    frame = measure(args)
+    if frame.empty:
+        print("no finished runs yet")
+        return 0
+    print(results_table(frame))
+    found = adds(frame)
+    print("\nWhat the adversarial part adds (GAN-BERT − control on the same rows, paired by seed):")
+    print(adds_table(found))
+    print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in frame["precision"].value_counts().items()))
+    print(json.dumps({"runs": len(frame), "adds": found}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

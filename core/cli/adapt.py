@@ -1,0 +1,70 @@
+"""`python -m core adapt`: continue a backbone's masked-LM pretraining on a dataset's texts (TAPT), in the
+foreground with a progress bar or queued in the background like a training run. Its last stdout line is JSON
+with at least `backbone` (what `--backbone` then takes) and `cpu_seconds`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+
+from tqdm import tqdm
+
+from core.backbone import resolve_backbone
+from core.cli.commands import as_before, ensure_backbone
+from core.cli.options import spec_from_args
+from core.data import CleaningConfig
+from core.runs import Registry, enqueue, execute_run, logging_into, not_yet_run
+from core.runs.lifecycle import Status
+from core.train.adaptation import RECORD, AdaptConfig, adapted_folder
+
+def config_of(args: argparse.Namespace) -> AdaptConfig:
+    splits = tuple(dict.fromkeys(["train", *args.splits]))
+    config = AdaptConfig(data=spec_from_args(args.train, args),
+                         cleaning=CleaningConfig(**{f.name: getattr(args, f.name) for f in fields(CleaningConfig)}),
+                         backbone=args.backbone, revision=args.revision, splits=splits, epochs=args.epochs,
+                         max_steps=args.max_steps, lr=args.lr, max_len=args.max_len, batch_size=args.batch_size,
+                         mask=args.mask, seed=args.seed, precision=args.precision, device=args.device)
+    # pinned at launch, as a training run's: the base's snapshot, the data's paths from the root
+    return config.with_(revision=resolve_backbone(config.backbone, config.revision).revision,
+                        data=config.data.absolute())
+
+
+def cmd_adapt(args: argparse.Namespace) -> int:
+    ensure_backbone(args)
+    registry = Registry()
+    config = as_before(registry, config_of(args))  # a file with the bytes of one runs read: named as they named it
+    out = adapted_folder(config)
+    if (out / RECORD).is_file():  # the same adaptation made before: its backbone is there
+        record = json.loads((out / RECORD).read_text())
+        print(f"note: already adapted with these settings: {out}", file=sys.stderr)
+        print(json.dumps({"backbone": str(out), "cpu_seconds": record["cpu_seconds"], "status": Status.DONE,
+                          "reused": True}))
+        return 0
+    if args.background:
+        if not not_yet_run(registry, [config]):
+            print("note: an adaptation with these settings is already queued or running", file=sys.stderr)
+        run_id, = enqueue(registry, not_yet_run(registry, [config]) or [config])
+        print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status, "backbone": str(out)}))
+        return 0
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    with tqdm(total=1, desc=config.label, unit="step", file=sys.stderr) as bar, logging_into(registry.folder(run_id)):
+        def show(event: dict) -> None:
+            if event["type"] in ("progress", "evaluation"):
+                bar.total, bar.n = event["total_steps"], event["step"]
+                if event["type"] == "evaluation":
+                    bar.set_postfix_str(f"masked-LM loss {event['losses']['mlm_loss']:.3f}")
+                bar.refresh()
+            elif event["type"] == "status":
+                tqdm.write(event["message"], file=sys.stderr)
+        status = execute_run(registry, run_id, show)
+    run = registry.get(run_id)
+    if status != Status.DONE:
+        print(f"adaptation {run_id} ended {status}: {run.message} (its log: {registry.folder(run_id).log})",
+              file=sys.stderr)
+        print(json.dumps({"run_id": run_id, "status": status, "message": run.message}))
+        return 1
+    print(json.dumps({"run_id": run_id, "status": status, **run.metrics}))
+    return 0

@@ -1,0 +1,99 @@
+"""Adapting a backbone to a dataset's texts (task-adaptive pretraining): its masked-LM loss falls, the result is a
+backbone every method can use, it reads validation or test texts only when asked, it runs in the background like a
+training run, and Compare pairs runs on it with runs on its base."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core import compare
+from core.backbone import adapted_backbones, backbone_label, resolve_backbone
+from core.cli import main
+from core.data import CorpusConfig, DataSpec
+from core.runs import Registry, RunFolder, Status, cancel_all, enqueue
+from core.runs.execute import train_into
+from core.train import TrainConfig, classify, resolve
+from core.train.adaptation import AdaptConfig, adapted_folder
+from core.train.features import store_key
+from core.train.pretrain import adapt, texts_for
+from tests.helpers import hand_runs_frame, wait_for, write_jsonl
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
+
+
+def tiny_adapt(tiny_backbone, **kw) -> AdaptConfig:
+    return AdaptConfig(**{"data": DATA, "backbone": str(tiny_backbone), "max_len": 48, "batch_size": 16,
+                          "lr": 1e-3, "epochs": 3, **kw})
+
+
+def test_adapting_lowers_the_masked_lm_loss_and_gives_a_backbone_every_method_can_use(tiny_backbone, tmp_path,
+                                                                                       studio_home):
+    config = tiny_adapt(tiny_backbone)
+    out = adapted_folder(config)
+    record = adapt(config, out)
+    assert record["mlm_loss_after"] < record["mlm_loss_before"] - 0.1  # measured on one fixed masking
+    assert record["texts"] == {"train": 180} and not record["reads_test"] and record["steps"] == 36
+    assert {"model.safetensors", "config.json", "tokenizer.json", "adapted.json"} <= {p.name for p in out.iterdir()}
+    assert not list(out.glob("*.bin")) and [p for p, _ in adapted_backbones(studio_home)] == [out]
+    backbone = resolve_backbone(str(out))
+    assert backbone.adapted["base"]["folder"] == str(tiny_backbone)
+    assert backbone_label(str(out)) == f"{tiny_backbone} adapted to built-in (synthetic) (train texts, 180)"
+    base = resolve_backbone(str(tiny_backbone))
+    assert store_key(backbone, 48, "layers", False) != store_key(base, 48, "layers", False)  # features apart
+
+    run = resolve(TrainConfig(data=DATA, backbone=str(out), method="finetune", frozen=True, fraction=None,
+                              per_class=5, steps=5, evaluations=1, max_len=48))
+    result = train_into(run, RunFolder(tmp_path / "run"), lambda e: None, lambda: False)
+    assert result["test"]["n"] == 60
+    predicted = classify(RunFolder(tmp_path / "run").load_model(), ["a text about gardens"])[0]
+    assert abs(sum(predicted.probabilities.values()) - 1) < 1e-5
+
+    # Compare pairs the two backbones by seed and says what adapting adds
+    runs = [(TrainConfig(data=DATA, backbone=b, method="features-lr", frozen=True, fraction=0.1, seed=s),
+             0.5 + s / 100 + (0.05 if b == str(out) else 0)) for b in (str(tiny_backbone), str(out)) for s in (0, 1, 2)]
+    frame = hand_runs_frame(runs)
+    frame["backbone"] = [backbone_label(c.backbone) for c, _ in runs]
+    summary = compare.summarize(frame, "accuracy", compare.METRICS)
+    assert len(summary.adapted) == 1 and summary.adapted[0].difference.mean == pytest.approx(0.05)
+    assert "adapted to built-in (synthetic)" in summary.adapted[0].a
+
+
+def test_an_adaptation_reads_validation_or_test_texts_only_when_asked(tmp_path):
+    write_jsonl(tmp_path / "train.jsonl", [{"text": f"train text {i}", "label": i % 2} for i in range(8)])
+    write_jsonl(tmp_path / "dev.jsonl", [{"text": f"dev text {i}", "label": i % 2} for i in range(4)])
+    write_jsonl(tmp_path / "test.jsonl", [{"text": f"test text {i}", "label": i % 2} for i in range(4)])
+    data = DataSpec(train=str(tmp_path))
+    texts, counts = texts_for(AdaptConfig(data=data))
+    assert counts == {"train": 8} and not any(t.startswith(("dev", "test")) for t in texts)
+    texts, counts = texts_for(AdaptConfig(data=data, splits=("train", "test")))
+    assert counts == {"train": 8, "test": 4} and sum(t.startswith("test") for t in texts) == 4
+    with pytest.raises(Exception, match="reads train's texts"):
+        AdaptConfig(data=data, splits=("test",))
+
+
+def test_an_adaptation_runs_in_the_background_and_a_second_one_cancels(tiny_backbone, studio_home):
+    registry = Registry()
+    first, = enqueue(registry, [tiny_adapt(tiny_backbone, max_steps=3)])
+    done = wait_for(lambda: registry.get(first).status == Status.DONE and registry.get(first), timeout=180,
+                    what="the adaptation to finish")
+    assert done.kind == "adapt" and done.metrics["backbone"] == str(adapted_folder(done.config))
+    assert [r.id for r in registry.list(kind="adapt")] == [first] and registry.list() == []  # not a training run
+    assert "done: the adapted backbone is" in registry.folder(first).tail_log()
+    second, = enqueue(registry, [tiny_adapt(tiny_backbone, epochs=200, seed=1)])
+    wait_for(lambda: registry.get(second).status == Status.RUNNING, timeout=120, what="the second to start")
+    assert cancel_all(registry, [second])[second] == Status.CANCELLED
+    assert not (adapted_folder(registry.get(second).config) / "adapted.json").exists()
+
+
+def test_adapt_from_the_cli_ends_with_the_backbone_and_its_cpu_time(tiny_backbone, studio_home, capsys):
+    argv = ["adapt", "--train", "builtin", "--backbone", str(tiny_backbone), "--max-steps", "2", "--max-len", "32"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["status"] == "done" and out["cpu_seconds"] > 0 and resolve_backbone(out["backbone"]).adapted
+    assert main(argv) == 0  # the same adaptation again: found, not made twice
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.strip().splitlines()[-1])["reused"] and "already adapted" in captured.err
+    assert main(["adapt", "--train", "builtin", "--epochs", "0"]) == 2
+    assert "epochs must be in [1, 1000]" in capsys.readouterr().err
