@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.data import labels_read
+from core.data import SEMEVAL_LABELS, labels_read
 from core.errors import InputError
 from core.paths import studio_home
 from core.runs.folder import RunFolder
@@ -115,15 +115,24 @@ class Run:
         result = self.metrics or {}
         if result.get("labels_read") is not None:
             return result["labels_read"]
-        if result.get("labeled") is None or result.get("val_rows") is None:
+        if result.get("labeled") is None or self.val_rows is None:
             return None
-        return result["labeled"] + result["val_rows"]
+        return result["labeled"] + self.val_rows
+
+    @property
+    def val_rows(self) -> int | None:
+        """The validation rows the run read. The first registries kept no count: a run of the built-in corpus set
+        aside its share of every class, which its config says; a run of files, whatever they held then (None)."""
+        result, rule, data = self.metrics or {}, self.config.validating, self.config.data
+        if result.get("val_rows") is not None or rule.rule != "carve" or data.builtin is None:
+            return result.get("val_rows")
+        return len(SEMEVAL_LABELS) * int(round(rule.value * data.builtin.train_per_class))
 
     @property
     def labels_text(self) -> str:
         """'5/class + 5/class validation = 50 labels': what the run reads, beside its labeled amount."""
         result = self.metrics or {}
-        return labels_read(self.config.labeled, self.config.validating, result.get("labeled"), result.get("val_rows"),
+        return labels_read(self.config.labeled, self.config.validating, result.get("labeled"), self.val_rows,
                            method_for(self.config).reference)
 
     @property
