@@ -53,7 +53,7 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
                            "CPU minutes": round(record["cpu_seconds"] / 60, 1),
                            "masked-LM loss": f"{record['mlm_loss_before']:.3f} → {record['mlm_loss_after']:.3f}",
                            "epochs": record["epochs"], "steps": record["steps"], "made": record["created"]}
-                          for folder, record in made], hide_index=True)
+                          for folder, record in made], hide_index=True, placeholder="–")
 
 
 def jobs(registry: Registry, active: bool) -> None:
@@ -72,7 +72,7 @@ def jobs(registry: Registry, active: bool) -> None:
             left = roughly((now - job.phase_started) * (1 - job.progress) / job.progress)
         rows.append({"status": job.status, "progress": round(100 * job.progress), "time left": left,
                      "adaptation": job.name, "latest": job.message or "", "job": job.id})
-    st.dataframe(rows, hide_index=True, column_config={
+    st.dataframe(rows, hide_index=True, placeholder="–", column_config={
         "progress": st.column_config.ProgressColumn(format="%d%%", min_value=0, max_value=100, width="small")})
     going = [j.id for j in found if j.status in ACTIVE]
     if going:

@@ -6,6 +6,7 @@ import streamlit as st
 from core import compare, plotting
 from core.compare import METRIC_NAMES, charts
 from core.runs import ACTIVE, FINISHED, Status, pump
+from pages.compare_views import verdicts
 from pages.run_views import keep_selection_on_runs
 
 
@@ -46,9 +47,10 @@ frame = compare.filter_runs(frame, chosen)
 
 st.subheader("Runs")
 keep_selection_on_runs("cmp_table", frame["run_id"].tolist())
+differs = ["differs in"] if frame["differs in"].astype(bool).any() else []  # shown when a run has something to say
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
                      placeholder="–",
-                     column_order=["status", "method", "differs in", "amount", "labels read", "seed", *compare.METRICS,
+                     column_order=["status", "method", *differs, "amount", "labels read", "seed", *compare.METRICS,
                                    "dataset", "tags", "run_id"],
                      column_config={m: st.column_config.NumberColumn(METRIC_NAMES[m], format="%.3f")
                                     for m in compare.METRICS} |
@@ -72,10 +74,14 @@ st.caption("A group is every run with the same settings but the seed. Runs with 
            "read, validation included: a comparison of groups that read different numbers says so.")
 # the chosen metric's mean and interval beside the groups' names, the others' means after, under short headers
 # (the subheader says they are means): twelve columns had run past the page
-shown = {f"{metric}_mean": METRIC_NAMES[metric], f"{metric}_low": "95% CI low", f"{metric}_high": "95% CI high"} | {
-    f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}
-st.dataframe(groups[["group", "labels read", "n", "seeds", *shown]], hide_index=True, placeholder="–",
-             column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()})
+shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}
+ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=[True, True, False])
+st.dataframe(ranked[["group", f"{metric}_mean", f"{metric}_interval", "n", "labels read", "seeds",
+                     *list(shown)[1:]]], hide_index=True, placeholder="–",
+             column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
+             {"group": st.column_config.TextColumn(width=420), f"{metric}_interval": st.column_config.TextColumn(
+                 "95% CI (as computed)", width=260, help="Student's t over seeds; one that runs past the metric's range "
+                                                         "says so: too few seeds to bound the mean")})
 line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount
 st.altair_chart(line)
 d1, d2, d3 = st.columns(3)
@@ -89,33 +95,7 @@ if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool siz
     st.altair_chart(charts.metric_vs_unlabeled(groups, metric))
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
 
-st.subheader("Verdicts")
-st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the best group by mean, the runner-up, their paired "
-           "difference with its 95% t interval, and the paired test (an exact sign test up to 5 seeds, Wilcoxon's "
-           "signed-rank above). " + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
-           (" Where GAN-BERT ran beside its control, the list below says what the game adds."
-            if summary.ablations else ""))
-several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset first: its amount alone is ambiguous
-st.markdown("\n".join(f"- {compare.verdict_line(v)}" for v in summary.verdicts.to_dict("records")))
-with st.expander("The verdicts as a table (to sort or download)"):
-    st.dataframe(summary.verdicts, hide_index=True,
-                 column_order=["dataset"] * several + ["amount", "best_series", "best_mean", "runner_up_series",
-                                                       "difference", "low", "high", "ci_excludes_zero", "p_value",
-                                                       "n", "test", "labeled"] + ["dataset"] * (not several),
-                 column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
-                     ("best_mean", f"best: mean {METRIC_NAMES[metric]}"), ("difference", "best − runner-up"),
-                     ("low", "95% CI low"), ("high", "95% CI high"))} |
-                 {"best_series": "best", "runner_up_series": "runner-up", "p_value": st.column_config.NumberColumn(
-                     "p", format="%.3g"), "n": "seeds (n)", "ci_excludes_zero": "CI excludes 0"}, placeholder="–")
-if summary.ablations:
-    st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
-                "(the same discriminator, rows and budget with the adversarial part off), paired by seed")
-    st.markdown("\n".join(f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}"
-                           for p in summary.ablations))
-if summary.adapted:
-    st.markdown(f"**What adapting the backbone adds** to test {METRIC_NAMES[metric]}: each method on the adapted "
-                "backbone − the same on its base, paired by seed\n" + "\n".join(
-                    f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}" for p in summary.adapted))
+verdicts(summary, metric)
 
 st.subheader("Paired comparison")
 pairs = summary.pairs[metric]
@@ -159,9 +139,8 @@ st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected, names), 
 
 if len(selected) >= 2:
     st.markdown("**Settings that differ**")
-    diff = compare.settings_diff(selected, names)
-    st.dataframe(diff, hide_index=True, placeholder="–",  # every run's column on the page, its name on hover
-                 column_config={c: st.column_config.TextColumn(width="medium") for c in diff.columns})
+    diff = compare.settings_diff(selected, names)  # a row a run, its name whole; a column a setting
+    st.dataframe(diff, hide_index=True, placeholder="–", column_config={"run": st.column_config.TextColumn(width=420)})
 if len(selected) == 2:
     a, b = selected
     try:

@@ -236,14 +236,14 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
             ("GAN-BERT control (adversarial off) on frozen features", False, 0.48),
             ("Frozen features + LR (reference)", True, 0.465), ("TF-IDF + LR (reference)", True, 0.37)]
     groups = pd.DataFrame([{"series": s, "series_key": s, "labeled": 25, "reference": ref, "amount": "5/class",
-                            "n": 5,
-                            "accuracy_mean": m, "accuracy_low": m - 0.05, "accuracy_high": m + 0.05}
-                           for s, ref, m in rows])
+                            "n": 5, "accuracy_mean": m, "accuracy_low": m - 0.05, "accuracy_high": m + 0.05,
+                            "accuracy_interval": f"[{m - 0.05:.3f}, {m + 0.05:.3f}]"} for s, ref, m in rows])
     chart = compare_charts.metric_vs_amount(groups, "accuracy")
     spec = chart.to_dict()
     marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
-    assert marks == ["bar", "rule", "rule"]  # bars, their intervals, the references' dashed lines
-    assert spec["layer"][2]["mark"]["strokeDash"] == [6, 4] and spec["title"] == (
+    # bars, their intervals, the references' intervals as pale bands, and their dashed lines at the means
+    assert marks == ["bar", "rule", "rect", "rule"]
+    assert spec["layer"][3]["mark"]["strokeDash"] == [6, 4] and spec["title"] == (
         "accuracy at 5/class: mean and 95% CI over seeds")
     svg = vlc.vegalite_to_svg(chart.to_json())
     height = float(re.search(r'<svg[^>]*height="([\d.]+)"', svg).group(1))
@@ -261,6 +261,26 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
     x = lines["layer"][1]["encoding"]["x"]["scale"]
     assert x["domain"] == pytest.approx([25 / 1.2, 100 * 1.2]) and x["nice"] is False
     assert lines["layer"][1]["encoding"]["color"]["title"].startswith("dashed: converged references")
+    assert "opacity" in lines["layer"][0]["encoding"]  # every series has its band; the references' paler
+
+
+def test_an_interval_past_the_metrics_range_is_printed_as_computed_and_clamped_on_the_axis_with_a_note():
+    """Two seeds' t interval runs from about -0.5 to 1.45: printed as "[0.000, 1.000]" it read as a computed
+    interval, and its whisker spanned the axis with nothing to say why."""
+    frame = hand_runs_frame([(TrainConfig(method="finetune", frozen=True, fraction=0.1, seed=s), score)
+                             for s, score in ((0, 0.05), (1, 0.95))] +
+                            [(TrainConfig(method="features-lr", frozen=True, fraction=0.1, seed=s), score)
+                             for s, score in ((0, 0.40), (1, 0.42))])
+    groups = compare.summarize(frame, "accuracy", compare.METRICS).groups
+    wide = groups[groups["method"] == "Trained head on frozen features"].iloc[0]
+    assert wide["accuracy_low"] < -5 and wide["accuracy_high"] > 6  # as computed: 2 seeds, t = 12.7
+    assert wide["accuracy_interval"].endswith(": past [0, 1], too few seeds to bound the mean")
+    narrow = groups[groups["reference"]].iloc[0]
+    assert narrow["accuracy_interval"] == f"[{narrow['accuracy_low']:.3f}, {narrow['accuracy_high']:.3f}]"
+    spec = compare_charts.one_amount(groups, "accuracy").to_dict()
+    assert all(layer["encoding"]["x"]["scale"]["clamp"] for layer in spec["layer"])  # drawn to the axis' edge
+    assert any(t.get("field") == "accuracy_interval" for layer in spec["layer"]
+               for t in layer["encoding"].get("tooltip", []))  # and the tooltip says why
 
 
 def test_per_class_f1_rows_are_tall_enough_for_their_figures():

@@ -174,13 +174,16 @@ def frame_of(rows: list[dict]) -> pd.DataFrame:
                             for r in rows])
 
 
-def test_a_groups_interval_stays_within_its_metrics_range():
+def test_a_groups_interval_is_kept_as_computed_and_says_when_it_runs_past_the_metrics_range():
     rows = [{"method": "finetune", "seed": 0, "fraction": 0.1, "score": 0.05},
             {"method": "finetune", "seed": 1, "fraction": 0.1, "score": 0.95}]
     group = summarize(frame_of(rows), "accuracy", METRICS).groups.iloc[0]
-    assert mean_ci([0.05, 0.95]).low < 0 and mean_ci([0.05, 0.95]).high > 1  # two seeds' t interval runs past
-    assert (group["accuracy_low"], group["accuracy_high"]) == (0.0, 1.0)
-    assert (group["mcc_low"], group["mcc_high"]) == (-1.0, 1.0)
+    ci = mean_ci([0.05, 0.95])
+    assert ci.low < 0 and ci.high > 1  # two seeds' t interval runs past
+    assert (group["accuracy_low"], group["accuracy_high"]) == (ci.low, ci.high)  # not cut to [0, 1]
+    assert group["accuracy_interval"] == (f"[{ci.low:.3f}, {ci.high:.3f}]: past [0, 1], too few seeds to bound "
+                                          "the mean")
+    assert group["mcc_interval"].endswith("past [-1, 1], too few seeds to bound the mean")
 
 
 def test_a_run_again_of_a_seed_counts_once():
@@ -226,13 +229,15 @@ def test_groups_pairs_and_verdicts():
     # five wins of five: the exact sign test's smallest p, 0.0625, is not below 0.05; the t interval is clear of 0
     assert verdict["p_value"] == pytest.approx(stats.binomtest(5, 5).pvalue) == 0.0625
     assert not verdict["significant"] and verdict["ci_excludes_zero"]
+    assert verdict["leader"] == "TF-IDF + LR · a.jsonl" and verdict["verdict"] == "TF-IDF + LR · a.jsonl leads"
     lines = [verdict_line(v) for v in summary.verdicts.to_dict("records")]  # as Compare and the CLI say them
-    assert lines[0] == ("10%: TF-IDF + LR · a.jsonl (0.620) over BERT fine-tuning (learning rate default) · a.jsonl "
-                        "by +0.100, every one of the 5 seeds differs by exactly that; exact sign test p = 0.0625, "
+    assert lines[0] == ("10%: TF-IDF + LR · a.jsonl leads BERT fine-tuning (learning rate default) · a.jsonl by 0.100 "
+                        "(TF-IDF + LR · a.jsonl − BERT fine-tuning (learning rate default) · a.jsonl = +0.100, every one "
+                        "of the 5 seeds differs by exactly that, which excludes 0); exact sign test p = 0.0625, "
                         "n = 5 seeds; not at the same labels: TF-IDF + LR · a.jsonl read 10, BERT fine-tuning (learning "
                         "rate default) · a.jsonl 20 (validation included), so BERT fine-tuning (learning rate default) "
                         "· a.jsonl saw labels TF-IDF + LR · a.jsonl never did")
-    assert "50%: BERT fine-tuning (learning rate default) · a.jsonl (0.700), the only series measured" in lines
+    assert "50%: only BERT fine-tuning (learning rate default) · a.jsonl measured (0.700)" in lines
     # JSON: one list of groups, one of pairs
     out = summary.to_json()
     assert json.loads(json.dumps(out)) == out and {len(out["groups"]), len(out["pairs"])} == {5, 9}
@@ -241,21 +246,28 @@ def test_groups_pairs_and_verdicts():
 def test_a_verdict_in_words_says_what_its_seeds_show():
     nan = float("nan")
     row = {"amount": "5/class", "best_series": "A", "best_mean": 0.5, "runner_up": "B @ 5/class",
-           "runner_up_series": "B", "difference": 0.02, "low": -0.01, "high": 0.05, "ci_excludes_zero": False,
-           "test": "exact sign test", "p_value": 0.625, "n": 5}
-    assert verdict_line(row) == ("5/class: A (0.500) over B by +0.020, 95% CI [-0.010, +0.050], which includes 0; "
-                                 "exact sign test p = 0.625, n = 5 seeds")
+           "runner_up_series": "B", "runner_up_mean": 0.48, "difference": 0.02, "low": -0.01, "high": 0.05,
+           "ci_excludes_zero": False, "leader": None, "test": "exact sign test", "p_value": 0.625, "n": 5}
+    # no winner where the interval includes 0: that is said first, before any number
+    assert verdict_line(row) == ("5/class: no difference can be told between A (0.500) and B (0.480): A − B = "
+                                 "+0.020, 95% CI [-0.010, +0.050], which includes 0; exact sign test p = 0.625, "
+                                 "n = 5 seeds")
+    settled = row | {"low": 0.01, "high": 0.03, "ci_excludes_zero": True, "leader": "A", "p_value": 0.0625}
+    assert verdict_line(settled).startswith("5/class: A leads B by 0.020 (A − B = +0.020, 95% CI [+0.010, +0.030], "
+                                            "which excludes 0)")
     one = row | {"low": nan, "high": nan, "n": 1, "p_value": 1.0}
-    assert verdict_line(one).endswith("by +0.020, no interval from one seed; exact sign test p = 1, n = 1 seed")
+    assert verdict_line(one) == ("5/class: no difference can be told from one shared seed: A (0.500) and B (0.480); "
+                                 "A − B = +0.020 on it")
     apart = row | {"n": 0, "low": nan, "high": nan, "test": "no shared seeds: not paired", "p_value": nan}
-    assert verdict_line(apart) == "5/class: A (0.500) over B by +0.020 (no shared seeds: not paired)"
-    # ahead over all its seeds, behind on the two both ran
-    behind = row | {"difference": -0.02, "low": -0.3, "high": 0.26, "n": 2, "p_value": 1.0}
-    assert verdict_line(behind).startswith("5/class: A (0.500) over B, though behind by 0.020 on the 2 seeds both "
-                                           "ran, ")
+    assert verdict_line(apart) == ("5/class: no difference can be told: A (0.500) and B (0.480) share no seed, so "
+                                   "they are not paired")
+    # ahead over all its seeds, behind on the two both ran, and the interval excludes 0: B leads where they pair
+    behind = row | {"difference": -0.02, "low": -0.03, "high": -0.01, "n": 2, "p_value": 0.5,
+                    "ci_excludes_zero": True, "leader": "B"}
+    assert verdict_line(behind).startswith("5/class: B leads A by 0.020 (A − B = -0.020")
     level = row | {"difference": 0.0, "low": 0.0, "high": 0.0, "test": "no test: no seed differs", "p_value": 1.0}
-    assert verdict_line(level).endswith("every one of the 5 seeds differs by exactly that; no test: no seed differs, "
-                                        "n = 5 seeds")
+    assert verdict_line(level).endswith("every one of the 5 seeds differs by exactly that, which includes 0; no test: "
+                                        "no seed differs, n = 5 seeds")
 
 
 def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, capsys):
@@ -347,13 +359,18 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
     assert names[again].endswith(f"run {again[-6:]}") and names[short].endswith(f"run {short[-6:]}")
 
     two = settings_diff([reg.get(short), reg.get(long_)], names)
-    assert list(two.columns) == ["setting", names[short], names[long_]]  # both values side by side
-    assert two.set_index("setting").loc["max length"].tolist() == ["128", "256"]
+    assert list(two.columns) == ["run", "max length"]  # a row a run, its name whole; short setting headers
+    assert two["run"].tolist() == [names[short], names[long_]] and two["max length"].tolist() == ["128", "256"]
     three = settings_diff([reg.get(i) for i in (short, long_, twice[1])])
-    assert len(set(three.columns)) == 4
-    assert three.shape[1] == 4 and set(three["setting"]) == {"max length", "seed"}
-    methods = settings_diff([reg.get(short), reg.get(other)]).set_index("setting").loc["method"].tolist()
-    assert methods == ["GAN-BERT", "Frozen features + LR"]  # by name: the ids "ganbert" and "features-lr" had shown
+    assert len(three) == 3 and set(three.columns) == {"run", "max length", "seed"}
+    methods = settings_diff([reg.get(short), reg.get(other)])["method"].tolist()
+    # by the names every page uses: the ids "ganbert" and "features-lr", or "BERT fine-tuning" for a head, had shown
+    assert methods == ["GAN-BERT G1 (noise) on frozen features", "Frozen features + LR"]
+    for run_id, took in ((short, 100), (long_, 90)):  # the budget each ran, where "epochs: default | 30" had shown
+        reg.claim(run_id)
+        reg.mark_running(run_id, 1, "cpu")
+        reg.finish(run_id, "done", "finished", {"steps": took})
+    assert settings_diff([reg.get(short), reg.get(long_)], names)["steps run"].tolist() == ["100 steps", "90 steps"]
 
     assert main(["runs"]) == 0  # the CLI lists the registry with the same names
     out = capsys.readouterr().out
@@ -370,9 +387,9 @@ def test_a_setting_a_runs_method_does_not_read_shows_as_not_applying():
     reg = Registry()
     base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None, max_len=128)
     control, lr = reg.create(base.with_(adversarial=False)), reg.create(base.with_(method="features-lr", lr_c=10.0))
-    diff = settings_diff([reg.get(control), reg.get(lr)]).set_index("setting")
-    assert diff.loc["adversarial part"].tolist() == ["off", "–"]
-    assert diff.loc["LR C"].tolist() == ["–", "10"] and setting_label("lr_c") == "LR C"
+    diff = settings_diff([reg.get(control), reg.get(lr)])
+    assert diff["adversarial part"].tolist() == ["off", "–"]
+    assert diff["LR C"].tolist() == ["–", "10"] and setting_label("lr_c") == "LR C"
     assert setting_label("max_len") == "max length"
 
 

@@ -126,12 +126,13 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     table, groups, verdicts, diffs = at.dataframe  # the runs, the groups, the verdicts, one pair's differences
     groups, verdicts, diffs = groups.value, verdicts.value, diffs.value
     row = groups[groups["group"].str.startswith("Trained head on frozen features")].iloc[0]
-    assert row["n"] == 2 and 0 <= row["accuracy_mean"] <= 1 and row["accuracy_low"] <= row["accuracy_mean"]
+    assert row["n"] == 2 and 0 <= row["accuracy_mean"] <= 1 and row["accuracy_interval"].startswith("[")
     charts = at.get("vega_lite_chart")  # one labeled amount: its bars with intervals, then the strip of seeds
     assert len(charts) == 2 and '"bar"' in charts[0].proto.spec and '"line"' not in charts[0].proto.spec
     assert len(verdicts) == 1 and verdicts.iloc[0]["runner_up"] is not None
     verdict = next(m.value for m in at.markdown if m.value.startswith("- 50%: "))  # in words, names whole
-    assert f" over {verdicts.iloc[0]['runner_up_series']} by " in verdict and "no interval from one seed" in verdict
+    assert verdict.startswith("- 50%: no difference can be told from one shared seed: ")  # before any number
+    assert verdicts.iloc[0]["runner_up_series"] in verdict
     # fine-tuning (seeds 0, 1) and GAN-BERT (seed 0) share seed 0: one pair, its per-seed differences shown
     assert len(at.selectbox(key="cmp_pair").options) == 1 and len(diffs) == 1
     pair = next(m.value for m in at.markdown if "A − B =" in m.value)
@@ -139,11 +140,12 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
-    assert list(groups.columns[1:2]) == ["labels read"]  # beside the group's name and amount
-    assert list(groups.columns[4:7]) == ["accuracy_mean", "accuracy_low", "accuracy_high"]
+    # the chosen metric's mean and its interval as computed beside the name, then n and the labels read
+    assert list(groups.columns[:5]) == ["group", "accuracy_mean", "accuracy_interval", "n", "labels read"]
+    assert groups["accuracy_mean"].is_monotonic_decreasing  # one amount: ranked by the chosen metric
     at.radio(key="cmp_metric").set_value("macro_f1").run()  # the chosen metric's columns come first
-    assert list(at.dataframe[1].value.columns[4:]) == ["macro_f1_mean", "macro_f1_low", "macro_f1_high",
-                                                        "accuracy_mean", "mcc_mean"]  # the others' means only
+    assert list(at.dataframe[1].value.columns[:3]) == ["group", "macro_f1_mean", "macro_f1_interval"]
+    assert list(at.dataframe[1].value.columns[-2:]) == ["accuracy_mean", "mcc_mean"]  # the others' means only
 
 
 def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):

@@ -15,6 +15,9 @@ CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_super
                "g_loss": "G loss (all terms)", "g_feature_matching": "G feature matching",
                "val_accuracy": "validation accuracy", "val_macro_f1": "validation macro-F1", "val_mcc": "validation MCC",
                "val_fake_prob": "P(fake) of real validation texts"}
+# seeds 0-9 in hues far apart (blue, orange, green, red, purple, …): Vega's default gave seeds 0 and 1 two blues
+SEED_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+                "#17becf"]
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
@@ -29,9 +32,10 @@ def series_scale(groups: pd.DataFrame, colour_order: list[str] | None = None) ->
 
 def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
     """The seed report's figure: a metric against the number of labeled texts (log x), one line per
-    series with its 95% confidence band over seeds. Reference baselines are dashed lines without a band:
-    the floor a method must clear to be worth its cost. A single labeled amount has no line to draw: its
-    groups are bars with their intervals instead (`one_amount`). Colours follow `colour_order` (`series_scale`)."""
+    series with its 95% confidence band over seeds. Reference baselines are dashed lines with their own, paler
+    band: the floor a method must clear to be worth its cost, and how sure that floor is. A band past the
+    metric's range is clamped at the axis, and its tooltip says so. A single labeled amount has no line to draw:
+    its groups are bars with their intervals instead (`one_amount`). Colours follow `colour_order`."""
     if groups["labeled"].nunique() < 2:
         return one_amount(groups, metric, colour_order)
     data = groups.assign(low=groups[f"{metric}_low"].fillna(groups[f"{metric}_mean"]),
@@ -41,14 +45,17 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] 
     low, high = float(groups["labeled"].min()), float(groups["labeled"].max())
     x = alt.X("labeled:Q", scale=alt.Scale(type="log", domain=[low / 1.2, high * 1.2], nice=False),
               title="labeled texts (log scale)")
-    references = "dashed: converged references, no band" if groups["reference"].any() else None
+    references = "dashed: converged references, with paler bands" if groups["reference"].any() else None
     color = alt.Color("series:N", title=references, scale=series_scale(groups, colour_order),
                       legend=whole_legend(  # lines, not the bands' pale dots
                           columns=1, symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1, titleLimit=0))
     base = alt.Chart(data).encode(x=x, color=color)
-    band = base.transform_filter(alt.datum.kind == "method").mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
+    y_scale = clamped_scale(data["low"], data["high"], metric)
+    band = base.mark_area().encode(y=alt.Y("low:Q", scale=y_scale), y2="high:Q", tooltip=tooltip(metric),
+                                   opacity=alt.Opacity("kind:N", legend=None, scale=alt.Scale(
+                                       domain=["method", "reference"], range=[0.15, 0.07])))
     line = base.mark_line(point=True).encode(
-        y=alt.Y(f"{metric}_mean:Q", title=label(metric)),
+        y=alt.Y(f"{metric}_mean:Q", title=label(metric), scale=y_scale),
         strokeDash=alt.StrokeDash("kind:N", title=None, legend=None,  # the series legend shows each dash
                                   scale=alt.Scale(domain=["method", "reference"], range=[[1, 0], [6, 4]])),
         tooltip=tooltip(metric))
@@ -101,20 +108,29 @@ def metric_vs_unlabeled(groups: pd.DataFrame, metric: str) -> alt.Chart:
         title=f"{label(metric)} against the unlabeled pool: mean and 95% CI over seeds; dashed: reads one pool or none")
 
 
+def clamped_scale(low: pd.Series, high: pd.Series, metric: str) -> alt.Scale:
+    """An axis from the lowest interval bound to the highest, within what the metric can be, clamping the
+    intervals that run past it (too few seeds to bound the mean: their tooltips say so)."""
+    bottom, top = metric_range(metric)
+    lo, hi = max(bottom, float(low.min())), min(top, float(high.max()))
+    pad = max(0.01, (hi - lo) * 0.05)
+    return alt.Scale(domain=[max(bottom, lo - pad), min(top, hi + pad)], clamp=True, zero=False, nice=False)
+
+
 def label(metric: str) -> str:
     return METRIC_NAMES.get(metric, metric.replace("_", "-"))
 
 
 def tooltip(metric: str) -> list:
+    """A group's figures on hover: its interval as computed, and whether it runs past the axis (clamped there)."""
     return ["series", "amount", alt.Tooltip("labeled:Q", format=".0f"), "n",
-            alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_low:Q", format=".3f"),
-            alt.Tooltip(f"{metric}_high:Q", format=".3f")]
+            alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_interval:N", title="95% CI")]
 
 
 def one_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
     """One labeled amount: a bar per method with its 95% interval, each name whole on its own row, and the
-    references (converged baselines, not low-label methods) as dashed vertical lines at their means, named in
-    the legend."""
+    references (converged baselines, not low-label methods) as dashed vertical lines at their means with their
+    intervals as pale bands, named in the legend. Intervals past the metric's range stop at the axis."""
     amount = groups["amount"].iloc[0] if len(groups) else ""
     methods, references = groups[~groups["reference"]], groups[groups["reference"]]
     scale = alt.Scale(domain=list(metric_range(metric)), clamp=True)
@@ -123,12 +139,15 @@ def one_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None
     bars = alt.Chart(methods).mark_bar(color="#9ecae1").encode(x=x, y=y, tooltip=tooltip(metric))  # named on y
     whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=alt.X(f"{metric}_low:Q", scale=scale),
                                                                   x2=f"{metric}_high:Q", y=y)
+    color = alt.Color("series:N", title="references (dashed lines, pale bands: 95% CI)",
+                      scale=series_scale(references, colour_order),
+                      legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2))
     rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
-        x=f"{metric}_mean:Q", tooltip=tooltip(metric),
-        color=alt.Color("series:N", title="references (dashed lines)", scale=series_scale(references, colour_order),
-                        legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2)))
+        x=alt.X(f"{metric}_mean:Q", scale=scale), tooltip=tooltip(metric), color=color)
+    spans = alt.Chart(references.dropna(subset=[f"{metric}_low"])).mark_rect(opacity=0.1).encode(
+        x=alt.X(f"{metric}_low:Q", scale=scale), x2=f"{metric}_high:Q", color=color, tooltip=tooltip(metric))
     # without references, no rules: an empty layer still drew its legend's title
-    return alt.layer(bars, whiskers, *([rules] if len(references) else [])).properties(
+    return alt.layer(bars, whiskers, *([spans, rules] if len(references) else [])).properties(
         width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 
@@ -142,10 +161,12 @@ def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colour_ord
     panel = max(40, min(110, width // max(1, len(order)) - 20))
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
-        y=alt.Y(f"{metric}_mean:Q", title=label(metric)),
+        y=alt.Y(f"{metric}_mean:Q", title=label(metric), scale=alt.Scale(domain=list(metric_range(metric)),
+                                                                          clamp=True)),
         color=alt.Color("series:N", scale=series_scale(groups, colour_order), legend=whole_legend(columns=1)),
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
-    whiskers = base.mark_rule().encode(y=f"{metric}_low:Q", y2=f"{metric}_high:Q")
+    whiskers = base.mark_rule().encode(y=alt.Y(f"{metric}_low:Q", scale=alt.Scale(
+        domain=list(metric_range(metric)), clamp=True)), y2=f"{metric}_high:Q", tooltip=tooltip(metric))
     header = alt.Header(labelExpr="split(replace(datum.label, ' (', ' · ('), ' · ')")
     return alt.layer(bars, whiskers, data=groups).properties(width=panel, height=220).facet(
         column=alt.Column("panel:O", title="labeled amount", sort=order, header=header))
@@ -158,7 +179,7 @@ def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
         # a name on two lines, the series and then "@ amount": whole on one, long ones had left no room for the dots
         y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"),
                 axis=category_axis(labelExpr="split(replace(datum.label, ' @ ', ' |@ '), ' |')")),
-        color=alt.Color("seed:N", legend=whole_legend()),
+        color=alt.Color("seed:N", legend=whole_legend(), scale=alt.Scale(range=SEED_COLOURS)),
         tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],
     ).properties(width=480, height=alt.Step(34))  # room for a name's two lines
 

@@ -112,15 +112,29 @@ def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
     return {r.id: " · ".join(filter(None, [r.name, extra[r.id]])) for r in runs}
 
 
+BUDGET = ("steps", "epochs")  # how a budget was asked for; what a run took is its record's `steps`
+
+
 def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> pd.DataFrame:
-    """The settings in which the runs differ (the seed included): one row a setting, one column a run,
-    headed by its name in `names` (default: names that tell these runs apart), for two runs or more. A
-    setting a run's method does not read (LR's learning rate) reads '–' in its column."""
+    """The settings in which the runs differ (the seed included): one row a run, named in `names` (default: names
+    that tell these runs apart) and whole in its own column, one column a setting, its label short, for two runs or
+    more. A method is named as every page names it ("Trained head on frozen features"); a budget is the steps
+    each run took, not "default" beside "30 epochs"; a setting a run's method does not read (LR's learning rate)
+    reads '–'."""
     names = names or distinct_names(runs)
     keys = differing(runs, drop=())
-    frame = pd.DataFrame({"setting": [setting_label(k) for k in keys]})
-    for r in runs:
+    steps = [(r.metrics or {}).get("steps") for r in runs]
+    budget = any(k in BUDGET for k in keys) or len(set(steps)) > 1
+    rows = []
+    for r, took in zip(runs, steps):
         flat, unread = flat_settings(r.config), unread_options(r.config)
-        frame[names[r.id]] = ["–" if k in unread else method_for(r.config).title if k == "method"
-                              else setting_value(flat.get(k), k) for k in keys]  # a method by its name, not its id
-    return frame
+        row = {"run": names[r.id]}
+        for k in keys:
+            if k in BUDGET:
+                continue
+            row[setting_label(k)] = ("–" if k in unread else method_for(r.config).display(r.config) if k == "method"
+                                     else setting_value(flat.get(k), k))
+        if budget:
+            row["steps run"] = "–" if "steps" in unread else "not recorded" if took is None else f"{took:,} steps"
+        rows.append(row)
+    return pd.DataFrame(rows)

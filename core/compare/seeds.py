@@ -193,13 +193,15 @@ def one_per_seed(frame: pd.DataFrame, metrics: tuple[str, ...] = ()) -> pd.DataF
 
 def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per group of finished runs (every setting but the seed): n, the seeds, and for each metric
-    the mean, standard deviation and 95% interval, cut at the metric's range (a t interval from two seeds can
-    reach below an accuracy of 0, which no run can score). Groups never span datasets."""
+    the mean, standard deviation and 95% interval as computed, with `{metric}_interval` saying it in words and
+    whether it runs past the metric's range (a t interval from two seeds can reach below an accuracy of 0, which
+    no run can score: too few seeds to bound the mean; a chart clamps it at the axis and says so). Groups never
+    span datasets."""
     done = one_per_seed(frame, metrics).copy()
     columns = ["group", "series", "method", "dataset", "amount", "panel", "labeled", "labels read", "unlabeled",
                "pool_series", "reference", "n", "seeds",
                "settings", "series_key",
-               *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high")]]
+               *[f"{m}_{s}" for m in metrics for s in ("mean", "std", "low", "high", "interval")]]
     if done.empty:
         return pd.DataFrame(columns=columns)
     done["series"], done["pool_series"] = _names(done), _names(done, POOL)
@@ -220,12 +222,22 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
                "reference": bool(first["reference"]),
                "n": len(g), "seeds": sorted(int(s) for s in g["seed"]), "settings": key, "series_key": series_key(key)}
         for m in metrics:
-            ci, (bottom, top) = mean_ci(g[m]), metric_range(m)
+            ci = mean_ci(g[m])
             row |= {f"{m}_mean": ci.mean, f"{m}_std": float(g[m].std(ddof=1)) if len(g) > 1 else 0.0,
-                    f"{m}_low": None if ci.low is None else max(ci.low, bottom),
-                    f"{m}_high": None if ci.high is None else min(ci.high, top)}
+                    f"{m}_low": ci.low, f"{m}_high": ci.high, f"{m}_interval": interval_words(ci, m)}
         rows.append(row)
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "labeled", "series"], ignore_index=True)
+
+
+def interval_words(ci: Interval, metric: str) -> str:
+    """A group's 95% interval as computed, '[0.412, 0.520]', marked where it runs past what the metric can be:
+    '[-0.523, 1.477]: past [0, 1], too few seeds to bound the mean'."""
+    if ci.low is None:
+        return "none from one seed" if ci.n == 1 else ""
+    bottom, top = metric_range(metric)
+    text = f"[{ci.low:.3f}, {ci.high:.3f}]"
+    return text + (f": past [{bottom:g}, {top:g}], too few seeds to bound the mean"
+                   if ci.low < bottom or ci.high > top else "")
 
 
 def seed_points(frame: pd.DataFrame, grouped: pd.DataFrame) -> pd.DataFrame:

@@ -87,26 +87,33 @@ def what_seeds_allow(n: int) -> str:
 
 
 def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list[Paired]) -> pd.DataFrame:
-    """For each dataset and labeled amount: the best group by mean, the runner-up, their paired difference
-    with its interval, and whether it is significant; and, where GAN-BERT ran beside its control, what its
-    adversarial part adds (`game`, from `ablations`: GAN-BERT − control, with the interval). Each group also by
-    its series alone (`best_series`), for a table whose row already names the amount."""
+    """For each dataset and labeled amount: the two groups with the highest means (`best`, `runner_up`: an order
+    by mean, not a verdict), their paired difference with its interval and test, and the verdict those allow: a
+    `leader` only where the interval excludes 0 on two seeds or more, else none, "no difference can be told". And,
+    where GAN-BERT ran beside its control, what its adversarial part adds (`game`, from `ablations`: GAN-BERT −
+    control, with the interval). Each group also by its series alone (`best_series`), for a table whose row
+    already names the amount."""
     rows = []
     for (dataset, amount), g in grouped.groupby(["dataset", "amount"], sort=False):
         ranked = g.sort_values(f"{metric}_mean", ascending=False)
         best = ranked.iloc[0]
         row = {"dataset": dataset, "amount": amount, "labeled": best["labeled"], "best": best["group"],
                "best_series": best["series"], "best_mean": best[f"{metric}_mean"], "runner_up": None,
-               "runner_up_series": None, "difference": None, "low": None, "high": None, "n": 0, "test": None,
-               "p_value": None, "significant": None, "ci_excludes_zero": None, "labels_note": None}
+               "runner_up_series": None, "runner_up_mean": None, "difference": None, "low": None, "high": None,
+               "n": 0, "test": None, "p_value": None, "significant": None, "ci_excludes_zero": None,
+               "labels_note": None, "leader": None, "verdict": "only one series measured"}
         if len(ranked) > 1:
             second = ranked.iloc[1]
             d = find_pair(found, best["group"], second["group"])
-            row["runner_up"], row["runner_up_series"] = second["group"], second["series"]
+            row |= {"runner_up": second["group"], "runner_up_series": second["series"],
+                    "runner_up_mean": second[f"{metric}_mean"], "verdict": "no difference can be told"}
             if d is not None:
+                settled = len(d.seeds) > 1 and d.ci_excludes_zero
+                leader = (best if d.difference.mean > 0 else second)["series"] if settled else None
                 row |= {"difference": d.difference.mean, "low": d.difference.low, "high": d.difference.high,
                         "n": len(d.seeds), "test": d.test, "p_value": d.p_value, "significant": d.significant,
-                        "ci_excludes_zero": d.ci_excludes_zero,
+                        "ci_excludes_zero": d.ci_excludes_zero, "leader": leader,
+                        "verdict": f"{leader} leads" if settled else "no difference can be told",
                         "labels_note": d.unequal_labels(best["series"], second["series"])}
             else:
                 row |= {"difference": best[f"{metric}_mean"] - second[f"{metric}_mean"],
@@ -119,31 +126,33 @@ def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list
 
 
 def verdict_line(v: dict) -> str:
-    """One verdict row in words, the same on the Compare page, in `compare`'s output and in the benches: the
-    best series and its mean, then its paired margin over the runner-up with the interval and the test. Names
-    stay whole, which a table's column cut; with several datasets each series names its own."""
-    best = f"{v['amount']}: {v['best_series']} ({v['best_mean']:.3f})"
-    if pd.isna(v["runner_up"]):  # a frame's records hold NaN where its rows held None
-        return f"{best}, the only series measured"
-    over = f"{best} over {v['runner_up_series']}"
+    """One verdict row in words, the same on the Compare page, in `compare`'s output and in the benches. It leads
+    with what the data can tell: a leader only where the paired interval excludes 0 (on two seeds or more), and
+    otherwise "no difference can be told" before any number. Names stay whole, which a table's column cut; with
+    several datasets each series names its own."""
+    a, b = v["best_series"], v["runner_up_series"]
+    if pd.isna(b):  # a frame's records hold NaN where its rows held None
+        return f"{v['amount']}: only {a} measured ({v['best_mean']:.3f})"
+    means = f"{a} ({v['best_mean']:.3f}) and {b} ({v['runner_up_mean']:.3f})"
     if not v["n"]:
-        return f"{over} by {v['difference']:+.3f} ({v['test']})"
+        return f"{v['amount']}: no difference can be told: {means} share no seed, so they are not paired"
     n = int(v["n"])
     seeds = f"{n} seed{'s' if n != 1 else ''}"
-    if v["difference"] < 0:  # ahead over all its seeds, behind on the ones both ran
-        over += f", though behind by {-v['difference']:.3f} on the {seeds} both ran"
-    else:
-        over += f" by {v['difference']:+.3f}"
+    test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
+    note = f"; {v['labels_note']}" if isinstance(v.get("labels_note"), str) else ""
     if pd.isna(v["low"]):
-        interval = "no interval from one seed"
-    elif v["high"] - v["low"] < 1e-9:
+        return (f"{v['amount']}: no difference can be told from one shared seed: {means}; {a} − {b} = "
+                f"{v['difference']:+.3f} on it{note}")
+    if v["high"] - v["low"] < 1e-9:
         interval = f"every one of the {seeds} differs by exactly that"
     else:
-        interval = f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}], which " + \
-            ("excludes 0" if v["ci_excludes_zero"] else "includes 0")
-    test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
-    note = v.get("labels_note")
-    return f"{over}, {interval}; {test}, n = {seeds}" + (f"; {note}" if isinstance(note, str) else "")
+        interval = f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}]"
+    if isinstance(v.get("leader"), str):
+        other = b if v["leader"] == a else a
+        return (f"{v['amount']}: {v['leader']} leads {other} by {abs(v['difference']):.3f} ({a} − {b} = "
+                f"{v['difference']:+.3f}, {interval}, which excludes 0); {test}, n = {seeds}{note}")
+    return (f"{v['amount']}: no difference can be told between {means}: {a} − {b} = {v['difference']:+.3f}, "
+            f"{interval}, which includes 0; {test}, n = {seeds}{note}")
 
 
 def pair_json(p: Paired) -> dict:

@@ -1,0 +1,40 @@
+"""Compare's verdicts: a sentence per labeled amount that leads with what the seeds can tell, the same as a table to
+sort or download, and what GAN-BERT's adversarial part and an adapted backbone add, paired by seed."""
+
+import streamlit as st
+
+from core import compare
+from core.compare import METRIC_NAMES
+
+
+def verdicts(summary, metric: str) -> None:
+    st.subheader("Verdicts")
+    st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the two groups with the highest means, their paired "
+               "difference with its 95% t interval and the paired test (an exact sign test up to 5 seeds, Wilcoxon's "
+               "signed-rank above). A group leads only where the interval excludes 0. "
+               + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
+               (" Where GAN-BERT ran beside its control, the list below says what the game adds."
+                if summary.ablations else ""))
+    several = summary.verdicts["dataset"].nunique() > 1  # then each row's dataset first: its amount alone is ambiguous
+    st.markdown("\n".join(f"- {compare.verdict_line(v)}" for v in summary.verdicts.to_dict("records")))
+    with st.expander("The verdicts as a table (to sort or download)"):
+        st.dataframe(summary.verdicts, hide_index=True,
+                     column_order=["dataset"] * several + ["amount", "verdict", "best_series", "best_mean",
+                                                           "runner_up_series", "runner_up_mean", "difference", "low", "high",
+                                                           "p_value", "n"] + ["dataset"] * (not several),
+                     column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
+                         ("best_mean", "its mean"), ("runner_up_mean", "its mean"), ("difference", "higher − next"),
+                         ("low", "95% CI low"), ("high", "95% CI high"))} |
+                     {"verdict": st.column_config.TextColumn(width=260),
+                      "best_series": st.column_config.TextColumn("highest mean", width=220),
+                      "runner_up_series": st.column_config.TextColumn("next", width=220),
+                      "p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds"}, placeholder="–")
+    if summary.ablations:
+        st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
+                    "(the same discriminator, rows and budget with the adversarial part off), paired by seed")
+        st.markdown("\n".join(f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}"
+                               for p in summary.ablations))
+    if summary.adapted:
+        st.markdown(f"**What adapting the backbone adds** to test {METRIC_NAMES[metric]}: each method on the adapted "
+                    "backbone − the same on its base, paired by seed\n" + "\n".join(
+                        f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}" for p in summary.adapted))
