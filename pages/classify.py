@@ -9,8 +9,8 @@ from core.compare import charts, confusion_cells, distinct_names
 from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
 from core.errors import InputError
 from core.runs import Status
-from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, readable_frame,
-                        submission_jsonl, unsure)
+from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, is_subtask_b, jsonl_format,
+                        readable_frame, submission_jsonl, unsure)
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -158,11 +158,9 @@ if upload is not None and picked:
             c1.download_button("Download predictions (CSV: id, gold, predicted, probabilities)",
                                out.to_csv(index=False), f"predictions-{run_id}.csv", "text/csv",
                                key=f"cl_csv_{run_id}")
-            try:
-                c2.download_button("Download a SemEval submission (JSONL: id, label)",
-                                   submission_jsonl(out, frame, model.labels, file_labels),
-                                   f"submission-{run_id}.jsonl", "application/jsonl", key=f"cl_jsonl_{run_id}")
-            except InputError as e:
-                c2.caption(str(e))
+            c2.download_button("Download a SemEval submission (JSONL: id, label)" if is_subtask_b(model.labels) else
+                               "Download predictions as JSONL (id, label: class names)",
+                               submission_jsonl(out, frame, model.labels), f"submission-{run_id}.jsonl",
+                               "application/jsonl", key=f"cl_jsonl_{run_id}", help=jsonl_format(model.labels))
             if frame.attrs.get("ids") == "row":
                 st.caption("The file has no id column: the submission numbers its rows from 0.")

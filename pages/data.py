@@ -35,9 +35,11 @@ def try_load(spec: DataSpec) -> None:
         with st.spinner("Loading and checking…"):
             spec, same = as_runs_read_it(st.session_state.registry, spec)
             ds = load_dataset(spec)
-    except InputError as e:
-        st.error(f"Could not load this data: {e}. The previous dataset is still loaded.")
-        return
+    except InputError as e:  # kept until the next load, beside the field that still holds the failed path
+        st.session_state.load_error = (f"Not loaded: {e}. **{st.session_state.dataset.name}** is still the loaded "
+                                       "dataset (the Current line above); correct the path and load again.")
+        st.rerun()  # shown at the top, beside the Current line
+    st.session_state.pop("load_error", None)
     st.session_state.same_files = same  # said with the loaded message
     if ds.test is None and st.session_state.dataset.test is not None:
         st.session_state.pending_dataset = ds  # asked at the top of the page
@@ -70,6 +72,8 @@ if "dataset" not in st.session_state:  # a deep link opened before app.py ever r
     st.switch_page("app.py")
 st.title("Data")
 notice = st.container()  # always here, so the fields below keep their place when the message goes
+if error := st.session_state.get("load_error"):  # until the next load: the fields may still hold what failed
+    notice.error(error)
 if "loaded_message" in st.session_state:
     notice.success(st.session_state.loaded_message)
     for line in st.session_state.pop("same_files", []):
@@ -122,7 +126,7 @@ with upload:
             paths = {k: str(store_upload(f.getvalue(), f.name, folder)) if f else None
                      for k, f in (("train", train_file), ("test", test_file))}
         except InputError as e:
-            st.error(f"Could not load this upload: {e}. The previous dataset is still loaded.")
+            st.error(f"Not loaded: {e}. **{st.session_state.dataset.name}** is still the loaded dataset.")
         else:
             try_load(DataSpec(train=paths["train"], test=paths["test"], mapping=up_mapping))
 
@@ -132,11 +136,16 @@ with local:
                 "(`.jsonl`, `.csv` or `.parquet`).")
     # from the files loaded now, unless uploaded: a new session (a reload) shows where its dataset came from
     own = {} if Path(spec.train or studio_home()).is_relative_to(studio_home()) else spec.paths
-    train_path = st.text_input("Train file or directory", own.get("train", ""), key="lp_train", persist_state="session")
-    test_path = st.text_input("Test file (optional)", own.get("test", ""), key="lp_test", persist_state="session")
-    lp_mapping = mapping_inputs("lp")
-    if st.button("Load from path", key="lp_load", disabled=not train_path.strip()):
-        try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))
+    with st.form("lp_form", border=False):  # Enter in a field loads, as the button does
+        train_path = st.text_input("Train file or directory", own.get("train", ""), key="lp_train",
+                                   persist_state="session")
+        test_path = st.text_input("Test file (optional)", own.get("test", ""), key="lp_test", persist_state="session")
+        lp_mapping = mapping_inputs("lp")
+        if st.form_submit_button("Load from path", key="lp_load"):
+            if not train_path.strip():
+                st.error("Give a train file or directory to load.")
+            else:
+                try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))
 
 st.subheader("Cleaning")
 st.caption("Optional text preprocessing. Off by default: punctuation, digits and case are part of a writer's "

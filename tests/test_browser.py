@@ -110,7 +110,7 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
             field.press("Enter")  # number inputs commit on Enter
         settle(page)
         page.get_by_role("button", name="Use the built-in corpus").click()
-        page.get_by_text("Loaded Built-in synthetic corpus: 324 train, 36 val, 120 test").wait_for()
+        page.get_by_text("Loaded Built-in synthetic corpus: 360 train, 120 test; no validation split").wait_for()
         page.get_by_role("tab", name="Upload files").click()
         limits = page.get_by_test_id("stFileUploaderDropzoneInstructions")
         limits.first.wait_for()
@@ -197,17 +197,13 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         page.get_by_role("tab", name="Local path").click()
         for label, name in (("Train file or directory", "train.jsonl"), ("Test file (optional)", "dev.jsonl")):
             page.get_by_role("textbox", name=label).fill(str(m4_dir / name))
-            page.get_by_role("textbox", name=label).press("Enter")  # as the field asks; the rerun keeps the tab
-            page.get_by_text("Loaded Built-in synthetic corpus").wait_for(state="detached")  # that rerun is done
-            page.wait_for_timeout(1500)
-            assert page.get_by_role("tab", name="Local path").get_attribute("aria-selected") == "true"
-        settle(page)
-        page.get_by_role("button", name="Load from path").click(timeout=30_000)  # no tab touched since Enter
-        page.get_by_text("Loaded train.jsonl").wait_for()
-        page.get_by_test_id("stSidebar").get_by_text("train.jsonl").wait_for()  # at once, not after a click
+        page.get_by_role("textbox", name="Test file (optional)").press("Enter")  # Enter loads, as the button does
+        page.get_by_text("Loaded m4-sample").wait_for()  # named by its folder, not "train.jsonl"
+        assert page.get_by_role("tab", name="Local path").get_attribute("aria-selected") == "true"
+        page.get_by_test_id("stSidebar").get_by_text("m4-sample").wait_for()  # at once, not after a click
         page.reload()
-        page.get_by_test_id("stSidebar").get_by_text("train.jsonl").wait_for()
+        page.get_by_test_id("stSidebar").get_by_text("m4-sample").wait_for()
         nav(page, "Train")
-        page.get_by_text("Data: train.jsonl").wait_for()
+        page.get_by_text("Data: m4-sample").wait_for()
         check_page(page, "7-reloaded")
         browser.close()

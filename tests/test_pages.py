@@ -71,17 +71,24 @@ def test_changing_max_length_updates_truncation(small_builtin):
 
 def test_data_page_keeps_previous_dataset_on_bad_path(small_builtin):
     at = open_page("pages/data.py", small_builtin)
-    at.text_input(key="lp_train").set_value("/no/such/file.jsonl").run()
+    at.text_input(key="lp_train").set_value("/no/such/file.jsonl")  # a form: sent with its button
     at.button(key="lp_load").click().run()
     assert not at.exception
-    assert "File not found" in at.error[0].value and "previous dataset is still loaded" in at.error[0].value
-    assert at.session_state["dataset"] is small_builtin
+    assert "File not found" in at.error[0].value
+    assert f"**{small_builtin.name}** is still the loaded dataset" in at.error[0].value  # the Current line's
+    assert at.session_state["dataset"] is small_builtin and at.text_input(key="lp_train").value == "/no/such/file.jsonl"
+    assert at.text_input(key="lp_train").form_id == "lp_form"  # a form: Enter in the field loads (tests/test_browser)
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/data.py").run()
+    assert "File not found" in at.error[0].value  # still said while the field holds the failed path
+    at.button(key="bi_load").click().run()  # the next load that works clears it
+    assert not at.error
 
 
 def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     at = open_page("pages/data.py", small_builtin)
-    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()
-    at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl"))  # a form: sent with its button
+    at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl"))  # a form: sent with its button
     at.button(key="lp_load").click().run()
     assert not at.exception and at.success
     assert at.session_state["dataset"].name == "m4-sample"
@@ -93,7 +100,7 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
 def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_dir, small_builtin):
     """A 2-row CSV replaced the loaded workspace with only warnings."""
     at = open_page("pages/data.py", small_builtin)
-    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()  # no test file given
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl"))  # a form: sent with its button  # no test file given
     at.button(key="lp_load").click().run()
     assert not at.exception and at.session_state["dataset"] is small_builtin  # not replaced yet
     question = next(w.value for w in at.warning if "has no test rows" in w.value)
@@ -121,8 +128,8 @@ def test_a_loaded_dataset_and_its_cleaning_outlive_the_session(m4_dir):
     """A reload starts a new session: it must open on the data the user loaded, not the built-in corpus.
     (AppTest does not render the sidebar; the browser test checks it there, before and after a reload.)"""
     at = open_page("pages/data.py")
-    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl")).run()
-    at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl")).run()
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl"))  # a form: sent with its button
+    at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl"))  # a form: sent with its button
     at.button(key="lp_load").click().run()
     assert not at.exception and "Loaded m4-sample" in at.success[0].value
     assert any(c.startswith("Current: **m4-sample**") for c in captions(at))

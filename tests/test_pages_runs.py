@@ -225,7 +225,7 @@ def test_data_page_bad_upload_keeps_the_dataset(dataset, studio_home):
                                                 "application/json")).run()
     at.button(key="up_load").click().run()
     assert not at.exception
-    assert "malformed JSON on line 2" in at.error[0].value and "previous dataset is still loaded" in at.error[0].value
+    assert "malformed JSON on line 2" in at.error[0].value and "is still the loaded dataset" in at.error[0].value
     assert at.session_state["dataset"] is dataset
     assert not (studio_home / "uploads").exists() or not any((studio_home / "uploads").iterdir())
 

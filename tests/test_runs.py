@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from core.paths import REPO_ROOT
 from core.train import TrainConfig, run_label, resolve
 from core.train.checkpoint import DESCRIPTION, WEIGHTS
 from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
+from core.runs.processes import launch
 from tests.helpers import LONG, active_run, cfg, running_on_a_dead_process, submit, tail_log, wait_for
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
@@ -62,6 +64,34 @@ def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home
     assert run.status == "done", tail_log(reg, run_id)
     assert run.metrics["test"]["accuracy"] > 0 and reg.evaluations(run_id)
     assert "evaluation" in tail_log(reg, run_id)
+
+
+def zombie_children() -> list[int]:
+    """This process's children that have ended but were never waited for."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if f"\nPPid:\t{os.getpid()}\n" in text and "\nState:\tZ" in text:
+            found.append(int(status.parent.name))
+    return found
+
+
+def test_a_worker_is_reaped_the_moment_it_ends(tmp_path):
+    """The dashboard starts workers: a finished one stayed its zombie child until the server stopped."""
+    pid = launch(tmp_path, ["json.tool", "--help"], tmp_path / "log")  # a module that ends at once
+    status = Path(f"/proc/{pid}/status")
+
+    def ended() -> bool:  # read from /proc, not by waiting for it, which would reap it here
+        try:
+            return "\nState:\tZ" in status.read_text()
+        except OSError:
+            return True
+    wait_for(ended, timeout=60, what="the process to end")
+    wait_for(lambda: not status.exists(), timeout=10, what="the process to be reaped")
+    assert pid not in zombie_children() and "json.tool" in (tmp_path / "log").read_text()
 
 
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):

@@ -99,3 +99,21 @@ def test_a_format_the_studio_cannot_write_exits_2(run_id, m4_dir, tmp_path, caps
     assert main(["predict", run_id, "--file", str(m4_dir / "dev.jsonl"), "--out", str(tmp_path / "p.xlsx")]) == 2
     assert "give a .jsonl file (the SemEval submission format) or a .csv file" in capsys.readouterr().err
     assert not (tmp_path / "p.xlsx").exists()
+
+
+def test_a_model_of_other_classes_writes_their_names_and_says_so(tmp_path, tiny_backbone, capsys):
+    """L2R's classes (a human and four models) have no Subtask B ids: its .jsonl had written integers by a
+    mapping it never stated."""
+    names = ["human", "gpt-4o", "llama-3-70b"]
+    rows = [{"id": f"r{i}", "text": f"text {i} " + "word " * (i % 5), "label": names[i % 3]} for i in range(30)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["train", "--train", str(tmp_path / "train.jsonl"), "--test", str(tmp_path / "train.jsonl"),
+                 "--method", "tfidf-lr", "--per-class", "3"]) == 0
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    out = tmp_path / "p.jsonl"
+    assert main(["predict", run_id, "--file", str(tmp_path / "train.jsonl"), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 30 and {line["label"] for line in lines} <= set(names)  # the names, not guessed ids
+    assert json.loads(captured.out)["format"].startswith("id, label: the class names (")
+    assert "not Subtask B's" in captured.err

@@ -22,7 +22,7 @@ from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, logging_
                        set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
-from core.train.submission import check_format, write_predictions
+from core.train.submission import check_format, is_subtask_b, jsonl_format, write_predictions
 from core.runs.lifecycle import Status
 
 
@@ -179,9 +179,11 @@ def predict_file(model, args: argparse.Namespace, target: Path) -> int:
               file=sys.stderr)
     with tqdm(total=len(frame), desc="predict", unit="text", file=sys.stderr) as bar:
         out, metrics = classify_frame(model, frame, labels, on_progress=lambda done, total: bar.update(done - bar.n))
-    write_predictions(out, frame, target, model.labels, labels)
+    write_predictions(out, frame, target, model.labels)
     summary = {"rows": len(out), "predictions": str(target),
-               "format": "SemEval submission: id, label" if target.suffix.lower() == ".jsonl" else "csv"}
+               "format": jsonl_format(model.labels) if target.suffix.lower() == ".jsonl" else "csv"}
+    if target.suffix.lower() == ".jsonl" and not is_subtask_b(model.labels):
+        print(f"note: {jsonl_format(model.labels)}", file=sys.stderr)
     if metrics is not None:
         summary |= {k: metrics[k] for k in ("accuracy", "macro_f1")}
     print(json.dumps(summary))

@@ -117,7 +117,7 @@ class Dataset:
         counts = self.class_counts()
         nowhere = all(counts.loc[c].sum() == 0 for c in absent)
         return (f"Declared but absent from {'every split' if nowhere else 'train'}: {', '.join(absent)}; no model can "
-                "learn them")
+                f"learn {'it' if len(absent) == 1 else 'them'}")
 
     def class_counts(self) -> pd.DataFrame:
         """Rows per class and split, with every declared class present (an absent class counts 0)."""

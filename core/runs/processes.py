@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from core.environment import STUDIO
@@ -14,12 +15,14 @@ from core.paths import REPO_ROOT
 
 def launch(home: Path, args: list[str], log_path: Path) -> int:
     """Start `python -m ARGS` in its own session (so it outlives the app), logging to `log_path`, with the
-    studio's environment set before the process imports anything."""
+    studio's environment set before the process imports anything. A thread waits for it, so it is reaped the
+    moment it ends: a finished worker had stayed a zombie child of the dashboard until the server stopped."""
     env = {**STUDIO, **os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", *args], cwd=REPO_ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
     return proc.pid
 
 

@@ -40,6 +40,8 @@ _EXPORTS = {
     "fake_class_note": "core.train.predict",
     "readable_frame": "core.train.predict",
     "submission_jsonl": "core.train.submission",
+    "is_subtask_b": "core.train.submission",
+    "jsonl_format": "core.train.submission",
     "CheckpointError": "core.train.checkpoint",
     "has_checkpoint": "core.train.checkpoint",
     "DEFAULT_FRACTIONS": "core.train.catalog",

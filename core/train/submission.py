@@ -1,9 +1,11 @@
 """Prediction files: the SemEval-2024 Task 8 submission format, and a table with probabilities.
 
 The official Subtask B scorer reads JSON lines, keeps the `id` and `label` columns, matches them to the gold
-file by `id` and scores the integer labels (0-5 in the Subtask B order). So a `.jsonl` file holds exactly
-`{"id": ..., "label": <predicted id>}` per line; a `.csv` holds `id, gold, predicted, p_<class>...`, where the
-gold column is never called `label` (a submission built from it would score the gold labels).
+file by `id` and scores the integer labels (0-5 in the Subtask B order). So for a model of Subtask B's classes a
+`.jsonl` file holds exactly `{"id": ..., "label": <predicted id>}` per line. A model of other classes (L2R's
+authors, say) has no such ids: its `.jsonl` names the class, `{"id": ..., "label": "gpt-4o"}`, so no reader has
+to guess a mapping. A `.csv` holds `id, gold, predicted, p_<class>...`, where the gold column is never called
+`label` (a submission built from it would score the gold labels).
 """
 
 from __future__ import annotations
@@ -29,14 +31,25 @@ def check_format(path: Path) -> str:
     return suffix
 
 
-def label_ids(names: tuple[str, ...], file_labels: tuple[str, ...]) -> dict[str, int]:
-    """Class name → the integer the scorer expects: its Subtask B id, else its place in the file's labels."""
-    order = SEMEVAL_LABELS if set(names) <= set(SEMEVAL_LABELS) else file_labels
-    missing = [n for n in names if n not in order]
-    if missing:
-        raise InputError(f"the model's classes {', '.join(missing)} have no id in this file's labels "
-                         f"({', '.join(file_labels) or 'none'}); write a .csv instead")
-    return {name: order.index(name) for name in names}
+def is_subtask_b(names: tuple[str, ...]) -> bool:
+    """Whether a model's classes are Subtask B's (some of them: the M4 sample has no bloomz)."""
+    return set(names) <= set(SEMEVAL_LABELS)
+
+
+def label_values(names: tuple[str, ...]) -> dict[str, int | str]:
+    """Class name → what a `.jsonl` line says: its Subtask B id (0-5), as the scorer expects, for Subtask B's
+    classes; else the class's own name (a number when the data named its classes by numbers)."""
+    if is_subtask_b(names):
+        return {name: SEMEVAL_LABELS.index(name) for name in names}
+    return {name: int(name) if name.lstrip("-").isdigit() else name for name in names}
+
+
+def jsonl_format(names: tuple[str, ...]) -> str:
+    """What a `.jsonl` of this model's predictions holds, in words (the CLI's summary, the Classify page)."""
+    if is_subtask_b(names):
+        return "SemEval submission: id, label (Subtask B ids: human 0, chatGPT 1, cohere 2, davinci 3, bloomz 4, dolly 5)"
+    return ("id, label: the class names (" + ", ".join(names) + "), as these classes are not Subtask B's and have no "
+            "official ids")
 
 
 def submission_ids(frame: pd.DataFrame) -> list:
@@ -49,18 +62,16 @@ def submission_ids(frame: pd.DataFrame) -> list:
     return frame["id"].tolist()
 
 
-def write_predictions(out: pd.DataFrame, frame: pd.DataFrame, path: Path, model_labels: tuple[str, ...],
-                      file_labels: tuple[str, ...]) -> None:
+def write_predictions(out: pd.DataFrame, frame: pd.DataFrame, path: Path, model_labels: tuple[str, ...]) -> None:
     """`out` (from `classify_frame`) as the format `path`'s suffix names, written atomically."""
     if check_format(path) == ".csv":
         atomic_write_text(path, out.to_csv(index=False))
         return
-    atomic_write_text(path, submission_jsonl(out, frame, model_labels, file_labels))
+    atomic_write_text(path, submission_jsonl(out, frame, model_labels))
 
 
-def submission_jsonl(out: pd.DataFrame, frame: pd.DataFrame, model_labels: tuple[str, ...],
-                     file_labels: tuple[str, ...]) -> str:
-    """One `{"id", "label"}` object per line: what the official scorer reads."""
-    ids = label_ids(model_labels, file_labels)
-    return "".join(json.dumps({"id": i, "label": ids[p]}) + "\n"
+def submission_jsonl(out: pd.DataFrame, frame: pd.DataFrame, model_labels: tuple[str, ...]) -> str:
+    """One `{"id", "label"}` object per line: what the official scorer reads (`label_values`)."""
+    values = label_values(model_labels)
+    return "".join(json.dumps({"id": i, "label": values[p]}) + "\n"
                    for i, p in zip(submission_ids(frame), out["predicted"]))
