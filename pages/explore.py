@@ -1,5 +1,7 @@
 """Explore: counts, lengths, words, 2-D maps and train/test shift of the current dataset."""
 
+import threading
+
 import streamlit as st
 
 from core.backbone.encode import load_tokenizer
@@ -94,7 +96,16 @@ def show_words() -> None:
         cols[i % 3].image(word_cloud(key, name, colors[name], freqs[freqs["class"] == name]), caption=name)
 
 
+@st.cache_resource(show_spinner=False)
+def umap_warmed() -> threading.Thread:
+    """UMAP's numba code compiled in the background, once per server, while the user looks at the PCA map."""
+    thread = threading.Thread(target=explore.warm_umap, name="warm-umap", daemon=True)
+    thread.start()
+    return thread
+
+
 def show_maps() -> None:
+    umap_warmed()
     # one choice per dataset: UMAP, chosen on a small one, had started minutes of fitting on the next
     method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key=f"ex_map_{ds.fingerprint}",
                       persist_state="session",
@@ -107,7 +118,12 @@ def show_maps() -> None:
                f"({'UMAP is fitted on a sample; ' if method == 'umap' else ''}the hexbins count every mapped text).")
     st.altair_chart(charts.scatter_map(sample, labels, f"TF-IDF {method.upper()}"))
     st.subheader("Density per class and split")
-    st.altair_chart(charts.hexbin_map(explore.hexbin(points, 25), labels))
+    bins = explore.hexbin(points, explore.hexbin_grid(points))
+    if explore.shows_density(bins):
+        st.altair_chart(charts.hexbin_map(bins, labels))
+    else:
+        st.caption("Too few texts per class and split for a density map (a typical hexagon would hold one or two): "
+                   "the points above show them all.")
     st.subheader("Backbone embeddings")
     e1, e2 = st.columns([2, 1])
     per_split = e2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n",

@@ -4,7 +4,7 @@ sidebar)."""
 import streamlit as st
 
 from core import compare
-from core.runs import pump
+from core.runs import ACTIVE, Status, pump
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -12,8 +12,11 @@ ds = st.session_state.dataset
 
 st.title("GAN-BERT Studio")
 st.markdown(
-    "Who wrote this text: a person, or which language model? The studio explores a labeled corpus and "
-    "trains classifiers that learn from **few labels** (BERT fine-tuning, adapters, GAN-BERT)."
+    "Who wrote this text: a person, or which language model? The studio explores a labeled corpus and trains "
+    "classifiers that learn from **few labels**: BERT fine-tuning, adapters and GAN-BERT (with its control, the "
+    "same model without the adversarial game), beside SetFit, the few-shot method practitioners reach for, and the "
+    "converged references they must beat (TF-IDF + LR, frozen features + LR). It can also adapt the backbone to a "
+    "corpus's unlabeled texts first."
 )
 
 c1, c2 = st.columns([3, 2])
@@ -41,9 +44,23 @@ with c2:
         st.markdown(f"`{run.status}` {names[run.id]}{score}")
 
 st.subheader("Next steps")
-st.page_link("pages/data.py", label="Load a dataset (official Subtask B files, JSONL, CSV or Parquet)",
-             icon=":material/folder_open:")
-st.page_link("pages/explore.py", label="Explore lengths, words, maps and train/test shift", icon=":material/query_stats:")
-st.page_link("pages/train.py", label="Train low-label classifiers in the background", icon=":material/model_training:")
-st.page_link("pages/compare.py", label="Compare runs against the labeled fraction", icon=":material/compare_arrows:")
-st.page_link("pages/classify.py", label="Classify a text with a trained model", icon=":material/label:")
+here = [r for r in runs if r.config.data == ds.spec]  # the current dataset's runs
+going, done = [r for r in here if r.status in ACTIVE], [r for r in here if r.status == Status.DONE]
+if ds.synthetic:
+    st.page_link("pages/data.py", label="Load your corpus: the official Subtask B files, or JSONL, CSV or Parquet "
+                                        "(the built-in one is synthetic)", icon=":material/folder_open:")
+if not here:
+    st.page_link("pages/explore.py", label=f"Explore {ds.name}: lengths, words, maps, train/test shift",
+                 icon=":material/query_stats:")
+    st.page_link("pages/train.py", label=f"Train your first runs on {ds.name} (frozen features take minutes on a CPU)",
+                 icon=":material/model_training:")
+if going:
+    st.page_link("pages/train.py", label=f"Watch the {len(going)} run(s) going", icon=":material/model_training:")
+if done:
+    summary = compare.summarize(compare.runs_frame(done), "accuracy", compare.METRICS)
+    latest = summary.verdicts.iloc[-1].to_dict() if not summary.verdicts.empty else None
+    if latest:
+        st.markdown(f"Latest verdict (test accuracy): {compare.verdict_line(latest)}")
+    st.page_link("pages/compare.py", label=f"Compare the {len(done)} finished run(s) on {ds.name}",
+                 icon=":material/compare_arrows:")
+    st.page_link("pages/classify.py", label="Classify a text with one of them", icon=":material/label:")

@@ -100,7 +100,8 @@ def run_card(registry: Registry, run: Run, name: str) -> None:
     log, details = st.tabs(["Log", "Details"])
     folder = registry.folder(run.id)
     tail = folder.tail_log(30)
-    log.code(tail or ("(no log yet)" if run.status in ACTIVE else "(this run left no log)"), language=None)
+    log.code(tail or ("(no log yet)" if run.status in ACTIVE else "(this run left no log)"), language=None,
+             wrap_lines=True)  # a long line whole, not cut at the right
     if tail:  # a run stopped before it wrote a line has nothing to download
         log.download_button("Download the whole log", folder.log.read_bytes(), f"{run.id}.log", key="tr_log")
     details.json(compare.run_details(run), expanded=1)

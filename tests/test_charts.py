@@ -169,8 +169,10 @@ def test_length_histograms_share_one_scale_and_end_at_their_last_bin():
     hist = stats.length_histogram(lens, "tokens", bins=10)
     assert hist.groupby("class")["share"].sum().to_dict() == pytest.approx({"all": 1.0, "dolly": 1.0, "human": 1.0})
     assert hist.query("`class` == 'dolly'")["share"].max() == 1.0  # as tall as any bar, though 10 texts of 100
-    # √100 = 10 bins of whole tokens from the shortest text (4.5-token bins of whole lengths drew a comb)
-    assert set(hist["end"] - hist["start"]) == {9.0} and hist["start"].min() == 10
+    # √100 = 10 bins wanted, 9 tokens wide: 16, the next power of two, so that 128, 256 and 512 (what each max
+    # length cuts) fall on edges; whole tokens (4.5-token bins of whole lengths drew a comb)
+    assert set(hist["end"] - hist["start"]) == {16.0} and hist["start"].min() == 0 and not hist["tail"].any()
+    assert 64 in set(hist["start"])
 
     def drawn(max_len: int) -> dict:
         chart = explore_charts.length_histogram(hist, ("human", "dolly"), "tokens", max_len).to_dict()
@@ -178,9 +180,17 @@ def test_length_histograms_share_one_scale_and_end_at_their_last_bin():
         spec = chart["spec"]
         return {"domain": spec["layer"][0]["encoding"]["x"]["scale"]["domain"], "rule": len(spec["layer"]) == 2}
 
-    span = [10.0, float(hist["end"].max())]  # from the shortest text: no empty bins before it
+    span = [0.0, float(hist["end"].max())]  # from the edge below the shortest text: no empty bins before it
     assert drawn(64) == {"domain": span, "rule": True}
-    assert drawn(512) == drawn(5) == {"domain": span, "rule": False}
+    assert drawn(512) == {"domain": span, "rule": False}
+    # a long tail: the last bin holds the longest 1% and says from where
+    long = stats.length_histogram(pd.DataFrame({"class": ["human"] * 200, "tokens": list(range(1, 199)) + [900, 950]}),
+                                  "tokens")
+    assert long["tail"].sum() == 2 and long.loc[long["tail"], "start"].nunique() == 1  # its class's and "all"
+    spec = explore_charts.length_histogram(long, ("human",), "tokens", 128).to_dict()["spec"]
+    assert any(layer["mark"]["type"] == "text" for layer in spec["layer"])
+    assert f"≥ {long.loc[long['tail'], 'start'].iloc[0]:,.0f}" in set(
+        explore_charts.length_histogram(long, ("human",), "tokens", 128).data["tail_label"])
 
 
 def test_the_kl_matrix_has_square_cells_that_fit_its_column():

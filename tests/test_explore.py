@@ -151,3 +151,25 @@ def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
     assert empty.warnings[0].startswith("0 validation rows: the validation file is empty")
     assert not any("tokens" in w for w in empty.warnings)
     assert empty.length_note.endswith("of train texts are longer than 512 tokens")
+
+
+def test_hexbins_are_sized_to_the_texts_and_maps_name_only_classes_that_have_some():
+    """The M4 sample's 181 texts drew one to three texts a hexagon (dots, not density), and its maps' legends
+    listed bloomz, which has no text."""
+    import numpy as np
+    import pandas as pd
+
+    from core.explore import charts, stats
+
+    rng = np.random.default_rng(0)
+
+    def points(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"split": rng.choice(["train", "test"], n), "class": rng.choice(["human", "dolly"], n),
+                             "x": rng.normal(size=n), "y": rng.normal(size=n)})
+    small, large = points(181), points(14_000)
+    assert stats.hexbin_grid(small) < stats.hexbin_grid(large) == 30
+    assert stats.shows_density(stats.hexbin(large, stats.hexbin_grid(large)))
+    assert not stats.shows_density(stats.hexbin(small, 25))  # the old grid: one or two texts a cell
+    labels = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
+    scale = charts.scatter_map(small, labels, "").to_dict()["encoding"]["color"]["scale"]
+    assert scale["domain"] == ["human", "dolly"] and scale["range"] == ["#4e79a7", "#edc948"]  # their own colours

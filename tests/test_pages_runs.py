@@ -45,6 +45,25 @@ def test_empty_states_say_what_to_do(dataset):
     assert "None of the 1 finished runs kept a saved model" in open_page("pages/classify.py", dataset).info[0].value
 
 
+def test_homes_next_steps_follow_what_exists(tiny_backbone, dataset):
+    """The same five links after data and runs existed: now they follow the state."""
+    def links(at) -> list[str]:
+        return [link.label for link in at.get("page_link")]
+
+    first = links(open_page("pages/home.py", dataset))
+    assert any(label.startswith("Train your first runs") for label in first)
+    assert not any(label.startswith("Compare the") for label in first)
+    for seed in (0, 1):
+        finished_run(tiny_backbone, dataset, seed=seed)
+    finished_run(tiny_backbone, dataset, method="features-lr")
+    home = open_page("pages/home.py", dataset)
+    assert any(label.startswith("Compare the 3 finished run(s)") for label in links(home))
+    assert not any(label.startswith("Train your first runs") for label in links(home))
+    verdict = next(m.value for m in home.markdown if m.value.startswith("Latest verdict"))
+    assert "50%:" in verdict and ("no difference can be told" in verdict or " leads " in verdict)
+    assert "SetFit" in home.markdown[0].value and "TF-IDF + LR" in home.markdown[0].value
+
+
 def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     at = open_page("pages/train.py", dataset)
     at.multiselect(key="tr_methods").set_value(["finetune", "ganbert"])

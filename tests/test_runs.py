@@ -160,6 +160,10 @@ def test_queue_runs_in_order_with_concurrency_one(tiny_backbone, studio_home):
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=240, what="all done")
     runs = [reg.get(i) for i in ids]
     assert runs[0].ended <= runs[1].started and runs[1].ended <= runs[2].started
+    # one process took them one after another (no new process and imports between them), each with its own log
+    assert len({r.pid for r in runs}) == 1
+    logs = [tail_log(reg, i, 200) for i in ids]
+    assert all(log.count("done: test accuracy") == 1 for log in logs)
 
 
 def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone, studio_home):
@@ -204,7 +208,7 @@ def test_nothing_the_studio_starts_reaches_the_internet(monkeypatch, tmp_path):
         monkeypatch.delenv(name)
     started = {}
     monkeypatch.setattr(processes.subprocess, "Popen", lambda args, **kw: started.update(kw["env"]) or
-                        type("Proc", (), {"pid": 1})())
+                        type("Proc", (), {"pid": 1, "wait": lambda self: 0})())
     processes.launch(tmp_path, ["core.runs.worker"], tmp_path / "worker.log")
     assert {k: started[k] for k in STUDIO} == STUDIO
 
@@ -363,6 +367,24 @@ def test_time_left_follows_the_phase_and_the_history(studio_home):
     assert time_left(reg.get(run_id), history, reg.get(run_id).phase_started + 1) == pytest.approx(0.95 * 120)
     reg.update_progress(run_id, 0.5, 0)  # then its own pace since training began, not since the run began
     assert time_left(reg.get(run_id), history, reg.get(run_id).phase_started + 40) == pytest.approx(40, rel=0.01)
+
+
+def test_a_runs_first_fast_steps_do_not_shorten_its_time_left_below_the_estimate(studio_home):
+    """A 12-s run showed 2 s left when 10 were: its first steps run faster than its evaluations and test pass."""
+    from core.runs.estimate import History, time_left
+
+    reg = Registry()
+    config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)),
+                                 frozen=True, per_class=5, fraction=None))
+    finished(reg, config, 12.0)
+    run_id = reg.create(config.with_(seed=1))
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.update_progress(run_id, 0.2, 0)  # a fifth of the steps in 0.5 s: its pace says 2 s left
+    assert time_left(reg.get(run_id), History(reg.list()), reg.get(run_id).phase_started + 0.5) == pytest.approx(
+        0.8 * 12)
+    reg.update_progress(run_id, 0.6, 0)  # past a third of its steps, its own pace
+    assert time_left(reg.get(run_id), History(reg.list()), reg.get(run_id).phase_started + 6) == pytest.approx(4)
 
 
 def test_time_left_while_encoding_counts_the_training_to_come_from_the_rows_drawn(studio_home):

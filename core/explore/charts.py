@@ -7,7 +7,7 @@ import io
 import altair as alt
 import pandas as pd
 
-from core.plotting import SPLIT_ORDER, category_axis, class_scale, whole_legend
+from core.plotting import SPLIT_ORDER, category_axis, class_colors, class_scale, whole_legend
 
 KL_CELL = 44  # px per class in the KL matrix: "0.48" in 11 px type with room around it
 HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
@@ -39,8 +39,14 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=220, height=120)
     layers = [base]
+    if "tail" in hist and hist["tail"].any():  # the last bin holds the longest 1%: its label says from where
+        layers.append(alt.Chart().transform_filter(alt.datum.tail).mark_text(dy=-6, fontSize=9, baseline="bottom")
+                      .encode(x=alt.X("start:Q", scale=x_scale), y="share:Q",
+                              text=alt.Text("tail_label:N")))
     if max_len is not None and measure == "tokens" and max_len_off_bars(hist, max_len) is None:
         layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
+    if "tail" in hist:
+        hist = hist.assign(tail_label=[f"≥ {s:,.0f}" for s in hist["start"]])
     return alt.layer(*layers, data=hist).facet(  # each panel its own axis: none drawn under an empty cell
         facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3).resolve_axis(x="independent")
 
@@ -66,6 +72,14 @@ def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
                                               columns=2).resolve_scale(y="independent", x="independent")
 
 
+def present_scale(labels: tuple[str, ...], present: set[str]) -> alt.Scale:
+    """Each class's own colour (`class_scale`), with only the classes that have texts here in the legend: the M4
+    sample's maps listed bloomz, which has none."""
+    colors = class_colors(labels)
+    shown = [c for c in labels if c in present]
+    return alt.Scale(domain=shown, range=[colors[c] for c in shown])
+
+
 def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> alt.Chart:
     """Train and test side by side on shared axes, coloured by class; the axes span the points (UMAP's sit far from
     0, and an axis from 0 left half the plot empty), and a few hundred points are drawn larger than thousands."""
@@ -73,7 +87,7 @@ def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> al
     return alt.Chart(points).mark_circle(size=size, opacity=0.6).encode(
         x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False), scale=alt.Scale(zero=False)),
         y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False), scale=alt.Scale(zero=False)),
-        color=alt.Color("class:N", scale=class_scale(labels), legend=whole_legend()),
+        color=alt.Color("class:N", scale=present_scale(labels, set(points["class"])), legend=whole_legend()),
         column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "class"],
     ).properties(width=340, height=300, title=title)
@@ -93,7 +107,7 @@ def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = 105) ->
         tooltip=["split", "class", "count"],
     ).properties(width=width, height=width).facet(
         row=alt.Row("split:N", title=None, sort=SPLIT_ORDER),
-        column=alt.Column("class:N", sort=list(labels), title=None))
+        column=alt.Column("class:N", sort=[c for c in labels if c in set(bins["class"])], title=None))
 
 
 def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

@@ -33,7 +33,7 @@ class ExploreOptions:
     stop_words: bool = True
     top_k: int = 15
     map_method: str = "pca"  # or "umap" (sampled)
-    hex_gridsize: int = 25
+    hex_gridsize: int | None = None  # hexagons across a panel; None: sized to the texts there are
 
 
 def compute_views(ds: Dataset, tokenizer, options: ExploreOptions, cache: Path | None,
@@ -119,9 +119,11 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
                  _chart_html(charts.scatter_map(explore.scatter_sample(points), labels, ""), "map"),
                  note=f"{min(len(points), 3000)} of {int(points['sampled_from'].iloc[0])} texts drawn; "
                       "the hexbins below count every mapped text."),
-        _section("Density per class and split", _chart_html(charts.hexbin_map(
-            explore.hexbin(points, options.hex_gridsize), labels), "hex")),
     ]
+    bins = explore.hexbin(points, options.hex_gridsize or explore.hexbin_grid(points))
+    sections.append(_section("Density per class and split", _chart_html(charts.hexbin_map(bins, labels), "hex"))
+                    if explore.shows_density(bins) else _section("Density per class and split", "<p>Too few texts per "
+                                                                 "class and split for a density map.</p>"))
     if not views["kl"].empty:
         sections.append(_section("Train/test shift", _chart_html(charts.kl_matrix(views["kl"], labels), "kl"),
                                  note=KL_EXPLANATION))

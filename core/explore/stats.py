@@ -64,21 +64,29 @@ def token_counts(tokenizer, texts: list[str]) -> list[int]:
     return [len(e.ids) for e in backend.encode_batch_fast(texts, add_special_tokens=True)]
 
 
+NICE_WIDTHS = {"tokens": (1, 2, 4, 8, 16, 32, 64, 128, 256), "words": (1, 2, 5, 10, 20, 25, 50, 100, 200, 500),
+               "chars": (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000)}
+
+
 def length_histogram(lens: pd.DataFrame, measure: str, bins: int = 40, clip_quantile: float = 0.99) -> pd.DataFrame:
     """Binned counts of one length measure per class and overall ('all'), on shared bin edges, with each bin's
-    share of its class's texts (so a small class's shape reads as clearly as a large one's); the long tail past
-    the 99th percentile lands in the last bin. The edges span the lengths there are, about √n bins for n texts
-    (10 to `bins`), each a whole number of units wide: 40 bins from 0 drew the real sample's 181 texts as
-    slivers, and a width of 4.5 tokens left every other bin of whole lengths nearly empty (a comb)."""
+    share of its class's texts (so a small class's shape reads as clearly as a large one's). About √n bins for
+    n texts (10 to `bins`), of a round width on edges that are its multiples: in tokens a power of two, so 128, 256
+    and 512 (what each max length cuts) fall on edges, where bins of ~150 tokens put the 128 cut inside the first.
+    The long tail past the 99th percentile is the last bin, marked `tail` (the chart labels it "≥ start")."""
     values = lens[measure].to_numpy()
     low, top = int(values.min()), int(np.ceil(np.quantile(values, clip_quantile)))
-    width = max(1, math.ceil((top - low + 1) / min(max(math.ceil(math.sqrt(len(values))), 10), bins)))
-    edges = low + width * np.arange(math.ceil((top - low + 1) / width) + 1, dtype=float)
+    wanted = (top - low + 1) / min(max(math.ceil(math.sqrt(len(values))), 10), bins)
+    width = next((w for w in NICE_WIDTHS.get(measure, ()) if w >= wanted), max(1, math.ceil(wanted)))
+    first = low // width * width
+    edges = first + width * np.arange(math.ceil((top + 1 - first) / width) + 1, dtype=float)
+    tail = bool(values.max() >= edges[-1])  # lengths past the last edge are counted in the last bin
     out = []
     for name, group in [*lens.groupby("class"), ("all", lens)]:
-        counts, _ = np.histogram(np.clip(group[measure].to_numpy(), low, top), bins=edges)
+        counts, _ = np.histogram(np.clip(group[measure].to_numpy(), edges[0], edges[-1] - 1), bins=edges)
         out.append(pd.DataFrame({"class": name, "start": edges[:-1], "end": edges[1:], "count": counts,
-                                 "share": counts / max(len(group), 1)}))
+                                 "share": counts / max(len(group), 1),
+                                 "tail": [tail and i == len(counts) - 1 for i in range(len(counts))]}))
     return pd.concat(out, ignore_index=True)
 
 
@@ -166,7 +174,8 @@ def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: in
             pca = PCA(n_components=2, svd_solver="arpack", random_state=seed).fit(x[train_mask])
             xy = pca.transform(x)
         else:
-            import umap  # imported here: its numba compile costs ~9 s and only this view needs it
+            on_stage("loading UMAP (its numba code compiles on first use in a process: 15-30 s on 2 cores)")
+            import umap  # imported here: only this view needs it
 
             on_stage("reducing them to 50 dimensions (SVD)")
             reduced = TruncatedSVD(n_components=50, random_state=seed).fit_transform(x)
@@ -205,6 +214,28 @@ def embedding_map(ds: Dataset, backbone: str | Path | None = None, per_split: in
 def scatter_sample(points: pd.DataFrame, per_split: int = 1500, seed: int = 0) -> pd.DataFrame:
     """A browser-sized sample of map points; hexbins show the density of all of them."""
     return sample_per_group(points, "split", "class", per_split, seed)
+
+
+def warm_umap() -> None:
+    """Import UMAP and fit it once on 60 random points, so its numba functions are compiled before a user asks
+    for a map: measured on 2 cores, the import takes 3 s (20 s the first time after an install) and the first fit
+    12-14 s of compilation, where a second fit of 181 texts takes 0.3 s."""
+    import umap
+
+    points = np.random.default_rng(0).normal(size=(60, 8))
+    umap.UMAP(n_neighbors=10, n_components=2, random_state=0, n_jobs=1).fit_transform(points)
+
+
+def hexbin_grid(points: pd.DataFrame, per_cell: int = 8, lowest: int = 5, highest: int = 30) -> int:
+    """Hexagons across a panel for about `per_cell` texts in an occupied cell of a split and class's panel: 25
+    across for the M4 sample's 181 texts drew one to three texts a cell, dots rather than density."""
+    panel = points.groupby(["split", "class"]).size().median() if len(points) else 0
+    return int(np.clip(round(math.sqrt(panel / per_cell) * 2), lowest, highest))
+
+
+def shows_density(bins: pd.DataFrame, least: float = 3.0) -> bool:
+    """Whether hexbins say more than the points do: the typical occupied cell holds a few texts or more."""
+    return bool(len(bins)) and float(bins["count"].median()) >= least
 
 
 def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
