@@ -22,6 +22,7 @@ from pages.widgets import backbone_picker, offer_download, run_place, truncation
 OPTIONS = options()
 
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
+          "encoder_engine",
           "patience")
 CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer

@@ -34,7 +34,7 @@ STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports,
 ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
 BUSY = 0.75  # of the cores busy over the last minute, with no run of the studio's going: other work slows a grid
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
-FEATURE_STORE = ("data", "cleaning", "backbone", "revision", "max_len", "pooling", "precision")
+FEATURE_STORE = ("data", "cleaning", "backbone", "revision", "max_len", "pooling", "precision", "encoder_engine")
 ROWS = ("labeled", "unlabeled", "val_rows", "test_rows")  # a run's data, as the methods' time models take it
 EARLY = 1 / 3  # of a run's steps, before which its pace alone does not say its time left
 

@@ -86,6 +86,11 @@ class TrainConfig:
                                     "natively (CUDA GPUs with bf16, CPUs with AVX512-BF16 or AMX) and fp32 elsewhere, "
                                     "where emulated bf16 was measured 7x slower", choices=("auto", "fp32", "bf16"),
                             label="Precision")
+    encoder_engine: str = option("auto", "what encodes frozen features: torch (the precision above), or the backbone "
+                                         "exported once to ONNX and run by ONNX Runtime in fp32 (onnx) or with int8 "
+                                         "weights (onnx-int8); auto is the fastest that keeps accuracy on this machine "
+                                         "(bench/encode.py). Features of one engine are never mixed with another's",
+                                 choices=("auto", "torch", "onnx", "onnx-int8"), label="Encoding engine")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
                            high=1.0, label="Warm-up share")
     patience: int = option(4, "early stopping with best selection: evaluations without a better validation "
@@ -184,6 +189,8 @@ class TrainConfig:
             raw["precision"] = "bf16" if raw["bf16"] else "fp32"
         if raw.get("gan_preset") == "official":  # renamed when the official codes got presets of their own
             raw["gan_preset"] = "studio"
+        if "encoder_engine" not in raw:  # before engines, every frozen run encoded with torch
+            raw["encoder_engine"] = "torch"
         if "validation" not in raw:  # before the validation rule: a share of train set aside for every seed
             raw["validation"] = str(Validation("carve", raw.get("val_fraction", 0.1)))
         kwargs = {k: v for k, v in raw.items() if k in known}

@@ -26,10 +26,15 @@ from core.backbone import Backbone
 STORE_FORMAT = "per-text float32 v2"  # per-split files of earlier versions are never read
 
 
-def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool) -> str:
+def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch") -> str:
     """What a vector depends on besides its text: the backbone's identity (a hub id's revision, a folder's
-    files), the encoding options, the precision (bf16 vectors differ from fp32 ones) and the format."""
-    blob = f"{backbone.identity}|{max_len}|{pooling}|{'bf16' if bf16 else 'fp32'}|{STORE_FORMAT}"
+    files), the encoding options, the precision (bf16 vectors differ from fp32 ones), the engine (ONNX Runtime's,
+    int8 above all, differ from torch's; torch's key is as it was before engines, so its stores stay) and the
+    format."""
+    precision = "fp32" if engine != "torch" else "bf16" if bf16 else "fp32"  # ONNX Runtime computes in fp32
+    blob = f"{backbone.identity}|{max_len}|{pooling}|{precision}|{STORE_FORMAT}"
+    if engine != "torch":
+        blob += f"|{engine}"
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
 
 

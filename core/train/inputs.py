@@ -11,7 +11,8 @@ import pandas as pd
 import torch
 
 from core.backbone.device import use_bf16
-from core.backbone.encode import embed_texts, load_tokenizer
+from core.backbone.encode import load_tokenizer
+from core.backbone.engines import encode_with, usable_engine
 from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
 from core.paths import studio_home
@@ -136,15 +137,18 @@ def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_e
     when the encoder trains."""
     texts = {split: data.texts(split) for split in ("pool", "val", "test")}
     if config.frozen:
-        backbone, bf16 = config.resolved_backbone(), use_bf16(config.precision, device)
-        store = studio_home() / "features" / store_key(backbone, config.max_len, config.resolved_pooling, bf16)
+        backbone, bf16, home = config.resolved_backbone(), use_bf16(config.precision, device), studio_home()
+        say = lambda message: on_event({"type": "status", "message": message})  # noqa: E731
+        engine = usable_engine(config.encoder_engine, backbone, home, device, say)
+        on_event({"type": "engine", "engine": engine})
+        store = home / "features" / store_key(backbone, config.max_len, config.resolved_pooling, bf16, engine)
 
         def encode(missing: list[str]) -> np.ndarray:
             on_event({"type": "features", "done": 0, "total": len(missing)})
-            return embed_texts(missing, backbone, config.max_len, config.resolved_pooling, device=device,
-                               bf16=bf16, on_progress=lambda done, total: on_event(
-                                   {"type": "features", "done": done, "total": total}))
-        return cached_features(texts, store, encode, lambda message: on_event({"type": "status", "message": message}))
+            return encode_with(engine, backbone, home, missing, config.max_len, config.resolved_pooling, device, bf16,
+                               on_progress=lambda done, total: on_event({"type": "features", "done": done,
+                                                                         "total": total}))
+        return cached_features(texts, store, encode, say)
     tokenizer = load_tokenizer(config.resolved_backbone())
     return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"]
             for k, v in texts.items()}

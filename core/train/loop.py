@@ -75,6 +75,14 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     started, cpu_started = time.perf_counter(), time.process_time()
     encoding = EncodingClock(on_event)
     on_event = encoding.on_event
+    engines: list[str] = []  # the engine that encoded frozen features (torch when an export fell back)
+
+    def note(event: dict) -> None:
+        if event["type"] == "engine":
+            engines.append(event["engine"])
+        else:
+            encoding.on_event(event)
+    on_event = note
     # -- device and seed
     device = pick_device(config.device)
     torch.manual_seed(config.seed)
@@ -103,5 +111,5 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     return {**fitted.record, "test": test, **rows, "fraction": data.fraction, "labels_read": data.labels_read,
             "validation": config.validation, "val_source": data.val_source,
             "classes_left_out": data.left_out, "seconds": time.perf_counter() - started,
-            "encode_seconds": encoding.seconds,
+            "encode_seconds": encoding.seconds, "engine": engines[-1] if engines else None,
             "cpu_seconds": time.process_time() - cpu_started, "threads": torch.get_num_threads()}

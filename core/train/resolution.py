@@ -2,6 +2,7 @@
 and the device: only what launches or trains runs imports it, not what lists or compares them."""
 
 from core.backbone.device import pick_device, pinned_precision
+from core.backbone.engine_choice import auto_engine
 from core.train.config import TrainConfig
 from core.train.inputs import load_data
 from core.train.maxlen import max_length_for
@@ -15,8 +16,8 @@ def resolve(config: TrainConfig) -> TrainConfig:
     the worker, `train`) takes the stored config as it is."""
     method = method_for(config)
     config = method.settle(config.with_(data=config.data.absolute()))
-    if method.encoder == "none":  # no encoder reads tokens: the max length and precision mean nothing to it
-        return config.with_(max_len=None, precision="auto")
+    if method.encoder == "none":  # no encoder reads tokens: the max length, precision and engine mean nothing to it
+        return config.with_(max_len=None, precision="auto", encoder_engine="torch")
     return with_max_len(pinned(config))
 
 
@@ -28,7 +29,7 @@ def is_resolved(config: TrainConfig) -> bool:
         return False
     if method.encoder == "none":  # reads no tokens: no precision or max length to pin
         return config.max_len is None
-    return config.precision != "auto" and config.max_len is not None
+    return config.precision != "auto" and config.max_len is not None and config.encoder_engine != "auto"
 
 
 def with_max_len(config: TrainConfig) -> TrainConfig:
@@ -43,5 +44,8 @@ def pinned(config: TrainConfig) -> TrainConfig:
     """What depends on this machine, fixed at launch so every run of a sweep and every reload agree: the
     cached snapshot a hub id resolves to (an error naming how to get it when it is not cached), and the
     precision `auto` means on the run's device."""
-    revision = config.resolved_backbone().revision
-    return config.with_(revision=revision, precision=pinned_precision(config.precision, pick_device(config.device)))
+    revision, device = config.resolved_backbone().revision, pick_device(config.device)
+    # an encoder that trains runs in torch; frozen features come from the engine `auto` names on this machine
+    engine = "torch" if not config.frozen else auto_engine(device) if config.encoder_engine == "auto" \
+        else config.encoder_engine
+    return config.with_(revision=revision, precision=pinned_precision(config.precision, device), encoder_engine=engine)

@@ -14,6 +14,8 @@ from transformers import PreTrainedModel
 
 from core.backbone.device import use_bf16
 from core.backbone.encode import load_encoder, load_tokenizer
+from core.backbone.engines import encode_with, usable_engine
+from core.paths import studio_home
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.inputs import model_inputs
@@ -33,10 +35,18 @@ class NeuralPredictor:
     @torch.inference_mode()
     def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
         device = next(self.model.parameters()).device
-        enc = self.tokenizer(texts, truncation=True, max_length=self.config.max_len, padding=True,
-                             return_tensors="pt").to(device)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16(self.config.precision, device)):
-            logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
+        bf16 = use_bf16(self.config.precision, device)
+        if self.config.frozen and self.config.encoder_engine not in ("torch", "auto"):  # the features it trained on
+            backbone = self.config.resolved_backbone()
+            engine = usable_engine(self.config.encoder_engine, backbone, studio_home(), device)
+            features = encode_with(engine, backbone, studio_home(), texts, self.config.max_len,
+                                   self.config.resolved_pooling, device, bf16)
+            logits = self.model.head_logits(self.model.standardize(torch.from_numpy(features).to(device)))
+        else:
+            enc = self.tokenizer(texts, truncation=True, max_length=self.config.max_len, padding=True,
+                                 return_tensors="pt").to(device)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
         real, fake = self.method.probabilities(logits)
         return real.cpu().numpy(), fake.cpu().numpy() if self.method.reports_fake(self.config) else None
 

@@ -1,0 +1,95 @@
+"""Encoding engines for frozen features: every family exports to ONNX (or falls back to torch and says so), ONNX
+fp32 gives torch's features, int8 close to them, the feature stores of two engines never mix, a run records its
+engine and predicts with it, and a run made before engines reloads and predicts as it did."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import HUB_FAMILIES
+from core.backbone import resolve_backbone
+from core.backbone.engines import ExportError, encode_with, export_folder, usable_engine
+from core.data import CorpusConfig, DataSpec
+from core.runs import Registry, RunFolder, Status
+from core.runs.execute import execute_run, train_into
+from core.train import TrainConfig, classify, resolve
+from core.train.features import store_key
+
+DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=4))
+TEXTS = ["A short text.", "Another text about tomato plants and raised beds, a little longer than the first.",
+         "Tiny"]
+CPU = torch.device("cpu")
+
+
+@pytest.mark.parametrize("family", HUB_FAMILIES)
+def test_every_family_exports_and_its_onnx_features_are_torchs(hf_home, studio_home, family):
+    backbone = resolve_backbone(f"studio-test/tiny-{family}")
+    said: list[str] = []
+    engine = usable_engine("onnx", backbone, studio_home, CPU, said.append)
+    for pooling in ("layers", "mean", "pooled"):
+        reference = encode_with("torch", backbone, studio_home, TEXTS, 32, pooling, CPU, bf16=False)
+        got = encode_with(engine, backbone, studio_home, TEXTS, 32, pooling, CPU, bf16=False)
+        np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
+    if engine == "torch":  # a family that cannot export says so, and its runs encode with torch
+        assert said and "could not be exported to ONNX" in said[0]
+    else:
+        assert said == [] and (export_folder(backbone, studio_home) / "model.onnx").exists()
+
+
+def test_int8_features_stay_close_and_every_engine_has_its_own_store(tiny_backbone, studio_home):
+    backbone = resolve_backbone(str(tiny_backbone))
+    reference = encode_with("torch", backbone, studio_home, TEXTS, 32, "layers", CPU, bf16=False)
+    int8 = encode_with(usable_engine("onnx-int8", backbone, studio_home, CPU), backbone, studio_home, TEXTS, 32,
+                       "layers", CPU, bf16=False)
+    cosine = (int8 * reference).sum(1) / np.linalg.norm(int8, axis=1) / np.linalg.norm(reference, axis=1)
+    assert cosine.min() > 0.9 and not np.allclose(int8, reference)
+    keys = {engine: store_key(backbone, 32, "layers", False, engine) for engine in ("torch", "onnx", "onnx-int8")}
+    assert len(set(keys.values())) == 3
+    assert keys["torch"] == store_key(backbone, 32, "layers", False)  # torch's stores from before engines stay
+
+
+def test_a_family_that_cannot_export_falls_back_to_torch_and_says_so(tiny_backbone, studio_home, monkeypatch):
+    from core.backbone import engines
+
+    def refuse(backbone, path):
+        raise ExportError(f"{backbone.name} could not be exported to ONNX (a test)")
+    monkeypatch.setattr(engines, "export", refuse)
+    said: list[str] = []
+    assert usable_engine("onnx", resolve_backbone(str(tiny_backbone)), studio_home, CPU, said.append) == "torch"
+    assert said == [f"{tiny_backbone} could not be exported to ONNX (a test); encoding with torch instead"]
+
+
+def test_a_run_records_its_engine_and_predicts_with_it(tiny_backbone, studio_home, tmp_path):
+    config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="features-lr", frozen=True,
+                                 per_class=4, fraction=None, max_len=32, encoder_engine="onnx-int8"))
+    assert config.encoder_engine == "onnx-int8"
+    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    assert result["engine"] == "onnx-int8"
+    model = RunFolder(tmp_path).load_model()
+    probs = classify(model, ["a text about tomato plants"])[0].probabilities
+    assert abs(sum(probs.values()) - 1) < 1e-5
+    assert resolve(config.with_(encoder_engine="auto")).encoder_engine in ("torch", "onnx", "onnx-int8")
+    assert resolve(config.with_(method="finetune", frozen=False, encoder_engine="onnx")).encoder_engine == "torch"
+
+
+def test_a_run_from_before_engines_reloads_and_predicts_as_it_did(tiny_backbone, studio_home):
+    config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True,
+                                 per_class=4, fraction=None, max_len=32, steps=3, encoder_engine="torch"))
+    registry = Registry()
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    assert execute_run(registry, run_id) == Status.DONE
+    before = classify(registry.folder(run_id).load_model(), TEXTS)[0].probabilities
+    stored = json.loads(config.to_json())
+    stored.pop("encoder_engine")  # as a version before engines wrote it
+    with registry._connect() as db:
+        db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(stored), run_id))
+    description = registry.folder(run_id).checkpoint / "model.json"
+    description.write_text(json.dumps({**json.loads(description.read_text()), "config": stored}))
+    run = registry.get(run_id)
+    assert run.config.encoder_engine == "torch"
+    assert classify(registry.folder(run_id).load_model(), TEXTS)[0].probabilities == pytest.approx(before)
