@@ -48,4 +48,5 @@ def pinned(config: TrainConfig) -> TrainConfig:
     # an encoder that trains runs in torch; frozen features come from the engine `auto` names on this machine
     engine = "torch" if not config.frozen else auto_engine(device) if config.encoder_engine == "auto" \
         else config.encoder_engine
-    return config.with_(revision=revision, precision=pinned_precision(config.precision, device), encoder_engine=engine)
+    precision = "fp32" if engine != "torch" else pinned_precision(config.precision, device)  # ONNX Runtime's is fp32
+    return config.with_(revision=revision, precision=precision, encoder_engine=engine)

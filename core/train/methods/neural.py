@@ -18,6 +18,7 @@ from core.backbone.engines import encode_with, usable_engine
 from core.paths import studio_home
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
+from core.train.dropout import cheap_dropout
 from core.train.inputs import model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
@@ -105,6 +106,8 @@ class NeuralMethod(Method):
                        "layers": 2 * hidden * encoder.config.num_hidden_layers}[config.resolved_pooling]
         if config.frozen:
             encoder.requires_grad_(False)
+        else:  # its dropout trains with it: cheap masks, and attention dropout as the config says
+            cheap_dropout(encoder, config.attention_dropout)
         self.adapt_encoder(encoder, config)
         head, generator = self.build_head(config, len(labels), feature_dim, hidden)
         return StudioModel(config, labels, feature_dim, hidden, encoder, head, generator).to(device)
