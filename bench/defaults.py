@@ -33,6 +33,7 @@ from core.environment import prepare  # noqa: E402
 prepare()  # before torch loads: offline, reproducible sums
 
 from bench.sample_runs import DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
+from bench.tapt import tapt_table  # noqa: E402
 from core.compare.seeds import mean_ci, metric_range  # noqa: E402
 from core.train import TrainConfig, method_for  # noqa: E402
 
@@ -146,7 +147,8 @@ def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: lis
 
 def main() -> int:
     parser = sample_parser(__doc__, DEFAULT_HOME)
-    parser.add_argument("--mode", choices=("frozen", "full", "both"), default="frozen")
+    parser.add_argument("--mode", choices=("frozen", "full", "both", "tapt"), default="frozen",
+                        help="tapt: task-adaptive pretraining's settings on L2R (bench/tapt.py), 3 seeds")
     parser.add_argument("--only", nargs="+", choices=list(SWEEPS), help="sweep only these")
     parser.add_argument("--points", type=int, help="the default and only the first N points of each sweep "
                         "(points are listed most telling first, for trained-encoder sweeps cut short)")
@@ -157,6 +159,9 @@ def main() -> int:
     if opened is None:
         return 2
     spec, registry = opened
+    if args.mode == "tapt":
+        print(json.dumps(tapt_table(registry, args.seeds[:3], train=not args.report_only)))
+        return 0
     names = [n for n in args.only or SWEEPS if args.mode in ("both", SWEEPS[n][0])]
     rungs = [args.seeds[:args.halving], args.seeds[args.halving:]] if args.halving else [args.seeds]
     table: dict[str, list[dict]] = {}

@@ -15,7 +15,7 @@ def describe(ds: Dataset) -> dict:
     return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
             "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
             "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
-            "absent_classes": ds.absent}
+            "absent_classes": ds.absent, "validation": ds.validation_note()}
 
 
 def cmd_data_check(args: argparse.Namespace) -> int:
@@ -28,4 +28,5 @@ def cmd_data_check(args: argparse.Namespace) -> int:
     print(ds.class_counts().to_string())
     if note := ds.absent_note():
         print(f"note: {note}")
+    print(f"note: {ds.validation_note()}")
     return 0

@@ -119,6 +119,15 @@ class Dataset:
         return (f"Declared but absent from {'every split' if nowhere else 'train'}: {', '.join(absent)}; no model can "
                 f"learn {'it' if len(absent) == 1 else 'them'}")
 
+    def validation_note(self) -> str:
+        """Where runs on this dataset take their validation texts from, and that each counts as a label read."""
+        counted = ("Each validation text is a label the run reads, and counts toward its labels: by default a run "
+                   "validates on as many texts per class as it labels (5/class reads 5/class more).")
+        if self.val is None:
+            return ("No validation split: nothing is set aside. Each run draws its validation texts from the train "
+                    "pool, apart from its labeled rows, by its own seed. " + counted)
+        return f"Validation split: {len(self.val):,} texts; each run draws its validation texts from it. " + counted
+
     def class_counts(self) -> pd.DataFrame:
         """Rows per class and split, with every declared class present (an absent class counts 0)."""
         out = pd.DataFrame(index=pd.Index(self.labels, name="class"))

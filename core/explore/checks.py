@@ -61,14 +61,5 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
                         "and 512 that cuts at most a quarter")
     return LoadCheck(preview.reset_index(drop=True),
                      pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,
-                     warnings, max_len, validation_note(ds))
+                     warnings, max_len, ds.validation_note())
 
-
-def validation_note(ds: Dataset) -> str:
-    """Where runs on this dataset take their validation texts from, and that each counts as a label read."""
-    counted = ("Each validation text is a label the run reads, and counts toward its labels: by default a run "
-               "validates on as many texts per class as it labels (5/class reads 5/class more).")
-    if ds.val is None:
-        return ("No validation split: nothing is set aside. Each run draws its validation texts from the train pool, "
-                "apart from its labeled rows, by its own seed. " + counted)
-    return f"Validation split: {len(ds.val):,} texts; each run draws its validation texts from it. " + counted

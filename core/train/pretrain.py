@@ -27,6 +27,7 @@ from core.backbone.device import pick_device, use_bf16
 from core.backbone.encode import load_tokenizer
 from core.data import load_dataset, with_cleaning
 from core.train.adaptation import RECORD, AdaptConfig
+from core.train.dropout import cheap_dropout
 from core.train.inputs import bucketed_batches
 from core.train.methods.base import Cancelled
 from core.train.optim import adamw
@@ -71,6 +72,7 @@ def adapt(config: AdaptConfig, out: Path, on_event: Event = lambda e: None,
 
     # -- the model: the encoder with an MLM head (a new one where the export has none)
     model = AutoModelForMaskedLM.from_pretrained(str(base.folder), local_files_only=True).to(device)
+    cheap_dropout(model, None)  # the same dropout, its masks drawn cheaply (`core.train.dropout`)
     per_epoch = math.ceil(len(rows) / config.batch_size)
     total = min(config.epochs * per_epoch, config.max_steps or config.epochs * per_epoch)
     optimizer = adamw(list(model.named_parameters()), config.lr, eps=1e-6, decay_norms=False)

@@ -1,0 +1,105 @@
+"""Task-adaptive pretraining's settings, chosen by measurement (`bench/defaults.py --mode tapt`): MiniLM adapted to
+L2R's 11,421 train texts (labels unused) at several epochs, learning rates and max lengths, each adapted backbone
+judged by frozen features + LR at 20 labels a class on L2R's dev split, 3 seeds, beside the base backbone on the
+same rows, with the CPU time the adaptation took.
+
+Adapted backbones live in the benches' home (`backbones/`); what each was made from and what it cost is kept in
+`bench/records/adapt.jsonl`, and the runs on them in the corpus's records, so the table prints again from the
+records (`--report-only`) on a machine that no longer has the weights.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.sample_runs import CORPORA, RECORDS_DIR, run_once
+from core.compare.seeds import mean_ci, paired
+from core.data import DataSpec
+from core.runs import Registry, Status, execute_run, logging_into
+from core.train import TrainConfig
+from core.train.adaptation import RECORD, AdaptConfig, adapted_folder
+
+ADAPT_RECORDS = RECORDS_DIR / "adapt.jsonl"
+# the default first (`AdaptConfig`'s), then the sweep: epochs 1, 3 and 10 at two rates, and a longer max length
+POINTS = [{}, *({"epochs": e, "lr": lr} for lr in (1e-4, 3e-4) for e in (1, 3, 10)), {"epochs": 1, "max_len": 256}]
+
+
+def point_config(point: dict) -> AdaptConfig:
+    """An adaptation to L2R's train texts: its spec names the train file alone, so every bench that adapts to those
+    texts with these settings finds the same backbone."""
+    corpus = CORPORA["l2r"]
+    return AdaptConfig(data=DataSpec(train=str(corpus.folder / corpus.files["train"])), **point)
+
+
+def recorded_adaptations() -> dict[str, dict]:
+    if not ADAPT_RECORDS.exists():
+        return {}
+    return {r["folder"]: r for r in map(json.loads, ADAPT_RECORDS.read_text().splitlines()) if r}
+
+
+def adapted(registry: Registry, config: AdaptConfig, train: bool) -> tuple[Path, dict] | None:
+    """The adapted backbone of `config` and its record: made before (in the home, or only recorded), or made now."""
+    out = adapted_folder(config)
+    if (out / RECORD).is_file():
+        record = json.loads((out / RECORD).read_text())
+    elif out.name in (known := recorded_adaptations()):
+        return out, known[out.name]
+    elif not train:
+        return None
+    else:
+        run_id = registry.create(config)
+        registry.claim(run_id)
+        with logging_into(registry.folder(run_id)):
+            status = execute_run(registry, run_id)
+        if status != Status.DONE:
+            raise SystemExit(f"adaptation {run_id} ended {status}: {registry.get(run_id).message}")
+        record = json.loads((out / RECORD).read_text())
+    if out.name not in recorded_adaptations():
+        entry = {"folder": out.name, **{k: v for k, v in record.items() if k != "base"},
+                 "base": record["base"]["name"]}
+        with ADAPT_RECORDS.open("a") as f:
+            f.write(json.dumps(entry, sort_keys=True) + "\n")
+    return out, record
+
+
+def judged(registry: Registry, backbone: str | None, seeds: list[int], train: bool, per_class: int = 20
+           ) -> dict[int, float]:
+    """Features + LR at `per_class` on L2R's dev split, per seed, on a backbone (None: the bundled MiniLM)."""
+    corpus = CORPORA["l2r-dev"]
+    scores = {}
+    for seed in seeds:
+        config = TrainConfig(data=corpus.spec(), method="features-lr", frozen=True, fraction=None,
+                             per_class=per_class, seed=seed, backbone=backbone, tags=("tapt",))
+        run = run_once(registry, config, train=train, corpus=corpus)
+        if run is not None and run.status == Status.DONE:
+            scores[seed] = run.metrics["test"]["accuracy"]
+    return scores
+
+
+def tapt_table(registry: Registry, seeds: list[int], train: bool) -> dict:
+    """Prints the settings table (one row per point) and returns it for the bench's JSON line."""
+    base = judged(registry, None, seeds, train)
+    print("\n| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
+          "| adapted − base (paired) |")
+    print("|---|---:|---|---:|---:|")
+    ci = mean_ci(list(base.values()))
+    print(f"| none (the bundled MiniLM) | – | – | {ci.mean:.3f} [{ci.low:.3f}, {ci.high:.3f}] (n={ci.n}) | – |")
+    rows = []
+    for point in POINTS:
+        config = point_config(point)
+        made = adapted(registry, config, train)
+        if made is None:
+            continue
+        out, record = made
+        scores = judged(registry, str(out), seeds, train)
+        ci, diff = mean_ci(list(scores.values())), paired("adapted", "base", "accuracy", scores, base)
+        d = diff.difference
+        name = ", ".join(f"{k} {v:g}" for k, v in {"epochs": config.epochs, "lr": config.lr,
+                                                   "max_len": config.max_len}.items()) + " (default)" * (point == {})
+        print(f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
+              f"{record['mlm_loss_after']:.3f} | {ci.mean:.3f} [{ci.low:.3f}, {ci.high:.3f}] (n={ci.n}) | "
+              f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] |", flush=True)
+        rows.append({"point": point, "folder": out.name, "cpu_seconds": record["cpu_seconds"],
+                     "accuracy": scores, "adds": d.mean})
+    return {"base": base, "rows": rows}
