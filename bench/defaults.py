@@ -145,6 +145,50 @@ def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: lis
                   flush=True)
 
 
+def run_sweeps(registry, spec, names: list[str], args, corpus, train: bool) -> tuple[dict[str, list[dict]], list]:
+    """Every point of the named sweeps at the amounts and seeds (with successive halving when asked); the rows
+    and the halving's rungs of seeds."""
+    rungs = [args.seeds[:args.halving], args.seeds[args.halving:]] if args.halving else [args.seeds]
+    table: dict[str, list[dict]] = {}
+    for name in names:
+        rows = [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False, "precisions": Counter()}
+                for point in sweep_points(name, args.points)]
+        table[name] = rows
+        for rung, seeds in enumerate(rungs):
+            going = rows if rung == 0 else survivors(rows, args.per_class, keep=0.5)
+            for row in rows:  # cut after its first seeds (a point that has not run them is "not run")
+                row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
+            for row in going:
+                measure(registry, spec, name, row, args.per_class, seeds, train=train, precision=args.precision,
+                        any_precision=args.any_precision, corpus=corpus)
+    return table, rungs
+
+
+def markdown(table: dict[str, list[dict]], amounts: list[int], rungs: list) -> tuple[str, dict]:
+    """One table row per setting (accuracy mean [95% CI] per amount, their average, the largest final fake
+    probability, CPU seconds per run), the best and the default marked; and the summary for the JSON line."""
+    lines = ["| method | mode | setting | " + " | ".join(f"{n}/class accuracy [95% CI]" for n in amounts)
+             + " | average | max fake prob | CPU s/run |", "|---|---|---|" + "---:|" * (len(amounts) + 3)]
+    summary = {}
+    for name, rows in table.items():
+        scored = [r for r in rows if healthy(r) and not r["stopped"] and not math.isnan(average(r, amounts))]
+        best = max(scored, key=lambda r: average(r, amounts), default=None)
+        for r in rows:
+            marks = [label(name, r["point"])] + ["**best**"] * (r is best) + ["(default)"] * (r["point"] == {}) \
+                + [f"(stopped after seeds {rungs[0][0]}-{rungs[0][-1]})"] * r["stopped"]
+            mean = average(r, amounts)
+            fake = f"{max(r['fake']):.2f}" if r["fake"] else "–"
+            cpu = f"{statistics.mean(r['cpu']):.0f}" if r["cpu"] else "–"
+            lines.append(f"| {name} | {SWEEPS[name][0]} | {' '.join(marks)} | "
+                         + " | ".join(cell(r["acc"].get(n, [])) for n in amounts)
+                         + f" | {'–' if math.isnan(mean) else f'{mean:.3f}'} | {fake} | {cpu} |")
+        summary[name] = {"best": best["point"] if best else None,
+                         "rows": [{"point": r["point"], "stopped": r["stopped"],
+                                   "accuracy": {str(n): r["acc"].get(n, []) for n in amounts},
+                                   "max_fake_prob": max(r["fake"]) if r["fake"] else None} for r in rows]}
+    return "\n".join(lines), summary
+
+
 def main() -> int:
     parser = sample_parser(__doc__, DEFAULT_HOME)
     parser.add_argument("--mode", choices=("frozen", "full", "both", "tapt"), default="frozen",
@@ -163,41 +207,9 @@ def main() -> int:
         print(json.dumps(tapt_table(registry, args.seeds[:3], train=not args.report_only)))
         return 0
     names = [n for n in args.only or SWEEPS if args.mode in ("both", SWEEPS[n][0])]
-    rungs = [args.seeds[:args.halving], args.seeds[args.halving:]] if args.halving else [args.seeds]
-    table: dict[str, list[dict]] = {}
-    for name in names:
-        rows = [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False,
-                 "precisions": Counter()}
-                for point in sweep_points(name, args.points)]
-        table[name] = rows
-        for rung, seeds in enumerate(rungs):
-            going = rows if rung == 0 else survivors(rows, args.per_class, keep=0.5)
-            for row in rows:  # cut after its first seeds (a point that has not run them is "not run")
-                row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
-            for row in going:
-                measure(registry, spec, name, row, args.per_class, seeds, train=not args.report_only,
-                        precision=args.precision, any_precision=args.any_precision, corpus=corpus_of(args))
-
-    print("\n| method | mode | setting | " + " | ".join(f"{n}/class accuracy [95% CI]" for n in args.per_class)
-          + " | average | max fake prob | CPU s/run |")
-    print("|---|---|---|" + "---:|" * (len(args.per_class) + 3))
-    summary = {}
-    for name, rows in table.items():
-        scored = [r for r in rows if healthy(r) and not r["stopped"] and not math.isnan(average(r, args.per_class))]
-        best = max(scored, key=lambda r: average(r, args.per_class), default=None)
-        for r in rows:
-            marks = [label(name, r["point"])] + ["**best**"] * (r is best) + ["(default)"] * (r["point"] == {}) \
-                + [f"(stopped after seeds {rungs[0][0]}-{rungs[0][-1]})"] * r["stopped"]
-            mean = average(r, args.per_class)
-            fake = f"{max(r['fake']):.2f}" if r["fake"] else "–"
-            cpu = f"{statistics.mean(r['cpu']):.0f}" if r["cpu"] else "–"
-            print(f"| {name} | {SWEEPS[name][0]} | {' '.join(marks)} | "
-                  + " | ".join(cell(r["acc"].get(n, [])) for n in args.per_class)
-                  + f" | {'–' if math.isnan(mean) else f'{mean:.3f}'} | {fake} | {cpu} |")
-        summary[name] = {"best": best["point"] if best else None,
-                         "rows": [{"point": r["point"], "stopped": r["stopped"],
-                                   "accuracy": {str(n): r["acc"].get(n, []) for n in args.per_class},
-                                   "max_fake_prob": max(r["fake"]) if r["fake"] else None} for r in rows]}
+    table, rungs = run_sweeps(registry, spec, names, args, corpus_of(args), train=not args.report_only)
+    text, summary = markdown(table, args.per_class, rungs)
+    print("\n" + text)
     ran = sum((r["precisions"] for rows in table.values() for r in rows), Counter())
     print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in sorted(ran.items())))
     print(json.dumps(summary))

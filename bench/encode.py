@@ -33,7 +33,7 @@ prepare()  # before torch loads: offline, reproducible sums
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from bench.sample_runs import CORPORA, DEFAULT_HOME, run_once  # noqa: E402
+from bench.sample_runs import CORPORA, DEFAULT_HOME, record_speed, run_once  # noqa: E402
 from core.backbone import resolve_backbone  # noqa: E402
 from core.backbone.device import native_bf16  # noqa: E402
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer  # noqa: E402
@@ -142,6 +142,7 @@ def main() -> int:
         summary |= {"auto_engine": auto, "accuracy": scores, "accuracy_drop": drops,
                     "accuracy_drop_max": drops[auto],
                     **{f"auto_over_torch_{n}": measured[auto][n] / measured[baseline][n] for n in args.lengths}}
+    record_speed("encode", summary)
     print(json.dumps(summary))
     return 0
 

@@ -184,6 +184,22 @@ def from_record(raw: dict, folder: Path = SAMPLE) -> TrainConfig:
     return TrainConfig.from_json(json.dumps({**raw, "data": data}))
 
 
+def record_speed(bench: str, summary: dict) -> None:
+    """A speed bench's summary, appended to `bench/records/speed.jsonl` with the machine it ran on, for the report."""
+    import platform
+
+    import torch
+
+    from core.backbone.device import native_bf16
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    machine = f"{cpu}, {torch.get_num_threads()} threads, native bf16: {native_bf16(torch.device('cpu'))}"
+    RECORDS_DIR.mkdir(parents=True, exist_ok=True)
+    with (RECORDS_DIR / "speed.jsonl").open("a") as out:
+        out.write(json.dumps({"bench": bench, "machine": machine, "summary": summary}, sort_keys=True) + "\n")
+
+
 def recorded(records: Path) -> list[dict]:
     return [json.loads(line) for line in records.read_text().splitlines() if line] if records.exists() else []
 

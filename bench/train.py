@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from bench.sample_runs import CORPORA  # noqa: E402
+from bench.sample_runs import CORPORA, record_speed  # noqa: E402
 from core.backbone.device import native_bf16  # noqa: E402
 from core.backbone.encode import load_tokenizer  # noqa: E402
 from core.data import load_file  # noqa: E402
@@ -144,6 +144,7 @@ def main() -> int:
                     f"texts_per_s_{max_len}": best}
     summary["ganbert_step_over_finetune_step"] = max(v for k, v in summary.items()
                                                      if k.startswith("ganbert_step_over_finetune_step_"))
+    record_speed("train", summary)
     print(json.dumps(summary))
     return 0
 
