@@ -30,7 +30,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
+from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
 from core.runs import Run, Status  # noqa: E402
@@ -74,7 +74,7 @@ def measure(args) -> pd.DataFrame:
     rows = []
     for name, pool, n, seed, settings in plan(args.part, args.per_class, args.seeds):
         config = TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
-                             precision=args.precision, **settings)
+                             precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
         run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                        corpus=corpus_of(args))
         if run is None:

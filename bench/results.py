@@ -36,7 +36,7 @@ prepare()  # before torch loads: offline, reproducible sums
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
+from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
 from core import compare  # noqa: E402
 from core.runs import Registry, Status  # noqa: E402
 from core.train import TrainConfig, load_data, resolve, split_pool  # noqa: E402
@@ -103,7 +103,7 @@ def main() -> int:
             settings = {"method": name, **METHODS[name]}
             for seed in args.seeds:
                 config = TrainConfig(data=data, fraction=None, per_class=per_class, seed=seed, tags=("results",),
-                                     precision=args.precision, **settings)
+                                     precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
                 run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                                corpus=corpus_of(args))
                 if run is None:

@@ -39,6 +39,9 @@ DATA_ROOT = (Path(__file__).resolve().parents[2] / "shared" / "data").resolve()
 # outside /tmp and the work tree, which a later session on the same machine may not find as they were.
 DEFAULT_HOME = str(Path.home() / ".cache" / "gan-bert-studio" / "bench")
 RECORDS_DIR = Path(__file__).resolve().parent / "records"
+# the engine every bench encodes frozen features with, whatever `auto` names on the machine: a record made at
+# `auto` must mean the same run on the next machine (bench/encode.py measures the engines against each other)
+BENCH_ENGINE = "torch"
 
 
 @dataclass(frozen=True)

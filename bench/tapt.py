@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.sample_runs import CORPORA, RECORDS_DIR, run_once
+from bench.sample_runs import BENCH_ENGINE, CORPORA, RECORDS_DIR, run_once
 from core.compare.seeds import mean_ci, paired
 from core.data import DataSpec
 from core.runs import Registry, Status, execute_run, logging_into
@@ -70,7 +70,8 @@ def judged(registry: Registry, backbone: str | None, seeds: list[int], train: bo
     scores = {}
     for seed in seeds:
         config = TrainConfig(data=corpus.spec(), method="features-lr", frozen=True, fraction=None,
-                             per_class=per_class, seed=seed, backbone=backbone, tags=("tapt",))
+                             per_class=per_class, seed=seed, backbone=backbone, tags=("tapt",),
+                             encoder_engine=BENCH_ENGINE)
         run = run_once(registry, config, train=train, corpus=corpus)
         if run is not None and run.status == Status.DONE:
             scores[seed] = run.metrics["test"]["accuracy"]

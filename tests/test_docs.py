@@ -1,0 +1,60 @@
+"""Docs that cannot rot: docs/results.md is what bench/report.py writes from the committed records, every
+relative link in the README and docs/ resolves, and every `python -m core` flag they name exists in that
+command's --help."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import build_parser
+from core.paths import REPO_ROOT
+
+PAGES = [p for p in (REPO_ROOT / "README.md", REPO_ROOT / "CHANGELOG.md", *sorted((REPO_ROOT / "docs").glob("*.md")))
+         if p.exists()]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+COMMAND = re.compile(r"python -m core ((?:data check)|[a-z]+)\b([^`\n]*)")
+
+
+def test_results_are_what_the_records_say(tmp_path):
+    """Regenerated from bench/records in a scratch home: the committed page must match, figure for figure."""
+    out = tmp_path / "results.md"
+    subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "report.py"), "--out", str(out)], check=True,
+                   cwd=REPO_ROOT, capture_output=True)
+    committed = (REPO_ROOT / "docs" / "results.md").read_text()
+    assert out.read_text() == committed, "docs/results.md is stale: run .venv/bin/python bench/report.py"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_resolves(page):
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            continue  # a web address or an anchor of the page itself
+        path = (page.parent / target.split("#")[0]).resolve()
+        if not path.exists():
+            broken.append(target)
+    assert broken == [], f"{page.name} links to what is not there: {broken}"
+
+
+def flags_of(command: str) -> set[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    words = command.split()
+    found = sub.choices[words[0]]
+    if len(words) > 1:
+        found = next(a for a in found._actions if a.dest == "data_command").choices[words[1]]
+    return {flag for action in found._actions for flag in action.option_strings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_flag_the_docs_name_exists(page):
+    unknown = []
+    for command, rest in COMMAND.findall(page.read_text()):
+        known = flags_of(command)
+        unknown += [f"{command} {flag}" for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest)
+                    if flag not in known]
+    assert unknown == [], f"{page.name} names flags its commands do not have: {unknown}"
