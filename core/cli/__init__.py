@@ -80,9 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--file", help="a JSONL, CSV or Parquet file: predict every row (its labels, if any, score "
                                    "the model)")
     pr.add_argument("--out", help="where --file writes its predictions: X.jsonl is the SemEval submission format "
-                                  "({id, label} per line, labels as Subtask B ids), X.csv a table of id, gold, "
-                                  "predicted and each class's probability (default: a CSV in the run's folder, "
-                                  "whose path is printed)")
+                                  "({id, label} per line: Subtask B ids for a model of Subtask B's classes, the class "
+                                  "names for any other), X.csv a table of id, gold, predicted and each class's "
+                                  "probability (default: a CSV in the run's folder, whose path is printed)")
     pr.add_argument("--text-col", default="text", help="the file's text column (default: text)")
     pr.add_argument("--label-col", default="label", help="the file's label column (default: label)")
     pr.set_defaults(func="commands:cmd_predict")

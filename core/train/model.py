@@ -23,7 +23,7 @@ class StudioModel(nn.Module):
         self.config, self.labels = config, labels
         self.feature_dim, self.hidden_size = feature_dim, hidden_size
         self.encoder = encoder
-        # Frozen mode standardizes cached features with train-pool statistics; identity otherwise.
+        # Frozen mode standardizes cached features with the labeled rows' statistics; identity otherwise.
         self.register_buffer("feature_mean", torch.zeros(feature_dim))
         self.register_buffer("feature_std", torch.ones(feature_dim))
         self.head = head
