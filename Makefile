@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test bench setup setup-ray browser
+.PHONY: app test bench setup setup-ray browser screenshots
 
 setup: $(STAMP)
 
@@ -33,3 +33,7 @@ bench: $(STAMP)
 # Debian's Chromium for the browser test (needs root, as on CI); without it that one test skips.
 browser:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
+# The README's pictures (docs/img/*.png), drawn by the app in headless Chromium on a small built-in corpus.
+screenshots: $(STAMP)
+	$(BIN)/python docs/screenshots.py

@@ -78,6 +78,55 @@ def group_table(runs: list) -> str:
     return "\n\n".join(out)
 
 
+HEADLINE = {"TF-IDF + LR": {"method": "tfidf-lr"}, "Frozen features + LR": {"method": "features-lr", "frozen": True},
+            "Trained head on frozen features": {"method": "finetune", "frozen": True},
+            "GAN-BERT G1 (noise) on frozen features": {"method": "ganbert", "generator": "noise", "frozen": True},
+            "GAN-BERT G2 (bag of words) on frozen features": {"method": "ganbert", "generator": "bow", "frozen": True},
+            "GAN-BERT's control (adversarial off)": {"method": "ganbert", "adversarial": False, "frozen": True}}
+COLUMNS = (("m4-sample", 5), ("m4-sample", 20), ("l2r", 5), ("l2r", 20), ("l2r", 100))
+GAME = ("GAN-BERT G1 (noise) on frozen features", "GAN-BERT's control (adversarial off)")
+
+
+def headline(runs_of: dict[str, list]) -> str:
+    """The README's table: each method at its defaults (the whole unlabeled pool for GAN-BERT) on each corpus and
+    labeled amount, accuracy mean [95% CI] over seeds, and what GAN-BERT G1's adversarial part adds there."""
+    from bench.sample_runs import BENCH_ENGINE
+    from core.compare.seeds import group_key, mean_ci, paired
+    from core.train import TrainConfig, resolve
+
+    def scores(name: str, per_class: int, settings: dict) -> dict[int, float]:
+        config = resolve(TrainConfig(data=CORPORA[name].spec(), fraction=None, per_class=per_class,
+                                     encoder_engine=BENCH_ENGINE, **settings))
+        return {r.config.seed: r.metrics["test"]["accuracy"] for r in runs_of.get(name, [])
+                if group_key(r.config) == group_key(config)}
+
+    header = "| method | " + " | ".join(f"{'M4 sample' if n == 'm4-sample' else 'L2R'} {k}/class" for n, k in COLUMNS)
+    lines = [header + " |", "|---|" + "---:|" * len(COLUMNS)]
+    found = {m: [scores(n, k, s) for n, k in COLUMNS] for m, s in HEADLINE.items()}
+    for method, cells in found.items():
+        shown = []
+        for got in cells:
+            ci = mean_ci(list(got.values()))
+            shown.append("–" if not ci.n else f"{ci.mean:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None
+                                                                  else ""))
+        lines.append(f"| {method} | " + " | ".join(shown) + " |")
+    diffs = []
+    for game, control in zip(*(found[m] for m in GAME)):
+        p = paired("G1", "control", "accuracy", game, control)
+        d = p.difference
+        diffs.append("–" if not p.seeds else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None
+                                                                 else ""))
+    lines.append("| GAN-BERT G1 − its control (paired by seed) | " + " | ".join(diffs) + " |")
+    return "\n".join(lines)
+
+
+def with_headline(readme: str, table: str) -> str:
+    """The README with its results block (between its two markers) replaced by `table`."""
+    start, end = "<!-- results:start -->", "<!-- results:end -->"
+    head, rest = readme.split(start, 1)
+    return f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
+
+
 def speed_section() -> str:
     """The latest measurements of bench/encode.py and bench/train.py, as they recorded them."""
     entries = recorded(RECORDS_DIR / "speed.jsonl")
@@ -93,38 +142,38 @@ def speed_section() -> str:
     return "\n\n".join(out)
 
 
-def page() -> str:
-    """The whole page, from the records alone (in a scratch studio home)."""
+def page() -> tuple[str, str]:
+    """The whole page and the README's table, from the records alone (in a scratch studio home)."""
     with tempfile.TemporaryDirectory() as home:
         os.environ["STUDIO_HOME"] = home
         sections = [CONCLUSIONS.read_text().strip() if CONCLUSIONS.exists() else ""]
+        runs_of = {}
         for name, title in TITLES.items():
             registry = Registry(Path(home) / name)
-            runs = restored(name, registry)
+            runs = runs_of[name] = restored(name, registry)
             if runs:
                 sections.append(f"## {title}\n\n{len(runs)} recorded runs (`bench/records/{name}.jsonl`).\n\n"
                                 + group_table(runs))
         sections.append("## Speed\n\n" + speed_section())
+        table = headline(runs_of)
     head = ("# Results\n\nWritten by `bench/report.py` from `bench/records/*.jsonl`; do not edit by hand (the test "
             "`tests/test_docs.py` regenerates it). Accuracy is on each corpus's test texts, with Student's t 95% "
             "interval over seeds as computed; runs with the same seed share their labeled rows, so differences are "
             "paired by seed (an exact sign test up to 5 seeds).")
-    return "\n\n".join([head, *filter(None, sections)]) + "\n"
+    return "\n\n".join([head, "## The headline table\n\n" + table, *filter(None, sections)]) + "\n", table
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page on disk differs")
+    parser.add_argument("--readme", type=Path, default=ROOT / "README.md", help="the README whose results block "
+                        "is rewritten")
     args = parser.parse_args()
-    text = page()
-    if args.check:
-        same = args.out.exists() and args.out.read_text() == text
-        print("current" if same else f"{args.out} differs from the records: run bench/report.py")
-        return 0 if same else 1
+    text, table = page()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
-    print(f"wrote {args.out} ({len(text.splitlines())} lines)")
+    args.readme.write_text(with_headline(args.readme.read_text(), table))
+    print(f"wrote {args.out} ({len(text.splitlines())} lines) and the results block of {args.readme}")
     return 0
 
 

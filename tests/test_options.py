@@ -1,5 +1,5 @@
 """One description of the options: every TrainConfig field has a CLI flag with the config's default, and the
-statuses the README lists are the lifecycle's."""
+statuses docs/architecture.md lists are the lifecycle's."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def test_a_config_from_no_flags_but_the_data_is_the_default_config():
     assert config_from_args(args) == TrainConfig()
 
 
-def test_the_readme_lists_the_lifecycles_statuses():
-    readme = (REPO_ROOT / "README.md").read_text()
+def test_the_architecture_page_lists_the_lifecycles_statuses():
+    readme = (REPO_ROOT / "docs" / "architecture.md").read_text()
     listed = re.search(r"Statuses: (.+?)\.", readme.replace("\n", " ")).group(1)
     assert re.findall(r"\b[a-z]+\b", listed.replace(" and ", " ")) == [s.value for s in Status]
 
