@@ -18,7 +18,7 @@ from core.compare.seeds import mean_ci, paired
 from core.data import DataSpec
 from core.runs import Registry, Status, execute_run, logging_into
 from core.train import TrainConfig
-from core.train.adaptation import RECORD, AdaptConfig, adapted_folder
+from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
 ADAPT_RECORDS = RECORDS_DIR / "adapt.jsonl"
 # the default first (`AdaptConfig`'s), then the sweep: epochs 1, 3 and 10 at two rates, and a longer max length
@@ -29,7 +29,7 @@ def point_config(point: dict) -> AdaptConfig:
     """An adaptation to L2R's train texts: its spec names the train file alone, so every bench that adapts to those
     texts with these settings finds the same backbone."""
     corpus = CORPORA["l2r"]
-    return AdaptConfig(data=DataSpec(train=str(corpus.folder / corpus.files["train"])), **point)
+    return pinned(AdaptConfig(data=DataSpec(train=str(corpus.folder / corpus.files["train"])), **point))
 
 
 def recorded_adaptations() -> dict[str, dict]:

@@ -8,10 +8,16 @@ import streamlit as st
 from core.backbone import adapted_backbones, adapted_name
 from core.errors import InputError
 from core.runs import ACTIVE, Registry, cancel_all, enqueue, not_yet_run
-from core.train.adaptation import AdaptConfig, adapted_folder, RECORD
+from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 from core.runs.estimate import roughly
 
 DEFAULTS = AdaptConfig()
+
+
+@st.cache_data(show_spinner="Reading the texts it would adapt to…", max_entries=16)
+def as_launched(config_json: str) -> AdaptConfig:
+    """The adaptation as it would launch (`pinned`: the texts' hash names its folder), once per choice."""
+    return pinned(AdaptConfig.from_json(config_json))
 
 
 def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> None:
@@ -30,9 +36,9 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
                                help="Transductive: the backbone then has seen texts the runs are validated or tested "
                                     "on, and its record and name say so")
         try:
-            config = AdaptConfig(data=ds.spec.absolute(), cleaning=cleaning, backbone=backbone,
-                                 splits=("train", *extra), epochs=int(epochs), lr=float(lr), max_len=int(max_len),
-                                 seed=int(seed))
+            config = as_launched(AdaptConfig(data=ds.spec, cleaning=cleaning, backbone=backbone,
+                                             splits=("train", *extra), epochs=int(epochs), lr=float(lr),
+                                             max_len=int(max_len), seed=int(seed)).to_json())
         except InputError as e:
             st.error(str(e))
             return

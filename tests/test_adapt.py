@@ -97,3 +97,21 @@ def test_adapt_from_the_cli_ends_with_the_backbone_and_its_cpu_time(tiny_backbon
     assert json.loads(captured.out.strip().splitlines()[-1])["reused"] and "already adapted" in captured.err
     assert main(["adapt", "--train", "builtin", "--epochs", "0"]) == 2
     assert "epochs must be in [1, 1000]" in capsys.readouterr().err
+
+
+def test_one_adaptation_of_the_same_texts_is_one_backbone_however_the_data_was_named(tmp_path, tiny_backbone):
+    """The Train page names L2R by its folder, the CLI by its train file: the same texts, settings and base give
+    one backbone, made once; other texts (or cleaning them) another."""
+    from core.data import CleaningConfig
+    from core.train.adaptation import pinned
+
+    write_jsonl(tmp_path / "train.jsonl", [{"text": f"train text {i}", "label": i % 2} for i in range(8)])
+    write_jsonl(tmp_path / "test.jsonl", [{"text": f"test text {i}", "label": i % 2} for i in range(4)])
+    by_folder = pinned(AdaptConfig(data=DataSpec(train=str(tmp_path)), backbone=str(tiny_backbone)))
+    by_file = pinned(AdaptConfig(data=DataSpec(train=str(tmp_path / "train.jsonl")), backbone=str(tiny_backbone)))
+    assert by_folder.texts == by_file.texts and by_folder.folder_name == by_file.folder_name
+    cleaned = pinned(by_file.with_(cleaning=CleaningConfig(lowercase=True), texts=None))
+    assert cleaned.folder_name == by_file.folder_name  # lowercase changes none of these texts
+    other = pinned(by_file.with_(cleaning=CleaningConfig(strip_special=True), texts=None))
+    assert other.texts != by_file.texts and other.folder_name != by_file.folder_name
+    assert by_file.with_(epochs=2).folder_name != by_file.folder_name

@@ -11,13 +11,12 @@ from dataclasses import fields
 
 from tqdm import tqdm
 
-from core.backbone import resolve_backbone
 from core.cli.commands import as_before, ensure_backbone
 from core.cli.options import spec_from_args
 from core.data import CleaningConfig
 from core.runs import Registry, enqueue, execute_run, logging_into, not_yet_run
 from core.runs.lifecycle import Status
-from core.train.adaptation import RECORD, AdaptConfig, adapted_folder
+from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
 def config_of(args: argparse.Namespace) -> AdaptConfig:
     splits = tuple(dict.fromkeys(["train", *args.splits]))
@@ -26,15 +25,14 @@ def config_of(args: argparse.Namespace) -> AdaptConfig:
                          backbone=args.backbone, revision=args.revision, splits=splits, epochs=args.epochs,
                          max_steps=args.max_steps, lr=args.lr, max_len=args.max_len, batch_size=args.batch_size,
                          mask=args.mask, seed=args.seed, precision=args.precision, device=args.device)
-    # pinned at launch, as a training run's: the base's snapshot, the data's paths from the root
-    return config.with_(revision=resolve_backbone(config.backbone, config.revision).revision,
-                        data=config.data.absolute())
+    return config
 
 
 def cmd_adapt(args: argparse.Namespace) -> int:
     ensure_backbone(args)
     registry = Registry()
-    config = as_before(registry, config_of(args))  # a file with the bytes of one runs read: named as they named it
+    # a file with the bytes of one runs read is named as they named it; then pinned as launched (`pinned`)
+    config = pinned(as_before(registry, config_of(args)))
     out = adapted_folder(config)
     if (out / RECORD).is_file():  # the same adaptation made before: its backbone is there
         record = json.loads((out / RECORD).read_text())

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from core.backbone import resolve_backbone
 from core.backbone.locate import ADAPTED_DIR
-from core.data import CleaningConfig, CorpusConfig, DataSpec
+from core.data import CleaningConfig, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
 SPLITS = ("train", "val", "test")  # the dataset's splits whose texts an adaptation may read; train's by default
@@ -45,6 +45,7 @@ class AdaptConfig:
     seed: int = 0
     precision: str = "auto"
     device: str = "auto"
+    texts: str | None = None  # the SHA-1 of the texts it reads, pinned at launch (`pinned`): its folder's name says it
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.splits if s not in SPLITS]
@@ -84,12 +85,40 @@ class AdaptConfig:
 
     @property
     def folder_name(self) -> str:
-        """The adapted backbone's folder under the studio home: its base, its data and a hash of the rest, so the
-        same adaptation asked twice is found, not made twice."""
+        """The adapted backbone's folder under the studio home: its base, its data's name, and a hash of its base,
+        settings and the texts it reads (not of where they came from): the same adaptation asked twice, from the
+        Train page or the CLI, is found, not made twice."""
         base = resolve_backbone(self.backbone, self.revision)
         stem = "minilm" if base.bundled else (base.hub_id or base.folder.name)
-        digest = hashlib.sha1(self.to_json().encode()).hexdigest()[:8]
+        what = {k: v for k, v in json.loads(self.to_json()).items() if k not in ("data", "cleaning", "splits")}
+        if self.texts is None:  # not pinned: the data as named
+            what |= {"data": json.loads(self.to_json())["data"], "cleaning": asdict(self.cleaning)}
+        digest = hashlib.sha1(json.dumps(what | {"base": base.identity}, sort_keys=True).encode()).hexdigest()[:8]
         return f"{slug(stem)}-tapt-{slug(self.data.short_name)}-{digest}"
+
+
+def texts_for(config: AdaptConfig) -> tuple[list[str], dict[str, int]]:
+    """The texts the adaptation reads and how many from each place: train's always, an unlabeled file's when
+    the data has one, the validation and test splits' only when the config names them. Labels are never read."""
+    ds = with_cleaning(load_dataset(config.data), config.cleaning)
+    frames = {"train": ds.train, "unlabeled": ds.unlabeled, "val": ds.val if "val" in config.splits else None,
+              "test": ds.test if "test" in config.splits else None}
+    texts = {name: frame["text"].tolist() for name, frame in frames.items() if frame is not None}
+    return [t for part in texts.values() for t in part], {name: len(part) for name, part in texts.items()}
+
+
+def texts_hash(texts: list[str]) -> str:
+    h = hashlib.sha1()
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass") + b"\x1e")
+    return h.hexdigest()
+
+
+def pinned(config: AdaptConfig) -> AdaptConfig:
+    """As launched: the data's paths from the root, the base's snapshot, and the SHA-1 of the texts it will read."""
+    config = config.with_(data=config.data.absolute(),
+                          revision=resolve_backbone(config.backbone, config.revision).revision)
+    return config.with_(texts=texts_hash(texts_for(config)[0]))
 
 
 def slug(text: str) -> str:

@@ -25,8 +25,7 @@ from transformers import AutoModel, AutoModelForMaskedLM, DataCollatorForLanguag
 from core.backbone import resolve_backbone
 from core.backbone.device import pick_device, use_bf16
 from core.backbone.encode import load_tokenizer
-from core.data import load_dataset, with_cleaning
-from core.train.adaptation import RECORD, AdaptConfig
+from core.train.adaptation import RECORD, AdaptConfig, texts_for, texts_hash
 from core.train.dropout import cheap_dropout
 from core.train.inputs import bucketed_batches
 from core.train.methods.base import Cancelled
@@ -35,16 +34,6 @@ from core.train.optim import adamw
 Event = Callable[[dict], None]
 PROBE = 256  # training texts the loss is measured on before and after, with one fixed masking
 CURVE_POINTS = 20  # loss points over the run, for its curve
-
-
-def texts_for(config: AdaptConfig) -> tuple[list[str], dict[str, int]]:
-    """The texts the adaptation reads and how many from each place: train's always, an unlabeled file's when
-    the data has one, the validation and test splits' only when the config names them. Labels are never read."""
-    ds = with_cleaning(load_dataset(config.data), config.cleaning)
-    frames = {"train": ds.train, "unlabeled": ds.unlabeled, "val": ds.val if "val" in config.splits else None,
-              "test": ds.test if "test" in config.splits else None}
-    texts = {name: frame["text"].tolist() for name, frame in frames.items() if frame is not None}
-    return [t for part in texts.values() for t in part], {name: len(part) for name, part in texts.items()}
 
 
 def adapt(config: AdaptConfig, out: Path, on_event: Event = lambda e: None,
@@ -185,15 +174,6 @@ def probe_loss(model, batches: list[dict], device: torch.device, bf16: bool) -> 
         total, tokens = total + float(loss) * masked, tokens + masked
     model.train()
     return total / max(tokens, 1)
-
-
-def texts_hash(texts: list[str]) -> str:
-    import hashlib
-
-    h = hashlib.sha1()
-    for t in texts:
-        h.update(t.encode("utf-8", "surrogatepass") + b"\x1e")
-    return h.hexdigest()
 
 
 def save(mlm, base_folder: Path, tokenizer, record: dict, out: Path) -> None:
