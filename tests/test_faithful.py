@@ -59,8 +59,23 @@ def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
     """bench/defaults.py's choices (the README's defaults tables): 3e-4 for 30 epochs of 64 on frozen features,
     the notebook's 5e-5 for three times its 10 epochs at 16 with the encoder training."""
     frozen, trained = tiny(tiny_backbone, frozen=True), tiny(tiny_backbone, frozen=False)
-    assert (frozen.lr, frozen.batch_size, frozen.epochs, frozen.steps) == (3e-4, 64, 30, None)
-    assert (trained.lr, trained.batch_size, trained.epochs, trained.steps) == (5e-5, 16, 30, None)
+    assert (frozen.lr, frozen.batch_size, frozen.epochs, frozen.steps, frozen.max_steps) == (3e-4, 64, 30, None, 500)
+    assert (trained.lr, trained.batch_size, trained.epochs, trained.steps, trained.max_steps) == (5e-5, 16, 30, None, 500)
+
+
+def test_the_budget_rule_caps_30_epochs_of_a_large_pool_and_leaves_a_small_one_and_a_chosen_budget_be():
+    """30 epochs of 64 are 60-90 steps on the M4 sample and 5,430 on L2R's pool, where they overtrain."""
+    from core.train.methods import METHODS
+
+    spec = METHODS["ganbert"]
+    config = resolve(TrainConfig(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64))
+    assert spec.budget(config, 116) == (60, "30 epochs of 2 step(s)")  # the M4 sample's budget, as measured
+    steps, why = spec.budget(config, 11_596)  # L2R's pool and 25 labels repeated
+    assert steps == 500 and why.startswith("500 steps: 30 epochs of 182 step(s), capped at 500")
+    chosen = resolve(config.with_(epochs=30, max_steps=None))
+    assert chosen.max_steps is None and spec.budget(chosen, 11_596)[0] == 5_460  # asked for: not capped
+    assert resolve(TrainConfig(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64,
+                               gan_preset="tf")).max_steps is None  # the tf code's 3 epochs, as it ran them
 
 
 def test_a_setting_given_explicitly_beats_the_preset(tiny_backbone):

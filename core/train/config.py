@@ -54,6 +54,9 @@ class TrainConfig:
                                label="Steps")
     epochs: int | None = option(None, "or: passes over what the method's epoch iterates, converted to steps", low=1,
                                 label="Epochs")
+    max_steps: int | None = option(None, "at most this many optimizer steps, whatever the epochs ask for (GAN-BERT's "
+                                          "studio preset sets its budget rule here; default: no cap)", low=1,
+                                   label="Steps (at most)")
     evaluations: int = option(10, "validation evaluations spread over the run (selection and early stopping)",
                               low=1, high=1000, label="Evaluations")
     selection: str = option("auto", "the checkpoint kept: best validation macro-F1, the last, or auto (the last when "

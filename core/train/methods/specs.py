@@ -77,7 +77,11 @@ class StepSpec(Method):
         if config.steps:
             return config.steps, f"{config.steps} steps, as chosen ({config.steps / per_epoch:.3g} epochs)"
         if config.epochs:
-            return config.epochs * per_epoch, f"{config.epochs} epochs of {per_epoch} step(s)"
+            steps = config.epochs * per_epoch
+            if config.max_steps and steps > config.max_steps:
+                return config.max_steps, (f"{config.max_steps} steps: {config.epochs} epochs of {per_epoch} step(s), "
+                                          f"capped at {config.max_steps} ({config.max_steps / per_epoch:.3g} epochs)")
+            return steps, f"{config.epochs} epochs of {per_epoch} step(s)"
         floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
         epochs = self.default_epochs[0 if config.frozen else 1]
         steps = max(floor, epochs * per_epoch)
@@ -158,6 +162,8 @@ class GanBertSpec(StepSpec):
         changes: dict = {}
         if config.steps is None and config.epochs is None:
             changes["epochs"] = recipe.epochs or STUDIO[config.frozen]["epochs"]
+            if config.gan_preset == "studio" and config.max_steps is None:  # the budget rule (`presets.STUDIO`)
+                changes["max_steps"] = STUDIO[config.frozen]["max_steps"]
         if config.pooling is None and recipe.pooling:
             changes["pooling"] = recipe.pooling
         if not config.adversarial:
