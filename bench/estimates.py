@@ -69,7 +69,7 @@ def main() -> int:
     os.environ["STUDIO_HOME"] = str(home)
     registry = Registry()
     ds = load_dataset(spec)
-    sizes = (len(ds.train), len(ds.val), len(ds.test), len(ds.labels))
+    sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
         return [resolve(TrainConfig(data=spec, method=m, frozen=True, per_class=per_class, fraction=None, seed=s))

@@ -50,7 +50,7 @@ def main() -> int:
 
     t0 = time.perf_counter()
     ds = builtin_dataset(CorpusConfig(args.train_per_class, args.test_per_class))
-    print(f"generated {len(ds.train) + len(ds.val):,} train + {len(ds.test):,} test texts "
+    print(f"generated {len(ds.train):,} train + {len(ds.test):,} test texts "
           f"in {time.perf_counter() - t0:.1f} s")
     tokenizer = load_tokenizer()
     with tempfile.TemporaryDirectory() as tmp:

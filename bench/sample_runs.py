@@ -26,6 +26,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
 from core.data import DataSpec  # noqa: E402
+from core.paths import studio_home  # noqa: E402
 from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
 
@@ -169,12 +170,18 @@ def as_ran(config: TrainConfig) -> TrainConfig:
     return settled
 
 
+IN_HOME = "studio:"  # a record's backbone adapted in the studio home, named from the home: `studio:backbones/<name>`
+
+
 def portable(config: TrainConfig, folder: Path = SAMPLE) -> dict:
-    """A config as a record keeps it: the corpus's files by their names, so a checkout elsewhere matches."""
+    """A config as a record keeps it: the corpus's files by their names, and a backbone adapted in the studio home
+    by its place there, so a checkout elsewhere (or a scratch home) matches."""
     raw = json.loads(config.to_json())
     for role, path in config.data.paths.items():
         if Path(path).parent == folder:
             raw["data"][role] = Path(path).name
+    if config.backbone and Path(config.backbone).is_relative_to(studio_home()):
+        raw["backbone"] = IN_HOME + str(Path(config.backbone).relative_to(studio_home()))
     return raw
 
 
@@ -184,7 +191,10 @@ def from_record(raw: dict, folder: Path = SAMPLE) -> TrainConfig:
     for role in ("train", "test", "val", "unlabeled"):
         if data.get(role) and not Path(data[role]).is_absolute():
             data[role] = str(folder / data[role])
-    return TrainConfig.from_json(json.dumps({**raw, "data": data}))
+    backbone = raw.get("backbone")
+    if backbone and backbone.startswith(IN_HOME):
+        backbone = str(studio_home() / backbone.removeprefix(IN_HOME))
+    return TrainConfig.from_json(json.dumps({**raw, "data": data, "backbone": backbone}))
 
 
 def record_speed(bench: str, summary: dict) -> None:

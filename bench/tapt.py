@@ -56,8 +56,7 @@ def adapted(registry: Registry, config: AdaptConfig, train: bool) -> tuple[Path,
             raise SystemExit(f"adaptation {run_id} ended {status}: {registry.get(run_id).message}")
         record = json.loads((out / RECORD).read_text())
     if out.name not in recorded_adaptations():
-        entry = {"folder": out.name, **{k: v for k, v in record.items() if k != "base"},
-                 "base": record["base"]["name"]}
+        entry = {"folder": out.name, **record}
         with ADAPT_RECORDS.open("a") as f:
             f.write(json.dumps(entry, sort_keys=True) + "\n")
     return out, record
@@ -67,6 +66,8 @@ def judged(registry: Registry, backbone: str | None, seeds: list[int], train: bo
            ) -> dict[int, float]:
     """Features + LR at `per_class` on L2R's dev split, per seed, on a backbone (None: the bundled MiniLM)."""
     corpus = CORPORA["l2r-dev"]
+    if corpus.spec() is None:
+        return {}
     scores = {}
     for seed in seeds:
         config = TrainConfig(data=corpus.spec(), method="features-lr", frozen=True, fraction=None,
@@ -78,14 +79,19 @@ def judged(registry: Registry, backbone: str | None, seeds: list[int], train: bo
     return scores
 
 
+def interval(ci) -> str:
+    if not ci.n:
+        return "not run"
+    return f"{ci.mean:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else "") + f" (n={ci.n})"
+
+
 def tapt_table(registry: Registry, seeds: list[int], train: bool) -> dict:
     """Prints the settings table (one row per point) and returns it for the bench's JSON line."""
     base = judged(registry, None, seeds, train)
     print("\n| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
           "| adapted − base (paired) |")
     print("|---|---:|---|---:|---:|")
-    ci = mean_ci(list(base.values()))
-    print(f"| none (the bundled MiniLM) | – | – | {ci.mean:.3f} [{ci.low:.3f}, {ci.high:.3f}] (n={ci.n}) | – |")
+    print(f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |")
     rows = []
     for point in POINTS:
         config = point_config(point)
@@ -98,9 +104,9 @@ def tapt_table(registry: Registry, seeds: list[int], train: bool) -> dict:
         d = diff.difference
         name = ", ".join(f"{k} {v:g}" for k, v in {"epochs": config.epochs, "lr": config.lr,
                                                    "max_len": config.max_len}.items()) + " (default)" * (point == {})
+        adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
         print(f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
-              f"{record['mlm_loss_after']:.3f} | {ci.mean:.3f} [{ci.low:.3f}, {ci.high:.3f}] (n={ci.n}) | "
-              f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] |", flush=True)
+              f"{record['mlm_loss_after']:.3f} | {interval(ci)} | {adds} |", flush=True)
         rows.append({"point": point, "folder": out.name, "cpu_seconds": record["cpu_seconds"],
                      "accuracy": scores, "adds": d.mean})
     return {"base": base, "rows": rows}

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.backbone import adapted_backbones, adapted_name
 from core.errors import InputError
-from core.runs import ACTIVE, Registry, cancel_all, enqueue, not_yet_run
+from core.runs import ACTIVE, Registry, cancel_all, enqueue
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 from core.runs.estimate import roughly
 
@@ -43,7 +43,7 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
             st.error(str(e))
             return
         done = (adapted_folder(config) / RECORD).is_file()
-        pending = not not_yet_run(registry, [config])
+        pending = any(j.config.folder_name == config.folder_name for j in registry.list(kind="adapt", statuses=ACTIVE))
         st.caption(f"{config.label}: {len(ds.train) * int(epochs):,} texts through the encoder with gradients"
                    + (" (adapted already: it is in the picker)" if done else " (queued or running)" if pending else ""))
         if st.button("Adapt", key="ad_go", disabled=done or pending):

@@ -44,7 +44,7 @@ with c2:
         st.markdown(f"`{run.status}` {names[run.id]}{score}")
 
 st.subheader("Next steps")
-here = [r for r in runs if r.config.data == ds.spec]  # the current dataset's runs
+here = [r for r in runs if r.config.data == ds.spec.absolute()]  # the current dataset's runs (stored from the root)
 going, done = [r for r in here if r.status in ACTIVE], [r for r in here if r.status == Status.DONE]
 if ds.synthetic:
     st.page_link("pages/data.py", label="Load your corpus: the official Subtask B files, or JSONL, CSV or Parquet "
@@ -58,9 +58,10 @@ if going:
     st.page_link("pages/train.py", label=f"Watch the {len(going)} run(s) going", icon=":material/model_training:")
 if done:
     summary = compare.summarize(compare.runs_frame(done), "accuracy", compare.METRICS)
-    latest = summary.verdicts.iloc[-1].to_dict() if not summary.verdicts.empty else None
-    if latest:
-        st.markdown(f"Latest verdict (test accuracy): {compare.verdict_line(latest)}")
+    newest = max(done, key=lambda r: r.ended or 0).config.amount  # the amount of the run that ended last
+    found = summary.verdicts[summary.verdicts["amount"] == newest]
+    if not found.empty:
+        st.markdown(f"Latest verdict (test accuracy): {compare.verdict_line(found.iloc[0].to_dict())}")
     st.page_link("pages/compare.py", label=f"Compare the {len(done)} finished run(s) on {ds.name}",
                  icon=":material/compare_arrows:")
     st.page_link("pages/classify.py", label="Classify a text with one of them", icon=":material/label:")

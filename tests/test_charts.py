@@ -275,8 +275,8 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
 
 
 def test_an_interval_past_the_metrics_range_is_printed_as_computed_and_clamped_on_the_axis_with_a_note():
-    """Two seeds' t interval runs from about -0.5 to 1.45: printed as "[0.000, 1.000]" it read as a computed
-    interval, and its whisker spanned the axis with nothing to say why."""
+    """Two seeds' t interval runs past the metric's range (on the walk's frozen head, about -0.5 to 1.45): printed as
+    "[0.000, 1.000]" it read as a computed interval, and its whisker spanned the axis with nothing to say why."""
     frame = hand_runs_frame([(TrainConfig(method="finetune", frozen=True, fraction=0.1, seed=s), score)
                              for s, score in ((0, 0.05), (1, 0.95))] +
                             [(TrainConfig(method="features-lr", frozen=True, fraction=0.1, seed=s), score)

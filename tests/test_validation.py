@@ -138,18 +138,21 @@ def test_standardisation_reads_only_the_labeled_rows(tiny_backbone, tmp_path):
 
 def test_no_validation_keeps_the_last_checkpoint_and_makes_no_claim_about_learning(tiny_backbone, tmp_path):
     events = []
-    result = train_into(tiny(tiny_backbone, validation="none"), RunFolder(tmp_path), events.append, lambda: False)
+    config = tiny(tiny_backbone, validation="none", steps=25, evaluations=10)  # every 3 steps, and the 25th
+    result = train_into(config, RunFolder(tmp_path), events.append, lambda: False)
     assert result["selection"] == "last" and result["val_rows"] == 0 and result["labels_read"] == 30
     assert result["learned"] is None and result["val"] is None
     curves = [e for e in events if e["type"] == "evaluation"]
     assert curves and all(e["val"] is None and "loss" in e["losses"] for e in curves)
+    assert [e["index"] for e in curves] == list(range(1, 10)) and curves[-1]["step"] == 25  # each its own number
+    assert result["evaluations"] == 9
 
 
 # ------------------------------------------------------------ a home written before the rule
 
 def test_a_run_from_before_the_rule_lists_compares_and_runs_as_it_ran(tiny_backbone, studio_home, capsys):
     """A config stored before `validation` existed carved 10% of train for every seed: it is read as `carve:0.1`,
-    its labels count its 12 validation rows, and run again it carves as it did."""
+    its labels count its 18 validation rows (10% of 30 a class, 6 classes), and run again it carves as it did."""
     old = json.loads(tiny(tiny_backbone).to_json())
     old.pop("validation")
     old["val_fraction"] = 0.1

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -53,7 +54,9 @@ def exported(backbone: Backbone, home: Path, int8: bool) -> tuple[Path, dict]:
     """The backbone's ONNX graph (fp32, or int8 weights), exported and quantised on first use, with what it holds.
     Written beside the store and moved into place, so two runs exporting at once never see half a file."""
     folder = export_folder(backbone, home)
-    meta_path = folder / "meta.json"
+    meta_path, failed = folder / "meta.json", folder.parent / f"{folder.name}.failed"
+    if failed.exists():  # tried before: the family does not export, and trying again costs seconds every run
+        raise ExportError(failed.read_text())
     if not meta_path.exists():
         tmp = folder.parent / f".{folder.name}.{os.getpid()}.partial"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -61,15 +64,20 @@ def exported(backbone: Backbone, home: Path, int8: bool) -> tuple[Path, dict]:
         try:
             meta = export(backbone, tmp / "model.onnx")
             (tmp / "meta.json").write_text(json.dumps(meta))
-            if not folder.exists():
-                os.replace(tmp, folder)
+            os.replace(tmp, folder)
+        except ExportError as e:
+            failed.write_text(str(e))
+            raise
+        except OSError:  # another process moved its export into place first: theirs is as good
+            if not meta_path.exists():
+                raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     meta = json.loads(meta_path.read_text())
     if not int8:
         return folder / "model.onnx", meta
     quantised = folder / "model.int8.onnx"
-    if not quantised.exists():
+    if not quantised.exists():  # each process quantises into a file of its own, then renames it into place
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         partial = folder / f".model.int8.{os.getpid()}.partial.onnx"
@@ -125,10 +133,18 @@ class OnnxEncoder:
                                pooler_output=out[layers] if len(out) > layers else None)
 
 
+@lru_cache(maxsize=4)
+def session(path: Path, meta_json: str) -> OnnxEncoder:
+    """One ONNX Runtime session per exported graph and process: Classify predicts a text at a time, and a new
+    session costs a second."""
+    return OnnxEncoder(path, json.loads(meta_json))
+
+
 def encode_onnx(backbone: Backbone, home: Path, texts: list[str], max_len: int, pooling: str, int8: bool,
                 batch_size: int = 32, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Float32 sentence vectors through ONNX Runtime, in length-sorted batches, pooled as torch's are."""
-    encoder = OnnxEncoder(*exported(backbone, home, int8))
+    path, meta = exported(backbone, home, int8)
+    encoder = session(path, json.dumps(meta, sort_keys=True))
     tokenizer = load_tokenizer(backbone)
     order = np.argsort([len(t) for t in texts], kind="stable")
     out = np.zeros((len(texts), 0), dtype=np.float32)

@@ -1,6 +1,6 @@
 """`python -m core adapt`: continue a backbone's masked-LM pretraining on a dataset's texts (TAPT), in the
-foreground with a progress bar or queued in the background like a training run. Its last stdout line is JSON
-with at least `backbone` (what `--backbone` then takes) and `cpu_seconds`."""
+foreground with a progress bar or queued in the background like a training run. Its last stdout line is JSON with
+at least `backbone` (what `--backbone` then takes) and its `status`; `cpu_seconds` once the backbone exists."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tqdm import tqdm
 from core.cli.commands import as_before, ensure_backbone
 from core.cli.options import spec_from_args
 from core.data import CleaningConfig
-from core.runs import Registry, enqueue, execute_run, logging_into, not_yet_run
+from core.runs import ACTIVE, Registry, enqueue, execute_run, logging_into
 from core.runs.lifecycle import Status
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
@@ -41,9 +41,10 @@ def cmd_adapt(args: argparse.Namespace) -> int:
                           "reused": True}))
         return 0
     if args.background:
-        if not not_yet_run(registry, [config]):
-            print("note: an adaptation with these settings is already queued or running", file=sys.stderr)
-        run_id, = enqueue(registry, not_yet_run(registry, [config]) or [config])
+        going = [j for j in registry.list(kind="adapt", statuses=ACTIVE) if j.config.folder_name == config.folder_name]
+        if going:
+            print("note: this adaptation is already queued or running; its job:", file=sys.stderr)
+        run_id = going[0].id if going else enqueue(registry, [config])[0]
         print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status, "backbone": str(out)}))
         return 0
     run_id = registry.create(config)

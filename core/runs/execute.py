@@ -8,6 +8,7 @@ interrupted.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -24,7 +25,7 @@ from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove, Status
 from core.runs.registry import Registry, Run
 from core.train import Cancelled, Diverged, TrainConfig, is_resolved, resolve, train
-from core.train.adaptation import AdaptConfig, adapted_folder
+from core.train.adaptation import RECORD, AdaptConfig, adapted_folder
 
 log = logging.getLogger("studio.worker")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -169,7 +170,11 @@ def adapt_into(config: AdaptConfig, folder: RunFolder, on_event: Callable[[dict]
     from core.train.pretrain import adapt  # torch: only the worker of an adaptation needs it
 
     out = adapted_folder(config)
-    record = adapt(config, out, on_event, should_stop)
+    if (out / RECORD).is_file():  # made meanwhile by another job of the same texts and settings: not made twice
+        on_event({"type": "status", "message": f"{out.name} exists already: its backbone is used as it is"})
+        record = json.loads((out / RECORD).read_text())
+    else:
+        record = adapt(config, out, on_event, should_stop)
     result = {"backbone": str(out), **{k: record[k] for k in ("cpu_seconds", "seconds", "steps", "texts", "precision",
                                                                "mlm_loss_before", "mlm_loss_after")}}
     folder.write_result(result)

@@ -48,8 +48,14 @@ def not_yet_run(registry: Registry, configs: list[TrainConfig | AdaptConfig]) ->
     """The configs with no run of the same settings and seed done or under way here: a grid launched again
     queues what is missing (a cancelled or failed run, a new seed), never a copy of a finished run, which is
     the same draw and not another seed. The second click of a double click finds its grid queued."""
-    have = {r.config.to_json() for r in registry.list(kind=None) if r.status == Status.DONE or r.status in ACTIVE}
-    return [c for c in configs if c.to_json() not in have]
+    have = {same(r.config) for r in registry.list(kind=None) if r.status == Status.DONE or r.status in ACTIVE}
+    return [c for c in configs if same(c) not in have]
+
+
+def same(config: TrainConfig | AdaptConfig) -> str:
+    """What makes two jobs one: a run's whole config; an adaptation's backbone folder, named by its base, settings
+    and texts, however its data was named (the Train page names a corpus by its folder, the CLI by its file)."""
+    return f"adapt:{config.folder_name}" if isinstance(config, AdaptConfig) else config.to_json()
 
 
 def cancel(registry: Registry, run_id: str, grace: float = 15.0) -> str:

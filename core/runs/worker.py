@@ -12,13 +12,18 @@ import sys
 from pathlib import Path
 
 from core.runs.execute import LOG_FORMAT, execute_run
+from core.runs.local import concurrency
 from core.runs.queue import pump
 from core.runs.registry import Registry, check_run_id
 from core.runs.lifecycle import Status
 
 
 def next_run(registry: Registry) -> str | None:
-    """The oldest queued local run, claimed for this process (the slot it holds stays taken), or None."""
+    """The oldest queued local run, claimed for this process, while the local runs going stay below the concurrency
+    (another process's pump may have filled this slot while the last run was finishing); else None."""
+    going = [r for r in registry.list(statuses=(Status.STARTING, Status.RUNNING), kind=None) if r.backend == "local"]
+    if len(going) >= concurrency(registry):
+        return None
     for run in registry.list(statuses=(Status.QUEUED,), kind=None):
         if run.backend == "local" and registry.claim(run.id, pid=os.getpid()):
             return run.id
@@ -42,7 +47,8 @@ def main(argv: list[str]) -> int:
     try:
         while run_id is not None:
             status = execute_run(registry, run_id)
-            run_id = next_run(registry)
+            # a failure may leave the process unfit (a GPU out of memory): the next run gets a process of its own
+            run_id = next_run(registry) if status in (Status.DONE, Status.CANCELLED) else None
             if run_id is not None:
                 write_to(registry.folder(run_id).log)
     finally:

@@ -25,6 +25,7 @@ from transformers import AutoModel, AutoModelForMaskedLM, DataCollatorForLanguag
 from core.backbone import resolve_backbone
 from core.backbone.device import pick_device, use_bf16
 from core.backbone.encode import load_tokenizer
+from core.errors import InputError
 from core.train.adaptation import RECORD, AdaptConfig, texts_for, texts_hash
 from core.train.dropout import cheap_dropout
 from core.train.inputs import bucketed_batches
@@ -51,6 +52,9 @@ def adapt(config: AdaptConfig, out: Path, on_event: Event = lambda e: None,
     base = resolve_backbone(config.backbone, config.revision)
     tokenizer = load_tokenizer(base)
     texts, counts = texts_for(config)
+    if config.texts is not None and texts_hash(texts) != config.texts:
+        raise InputError("the texts changed since this adaptation was launched (their SHA-1 named its backbone); "
+                         "launch it again to adapt to them as they are now")
     on_event({"type": "status", "message": f"reading {len(texts):,} texts: " +
               ", ".join(f"{n:,} {name}" for name, n in counts.items())})
     encoded = tokenizer(texts, truncation=True, max_length=config.max_len, return_special_tokens_mask=True,
@@ -150,8 +154,8 @@ def probe_batches(rows: list[dict], lengths: np.ndarray, tokenizer, config: Adap
 
 def masked_loss(model, batch: dict) -> torch.Tensor:
     """The masked-LM loss with the head run on the masked positions only: its decoder over the whole vocabulary
-    costs about as much per token as MiniLM's six layers, and 85% of the tokens have no loss. Families whose head
-    is not one module (BERT's `cls`, RoBERTa's `lm_head`) take the model's own loss."""
+    costs about as much per token as MiniLM's six layers, and 85% of the tokens have no loss. BERT's head (`cls`)
+    and RoBERTa's (`lm_head`) are one module each; a family whose head is not takes the model's own loss."""
     head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
     if head is None:
         return model(**batch).loss
@@ -184,15 +188,16 @@ def save(mlm, base_folder: Path, tokenizer, record: dict, out: Path) -> None:
     if unexpected or any(not k.startswith("pooler.") for k in missing):
         raise RuntimeError(f"the adapted encoder does not fit its base: missing {missing[:3]}, unexpected "
                            f"{unexpected[:3]}")
-    tmp = out.parent / f".{out.name}.partial"
+    tmp = out.parent / f".{out.name}.{os.getpid()}.partial"  # this process's own
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
         encoder.save_pretrained(str(tmp), safe_serialization=True)
         tokenizer.save_pretrained(str(tmp))
         (tmp / RECORD).write_text(json.dumps(record, indent=2))
-        if out.exists():
-            shutil.rmtree(out)
+        if (out / RECORD).is_file():
+            return  # another job made it first: runs may be reading it, so it stays as it is
+        shutil.rmtree(out, ignore_errors=True)  # a folder without its record is one a killed job left
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

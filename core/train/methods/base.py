@@ -69,8 +69,8 @@ class Diverged(RuntimeError):
 
 
 # What a method trained by optimizer steps reads and a closed-form fit (logistic regression) never does.
-STEP_OPTIONS = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "patience", "warmup",
-                "collapse_evals", "validation")
+STEP_OPTIONS = ("steps", "epochs", "max_steps", "selection", "evaluations", "lr", "batch_size", "patience", "warmup",
+                "collapse_evals", "validation", "attention_dropout")
 
 
 class Method:

@@ -217,9 +217,10 @@ class StepMethod(StepSpec, NeuralMethod):
             if step % eval_every and step != total_steps:
                 continue
             if not len(data.val):  # nothing to validate on: the losses alone, and the run trains to its budget
-                on_event({"type": "evaluation", "index": step // eval_every, "step": step, "total_steps": total_steps,
-                          "losses": tally.losses_since_last(), "val": None, "val_fake_prob": None, "best": False,
-                          "samples_per_s": tally.speed})
+                selection.evaluations += 1
+                on_event({"type": "evaluation", "index": selection.evaluations, "step": step,
+                          "total_steps": total_steps, "losses": tally.losses_since_last(), "val": None,
+                          "val_fake_prob": None, "best": False, "samples_per_s": tally.speed})
                 continue
             evaluation = self.evaluate(model, rep, data, batch_size, config)
             improved = selection.judge(step, evaluation, model, self, job.checkpoint)
