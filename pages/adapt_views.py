@@ -5,7 +5,7 @@ import time
 
 import streamlit as st
 
-from core.backbone import adapted_backbones, adapted_name
+from core.backbone import BackboneError, adapted_backbones, adapted_name
 from core.errors import InputError
 from core.runs import ACTIVE, Registry, cancel_all, enqueue
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
@@ -39,6 +39,9 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
             config = as_launched(AdaptConfig(data=ds.spec, cleaning=cleaning, backbone=backbone,
                                              splits=("train", *extra), epochs=int(epochs), lr=float(lr),
                                              max_len=int(max_len), seed=int(seed)).to_json())
+        except BackboneError as e:  # the Backbone above: said there already, with how to get it
+            st.info(f"The backbone chosen above is not available, so there is nothing to adapt yet ({e}).")
+            return
         except InputError as e:
             st.error(str(e))
             return
