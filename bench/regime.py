@@ -31,6 +31,7 @@ prepare()  # before torch loads: offline, reproducible sums
 import pandas as pd  # noqa: E402
 
 from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
+from bench.tapt import adapted, point_config  # noqa: E402
 from core import compare  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
 from core.runs import Run, Status  # noqa: E402
@@ -51,17 +52,20 @@ CONTROL = {"ganbert-noise": "ganbert-control", "ganbert-bow": "ganbert-control",
            "ganbert-noise-full": "ganbert-control-full"}
 
 
-def plan(part: str, per_class: list[int], seeds: list[int]) -> list[tuple[str, str, int, int, dict]]:
-    """(name, pool, labeled per class, seed, settings) for every run of the study, cheap ones first."""
+def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], backbones: dict[str, str | None]
+         ) -> list[tuple[str, str, str, int, int, dict]]:
+    """(name, pool, backbone, labeled per class, seed, settings) for every run of the study, cheap ones first; the
+    trained-encoder part on the base backbone alone."""
     runs = []
     if part in ("frozen", "both"):
-        for n in per_class:
-            for name, settings in FROZEN.items():
-                pools = POOLS if name.startswith("ganbert") else {"–": None}
-                runs += [(name, pool, n, seed, {**settings, "unlabeled_limit": limit})
-                         for pool, limit in pools.items() for seed in seeds]
+        for backbone, path in backbones.items():
+            for n in per_class:
+                for name, settings in FROZEN.items():
+                    chosen = {p: POOLS[p] for p in pools} if name.startswith("ganbert") else {"–": None}
+                    runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, "backbone": path})
+                             for pool, limit in chosen.items() for seed in seeds]
     if part in ("full", "both"):
-        runs += [(name, "all", 5, seed, settings) for name, settings in FULL.items() for seed in seeds[:3]]
+        runs += [(name, "all", "base", 5, seed, settings) for name, settings in FULL.items() for seed in seeds[:3]]
     return runs
 
 
@@ -71,19 +75,26 @@ def measure(args) -> pd.DataFrame:
     if opened is None:
         raise SystemExit(2)
     spec, registry = opened
+    backbones: dict[str, str | None] = {"base": None}
+    if "adapted" in args.backbones:  # the default adaptation to this corpus's train texts (bench/tapt.py)
+        made = adapted(registry, point_config({}, corpus_of(args).name), train=not args.report_only)
+        if made is None:
+            print("the adapted backbone is not made yet (nor recorded): its column is left out", file=sys.stderr)
+        else:
+            backbones["adapted"] = str(made[0])
     rows = []
-    for name, pool, n, seed, settings in plan(args.part, args.per_class, args.seeds):
+    for name, pool, backbone, n, seed, settings in plan(args.part, args.per_class, args.seeds, args.pools, backbones):
         config = TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
                              precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
         run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                        corpus=corpus_of(args))
         if run is None:
             continue
-        print(f"{name:<22} pool {pool:>5} {n:>3}/class seed {seed}: {run.status}" + (
+        print(f"{name:<22} {backbone:<7} pool {pool:>5} {n:>3}/class seed {seed}: {run.status}" + (
             f" acc {run.metrics['test']['accuracy']:.3f} ({run.metrics.get('cpu_seconds', 0):.0f} CPU s)"
             if run.status == Status.DONE else f" {run.message}"), flush=True)
         if run.status == Status.DONE:
-            rows.append(row_of(name, pool, run))
+            rows.append(row_of(name, pool, run) | {"backbone": backbone})
     return pd.DataFrame(rows)
 
 
@@ -102,42 +113,66 @@ def cell(values: pd.Series) -> str:
 
 
 def results_table(frame: pd.DataFrame) -> str:
-    """One row per method and pool, one column per labeled amount: accuracy [95% CI], macro-F1, CPU s per run."""
+    """One row per method, backbone and pool, one column per labeled amount: accuracy [95% CI], macro-F1, CPU s per
+    run."""
     amounts = sorted(frame["per_class"].unique())
-    lines = ["| method | pool | " + " | ".join(f"{n}/class: accuracy [95% CI], macro-F1, CPU s" for n in amounts) + " |",
-             "|---|---|" + "---:|" * len(amounts)]
-    for (method, pool), rows in frame.groupby(["method", "pool"], sort=False):
+    lines = ["| method | backbone | pool | " + " | ".join(f"{n}/class: accuracy [95% CI], macro-F1, CPU s"
+                                                      for n in amounts) + " |",
+             "|---|---|---|" + "---:|" * len(amounts)]
+    for (method, backbone, pool), rows in frame.groupby(["method", "backbone", "pool"], sort=False):
         cells = []
         for n in amounts:
             at = rows[rows["per_class"] == n]
             cells.append("–" if at.empty else f"{cell(at['accuracy'])} (n={len(at)}), {at['macro_f1'].mean():.3f}, "
                                               f"{at['cpu'].mean():,.0f}")
-        lines.append(f"| {method} | {pool} | " + " | ".join(cells) + " |")
+        lines.append(f"| {method} | {backbone} | {pool} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
-    """GAN-BERT − its control on the same rows, paired by seed, at each labeled amount and pool."""
+    """GAN-BERT − its control on the same rows, paired by seed, at each labeled amount, pool and backbone."""
     out = []
-    for (name, pool, n), rows in frame[frame["name"].isin(list(CONTROL))].groupby(["name", "pool", "per_class"]):
-        control = frame[(frame["name"] == CONTROL[name]) & (frame["pool"] == pool) & (frame["per_class"] == n)]
+    keys = ["name", "pool", "per_class", "backbone"]
+    for (name, pool, n, backbone), rows in frame[frame["name"].isin(list(CONTROL))].groupby(keys):
+        control = frame[(frame["name"] == CONTROL[name]) & (frame["pool"] == pool) & (frame["per_class"] == n)
+                        & (frame["backbone"] == backbone)]
         p = paired(name, CONTROL[name], metric, dict(zip(rows["seed"], rows[metric])),
                    dict(zip(control["seed"], control[metric])))
         if p.seeds:
-            out.append({"game": GAMES[name], "name": name, "pool": pool, "per_class": int(n), "n": len(p.seeds),
-                        "difference": p.difference.mean, "low": p.difference.low, "high": p.difference.high,
-                        "wins": p.wins, "losses": p.losses, "p_value": p.p_value, "test": p.test})
+            out.append(pair_row(p) | {"game": GAMES[name], "name": name, "pool": pool, "per_class": int(n),
+                                      "backbone": backbone})
     return out
 
 
-def adds_table(found: list[dict]) -> str:
-    lines = ["| labeled | pool | generator | GAN-BERT − control, accuracy [95% CI] | ahead / behind | sign test p |",
-             "|---|---|---|---:|---|---:|"]
+def adaptation_adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
+    """A method on the adapted backbone − the same on the base, paired by seed, at each labeled amount and pool."""
+    out = []
+    for (name, pool, n), rows in frame.groupby(["name", "pool", "per_class"]):
+        on = {b: dict(zip(r["seed"], r[metric])) for b, r in rows.groupby("backbone")}
+        if {"base", "adapted"} <= set(on):
+            p = paired(name, "base", metric, on["adapted"], on["base"])
+            if p.seeds:
+                out.append(pair_row(p) | {"method": rows["method"].iloc[0], "pool": pool, "per_class": int(n)})
+    return out
+
+
+def pair_row(p) -> dict:
+    return {"n": len(p.seeds), "difference": p.difference.mean, "low": p.difference.low, "high": p.difference.high,
+            "wins": p.wins, "losses": p.losses, "p_value": p.p_value, "test": p.test}
+
+
+def adds_table(found: list[dict], what: str = "game") -> str:
+    """The paired differences as a table: GAN-BERT − control (`game`) or adapted − base (`method`)."""
+    head = "GAN-BERT − control" if what == "game" else "adapted − base"
+    lines = [f"| labeled | pool | {'generator' if what == 'game' else 'method'} | "
+             + ("backbone | " if what == "game" else "") + f"{head}, accuracy [95% CI] | ahead / behind | p |",
+             "|---|---|---|" + ("---|" if what == "game" else "") + "---:|---|---:|"]
     order = {pool: i for i, pool in enumerate(POOLS)}
-    for a in sorted(found, key=lambda a: (a["per_class"], order.get(a["pool"], 9), a["game"])):
+    for a in sorted(found, key=lambda a: (a["per_class"], order.get(a["pool"], 9), a[what], a.get("backbone", ""))):
         ci = f" [{a['low']:+.3f}, {a['high']:+.3f}]" if a["low"] is not None else ""
-        lines.append(f"| {a['per_class']}/class | {a['pool']} | {a['game']} | {a['difference']:+.3f}{ci} (n={a['n']}) "
-                     f"| {a['wins']} / {a['losses']} | {a['p_value']:.3g} |")
+        lines.append(f"| {a['per_class']}/class | {a['pool']} | {a[what]} | "
+                     + (f"{a['backbone']} | " if what == "game" else "")
+                     + f"{a['difference']:+.3f}{ci} (n={a['n']}) | {a['wins']} / {a['losses']} | {a['p_value']:.3g} |")
     return "\n".join(lines)
 
 
@@ -145,6 +180,11 @@ def main() -> int:
     parser = sample_parser(__doc__, DEFAULT_HOME)
     parser.set_defaults(corpus="l2r", per_class=[5, 20, 100])
     parser.add_argument("--part", choices=("frozen", "full", "both"), default="frozen")
+    parser.add_argument("--pools", nargs="+", choices=list(POOLS), default=list(POOLS),
+                        help="GAN-BERT's unlabeled pool sizes (all: the whole pool)")
+    parser.add_argument("--backbones", nargs="+", choices=("base", "adapted"), default=["base"],
+                        help="adapted: every frozen method also on the backbone adapted to the corpus's train texts "
+                             "with the default settings (bench/tapt.py)")
     args = parser.parse_args()
     frame = measure(args)
     if frame.empty:
@@ -154,6 +194,9 @@ def main() -> int:
     found = adds(frame)
     print("\nWhat the adversarial part adds (GAN-BERT − control on the same rows, paired by seed):")
     print(adds_table(found))
+    if (adapting := adaptation_adds(frame)):
+        print("\nWhat adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed):")
+        print(adds_table(adapting, "method"))
     print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in frame["precision"].value_counts().items()))
     print(json.dumps({"runs": len(frame), "adds": found}))
     return 0

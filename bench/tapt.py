@@ -25,11 +25,12 @@ ADAPT_RECORDS = RECORDS_DIR / "adapt.jsonl"
 POINTS = [{}, *({"epochs": e, "lr": lr} for lr in (1e-4, 3e-4) for e in (1, 3, 10)), {"epochs": 1, "max_len": 256}]
 
 
-def point_config(point: dict) -> AdaptConfig:
-    """An adaptation to L2R's train texts: its spec names the train file alone, so every bench that adapts to those
-    texts with these settings finds the same backbone."""
-    corpus = CORPORA["l2r"]
-    return pinned(AdaptConfig(data=DataSpec(train=str(corpus.folder / corpus.files["train"])), **point))
+def point_config(point: dict, corpus: str = "l2r") -> AdaptConfig:
+    """An adaptation to a corpus's train texts (L2R's by default): its spec names the train file alone, and the
+    folder is named by the texts, so every bench (and the Train page) adapting to them with these settings finds the
+    same backbone."""
+    found = CORPORA[corpus]
+    return pinned(AdaptConfig(data=DataSpec(train=str(found.folder / found.files["train"])), **point))
 
 
 def recorded_adaptations() -> dict[str, dict]:
