@@ -206,7 +206,9 @@ def main() -> int:
         return 2
     spec, registry = opened
     if args.mode == "tapt":
-        print(json.dumps(tapt_table(registry, args.seeds[:3], train=not args.report_only)))
+        text, summary = tapt_table(registry, args.seeds[:3], train=not args.report_only)
+        print("\n" + text)
+        print(json.dumps(summary))
         return 0
     names = [n for n in args.only or SWEEPS if args.mode in ("both", SWEEPS[n][0])]
     table, rungs = run_sweeps(registry, spec, names, args, corpus_of(args), train=not args.report_only)

@@ -98,6 +98,26 @@ def measure(args) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def name_of(config: TrainConfig) -> str:
+    """A run's name in the study's plan (`FROZEN`, `FULL`), told from its config."""
+    if config.method != "ganbert":
+        return {"finetune": "head" if config.frozen else "finetune-full"}.get(config.method, config.method)
+    if not config.adversarial:
+        return "ganbert-control" + ("" if config.frozen else "-full")
+    if config.gan_preset == "tf":
+        return f"ganbert-{config.generator}-tf"
+    return f"ganbert-{config.generator}" + ("" if config.frozen else "-full")
+
+
+def frame_of(runs: list[Run]) -> pd.DataFrame:
+    """The study's table from finished runs alone (the records restored, as bench/report.py reads them)."""
+    pools = {limit: pool for pool, limit in POOLS.items()}
+    return pd.DataFrame([row_of(name_of(r.config), pools.get(r.config.unlabeled_limit, str(r.config.unlabeled_limit))
+                                if r.config.method == "ganbert" else "–", r)
+                         | {"backbone": "base" if r.config.backbone is None else "adapted"}
+                         for r in runs if r.status == Status.DONE])
+
+
 def row_of(name: str, pool: str, run: Run) -> dict:
     m = run.metrics
     return {"name": name, "pool": pool, "per_class": run.config.per_class, "seed": run.config.seed,

@@ -162,6 +162,23 @@ def adapted_stubs(home: Path) -> None:
         (folder / ADAPTED_RECORD).write_text(json.dumps(entry))
 
 
+def regime_section(runs: list) -> str:
+    """bench/regime.py's tables from the records: every method at every labeled amount, pool and backbone; what
+    the adversarial part adds as the pool grows; what adapting the backbone adds."""
+    from bench.regime import adaptation_adds, adds, adds_table, frame_of, results_table
+
+    frame = frame_of(runs)
+    if frame.empty:
+        return "No run of the regime study is recorded yet."
+    out = ["### Every method, backbone and pool", results_table(frame),
+           "### What the adversarial part adds as the pool grows (GAN-BERT − its control on the same rows, paired "
+           "by seed)", adds_table(adds(frame))]
+    if adapting := adaptation_adds(frame):
+        out += ["### What adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed)",
+                adds_table(adapting, "method")]
+    return "\n\n".join(out)
+
+
 def page() -> tuple[str, str]:
     """The whole page and the README's table, from the records alone (in a scratch studio home)."""
     with tempfile.TemporaryDirectory() as home:
@@ -171,10 +188,14 @@ def page() -> tuple[str, str]:
         runs_of = {}
         for name, title in TITLES.items():
             registry = Registry(Path(home) / name)
-            runs = runs_of[name] = restored(name, registry)
-            if runs:
-                sections.append(f"## {title}\n\n{len(runs)} recorded runs (`bench/records/{name}.jsonl`).\n\n"
-                                + group_table(runs))
+            runs_of[name] = restored(name, registry)
+        if runs_of.get("l2r"):
+            sections.append("## The regime study: L2R, tested on its test split (bench/regime.py)\n\n"
+                            + regime_section(runs_of["l2r"]))
+        for name, title in TITLES.items():
+            if runs_of[name]:
+                sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "
+                                f"(`bench/records/{name}.jsonl`).\n\n" + group_table(runs_of[name]))
         sections.append("## Speed\n\n" + speed_section())
         table = headline(runs_of)
     head = ("# Results\n\nWritten by `bench/report.py` from `bench/records/*.jsonl`; do not edit by hand (the test "

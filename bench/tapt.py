@@ -86,13 +86,12 @@ def interval(ci) -> str:
     return f"{ci.mean:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else "") + f" (n={ci.n})"
 
 
-def tapt_table(registry: Registry, seeds: list[int], train: bool) -> dict:
-    """Prints the settings table (one row per point) and returns it for the bench's JSON line."""
+def tapt_table(registry: Registry, seeds: list[int], train: bool) -> tuple[str, dict]:
+    """The settings table (one row per point, the base backbone first) as markdown, and its figures."""
     base = judged(registry, None, seeds, train)
-    print("\n| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
-          "| adapted − base (paired) |")
-    print("|---|---:|---|---:|---:|")
-    print(f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |")
+    lines = ["| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
+             "| adapted − base (paired) |", "|---|---:|---|---:|---:|",
+             f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |"]
     rows = []
     for point in POINTS:
         config = point_config(point)
@@ -101,13 +100,13 @@ def tapt_table(registry: Registry, seeds: list[int], train: bool) -> dict:
             continue
         out, record = made
         scores = judged(registry, str(out), seeds, train)
-        ci, diff = mean_ci(list(scores.values())), paired("adapted", "base", "accuracy", scores, base)
-        d = diff.difference
+        ci, d = mean_ci(list(scores.values())), paired("adapted", "base", "accuracy", scores, base).difference
         name = ", ".join(f"{k} {v:g}" for k, v in {"epochs": config.epochs, "lr": config.lr,
                                                    "max_len": config.max_len}.items()) + " (default)" * (point == {})
         adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
-        print(f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
-              f"{record['mlm_loss_after']:.3f} | {interval(ci)} | {adds} |", flush=True)
+        lines.append(f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
+                     f"{record['mlm_loss_after']:.3f} | {interval(ci)} | {adds} |")
+        print(lines[-1], flush=True)
         rows.append({"point": point, "folder": out.name, "cpu_seconds": record["cpu_seconds"],
                      "accuracy": scores, "adds": d.mean})
-    return {"base": base, "rows": rows}
+    return "\n".join(lines), {"base": base, "rows": rows}
