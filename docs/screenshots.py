@@ -82,21 +82,32 @@ def shoot(home: Path, out: Path) -> None:
             page.set_default_timeout(180_000)
             page.goto(f"http://127.0.0.1:{port}")
 
-            def visit(title: str, name: str, ready) -> None:
+            def visit(title: str, name: str, ready, show=None) -> None:
+                """Open a page, wait until it is drawn, bring `show` (a heading or text) to the top, and shoot."""
                 nav = page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
                 nav.click()
                 ready()
                 page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()
                 page.wait_for_timeout(2500)
+                if show is not None:
+                    page.get_by_text(show).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+                    page.wait_for_timeout(1500)
                 page.screenshot(path=str(out / f"{name}.png"))
                 print(f"wrote {out / f'{name}.png'}", flush=True)
+
+            def opened(label: str):
+                def ready() -> None:
+                    page.get_by_text(label, exact=True).first.click()
+                    page.get_by_role("button", name="Launch").wait_for()
+                return ready
 
             page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
             visit("Home", "home", lambda: page.get_by_text("Latest verdict").wait_for())
             visit("Data", "data", lambda: page.get_by_text("Current:").wait_for())
             visit("Explore", "explore", lambda: page.locator(".vega-embed").first.wait_for())
-            visit("Train", "train", lambda: page.get_by_test_id("stDataFrame").first.wait_for())
-            visit("Compare", "compare", lambda: page.locator(".vega-embed").first.wait_for())
+            visit("Train", "train", opened("New runs"))
+            visit("Compare", "compare", lambda: page.locator(".vega-embed").first.wait_for(),
+                  show="Groups over seeds (mean and 95% CI)")
 
             def classified() -> None:
                 page.get_by_label("Text", exact=True).fill("Additionally, it is worth noting that compost feeds "
@@ -113,11 +124,17 @@ def shoot(home: Path, out: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
+    parser.add_argument("--home", type=Path, help="a studio home the grid was trained into before (kept): shoot only")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"no Chromium at {CHROMIUM}: `make browser` installs Debian's", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.home is not None:
+        if not (args.home / "studio.db").exists():
+            trained_grid(args.home)
+        shoot(args.home, args.out)
+        return 0
     with tempfile.TemporaryDirectory() as home:
         trained_grid(Path(home))
         shoot(Path(home), args.out)
