@@ -81,7 +81,7 @@ def main() -> int:
              (f"another amount ({args.per_class[1]}/class)", grid(args.seeds, args.per_class[1]))]
     ratios = {}
     for name, configs in plans:
-        estimate = grid_seconds(registry, configs, *sizes)
+        estimate = grid_seconds(registry, configs, *sizes, texts=ds.texts())
         took = run_grid(registry, configs)
         ratios[name] = estimate.seconds / took
         print(f"{name:<32} {len(configs)} runs: estimated {estimate.seconds:6.0f} s ({estimate.from_history} from "

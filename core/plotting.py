@@ -37,9 +37,10 @@ def category_axis(**kw) -> alt.Axis:
 
 
 def whole_legend(**kw) -> alt.Legend:
-    """A legend under the chart with whole labels: beside a chart it pushes the figure past the page's width,
-    and Vega-Lite cuts labels longer than 160 px (run names are longer)."""
-    return alt.Legend(orient="bottom", labelLimit=0, **kw)
+    """A legend under the chart with whole labels and title: beside a chart it pushes the figure past the page's
+    width, and Vega-Lite cuts labels longer than 160 px (run names are longer). Its swatches are opaque: they
+    took the opacity of a chart's pale band layer, and a walk could not tell two lines' colours apart."""
+    return alt.Legend(**{"orient": "bottom", "labelLimit": 0, "titleLimit": 0, "symbolOpacity": 1} | kw)
 
 
 def chart_png(chart: alt.TopLevelMixin) -> bytes:

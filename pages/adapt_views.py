@@ -8,7 +8,7 @@ import streamlit as st
 from core.backbone import BackboneError, adapted_backbones, adapted_name
 from core.errors import InputError
 from core.runs import ACTIVE, Registry, cancel_all, enqueue
-from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
+from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
 from core.runs.estimate import roughly
 
 DEFAULTS = AdaptConfig()
@@ -30,7 +30,9 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
         epochs = c1.number_input("Epochs", 1, 100, DEFAULTS.epochs, key="ad_epochs", persist_state="session")
         lr = c2.number_input("Learning rate", 1e-6, 0.1, DEFAULTS.lr, format="%g", key="ad_lr", persist_state="session")
         max_len = c3.number_input("Max length (tokens)", 16, 512, DEFAULTS.max_len, key="ad_len",
-                                  persist_state="session")
+                                  persist_state="session",
+                                  help="Its cost grows with the length. Runs on the adapted backbone may read longer "
+                                       "texts: the positions past this one keep their pretrained weights")
         seed = c4.number_input("Seed", 0, 10_000, 0, key="ad_seed", persist_state="session")
         extra = st.multiselect("Also read the texts of", ["val", "test"], key="ad_splits", persist_state="session",
                                help="Transductive: the backbone then has seen texts the runs are validated or tested "
@@ -47,14 +49,18 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
             return
         done = (adapted_folder(config) / RECORD).is_file()
         pending = any(j.config.folder_name == config.folder_name for j in registry.list(kind="adapt", statuses=ACTIVE))
-        st.caption(f"{config.label}: {len(ds.train) * int(epochs):,} texts through the encoder with gradients"
+        made = adapted_backbones(registry.home)
+        texts = len(ds.train) + sum(len(ds.splits[s]) for s in extra if s in ds.splits)
+        took = adapt_seconds(config, texts, [record for _, record in made])
+        st.caption(f"{config.label}: {texts * int(epochs):,} texts through the encoder with gradients, "
+                   f"{roughly(took)}" + (" from the adaptations made here" if made else " (a rough guess from laptop-CPU "
+                                         "figures: none has finished here)")
                    + (" (adapted already: it is in the picker)" if done else " (queued or running)" if pending else ""))
         if st.button("Adapt", key="ad_go", disabled=done or pending):
             enqueue(registry, [config])
             st.rerun()
         active = any(j.status in ACTIVE for j in registry.list(kind="adapt"))
         st.fragment(run_every="2s" if active else None)(jobs)(registry, active)
-        made = adapted_backbones(registry.home)
         if made:
             st.markdown("**Adapted backbones** (in the Backbone picker)")
             st.dataframe([{"backbone": adapted_name(record), "base": record["base"]["name"],

@@ -10,14 +10,14 @@ from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
 from core.errors import InputError
 from core.runs import Status
 from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, is_subtask_b, jsonl_format,
-                        readable_frame, submission_jsonl, unsure)
+                        near_chance, readable_frame, submission_jsonl, unsure)
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
 registry = st.session_state.registry
 
 
-@st.cache_resource(show_spinner="Loading the model…", max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)  # its spinner is drawn where the model is used
 def model_for(run_id: str):
     return registry.folder(run_id).load_model()
 
@@ -46,7 +46,8 @@ if len(done) < len(finished):
     st.caption(f"{len(finished) - len(done)} finished run(s) without a saved model (files removed, or restored "
                "from a record of their metrics) are not offered.")
 distinct = distinct_names(registry.list())
-scores = {r.id: (r.metrics or {}).get("test", {}).get("macro_f1", float("nan")) for r in done}
+tested = {r.id: (r.metrics or {}).get("test", {}) for r in done}
+scores = {i: test.get("macro_f1", float("nan")) for i, test in tested.items()}
 names = {i: f"{distinct[i]} · test macro-F1 {f1:.3f}" for i, f1 in scores.items()}
 ds = st.session_state.dataset
 here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
@@ -73,13 +74,16 @@ if truth and text == drawn:  # not under a text the user typed since
 if text.strip() and picked:
     cols = st.columns(min(3, len(picked)))
     for i, run_id in enumerate(picked):
-        model = model_for(run_id)
-        pred = classify(model, [text])[0]
-        with cols[i % len(cols)]:
+        with cols[i % len(cols)]:  # the spinner inside its column: drawn above the page's flow, it overlay "Batch"
             st.markdown(f"**{distinct[run_id]}**")
+            with st.spinner("Loading the model…"):
+                model = model_for(run_id)
+                pred = classify(model, [text])[0]
             st.metric("Predicted", pred.label)
             st.altair_chart(charts.probabilities(pred.probabilities, model.labels, ds.labels))
-            if unsure(pred.probabilities):
+            if caution := near_chance(tested[run_id].get("accuracy"), len(model.labels)):
+                st.warning(caution)
+            elif unsure(pred.probabilities):
                 st.warning("Unsure: the top probability is close to uniform over the classes.")
             if pred.fake_probability is not None:
                 line, warning = fake_class_note(pred.fake_probability)
@@ -139,7 +143,9 @@ if upload is not None and picked:
         if batch is None or batch["file"] != (upload.file_id, mapping):
             batch = st.session_state.cl_batch = {"file": (upload.file_id, mapping), "runs": {}}
         for run_id in picked:  # every selected model, each with its scores when the file has labels
-            model, label = model_for(run_id), distinct[run_id]
+            label = distinct[run_id]
+            with st.spinner(f"Loading {label}…"):
+                model = model_for(run_id)
             if run_id not in batch["runs"]:
                 bar = st.progress(0.0, text=f"Classifying {len(frame):,} texts with {label}…")
                 batch["runs"][run_id] = classify_frame(model, frame, file_labels, on_progress=lambda done, total:

@@ -76,15 +76,20 @@ st.caption("A group is every run with the same settings but the seed. Runs with 
 # (the subheader says they are means): twelve columns had run past the page
 shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}
 ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=[True, True, False])
-st.dataframe(ranked[["group", f"{metric}_mean", f"{metric}_interval", "n", "labels read", "seeds",
+# the series (method and what tells it apart) and the amount in columns of their own: as one name at 1,400 px the
+# part that told two groups apart was cut off
+st.dataframe(ranked[["series", "panel", f"{metric}_mean", f"{metric}_interval", "n", "labels read", "seeds",
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
-             {"group": st.column_config.TextColumn(width=420), f"{metric}_interval": st.column_config.TextColumn(
-                 "95% CI (as computed)", width=260, help="Student's t over seeds; one that runs past the metric's range "
-                                                         "says so: too few seeds to bound the mean")})
+             {"series": st.column_config.TextColumn("group", width=400),
+              "panel": st.column_config.TextColumn("amount", width=130),
+              "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
+              f"{metric}_interval": st.column_config.TextColumn(
+                  "95% CI (as computed)", width=150, help="Student's t over seeds; one that runs past the metric's range "
+                                                          "says so: too few seeds to bound the mean")})
 line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount
 st.altair_chart(line)
-d1, d2, d3 = st.columns(3)
+d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # the downloads side by side, not spread across the page
 d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
 d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
 if groups["labeled"].nunique() > 1:
@@ -93,6 +98,9 @@ if groups["labeled"].nunique() > 1:
     d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool sizes or more
     st.altair_chart(charts.metric_vs_unlabeled(groups, metric))
+    st.caption("GAN-BERT's control draws the same pool as GAN-BERT and learns from none of it: its line is what the "
+               "rest of the run does without the adversarial part. GAN-BERT's budget counts epochs over labeled and "
+               "unlabeled rows, so a smaller pool runs fewer steps (30 at 5/class with none); set Steps to hold it.")
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
 
 verdicts(summary, metric)

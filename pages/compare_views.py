@@ -20,13 +20,13 @@ def verdicts(summary, metric: str) -> None:
     with st.expander("The verdicts as a table (to sort or download)"):
         st.dataframe(summary.verdicts, hide_index=True,
                      column_order=["dataset"] * several + ["amount", "verdict", "best_series", "best_mean",
-                                                           "runner_up_series", "runner_up_mean", "difference", "low", "high",
-                                                           "p_value", "n"] + ["dataset"] * (not several),
+                                                           "difference", "low", "high", "p_value", "n",
+                                                           "runner_up_series", "runner_up_mean"] + ["dataset"] * (not several),
                      column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
                          ("best_mean", "its mean"), ("runner_up_mean", "its mean"), ("difference", "higher − next"),
                          ("low", "95% CI low"), ("high", "95% CI high"))} |
-                     {"verdict": st.column_config.TextColumn(width=260),
-                      "best_series": st.column_config.TextColumn("highest mean", width=220),
+                     {"verdict": st.column_config.TextColumn(width=200),
+                      "best_series": st.column_config.TextColumn("highest mean", width=300),
                       "runner_up_series": st.column_config.TextColumn("next", width=220),
                       "p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds"}, placeholder="–")
     if summary.ablations:

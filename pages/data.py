@@ -37,7 +37,7 @@ def try_load(spec: DataSpec) -> None:
             ds = load_dataset(spec)
     except InputError as e:  # kept until the next load, beside the field that still holds the failed path
         st.session_state.load_error = (f"Not loaded: {e}. **{st.session_state.dataset.name}** is still the loaded "
-                                       "dataset (the Current line above); correct the path and load again.")
+                                       "dataset (the Current line below); correct the path and load again.")
         st.rerun()  # shown at the top, beside the Current line
     st.session_state.pop("load_error", None)
     st.session_state.same_files = same  # said with the loaded message
@@ -87,11 +87,14 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
         st.warning(warning)
     c1, c2 = st.columns([3, 1])
     c1.markdown("**First train rows**")
-    c1.dataframe(check.preview, hide_index=True, placeholder="–")
+    c1.dataframe(check.preview, hide_index=True, placeholder="–",  # class names whole: not "gpt-3.5-turb"
+                 column_config={"text": st.column_config.TextColumn(width="large"),
+                                "label": st.column_config.TextColumn(width=140)})
     c2.markdown("**Label ids**")
     c2.dataframe(check.labels, hide_index=True, placeholder="–")
     st.markdown("**Texts per class and split**")
-    st.dataframe(check.counts, width="content", placeholder="–")
+    st.dataframe(check.counts.reset_index(), width="content", hide_index=True, placeholder="–")  # an index column cut
+    # its names ("gemini-1.5" for gemini-1.5-pro); a column of its own sizes to them
     st.caption(check.validation_note)
     if check.length_note:  # else a warning above says it
         st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")

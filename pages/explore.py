@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.backbone.encode import load_tokenizer
 from core.data import with_cleaning
-from core.explore import KL_EXPLANATION, charts
+from core.explore import KL_EXPLANATION, charts, umap_map
 from core.explore import stats as explore
 from core.paths import studio_home
 from core.plotting import class_colors
@@ -33,11 +33,6 @@ def ngrams(fingerprint: str, n: int, stop_words: bool, k: int, _ds):
 @st.cache_data(show_spinner=False, max_entries=16)
 def word_cloud(fingerprint: str, name: str, color: str, _freqs):
     return charts.word_cloud_png(_freqs, color)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def tfidf_map(fingerprint: str, method: str, _ds, _on_stage):
-    return explore.tfidf_map(_ds, method, cache=CACHE, on_stage=_on_stage)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -99,7 +94,7 @@ def show_words() -> None:
 @st.cache_resource(show_spinner=False)
 def umap_warmed() -> threading.Thread:
     """UMAP's numba code compiled in the background, once per server, while the user looks at the PCA map."""
-    thread = threading.Thread(target=explore.warm_umap, name="warm-umap", daemon=True)
+    thread = threading.Thread(target=umap_map.warm, name="warm-umap", daemon=True)
     thread.start()
     return thread
 
@@ -111,11 +106,23 @@ def show_maps() -> None:
                       persist_state="session",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
     with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
-        points = tfidf_map(key, method, ds, lambda stage: status.update(label=f"{method.upper()}: {stage}…"))
+        bar = None
+
+        def stage(label: str) -> None:  # each step named in the status as it starts, and listed in it
+            status.update(label=f"{method.upper()}: {label}…")
+            st.write(f"{label[0].upper()}{label[1:]}…")
+
+        def epochs(done: int, total: int) -> None:  # UMAP's long step: a bar under the steps
+            nonlocal bar
+            bar = bar or st.progress(0.0)
+            bar.progress(done / total, text=f"Laying out the map: epoch {done} of {total}")
+
+        # not st.cache_data: it would replay these updates into a status a later run no longer has; core caches
+        # the map on disk, so a repeat call only reads it
+        points = explore.tfidf_map(ds, method, cache=CACHE, on_stage=stage, on_progress=epochs)
         status.update(label="Map ready", state="complete", expanded=False)
     sample = explore.scatter_sample(points)
-    st.caption(f"Showing {len(sample):,} of {int(points['sampled_from'].iloc[0]):,} texts as points "
-               f"({'UMAP is fitted on a sample; ' if method == 'umap' else ''}the hexbins count every mapped text).")
+    st.caption(explore.map_note(ds, points, sample))
     st.altair_chart(charts.scatter_map(sample, labels, f"TF-IDF {method.upper()}"))
     st.subheader("Density per class and split")
     bins = explore.hexbin(points, explore.hexbin_grid(points))

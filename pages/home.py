@@ -40,7 +40,7 @@ with c2:
         st.caption("No runs yet: start one on the Train page.")
     for run in recent:
         test = (run.metrics or {}).get("test", {})
-        score = f" · macro-F1 {test['macro_f1']:.3f}" if test else ""
+        score = f" · accuracy {test['accuracy']:.3f}, macro-F1 {test['macro_f1']:.3f}" if test else ""  # the verdict's too
         st.markdown(f"`{run.status}` {names[run.id]}{score}")
 
 st.subheader("Next steps")

@@ -119,7 +119,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     new = not_yet_run(registry, configs)
     if new:
         estimate = grid_seconds(registry, new, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
-                                len(ds.labels))
+                                len(ds.labels), texts=ds.texts())
         done = f" ({len(configs) - len(new)} of them done or queued here already)" if len(new) < len(configs) else ""
         st.markdown(f"**{len(new)} run(s)** to launch{done}, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))

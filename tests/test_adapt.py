@@ -115,3 +115,14 @@ def test_one_adaptation_of_the_same_texts_is_one_backbone_however_the_data_was_n
     other = pinned(by_file.with_(cleaning=CleaningConfig(strip_special=True), texts=None))
     assert other.texts != by_file.texts and other.folder_name != by_file.folder_name
     assert by_file.with_(epochs=2).folder_name != by_file.folder_name
+
+
+def test_an_adaptations_time_comes_from_the_ones_made_here_else_the_laptop_figure():
+    """The walk's Adapt section said "34,263 texts through the encoder" and nothing of how long they take."""
+    from core.train.adaptation import FALLBACK_MLM_SPEED, adapt_seconds
+
+    config = AdaptConfig(epochs=2, max_len=256)
+    assert adapt_seconds(config, 1000, []) == pytest.approx(2000 / (FALLBACK_MLM_SPEED / 2))
+    made = [{"steps": 100, "batch_size": 32, "seconds": 80.0, "max_len": 128}]  # 40 texts/s at 128 tokens here
+    assert adapt_seconds(config, 1000, made) == pytest.approx(2000 / 20)
+    assert adapt_seconds(config.with_(max_steps=10), 1000, made) == pytest.approx(320 / 20)  # stops at 10 steps

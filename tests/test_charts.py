@@ -388,5 +388,6 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
                      "Frozen features + LR": "level", "Trained head on frozen features": "level"}
     assert set(shown["x_low"]) == {0} and set(shown["x_high"]) == {11_000}
     spec = compare_charts.metric_vs_unlabeled(groups, "accuracy").to_json()
-    assert '"symlog"' in spec and "unlabeled texts read" in spec
+    assert '"symlog"' in spec and "unlabeled pool drawn" in spec
+    assert "[0, 1000, 11000]" in " ".join(spec.split()).replace("[ ", "[").replace(" ]", "]")  # a tick at each pool
     assert compare_charts.pool_axis(groups[groups["unlabeled"] == 0]).empty  # one pool size: nothing to draw

@@ -132,16 +132,18 @@ def test_the_pair_names_a_and_b_and_the_group_its_sign_favours():
                {0: 0.30, 1: 0.35, 2: 0.32}, {0: 0.40, 1: 0.42, 2: 0.411})
     a, b, difference, test = p.explain()
     assert (a, b) == ("A = GAN-BERT G1 @ 5/class", "B = Trained head @ 5/class")
-    assert difference.startswith("A − B = -0.087 (accuracy; B is ahead); 95% CI [")
+    assert difference.startswith("A − B = -0.087 (accuracy; B leads); 95% CI [")
     assert "excludes 0" in difference and p.ci_excludes_zero
     assert test == ("B wins on 3 of 3 seeds; exact sign test p = 0.25 (the smallest p 3 seeds allow is 0.25, so no "
                     "test on them can reach 0.05)")
     mixed = paired("A", "B", "accuracy", {s: v for s, v in enumerate([0.5, 0.6, 0.4, 0.7, 0.5, 0.6])},
                    {s: v for s, v in enumerate([0.4, 0.7, 0.3, 0.6, 0.4, 0.5])})
-    assert "A is ahead" in mixed.explain()[2] and "includes 0" in mixed.explain()[2]
+    assert "A higher on average, not a lead" in mixed.explain()[2] and "includes 0" in mixed.explain()[2]
     assert mixed.smallest_p == pytest.approx(2 / 64) and "can reach" not in mixed.explain()[3]
     f1 = paired("A", "B", "macro_f1", {0: 0.5, 1: 0.6}, {0: 0.4, 1: 0.5})
-    assert "(macro-F1; A is ahead)" in f1.explain()[2]  # the metric in words, as the page names it
+    assert "(macro-F1; A leads)" in f1.explain()[2]  # the metric in words, as the page names it
+    one = paired("A", "B", "accuracy", {0: 0.5}, {0: 0.4})  # a walk read "A is ahead" from one seed
+    assert "higher for A on its one seed, which cannot tell a lead from the draw" in one.explain()[2]
 
 
 def test_paired_comparison_uses_a_sign_test_up_to_five_seeds_then_wilcoxon():
@@ -232,8 +234,7 @@ def test_groups_pairs_and_verdicts():
     assert verdict["leader"] == "TF-IDF + LR · a.jsonl" and verdict["verdict"] == "TF-IDF + LR · a.jsonl leads"
     lines = [verdict_line(v) for v in summary.verdicts.to_dict("records")]  # as Compare and the CLI say them
     assert lines[0] == ("10%: TF-IDF + LR · a.jsonl leads BERT fine-tuning (learning rate default) · a.jsonl by 0.100 "
-                        "(TF-IDF + LR · a.jsonl − BERT fine-tuning (learning rate default) · a.jsonl = +0.100, every one "
-                        "of the 5 seeds differs by exactly that, which excludes 0); exact sign test p = 0.0625, "
+                        "(on every one of the 5 seeds); exact sign test p = 0.0625, "
                         "n = 5 seeds; not at the same labels: TF-IDF + LR · a.jsonl read 10, BERT fine-tuning (learning "
                         "rate default) · a.jsonl 20 (validation included), so BERT fine-tuning (learning rate default) "
                         "· a.jsonl saw labels TF-IDF + LR · a.jsonl never did")
@@ -249,22 +250,22 @@ def test_a_verdict_in_words_says_what_its_seeds_show():
            "runner_up_series": "B", "runner_up_mean": 0.48, "difference": 0.02, "low": -0.01, "high": 0.05,
            "ci_excludes_zero": False, "leader": None, "test": "exact sign test", "p_value": 0.625, "n": 5}
     # no winner where the interval includes 0: that is said first, before any number
-    assert verdict_line(row) == ("5/class: no difference can be told between A (0.500) and B (0.480): A − B = "
-                                 "+0.020, 95% CI [-0.010, +0.050], which includes 0; exact sign test p = 0.625, "
+    assert verdict_line(row) == ("5/class: no difference can be told between A (0.500) and B (0.480): the first − "
+                                 "the second = +0.020, 95% CI [-0.010, +0.050], which includes 0; exact sign test p = 0.625, "
                                  "n = 5 seeds")
     settled = row | {"low": 0.01, "high": 0.03, "ci_excludes_zero": True, "leader": "A", "p_value": 0.0625}
-    assert verdict_line(settled).startswith("5/class: A leads B by 0.020 (A − B = +0.020, 95% CI [+0.010, +0.030], "
-                                            "which excludes 0)")
+    assert verdict_line(settled).startswith("5/class: A leads B by 0.020 (95% CI [+0.010, +0.030], which excludes "
+                                            "0)")
     one = row | {"low": nan, "high": nan, "n": 1, "p_value": 1.0}
-    assert verdict_line(one) == ("5/class: no difference can be told from one shared seed: A (0.500) and B (0.480); "
-                                 "A − B = +0.020 on it")
+    assert verdict_line(one) == ("5/class: no difference can be told from one shared seed: A (0.500) and B (0.480), "
+                                 "+0.020 apart on it")
     apart = row | {"n": 0, "low": nan, "high": nan, "test": "no shared seeds: not paired", "p_value": nan}
     assert verdict_line(apart) == ("5/class: no difference can be told: A (0.500) and B (0.480) share no seed, so "
                                    "they are not paired")
     # ahead over all its seeds, behind on the two both ran, and the interval excludes 0: B leads where they pair
     behind = row | {"difference": -0.02, "low": -0.03, "high": -0.01, "n": 2, "p_value": 0.5,
                     "ci_excludes_zero": True, "leader": "B"}
-    assert verdict_line(behind).startswith("5/class: B leads A by 0.020 (A − B = -0.020")
+    assert verdict_line(behind).startswith("5/class: B leads A by 0.020 (95% CI [+0.010, +0.030]")  # the lead's CI
     level = row | {"difference": 0.0, "low": 0.0, "high": 0.0, "test": "no test: no seed differs", "p_value": 1.0}
     assert verdict_line(level).endswith("every one of the 5 seeds differs by exactly that, which includes 0; no test: "
                                         "no seed differs, n = 5 seeds")
@@ -348,15 +349,16 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
     twice = reg.create(base.with_(seed=3)), reg.create(base.with_(seed=3, max_len=256))
     runs = reg.list()
     names = distinct_names(runs)
-    assert names[short] == reg.get(short).name + " · max length 128"
-    assert names[long_] == reg.get(long_).name + " · max length 256"
+    # what tells them apart follows the method, where a table cut at its column's width still shows it
+    assert names[short] == reg.get(short).name.replace(" @ ", " (max length 128) @ ")
+    assert names[long_] == reg.get(long_).name.replace(" @ ", " (max length 256) @ ")
     assert names[other] == reg.get(other).name  # alone with its name: nothing added
     assert len(set(names.values())) == len(runs)
     differs = runs_frame(runs).set_index("run_id")["differs in"]  # Compare's runs table says it too
     assert (differs[short], differs[long_], differs[other]) == ("max length 128", "max length 256", "")
     again = reg.create(base)  # queued twice with the same settings: the run id tells them apart
     names = distinct_names(reg.list())
-    assert names[again].endswith(f"run {again[-6:]}") and names[short].endswith(f"run {short[-6:]}")
+    assert f"run {again[-6:]}) @ " in names[again] and f"run {short[-6:]}) @ " in names[short]
 
     two = settings_diff([reg.get(short), reg.get(long_)], names)
     assert list(two.columns) == ["run", "max length"]  # a row a run, its name whole; short setting headers
@@ -374,7 +376,7 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
 
     assert main(["runs"]) == 0  # the CLI lists the registry with the same names
     out = capsys.readouterr().out
-    assert "· max length 256" in out and "· max length 128" in out
+    assert "(max length 256" in out and "(max length 128" in out
 
 
 def test_a_setting_a_runs_method_does_not_read_shows_as_not_applying():
@@ -430,3 +432,11 @@ def test_two_datasets_of_one_name_stay_apart_and_are_named_by_their_folders():
         "train file m4-sample/train.jsonl")
     two_corpora = dataset_names([DataSpec(builtin=CorpusConfig(train_per_class=n)) for n in (20, 30)])
     assert sorted(two_corpora.values()) == ["built-in (synthetic), 20/class", "built-in (synthetic), 30/class"]
+
+
+def test_an_unset_setting_reads_as_its_own_word():
+    """The walk's pool sweep named the whole pool "unlabeled rows default" though the field said "all"."""
+    from core.compare.names import setting_value
+
+    assert setting_value(None, "unlabeled_limit") == "all" and setting_value(None, "max_len") == "auto"
+    assert setting_value(None, "lr") == "default" and setting_value(1000, "unlabeled_limit") == "1000"

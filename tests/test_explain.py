@@ -13,7 +13,7 @@ from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, explain, load_data, unsure, resolve
+from core.train import TrainConfig, explain, load_data, near_chance, unsure, resolve
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3))
 
@@ -67,6 +67,13 @@ def test_tfidf_explains_with_the_ngrams_it_weighs(tiny_backbone, tmp_path):
     assert why.method == "n-gram weights" and why.tokens
     assert sum(t["score"] for t in why.tokens) + why.baseline_logit == pytest.approx(why.logit, abs=1e-6)
     assert all(t["token"].endswith(("(words)", "(chars)")) for t in why.top(True) + why.top(False))
+
+
+def test_a_model_near_chance_is_flagged_by_its_test_accuracy():
+    """On L2R at 5 labels a class every method scored about 0.25 (chance 0.20), with confident-looking bars."""
+    assert near_chance(0.25, 5).startswith("Near chance: this model scored 0.250 accuracy") and "0.200 (5 classes)" in (
+        near_chance(0.25, 5))
+    assert near_chance(0.31, 5) is None and near_chance(None, 5) is None and near_chance(float("nan"), 5) is None
 
 
 def test_an_unsure_prediction_is_close_to_uniform():

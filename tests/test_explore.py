@@ -59,6 +59,70 @@ def test_top_ngrams_counts_and_stop_words():
     assert bi[bi["class"] == "a"]["ngram"].item() == "the cat"
 
 
+def test_words_keep_contractions_whole_and_read_html_tags_as_spaces():
+    """scikit-learn's default pattern made "ve", "don", "ll" and "br" top words of l2r with stop words removed: it
+    cut I've, don't and we'll in two and read web text's <br /> line breaks as a word."""
+    ds = tiny({0: ["I've seen it.<br /><br />We'll go, don\u2019t worry &amp; rock'n'roll",
+                   "I don't know.<br>We've <b>seen</b> it all, haven't we? Students' notes"], 1: ["dog days"]})
+    with_stop = set(explore.top_ngrams(ds, 1, stop_words=False, k=50)["ngram"])
+    assert {"i've", "don't", "we'll", "we've", "haven't", "rock'n'roll", "students", "seen"} <= with_stop
+    assert with_stop.isdisjoint({"ve", "don", "ll", "br", "b", "amp", "t", "students'"})
+    without = set(explore.top_ngrams(ds, 1, stop_words=True, k=50)["ngram"])
+    assert without.isdisjoint({"i've", "don't", "we'll", "we've", "haven't", "it", "we"})  # stop words, contracted
+    assert {"seen", "worry", "rock'n'roll", "know", "notes"} <= without
+    bigrams = set(explore.top_ngrams(ds, 2, stop_words=False, k=50)["ngram"])
+    assert {"i've seen", "don't worry", "don't know", "we've seen"} <= bigrams  # n-grams of the same words
+    assert not any(part in {"ve", "don", "ll", "br"} for gram in bigrams for part in gram.split())
+
+
+def test_maps_place_every_split_and_say_what_they_draw():
+    """PCA's "all texts" had left the 1,242 validation texts of l2r out without a word, and the caption's "3,001 of
+    13,288 texts" contradicted the 7,868 the status said were mapped."""
+    rng = np.random.default_rng(0)
+    vocab = [f"w{i}" for i in range(60)]
+
+    def texts(n: int) -> list[str]:
+        return [" ".join(rng.choice(vocab, 12)) for _ in range(n)]
+    ds = tiny({0: texts(40), 1: texts(40)}, {0: texts(10), 1: texts(10)})
+    ds = Dataset(name="tiny", labels=ds.labels, train=ds.train, val=ds.test.iloc[:8].reset_index(drop=True),
+                 test=ds.test)
+    points = explore.tfidf_map(ds)
+    assert points.groupby("split").size().to_dict() == {"train": 80, "val": 8, "test": 20}
+    assert explore.map_note(ds, points, points) == ("The map places all 108 texts: train 80, val 8, test 20. All 108 "
+                                                    "are drawn as points.")
+    drawn = explore.scatter_sample(points, per_split=10)
+    note = explore.map_note(ds, points.iloc[:60], drawn)  # as a sampled map: 60 of the 108 texts
+    assert note.startswith("The map places 60 of the 108 texts, a sample stratified by class")
+    assert f"train 60 of 80. {len(drawn)} of them are drawn as points" in note and note.endswith("count all 60.")
+
+
+@pytest.mark.integration  # numba compiles UMAP on its first fit in a process: 9-14 s
+def test_umap_lays_out_the_texts_it_shows_and_reports_its_epochs(small_builtin):
+    """UMAP was fitted on train and then placed every text, 46 s and 70 s on l2r, with no progress shown."""
+    stages, epochs = [], []
+    points = explore.tfidf_map(small_builtin, "umap", on_stage=stages.append,
+                               on_progress=lambda done, total: epochs.append((done, total)))
+    assert len(points) == len(small_builtin.train) + len(small_builtin.test)
+    assert np.isfinite(points[["x", "y"]].to_numpy()).all() and points["x"].std() > 0
+    assert any(s.startswith("laying out") for s in stages)
+    assert epochs[-1] == (200, 200) and [d for d, _ in epochs] == sorted(d for d, _ in epochs)
+
+
+def test_hexbins_fill_readable_panels_with_a_legend_in_texts_per_hexagon():
+    """Panels of 105 px drew hexagons as specks, and the log legend read only "1" and "10"."""
+    from core.explore import charts
+
+    rng = np.random.default_rng(0)
+    pts = pd.DataFrame({"split": rng.choice(["train", "val", "test"], 5000), "class": rng.choice(["a", "b"], 5000),
+                        "x": rng.normal(size=5000), "y": rng.normal(size=5000) * 2})
+    spec = charts.hexbin_map(explore.hexbin(pts, 20), ("a", "b")).to_dict()
+    inner, legend = spec["spec"], spec["spec"]["encoding"]["color"]["legend"]
+    assert inner["width"] == charts.HEX_PANEL >= 180 and inner["height"] > inner["width"]  # the map's own shape
+    assert spec["spec"]["encoding"]["color"]["title"] == "texts per hexagon"
+    assert legend["values"][:4] == [1, 2, 5, 10]
+    assert spec["facet"]["column"]["field"] == "split" and spec["facet"]["row"]["field"] == "class"
+
+
 def test_lengths_histogram_and_truncation(small_builtin):
     from core.backbone.encode import load_tokenizer
 

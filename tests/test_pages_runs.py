@@ -144,7 +144,7 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     at = open_page("pages/compare.py", dataset)
     table, groups, verdicts, diffs = at.dataframe  # the runs, the groups, the verdicts, one pair's differences
     groups, verdicts, diffs = groups.value, verdicts.value, diffs.value
-    row = groups[groups["group"].str.startswith("Trained head on frozen features")].iloc[0]
+    row = groups[groups["series"].str.startswith("Trained head on frozen features")].iloc[0]
     assert row["n"] == 2 and 0 <= row["accuracy_mean"] <= 1 and row["accuracy_interval"].startswith("[")
     charts = at.get("vega_lite_chart")  # one labeled amount: its bars with intervals, then the strip of seeds
     assert len(charts) == 2 and '"bar"' in charts[0].proto.spec and '"line"' not in charts[0].proto.spec
@@ -159,11 +159,11 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
-    # the chosen metric's mean and its interval as computed beside the name, then n and the labels read
-    assert list(groups.columns[:5]) == ["group", "accuracy_mean", "accuracy_interval", "n", "labels read"]
+    # the series and its amount, the chosen metric's mean and its interval as computed, then n and the labels read
+    assert list(groups.columns[:6]) == ["series", "panel", "accuracy_mean", "accuracy_interval", "n", "labels read"]
     assert groups["accuracy_mean"].is_monotonic_decreasing  # one amount: ranked by the chosen metric
     at.radio(key="cmp_metric").set_value("macro_f1").run()  # the chosen metric's columns come first
-    assert list(at.dataframe[1].value.columns[:3]) == ["group", "macro_f1_mean", "macro_f1_interval"]
+    assert list(at.dataframe[1].value.columns[:4]) == ["series", "panel", "macro_f1_mean", "macro_f1_interval"]
     assert list(at.dataframe[1].value.columns[-2:]) == ["accuracy_mean", "mcc_mean"]  # the others' means only
 
 
@@ -172,7 +172,7 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     worse = reg.create(reg.get(gan).config.with_(seed=1))  # the newest run, and the worse: not offered first
     reg.claim(worse)
     reg.mark_running(worse, os.getpid(), "CPU")
-    reg.finish(worse, "done", metrics=reg.get(gan).metrics | {"test": {"macro_f1": -1.0}})
+    reg.finish(worse, "done", metrics=reg.get(gan).metrics | {"test": {"macro_f1": -1.0, "accuracy": 0.1}})
     shutil.copytree(reg.folder(gan).path / "checkpoint", reg.folder(worse).path / "checkpoint")
     restored = reg.create(reg.get(gan).config.with_(seed=2))  # done, from a record of its metrics: no model
     reg.claim(restored)
@@ -197,6 +197,9 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     at.button(key="cl_draw").click().run()
     assert not at.exception
     assert at.metric[0].label == "Predicted" and at.metric[0].value in dataset.labels
+    cautions = [w.value for w in at.warning if w.value.startswith("Near chance")]  # the worse run scored 0.1
+    assert cautions[0].startswith("Near chance: this model scored 0.100 accuracy on its test texts, where guessing")
+    assert len(cautions) == 1 + (reg.get(gan).metrics["test"]["accuracy"] < 1.5 / len(dataset.labels))
     assert any(m.value.startswith("Fake-class probability: **") for m in at.markdown)
     assert any("True label of the drawn example" in c.value for c in at.caption)
     at.text_area(key="cl_text").set_value("Honestly, I think the new bike lanes are great.").run()
@@ -224,8 +227,7 @@ def test_the_peer_and_the_references_classify_and_compare_on_the_pages(tiny_back
     assert [m.label for m in at.metric].count("Predicted") == 3
     assert all(m.value in dataset.labels for m in at.metric if m.label == "Predicted")
     at = open_page("pages/compare.py", dataset)
-    groups = at.dataframe[1].value["group"].tolist()
-    assert {g.split(" @ ")[0] for g in groups} == {"TF-IDF + LR", "Frozen features + LR", "SetFit"}
+    assert set(at.dataframe[1].value["series"]) == {"TF-IDF + LR", "Frozen features + LR", "SetFit"}
 
 
 def test_mcnemar_exact_and_chi_squared():

@@ -48,7 +48,7 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] 
     references = "dashed: converged references, with paler bands" if groups["reference"].any() else None
     color = alt.Color("series:N", title=references, scale=series_scale(groups, colour_order),
                       legend=whole_legend(  # lines, not the bands' pale dots
-                          columns=1, symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1, titleLimit=0))
+                          columns=1, symbolType="stroke", symbolStrokeWidth=2))
     base = alt.Chart(data).encode(x=x, color=color)
     y_scale = clamped_scale(data["low"], data["high"], metric)
     band = base.mark_area().encode(y=alt.Y("low:Q", scale=y_scale), y2="high:Q", tooltip=tooltip(metric),
@@ -88,10 +88,14 @@ def metric_vs_unlabeled(groups: pd.DataFrame, metric: str) -> alt.Chart:
     shown = shown.assign(low=shown[f"{metric}_low"].fillna(shown[f"{metric}_mean"]),
                          high=shown[f"{metric}_high"].fillna(shown[f"{metric}_mean"]))
     names = list(dict.fromkeys(shown["pool_series"]))
-    color = alt.Color("pool_series:N", title=None, legend=whole_legend(columns=1, symbolType="stroke"),
+    color = alt.Color("pool_series:N", title=None, legend=whole_legend(columns=1, symbolType="stroke",
+                                                                       symbolStrokeWidth=3),
                       scale=alt.Scale(domain=names, range=[SERIES_PALETTE[i % len(SERIES_PALETTE)]
                                                            for i in range(len(names))]))
-    x = alt.X("unlabeled:Q", title="unlabeled texts read (symlog scale)", scale=alt.Scale(type="symlog"))
+    ticks = sorted(int(v) for v in shown.loc[shown["kind"] == "pool", "unlabeled"].dropna().unique())
+    # a tick at each pool size run: symlog's own ticks were 0 and 12,000 alone
+    x = alt.X("unlabeled:Q", title="unlabeled pool drawn (texts, symlog scale)", scale=alt.Scale(type="symlog"),
+              axis=alt.Axis(values=ticks, format=",.0f", labelFlush=False, labelOverlap=False))
     y = alt.Y(f"{metric}_mean:Q", title=label(metric), scale=alt.Scale(zero=False))
     pool = alt.datum.kind == "pool"
     lines = alt.Chart().transform_filter(pool).mark_line(point=True).encode(x=x, y=y, color=color,

@@ -40,7 +40,8 @@ def setting_value(value: object, key: str = "") -> str:
     if key == "backbone":
         return backbone_label(value)  # an adapted backbone by its base and the texts it was adapted on
     if value is None:
-        return "default"
+        found = options().get(key)
+        return found.unset if found else "default"  # unlabeled rows None reads 'all', max length 'auto'
     if setting_label(key).endswith(" file") and isinstance(value, str):
         return "/".join(Path(value).parts[-2:])
     if isinstance(value, bool):
@@ -107,9 +108,11 @@ def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
 
 
 def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
-    """Run id → its name, plus what tells it apart from the other runs of the same name (`distinguishing`)."""
+    """Run id → its name with what tells it apart from the other runs of the same name (`distinguishing`) right
+    after the method, where a table cut at its column's width still shows it."""
     extra = distinguishing(runs)
-    return {r.id: " · ".join(filter(None, [r.name, extra[r.id]])) for r in runs}
+    return {r.id: r.name if r.kind == "adapt" else run_label(r.config, (r.metrics or {}).get("labeled"), extra[r.id])
+            for r in runs}
 
 
 BUDGET = ("steps", "epochs")  # how a budget was asked for; what a run took is its record's `steps`

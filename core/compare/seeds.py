@@ -110,7 +110,10 @@ class Paired:
         are, A − B with the group its sign favours named, the seeds won, the test's p beside the smallest p
         the seeds allow, and whether the interval excludes 0."""
         d, n = self.difference, len(self.seeds)
-        leader = "A is ahead" if d.mean > 0 else "B is ahead" if d.mean < 0 else "no one is ahead"
+        higher = "A" if d.mean > 0 else "B"
+        leader = ("level" if d.mean == 0 else f"higher for {higher} on its one seed, which cannot tell a lead from "
+                  "the draw" if n == 1 else f"{higher} leads" if self.ci_excludes_zero else
+                  f"{higher} higher on average, not a lead: the interval includes 0")
         if d.low is None:
             interval = "no interval from one seed"
         elif d.high - d.low < 1e-9:  # every seed the same difference: a t interval of zero width

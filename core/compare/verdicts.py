@@ -141,18 +141,20 @@ def verdict_line(v: dict) -> str:
     test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
     note = f"; {v['labels_note']}" if isinstance(v.get("labels_note"), str) else ""
     if pd.isna(v["low"]):
-        return (f"{v['amount']}: no difference can be told from one shared seed: {means}; {a} − {b} = "
-                f"{v['difference']:+.3f} on it{note}")
-    if v["high"] - v["low"] < 1e-9:
-        interval = f"every one of the {seeds} differs by exactly that"
-    else:
-        interval = f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}]"
+        return (f"{v['amount']}: no difference can be told from one shared seed: {means}, "
+                f"{v['difference']:+.3f} apart on it{note}")
+    # each name once: a walk's verdict named two long series four times in one sentence
     if isinstance(v.get("leader"), str):
-        other = b if v["leader"] == a else a
-        return (f"{v['amount']}: {v['leader']} leads {other} by {abs(v['difference']):.3f} ({a} − {b} = "
-                f"{v['difference']:+.3f}, {interval}, which excludes 0); {test}, n = {seeds}{note}")
-    return (f"{v['amount']}: no difference can be told between {means}: {a} − {b} = {v['difference']:+.3f}, "
-            f"{interval}, which includes 0; {test}, n = {seeds}{note}")
+        other, sign = (b, 1) if v["leader"] == a else (a, -1)
+        low, high = sorted((sign * v["low"], sign * v["high"]))
+        interval = (f"on every one of the {seeds}" if high - low < 1e-9
+                    else f"95% CI [{low:+.3f}, {high:+.3f}], which excludes 0")
+        return (f"{v['amount']}: {v['leader']} leads {other} by {abs(v['difference']):.3f} ({interval}); {test}, "
+                f"n = {seeds}{note}")
+    interval = (f"every one of the {seeds} differs by exactly that" if v["high"] - v["low"] < 1e-9
+                else f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}]")
+    return (f"{v['amount']}: no difference can be told between {means}: the first − the second = "
+            f"{v['difference']:+.3f}, {interval}, which includes 0; {test}, n = {seeds}{note}")
 
 
 def pair_json(p: Paired) -> dict:

@@ -105,6 +105,10 @@ class Dataset:
         named = {"train": self.train, "val": self.val, "test": self.test, "unlabeled": self.unlabeled}
         return {k: v for k, v in named.items() if v is not None}
 
+    def texts(self) -> list[str]:
+        """Every split's texts, in split order."""
+        return [t for frame in self.splits.values() for t in frame["text"]]
+
     @property
     def absent(self) -> list[str]:
         """The declared classes without a train text (bloomz in the M4 sample): no model can learn them."""

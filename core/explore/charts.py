@@ -81,33 +81,51 @@ def present_scale(labels: tuple[str, ...], present: set[str]) -> alt.Scale:
 
 
 def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> alt.Chart:
-    """Train and test side by side on shared axes, coloured by class; the axes span the points (UMAP's sit far from
-    0, and an axis from 0 left half the plot empty), and a few hundred points are drawn larger than thousands."""
+    """The splits side by side on shared axes, coloured by class; the axes span the points (UMAP's sit far from
+    0, and an axis from 0 left half the plot empty), and a few hundred points are drawn larger than thousands.
+    Three splits (train, val, test) share the width two had."""
     size = min(60.0, max(12.0, 12_000 / max(1, len(points))))
+    width = 340 if points["split"].nunique() < 3 else 270
     return alt.Chart(points).mark_circle(size=size, opacity=0.6).encode(
         x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False), scale=alt.Scale(zero=False)),
         y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False), scale=alt.Scale(zero=False)),
         color=alt.Color("class:N", scale=present_scale(labels, set(points["class"])), legend=whole_legend()),
         column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
         tooltip=["split", "class"],
-    ).properties(width=340, height=300, title=title)
+    ).properties(width=width, height=300, title=title)
 
 
-def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = 105) -> alt.Chart:
-    """Density per split (rows) and class (columns) as hexagons sized to tile the grid; six classes and the
-    legend fit a wide page."""
-    span = float(bins["x"].max() - bins["x"].min()) or 1.0
-    cells = span / float(bins["cell"].iloc[0]) + 1
-    size = (width / cells) ** 2 * 0.9
+HEX_PANEL = 200  # px across a density panel: at 105 px, 30 hexagons across were 3 px specks
+
+
+def log_ticks(top: int) -> list[int]:
+    """Round counts from 1 to `top` for a log colour legend: Vega-Lite labelled only 1 and 10."""
+    return [v * 10 ** e for e in range(len(str(max(top, 1)))) for v in (1, 2, 5) if v * 10 ** e <= max(top, 1)]
+
+
+def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = HEX_PANEL) -> alt.Chart:
+    """Density per class (rows) and split (columns) as hexagons that tile the grid: a class's splits side by side,
+    and panels wide enough for hexagons to read as hexagons (six classes across had left 105 px each). One pixel
+    scale on both axes keeps the lattice's hexagons regular, so a panel is as tall as the map's shape asks."""
+    cell = float(bins["cell"].iloc[0])
+    pad = 0.6 * cell  # a hexagon's half-width, and some: edge hexagons drawn whole
+    x_domain = [float(bins["x"].min()) - pad, float(bins["x"].max()) + pad]
+    y_domain = [float(bins["y"].min()) - pad, float(bins["y"].max()) + pad]
+    height = int(min(max(width * (y_domain[1] - y_domain[0]) / (x_domain[1] - x_domain[0]), width / 2), width * 1.5))
+    step = width * cell / (x_domain[1] - x_domain[0])  # px between neighbouring hexagons in a row
+    size = step ** 2 / 0.75  # the path's box, sqrt(size) px wide, holds a hexagon 0.866 of it wide: `step` wide
     return alt.Chart(bins).mark_point(shape=HEXAGON, filled=True, size=size, opacity=1).encode(
-        x=alt.X("x:Q", title="map axis 1", axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("y:Q", title="map axis 2", axis=alt.Axis(labels=False, ticks=False)),
-        color=alt.Color("count:Q", scale=alt.Scale(scheme="viridis", type="log"), title="texts",
-                        legend=whole_legend()),
-        tooltip=["split", "class", "count"],
-    ).properties(width=width, height=width).facet(
-        row=alt.Row("split:N", title=None, sort=SPLIT_ORDER),
-        column=alt.Column("class:N", sort=[c for c in labels if c in set(bins["class"])], title=None))
+        x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False, ticks=False, grid=False),
+                scale=alt.Scale(domain=x_domain, nice=False, zero=False)),
+        y=alt.Y("y:Q", title=None, axis=alt.Axis(labels=False, ticks=False, grid=False),
+                scale=alt.Scale(domain=y_domain, nice=False, zero=False)),
+        color=alt.Color("count:Q", scale=alt.Scale(scheme="viridis", type="log"), title="texts per hexagon",
+                        legend=whole_legend(values=log_ticks(int(bins["count"].max())), gradientLength=300)),
+        tooltip=["split", "class", alt.Tooltip("count:Q", title="texts here")],
+    ).properties(width=width, height=height).facet(
+        row=alt.Row("class:N", sort=[c for c in labels if c in set(bins["class"])], title=None,
+                    header=alt.Header(labelAngle=0, labelAlign="left")),
+        column=alt.Column("split:N", title=None, sort=SPLIT_ORDER))
 
 
 def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

@@ -105,6 +105,7 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
     trunc_rows = "".join(f"<tr><td>{html.escape(r['class'])}</td><td>{r['share']:.1%}</td></tr>"
                          for _, r in trunc.iterrows())
     points = views["map"]
+    drawn = explore.scatter_sample(points)
     sections = [
         _section("Class counts", _chart_html(charts.class_counts(ds.class_counts(), labels), "counts")),
         _section("Token lengths", _chart_html(charts.length_histogram(
@@ -116,9 +117,7 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
         *[_section(f"Top {n}-grams", _chart_html(charts.top_ngrams(views[f'ngrams_{n}'], labels), f"ng{n}"))
           for n in (1, 2, 3)],
         _section(f"TF-IDF map ({options.map_method.upper()})",
-                 _chart_html(charts.scatter_map(explore.scatter_sample(points), labels, ""), "map"),
-                 note=f"{min(len(points), 3000)} of {int(points['sampled_from'].iloc[0])} texts drawn; "
-                      "the hexbins below count every mapped text."),
+                 _chart_html(charts.scatter_map(drawn, labels, ""), "map"), note=explore.map_note(ds, points, drawn)),
     ]
     bins = explore.hexbin(points, options.hex_gridsize or explore.hexbin_grid(points))
     sections.append(_section("Density per class and split", _chart_html(charts.hexbin_map(bins, labels), "hex"))

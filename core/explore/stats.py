@@ -22,12 +22,14 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from core.backbone import resolve_backbone
 from core.backbone.encode import embed_texts
 from core.data import Dataset, sample_per_group
+from core.explore import umap_map, words
 from core.explore.diskcache import cache_key, load_or_compute
 
-MAP_SPLITS = ("train", "test")
+SPLITS = ("train", "test")  # lengths and the shift compare these two
+MAP_SPLITS = ("train", "val", "test")  # a map draws each split in its own panel: validation texts are texts too
 
 
-def _labeled_splits(ds: Dataset, splits: tuple[str, ...] = MAP_SPLITS) -> pd.DataFrame:
+def _labeled_splits(ds: Dataset, splits: tuple[str, ...] = SPLITS) -> pd.DataFrame:
     """Rows of the named splits with `split` and `class` columns; unlabeled rows are class '(none)'."""
     parts = []
     for split in splits:
@@ -127,8 +129,7 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
     """
     def compute() -> pd.DataFrame:
         rows = _labeled_splits(ds, (split,))
-        vec = CountVectorizer(ngram_range=(n, n), stop_words="english" if stop_words else None,
-                              dtype=np.int32)
+        vec = CountVectorizer(ngram_range=(n, n), dtype=np.int32, **words.vectorizer_options(stop_words))
         counts = vec.fit_transform(rows["text"])
         vocab = vec.get_feature_names_out()
         out = []
@@ -142,7 +143,8 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
             out.append(pd.DataFrame({"class": name, "ngram": vocab[top], "count": totals[top],
                                      "rank": np.arange(1, len(top) + 1)}))
         return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["class", "ngram", "count", "rank"])
-    key = cache_key("ngrams", data=ds.fingerprint, n=n, stop=stop_words, keep=max(k, NGRAM_KEEP), split=split)
+    key = cache_key("ngrams", data=ds.fingerprint, n=n, stop=stop_words, keep=max(k, NGRAM_KEEP), split=split,
+                    words=words.VERSION)
     table = load_or_compute(cache, key, compute)
     return table[table["rank"] <= k].reset_index(drop=True)
 
@@ -150,23 +152,25 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
 # ---------------------------------------------------------------- maps
 
 def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: int = 0,
-              cache: Path | None = None, on_stage: Callable[[str], None] = lambda stage: None) -> pd.DataFrame:
-    """2-D coordinates of train and test texts from TF-IDF vectors fitted on train.
+              cache: Path | None = None, on_stage: Callable[[str], None] = lambda stage: None,
+              on_progress: Callable[[int, int], None] = lambda done, total: None) -> pd.DataFrame:
+    """2-D coordinates of the texts of every split from TF-IDF vectors fitted on train.
 
-    PCA maps every row (hexbins use them all). UMAP cannot scale to 71k rows on a CPU, so it maps
-    a stratified sample of at most `max_points` rows per split, after a 50-d SVD. `on_stage` hears each
-    step as it starts (UMAP's fit, the long one, has no progress of its own).
+    PCA, fitted on train, maps every text (hexbins use them all). UMAP cannot scale to 71k texts on a CPU, so it
+    maps a class-stratified sample of at most `max_points` texts per split, after a 50-d SVD, and is fitted on
+    the texts it shows (`umap_map` says why). `on_stage` hears each step as it starts, `on_progress` UMAP's epochs.
     """
     if method not in ("pca", "umap"):
         raise ValueError(f"method must be pca or umap, got {method!r}")
 
     def compute() -> pd.DataFrame:
-        rows = _labeled_splits(ds)
+        rows = _labeled_splits(ds, MAP_SPLITS)
         total = len(rows)
         if method == "umap":
             rows = sample_per_group(rows, "split", "class", max_points, seed)
         on_stage(f"TF-IDF vectors of {len(rows):,} texts")
-        vec = TfidfVectorizer(max_features=20000, sublinear_tf=True, min_df=2, dtype=np.float32)
+        vec = TfidfVectorizer(max_features=20000, sublinear_tf=True, min_df=2, dtype=np.float32,
+                              **words.vectorizer_options())
         train_mask = (rows["split"] == "train").to_numpy()
         vec.fit(rows.loc[train_mask, "text"])
         x = vec.transform(rows["text"])
@@ -174,20 +178,13 @@ def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: in
             pca = PCA(n_components=2, svd_solver="arpack", random_state=seed).fit(x[train_mask])
             xy = pca.transform(x)
         else:
-            on_stage("loading UMAP (its numba code compiles on first use in a process: 15-30 s on 2 cores)")
-            import umap  # imported here: only this view needs it
-
             on_stage("reducing them to 50 dimensions (SVD)")
             reduced = TruncatedSVD(n_components=50, random_state=seed).fit_transform(x)
-            on_stage(f"fitting UMAP on {int(train_mask.sum()):,} train texts: the long step, minutes on a laptop "
-                     "CPU the first time (the map is cached afterwards)")
-            reducer = umap.UMAP(n_components=2, random_state=seed, n_jobs=1)
-            reducer.fit(reduced[train_mask])
-            on_stage(f"placing all {len(rows):,} texts on the map")
-            xy = reducer.transform(reduced)
+            xy = umap_map.umap_xy(reduced, seed, on_stage, on_progress)
         return pd.DataFrame({"split": rows["split"], "class": rows["class"], "x": xy[:, 0], "y": xy[:, 1],
                              "sampled_from": total})
-    key = cache_key("tfidf_map", data=ds.fingerprint, method=method, n=max_points, seed=seed)
+    key = cache_key("tfidf_map", data=ds.fingerprint, method=method, n=max_points, seed=seed, splits=MAP_SPLITS,
+                    words=words.VERSION, umap=umap_map.VERSION if method == "umap" else None)
     return load_or_compute(cache, key, compute)
 
 
@@ -198,7 +195,7 @@ def embedding_map(ds: Dataset, backbone: str | Path | None = None, per_split: in
     A forward pass runs about 50 texts/s on a laptop CPU, so only `per_split` texts per split are embedded.
     """
     def compute() -> pd.DataFrame:
-        rows = _labeled_splits(ds)
+        rows = _labeled_splits(ds, MAP_SPLITS)
         sample = sample_per_group(rows, "split", "class", per_split, seed)
         emb = embed_texts(sample["text"].tolist(), backbone, max_len=max_len, pooling="mean",
                           on_progress=on_progress)
@@ -207,23 +204,32 @@ def embedding_map(ds: Dataset, backbone: str | Path | None = None, per_split: in
         xy = pca.transform(emb)
         return pd.DataFrame({"split": sample["split"], "class": sample["class"], "x": xy[:, 0], "y": xy[:, 1],
                              "sampled_from": len(rows)})
-    key = cache_key("embedding_map", data=ds.fingerprint, backbone=resolve_backbone(backbone).identity, n=per_split, L=max_len, seed=seed)
+    key = cache_key("embedding_map", data=ds.fingerprint, backbone=resolve_backbone(backbone).identity, n=per_split,
+                    L=max_len, seed=seed, splits=MAP_SPLITS)
     return load_or_compute(cache, key, compute)
 
 
-def scatter_sample(points: pd.DataFrame, per_split: int = 1500, seed: int = 0) -> pd.DataFrame:
-    """A browser-sized sample of map points; hexbins show the density of all of them."""
+DRAWN_PER_SPLIT = 1500  # points a scatter draws per split: thousands more slow the browser and hide nothing
+
+
+def scatter_sample(points: pd.DataFrame, per_split: int = DRAWN_PER_SPLIT, seed: int = 0) -> pd.DataFrame:
+    """A browser-sized, class-stratified sample of map points; hexbins show the density of all of them."""
     return sample_per_group(points, "split", "class", per_split, seed)
 
 
-def warm_umap() -> None:
-    """Import UMAP and fit it once on 60 random points, so its numba functions are compiled before a user asks
-    for a map: measured on 2 cores, the import takes 3 s (20 s the first time after an install) and the first fit
-    12-14 s of compilation, where a second fit of 181 texts takes 0.3 s."""
-    import umap
-
-    points = np.random.default_rng(0).normal(size=(60, 8))
-    umap.UMAP(n_neighbors=10, n_components=2, random_state=0, n_jobs=1).fit_transform(points)
+def map_note(ds: Dataset, points: pd.DataFrame, drawn: pd.DataFrame) -> str:
+    """What a map shows, in words: the texts of each split it places and how many of them are drawn as points.
+    UMAP's status had said 7,868 texts were placed where the caption said 3,001 of 13,288 were shown."""
+    mapped, total = points.groupby("split").size(), int(points["sampled_from"].iloc[0])
+    parts = [f"{split} {mapped[split]:,}" + ("" if mapped[split] == len(ds.splits[split])
+                                             else f" of {len(ds.splits[split]):,}")
+             for split in MAP_SPLITS if split in mapped]
+    every = (f"all {total:,} texts" if len(points) == total else
+             f"{len(points):,} of the {total:,} texts, a sample stratified by class (UMAP's time grows with the texts)")
+    drawn_note = (f"All {len(drawn):,} are drawn as points." if len(drawn) == len(points) else
+                  f"{len(drawn):,} of them are drawn as points (at most about {DRAWN_PER_SPLIT:,} per split, "
+                  f"stratified by class, so the browser stays quick); the hexbins below count all {len(points):,}.")
+    return f"The map places {every}: {', '.join(parts)}. {drawn_note}"
 
 
 def hexbin_grid(points: pd.DataFrame, per_cell: int = 8, lowest: int = 5, highest: int = 30) -> int:
@@ -265,7 +271,7 @@ def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
 def _class_word_counts(ds: Dataset, max_features: int = 50000) -> tuple[dict[tuple[str, str], np.ndarray], int]:
     """Word counts per (split, class) over one vocabulary shared by train and test."""
     rows = _labeled_splits(ds)
-    vec = CountVectorizer(max_features=max_features, dtype=np.int32)
+    vec = CountVectorizer(max_features=max_features, dtype=np.int32, **words.vectorizer_options())
     counts = vec.fit_transform(rows["text"])
     out = {}
     for (split, name), idx in rows.groupby(["split", "class"]).indices.items():
@@ -297,7 +303,7 @@ def kl_shift(ds: Dataset, alpha: float = 0.5, cache: Path | None = None) -> pd.D
         all_test = sum(v for (s, _), v in counts.items() if s == "test")
         rows.append({"train": "all", "test": "all", "kl": kl_divergence(all_train, all_test, alpha)})
         return pd.DataFrame(rows)
-    return load_or_compute(cache, cache_key("kl", data=ds.fingerprint, alpha=alpha), compute)
+    return load_or_compute(cache, cache_key("kl", data=ds.fingerprint, alpha=alpha, words=words.VERSION), compute)
 
 
 def kl_per_class(shift: pd.DataFrame, labels: tuple[str, ...] = ()) -> pd.DataFrame:

@@ -19,12 +19,17 @@ from __future__ import annotations
 import json
 import os
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from core.data import clean_texts
+from core.paths import studio_home
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
+from core.train.features import cached_share, feature_store
 
 # texts/s at 128 tokens, the frozen-feature pass before this machine has measured its own: bench/frozen_grid.py
 # measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; the slower, so a first grid is not
@@ -34,7 +39,6 @@ STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports,
 ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
 BUSY = 0.75  # of the cores busy over the last minute, with no run of the studio's going: other work slows a grid
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
-FEATURE_STORE = ("data", "cleaning", "backbone", "revision", "max_len", "pooling", "precision", "encoder_engine")
 ROWS = ("labeled", "unlabeled", "val_rows", "test_rows")  # a run's data, as the methods' time models take it
 EARLY = 1 / 3  # of a run's steps, before which its pace alone does not say its time left
 
@@ -145,18 +149,15 @@ class History:
             sizes = [m.get(k) for k in ROWS]
             # a frozen run's max length changes only its encoding, which is counted apart
             same_length = c.max_len == config.max_len or config.frozen
-            if (c.method, c.frozen) != (config.method, config.frozen) or not same_length or None in sizes:
+            # by the method's short name: GAN-BERT's control skips what G1 reads, and a control scaled from a G1 run
+            # read "1m 51s" left for 17 s
+            kind = (method_for(c).short(c), c.frozen) != (method_for(config).short(config), config.frozen)
+            if kind or not same_length or None in sizes:
                 continue  # another kind of run, or one from before runs recorded their row counts
             theirs = method_for(c).seconds(c, *sizes, bool(m.get("gradient_checkpointing")))
             ratios.append(t * mine / (theirs + STARTUP))
         return statistics.median(ratios) if ratios else None
 
-    def encoded(self, config: TrainConfig, with_pool: bool) -> bool:
-        """Whether a finished frozen run here has already cached these texts' features (the whole pool too
-        when `with_pool`)."""
-        store = {k: getattr(config, k) for k in FEATURE_STORE}
-        return any(r.config.frozen and {k: getattr(r.config, k) for k in FEATURE_STORE} == store
-                   and (not with_pool or method_for(r.config).uses_unlabeled) for r, _ in self.done)
 
 
 def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -> tuple[float, bool]:
@@ -169,24 +170,30 @@ def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
-                 classes: int) -> Estimate:
+                 classes: int, texts: Sequence[str] = ()) -> Estimate:
     """The whole grid run one after another, plus the encoding a frozen grid still needs: each text once, at
-    the speed measured here (else a laptop figure), the whole pool when a method learns from unlabeled texts,
-    nothing when a finished run has cached them."""
+    the speed measured here (else a laptop figure), the whole pool when a method learns from unlabeled texts, less
+    the share of the dataset's `texts` its feature store already holds (a walk's grid on features a benchmark had
+    cached read "about 11 min" for 2)."""
     history = History(registry.list(statuses=(Status.DONE,)))
     total, known = 0.0, 0
     for c in configs:
         seconds, measured = run_estimate(history, c, planned_rows(c, pool, split, test, classes))
         total, known = total + seconds, known + measured
-    frozen = [c for c in configs if c.frozen]
-    if frozen:
+    stores: dict[Path, list[TrainConfig]] = {}
+    for c in configs:
+        if c.frozen:
+            stores.setdefault(feature_store(studio_home(), c.resolved_backbone(), c.max_len, c.resolved_pooling,
+                                            c.precision == "bf16", c.encoder_engine), []).append(c)
+    for store, frozen in stores.items():
         with_pool = any(method_for(c).uses_unlabeled for c in frozen)
-        if not all(history.encoded(c, with_pool) for c in frozen):
-            max_len = max(c.max_len for c in frozen)
-            speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
-            labeled = max(labeled_count(c, pool, classes) for c in frozen)
-            val = max(c.validating.planned(labeled, classes, split, pool) for c in frozen)
-            total += ((pool if with_pool else min(pool, labeled)) + val + test) / speed
+        max_len = max(c.max_len for c in frozen)
+        speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
+        labeled = max(labeled_count(c, pool, classes) for c in frozen)
+        val = max(c.validating.planned(labeled, classes, split, pool) for c in frozen)
+        needed = (pool if with_pool else min(pool, labeled)) + val + test
+        cached = cached_share(store, clean_texts(list(texts), frozen[0].cleaning)) if texts else 0.0
+        total += needed * (1 - cached) / speed
     return Estimate(total, known, len(configs) - known)
 
 
@@ -234,8 +241,10 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
     preparing, the runs alike (less what has passed since it left the queue); while it encodes, the encoding's
     own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
-    training began, but never less than the estimate before a third of the steps: a 12-s run read "2 s left" at
-    its first steps, which run faster than its evaluations and its test pass."""
+    training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the square of
+    the share of that third run: a
+    12-s run read "2 s left" at its first steps, which run faster than its evaluations and its test pass, and a
+    100-s run "3m 34s" at 2%, its first steps slower than the rest."""
     alike = history.alike(run.config)
     if run.status == Status.QUEUED:  # its whole time, from the runs alike
         return alike
@@ -255,6 +264,7 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     if run.progress < EARLY:
         estimate = alike or (run_estimate(history, run.config, tuple(run.rows[k] for k in ROWS))[0]
                              if run.rows else None)
-        if estimate is not None:
-            return max(pace or 0.0, estimate * (1 - run.progress))
+        if estimate is not None:  # the pace's weight grows with the steps behind it, slowly at first
+            weight = (run.progress / EARLY) ** 2 if pace is not None else 0.0
+            return (1 - weight) * estimate * (1 - run.progress) + weight * pace
     return pace

@@ -32,6 +32,7 @@ _EXPORTS = {
     "Attribution": "core.train.attribution",
     "explain": "core.train.attribution",
     "unsure": "core.train.attribution",
+    "near_chance": "core.train.attribution",
     "Prediction": "core.train.predict",
     "classify": "core.train.predict",
     "classify_frame": "core.train.predict",

@@ -56,7 +56,7 @@ class TrainConfig:
                                 label="Epochs")
     max_steps: int | None = option(None, "at most this many optimizer steps, whatever the epochs ask for (GAN-BERT's "
                                           "studio preset sets its budget rule here; default: no cap)", low=1,
-                                   label="Steps (at most)")
+                                   label="Step cap (when the budget is in epochs)")
     evaluations: int = option(10, "validation evaluations spread over the run (selection and early stopping)",
                               low=1, high=1000, label="Evaluations")
     selection: str = option("auto", "the checkpoint kept: best validation macro-F1, the last, or auto (the last when "

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from core.backbone import Backbone
@@ -38,6 +39,12 @@ def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
 
 
+def feature_store(home: Path, backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch"
+                  ) -> Path:
+    """The folder of these encoding options' vectors under a studio home."""
+    return home / "features" / store_key(backbone, max_len, pooling, bf16, engine)
+
+
 def text_hashes(texts: list[str]) -> np.ndarray:
     return np.array([hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest() for t in texts], dtype="S20")
 
@@ -51,6 +58,21 @@ def read_store(store: Path, wanted: np.ndarray) -> dict[bytes, np.ndarray]:
         for i in np.flatnonzero(np.isin(hashes, wanted)):
             found.setdefault(bytes(hashes[i]), tensors["vectors"][i])
     return found
+
+
+def cached_share(store: Path, texts: list[str]) -> float:
+    """The share of these distinct texts whose vectors the store holds, reading the shards' hashes alone (a
+    shard's vectors run to hundreds of MB): what a grid still has to encode, for its estimate."""
+    wanted = np.unique(text_hashes(texts))
+    if not len(wanted):
+        return 1.0
+    stored = [stored_hashes(shard) for shard in sorted(store.glob("*.safetensors"))] if store.is_dir() else []
+    return float(np.isin(wanted, np.concatenate(stored)).mean()) if stored else 0.0
+
+
+def stored_hashes(shard: Path) -> np.ndarray:
+    with safe_open(str(shard), framework="numpy") as f:
+        return f.get_tensor("hashes").view("S20").ravel()
 
 
 def write_shard(store: Path, hashes: np.ndarray, vectors: np.ndarray) -> None:

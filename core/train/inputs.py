@@ -17,7 +17,7 @@ from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_
 from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import TrainConfig
-from core.train.features import cached_features, store_key
+from core.train.features import cached_features, feature_store
 from core.train.model import StudioModel
 
 Event = Callable[[dict], None]
@@ -141,7 +141,7 @@ def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_e
         say = lambda message: on_event({"type": "status", "message": message})  # noqa: E731
         engine = usable_engine(config.encoder_engine, backbone, home, device, say)
         on_event({"type": "engine", "engine": engine})
-        store = home / "features" / store_key(backbone, config.max_len, config.resolved_pooling, bf16, engine)
+        store = feature_store(home, backbone, config.max_len, config.resolved_pooling, bf16, engine)
 
         def encode(missing: list[str]) -> np.ndarray:
             on_event({"type": "features", "done": 0, "total": len(missing)})

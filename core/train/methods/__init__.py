@@ -52,11 +52,13 @@ def unread_options(config: TrainConfig) -> set[str]:
     return idle_options([config.method], {f: [getattr(config, f)] for f in method_for(config).variants})
 
 
-def run_label(config: TrainConfig, labeled: int | None = None) -> str:
-    """A run's one name, on every page and in the CLI: what it trains, the labeled amount as the user chose
-    it with the texts it labeled once known, the seed, and the dataset."""
+def run_label(config: TrainConfig, labeled: int | None = None, differs: str = "") -> str:
+    """A run's one name, on every page and in the CLI: what it trains (with `differs`, what tells it apart from
+    runs of the same name), the labeled amount as the user chose it with the texts it labeled once known, the
+    seed, and the dataset."""
     used = f" ({labeled:,} labeled)" if labeled is not None else ""
-    return (f"{method_for(config).display(config)} @ {config.amount}{used} · seed {config.seed} · "
+    apart = f" ({differs})" if differs else ""
+    return (f"{method_for(config).display(config)}{apart} @ {config.amount}{used} · seed {config.seed} · "
             f"{config.data.short_name}")
 
 

@@ -227,7 +227,7 @@ class StepMethod(StepSpec, NeuralMethod):
             fake = evaluation.fake_share
             on_event({"type": "evaluation", "index": selection.evaluations, "step": step, "total_steps": total_steps,
                       "losses": tally.losses_since_last(), "val": evaluation.val, "val_fake_prob": fake,
-                      "best": improved, "samples_per_s": tally.speed})
+                      "best": improved and rule == "best", "samples_per_s": tally.speed})
             if fake is not None and fake > 0.5:
                 on_event({"type": "status", "message": f"warning: the discriminator calls real validation texts "
                                                        f"fake (mean fake probability {fake:.2f} > 0.5)"})
