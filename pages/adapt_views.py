@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.backbone import BackboneError, adapted_backbones, adapted_name
 from core.errors import InputError
-from core.runs import ACTIVE, Registry, cancel_all, enqueue
+from core.runs import ACTIVE, Registry, cancel_all, enqueue, outside_work
 from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
 from core.runs.estimate import roughly
 
@@ -32,7 +32,9 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
         max_len = c3.number_input("Max length (tokens)", 16, 512, DEFAULTS.max_len, key="ad_len",
                                   persist_state="session",
                                   help="Its cost grows with the length. Runs on the adapted backbone may read longer "
-                                       "texts: the positions past this one keep their pretrained weights")
+                                       "texts (auto picks 256 on a corpus of paragraphs): the positions past this one "
+                                       "keep their pretrained weights. bench/defaults.py --mode tapt measures both "
+                                       "lengths (docs/methods.md)")
         seed = c4.number_input("Seed", 0, 10_000, 0, key="ad_seed", persist_state="session")
         extra = st.multiselect("Also read the texts of", ["val", "test"], key="ad_splits", persist_state="session",
                                help="Transductive: the backbone then has seen texts the runs are validated or tested "
@@ -56,6 +58,8 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
                    f"{roughly(took)}" + (" from the adaptations made here" if made else " (a rough guess from laptop-CPU "
                                          "figures: none has finished here)")
                    + (" (adapted already: it is in the picker)" if done else " (queued or running)" if pending else ""))
+        if busy := outside_work(registry, time.time()):
+            st.caption(busy)
         if st.button("Adapt", key="ad_go", disabled=done or pending):
             enqueue(registry, [config])
             st.rerun()

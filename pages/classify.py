@@ -48,7 +48,8 @@ if len(done) < len(finished):
 distinct = distinct_names(registry.list())
 tested = {r.id: (r.metrics or {}).get("test", {}) for r in done}
 scores = {i: test.get("macro_f1", float("nan")) for i, test in tested.items()}
-names = {i: f"{distinct[i]} · test macro-F1 {f1:.3f}" for i, f1 in scores.items()}
+names = {i: f"{distinct[i]} · test accuracy {tested[i].get('accuracy', float('nan')):.3f}, macro-F1 {f1:.3f}"
+         for i, f1 in scores.items()}  # both: the near-chance caution reads accuracy
 ds = st.session_state.dataset
 here = [r.id for r in done if r.config.data == ds.spec]  # runs on the current dataset come first
 best = max(here or list(names), key=lambda i: -1.0 if math.isnan(scores[i]) else scores[i])  # offered first
@@ -154,6 +155,8 @@ if upload is not None and picked:
                 bar.empty()
             out, metrics = batch["runs"][run_id]
             st.markdown(f"**{label}**")
+            if "unscored" in out.attrs:
+                st.warning(out.attrs["unscored"])
             if metrics:
                 st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "
                            f"{metrics['rows']:,} labeled rows")

@@ -81,12 +81,12 @@ ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=
 st.dataframe(ranked[["series", "panel", f"{metric}_mean", f"{metric}_interval", "n", "labels read", "seeds",
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
-             {"series": st.column_config.TextColumn("group", width=400),
+             {"series": st.column_config.TextColumn("group", width=560),
               "panel": st.column_config.TextColumn("amount", width=130),
               "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
               f"{metric}_interval": st.column_config.TextColumn(
-                  "95% CI (as computed)", width=150, help="Student's t over seeds; one that runs past the metric's range "
-                                                          "says so: too few seeds to bound the mean")})
+                  "95% CI", width=130, help="Student's t over seeds, as computed: one that runs past the metric's range "
+                                             "says so (too few seeds to bound the mean)")})
 line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount
 st.altair_chart(line)
 d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # the downloads side by side, not spread across the page

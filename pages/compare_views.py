@@ -23,11 +23,11 @@ def verdicts(summary, metric: str) -> None:
                                                            "difference", "low", "high", "p_value", "n",
                                                            "runner_up_series", "runner_up_mean"] + ["dataset"] * (not several),
                      column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
-                         ("best_mean", "its mean"), ("runner_up_mean", "its mean"), ("difference", "higher − next"),
+                         ("best_mean", "highest mean"), ("runner_up_mean", "next mean"), ("difference", "highest − next"),
                          ("low", "95% CI low"), ("high", "95% CI high"))} |
                      {"verdict": st.column_config.TextColumn(width=200),
-                      "best_series": st.column_config.TextColumn("highest mean", width=300),
-                      "runner_up_series": st.column_config.TextColumn("next", width=220),
+                      "best_series": st.column_config.TextColumn("group with the highest mean", width=480),
+                      "runner_up_series": st.column_config.TextColumn("next group", width=480),
                       "p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds"}, placeholder="–")
     if summary.ablations:
         st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "

@@ -148,7 +148,9 @@ with local:
             if not train_path.strip():
                 st.error("Give a train file or directory to load.")
             else:
-                try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None, mapping=lp_mapping))
+                # named from the root, as runs store it: a relative path depends on where the server started
+                try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None,
+                                  mapping=lp_mapping).absolute())
 
 st.subheader("Cleaning")
 st.caption("Optional text preprocessing. Off by default: punctuation, digits and case are part of a writer's "

@@ -156,7 +156,9 @@ def show_shift() -> None:
         st.metric("KL(train‖test), all classes", f"{overall:.3f} nats")
         c1, c2 = st.columns([1, 2])
         c1.dataframe(explore.kl_per_class(matrix, labels).set_index("class").style.format("{:.3f}"), width="content",
-                     placeholder="–")
+                     placeholder="–", column_config={"kl": st.column_config.NumberColumn(
+                         "KL(train‖test), nats", help="Each class's train words against its own test words: the "
+                         "matrix's diagonal")})
         c2.altair_chart(charts.kl_matrix(matrix, labels), width="content")  # square cells, not bands
 
 

@@ -120,15 +120,17 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     if new:
         estimate = grid_seconds(registry, new, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
                                 len(ds.labels), texts=ds.texts())
-        done = f" ({len(configs) - len(new)} of them done or queued here already)" if len(new) < len(configs) else ""
-        st.markdown(f"**{len(new)} run(s)** to launch{done}, {estimate.words()} in all, one after another"
+        done = (f" of the grid's {len(configs)} (the other {len(configs) - len(new)} are done or queued here already)"
+                if len(new) < len(configs) else "")
+        st.markdown(f"**{len(new)} new run(s)** to launch{done}, {estimate.words()} in all, one after another"
                     + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
         if place.backend != "ray" and (busy := outside_work(registry, time.time())):
             st.caption(busy)
     elif configs:
-        st.caption(f"All {len(configs)} run(s) of this grid are done or queued here; change it to launch more.")
+        st.caption(f"Every run of this grid ({len(configs)}) is done or queued here already; change the grid to "
+                   "launch more.")
     if configs:
-        st.caption(grid_labels(configs, ds.val is not None))
+        st.caption(grid_labels(configs, ds.class_sizes("train"), ds.class_sizes("val")))
     if st.button("Launch", type="primary", disabled=not new, key="tr_launch"):
         set_concurrency(registry, int(concurrency_n))
         try:

@@ -143,13 +143,13 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         page.get_by_label("Folder or hub id", exact=True).press("Enter")
         page.get_by_label("Seeds", exact=True).fill("0")  # one seed keeps the journey quick (the default is 5)
         page.get_by_label("Seeds", exact=True).press("Enter")
-        page.get_by_text("3 run(s)").wait_for()
+        page.get_by_text("3 new run(s)").wait_for()
         settle(page)
         page.get_by_role("button", name="Launch").click()
         page.get_by_text("Queued 3 run(s)").wait_for()
         # said at once, with the message: the grid's line had gone on offering "3 run(s) to launch" for 40 s
         assert page.get_by_role("button", name="Launch").is_disabled()
-        assert page.get_by_text("All 3 run(s) of this grid are done or queued here").is_visible()
+        assert page.get_by_text("Every run of this grid (3) is done or queued here already").is_visible()
         registry = Registry(studio_home)
         wait_for(lambda: len(registry.list()) == 3 and all(r.status in FINISHED for r in registry.list()),
                  timeout=400, what="the three runs to finish")

@@ -257,8 +257,8 @@ def test_a_verdict_in_words_says_what_its_seeds_show():
     assert verdict_line(settled).startswith("5/class: A leads B by 0.020 (95% CI [+0.010, +0.030], which excludes "
                                             "0)")
     one = row | {"low": nan, "high": nan, "n": 1, "p_value": 1.0}
-    assert verdict_line(one) == ("5/class: no difference can be told from one shared seed: A (0.500) and B (0.480), "
-                                 "+0.020 apart on it")
+    assert verdict_line(one) == ("5/class: no difference can be told from one shared seed: A (0.500) and B (0.480); "
+                                 "on the seed both ran, the first − the second = +0.020")
     apart = row | {"n": 0, "low": nan, "high": nan, "test": "no shared seeds: not paired", "p_value": nan}
     assert verdict_line(apart) == ("5/class: no difference can be told: A (0.500) and B (0.480) share no seed, so "
                                    "they are not paired")

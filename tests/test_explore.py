@@ -75,6 +75,17 @@ def test_words_keep_contractions_whole_and_read_html_tags_as_spaces():
     assert not any(part in {"ve", "don", "ll", "br"} for gram in bigrams for part in gram.split())
 
 
+def test_ngrams_without_stop_words_join_only_words_that_stood_together_and_skip_links():
+    """Stop words removed before n-gramming made "state art" of "state of the art", and links top trigrams."""
+    ds = tiny({0: ["The state of the art model, see https://github.com/org/repo and www.example.com/page.",
+                   "A state of the art result on the new test set."], 1: ["dog days"]})
+    bigrams = set(explore.top_ngrams(ds, 2, stop_words=True, k=50)["ngram"])
+    assert "state art" not in bigrams and {"art model", "art result", "test set"} <= bigrams
+    assert not any(w in gram for gram in bigrams for w in ("https", "github", "www", "com"))
+    trigrams = set(explore.top_ngrams(ds, 3, stop_words=True, k=50)["ngram"])
+    assert trigrams.isdisjoint({"state of the", "of the art"}) and "new test set" in trigrams
+
+
 def test_maps_place_every_split_and_say_what_they_draw():
     """PCA's "all texts" had left the 1,242 validation texts of l2r out without a word, and the caption's "3,001 of
     13,288 texts" contradicted the 7,868 the status said were mapped."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data import DataSpec, load_dataset
 from tests.helpers import open_page
+
 
 def test_home_shows_the_synthetic_corpus():
     at = open_page("pages/home.py")
@@ -88,11 +91,13 @@ def test_data_page_keeps_previous_dataset_on_bad_path(small_builtin):
 
 def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     at = open_page("pages/data.py", small_builtin)
-    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl"))  # a form: sent with its button
+    # a path relative to where the server runs is kept from the root, as runs store it
+    at.text_input(key="lp_train").set_value(os.path.relpath(m4_dir / "train.jsonl"))  # a form: sent with its button
     at.text_input(key="lp_test").set_value(str(m4_dir / "dev.jsonl"))  # a form: sent with its button
     at.button(key="lp_load").click().run()
     assert not at.exception and at.success
     assert at.session_state["dataset"].name == "m4-sample"
+    assert at.session_state["dataset"].spec.train == str((m4_dir / "train.jsonl").resolve())
     warnings = " ".join(w.value for w in at.warning)  # the check after loading
     assert "absent from every split: bloomz" in warnings and "longer than 128 tokens" in warnings
     assert {"**First train rows**", "**Label ids**", "**Texts per class and split**"} <= {m.value for m in at.markdown}

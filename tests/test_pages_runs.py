@@ -74,13 +74,19 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
     assert not at.exception
-    assert any("**2 run(s)** to launch, " in m.value and "rough guess" in m.value for m in at.markdown)  # none ran
+    assert any("**2 new run(s)** to launch, " in m.value and "rough guess" in m.value for m in at.markdown)  # none ran
+    # the labels a fraction reads, counted from the class sizes: half of each class, and as many to validate on
+    train, val = dataset.class_sizes("train"), dataset.class_sizes("val")
+    labeled = sum(max(1, round(0.5 * n)) for n in train.values() if n)
+    rows = sum(min(max(1, round(0.5 * n)), (val or train)[c] - (0 if val else max(1, round(0.5 * n))))
+               for c, n in train.items() if n)
+    assert any(f"50% ({labeled:,}) + {rows:,} validation = {labeled + rows:,} labels" in c.value for c in at.caption)
     at.button(key="tr_launch").click().run()
     assert "Queued 2 run(s)" in at.success[0].value
     # at once, not after the monitor's next refresh: the grid's line says it is queued and Launch is off (the
     # launch reads the queue again, so a double click that beats this rerun queues nothing either)
     assert at.button(key="tr_launch").disabled and not any("to launch" in m.value for m in at.markdown)
-    assert any("All 2 run(s) of this grid are done or queued here" in c.value for c in at.caption)
+    assert any("Every run of this grid (2) is done or queued here already" in c.value for c in at.caption)
     reg = Registry()
     assert len(reg.list()) == 2
     wait_for(lambda: all(r.status == "done" for r in reg.list()) and len(reg.list()) == 2, timeout=180,
@@ -89,7 +95,8 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     table = at.dataframe(key="tr_table").value if hasattr(at, "dataframe") else None
     assert table is not None and list(table["status"]) == ["done", "done"]
     at.text_input(key="tr_seeds").set_value("0, 1").run()  # the grid again with a new seed: only the new runs
-    assert any("**2 run(s)** to launch (2 of them done or queued here already)" in m.value for m in at.markdown)
+    assert any("**2 new run(s)** to launch of the grid's 4 (the other 2 are done or queued here already)" in m.value
+               for m in at.markdown)
     assert not at.button(key="tr_launch").disabled
 
 
@@ -155,7 +162,7 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     # fine-tuning (seeds 0, 1) and GAN-BERT (seed 0) share seed 0: one pair, its per-seed differences shown
     assert len(at.selectbox(key="cmp_pair").options) == 1 and len(diffs) == 1
     pair = next(m.value for m in at.markdown if "A − B =" in m.value)
-    assert "**A = " in pair and "**B = " in pair and "wins on 1 of 1 seeds" in pair
+    assert "**A = " in pair and "**B = " in pair and "wins on the one seed" in pair
     assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}

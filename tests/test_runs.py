@@ -368,6 +368,7 @@ def test_time_left_follows_the_phase_and_the_history(studio_home):
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")  # preparing: no phase yet, so the runs alike less what has passed
     assert time_left(reg.get(run_id), history, reg.get(run_id).claimed + 20) == pytest.approx(100.0)
+    assert time_left(reg.get(run_id), history, reg.get(run_id).claimed + 130) is None  # past it: unknown, not 0
     reg.update_progress(run_id, 0.25, 0, phase="encoding")
     begun = reg.get(run_id).phase_started
     # a quarter encoded in 10 s: 30 s of encoding left, then the 120 s its runs took

@@ -117,3 +117,18 @@ def test_a_model_of_other_classes_writes_their_names_and_says_so(tmp_path, tiny_
     assert len(lines) == 30 and {line["label"] for line in lines} <= set(names)  # the names, not guessed ids
     assert json.loads(captured.out)["format"].startswith("id, label: the class names (")
     assert "not Subtask B's" in captured.err
+
+
+def test_labels_of_classes_the_model_never_learned_are_not_scored(tmp_path, run_id, capsys):
+    """L2R's models on the M4 sample's dev file had been scored 0.154, with a confusion matrix over the file's
+    classes that dropped the rows predicted as L2R's."""
+    rows = [{"id": f"r{i}", "text": f"a text of {i} words " * 3, "label": ["human", "gpt-4o"][i % 2]}
+            for i in range(6)]
+    (tmp_path / "other.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "p.csv"
+    assert main(["predict", run_id, "--file", str(tmp_path / "other.jsonl"), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert summary["rows"] == 6 and "accuracy" not in summary and len(pd.read_csv(out)) == 6
+    assert "Not scored: 3 of the file's 6 labeled rows are of classes the model was never trained on (gpt-4o)" in (
+        captured.err)

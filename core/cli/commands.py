@@ -186,5 +186,7 @@ def predict_file(model, args: argparse.Namespace, target: Path) -> int:
         print(f"note: {jsonl_format(model.labels)}", file=sys.stderr)
     if metrics is not None:
         summary |= {k: metrics[k] for k in ("accuracy", "macro_f1")}
+    elif "unscored" in out.attrs:
+        print(f"note: {out.attrs['unscored']}", file=sys.stderr)
     print(json.dumps(summary))
     return 0

@@ -107,8 +107,9 @@ def metric_vs_unlabeled(groups: pd.DataFrame, metric: str) -> alt.Chart:
     level_bands = alt.Chart().transform_filter(~pool).mark_rect(opacity=0.08).encode(
         x=alt.X("x_low:Q", scale=alt.Scale(type="symlog")), x2="x_high:Q", y="low:Q", y2="high:Q", color=color)
     order = list(dict.fromkeys(shown.sort_values("labeled")["panel"]))
-    return alt.layer(level_bands, bands, levels, lines, data=shown).properties(width=300, height=240).facet(
-        column=alt.Column("panel:O", title="labeled amount", sort=order)).properties(
+    width = 520 if len(order) == 1 else 300  # one panel alone had 300 px of a 1,400-px page
+    return alt.layer(level_bands, bands, levels, lines, data=shown).properties(width=width, height=260).facet(
+        column=alt.Column("panel:O", title=None, sort=order)).properties(
         title=f"{label(metric)} against the unlabeled pool: mean and 95% CI over seeds; dashed: reads one pool or none")
 
 

@@ -100,10 +100,12 @@ class Paired:
                 f"labels {fewer} never did")
 
     def sentence(self) -> str:
+        n = len(self.seeds)
+        seeds = f"{n} seed{'s' if n != 1 else ''}"
         if self.wins == self.losses:
-            return f"A and B are even: each wins on {self.wins} of {len(self.seeds)} seeds"
+            return f"A and B are even: each wins on {self.wins} of {seeds}"
         ahead, won = ("A", self.wins) if self.wins > self.losses else ("B", self.losses)
-        return f"{ahead} wins on {won} of {len(self.seeds)} seeds"
+        return f"{ahead} wins on {won} of {seeds}" if n > 1 else f"{ahead} wins on the one seed"
 
     def explain(self) -> list[str]:
         """The comparison in plain words, the same on the Compare page and in `compare`'s output: who A and B
@@ -127,7 +129,8 @@ class Paired:
             floor += f", so no test on them can reach {ALPHA}"
         lines = [f"A = {self.a}", f"B = {self.b}",
                  f"A − B = {d.mean:+.3f} ({METRIC_NAMES.get(self.metric, self.metric)}; {leader}); {interval}",
-                 f"{self.sentence()}; {self.test} p = {self.p_value:.3g} ({floor})"]
+                 f"{self.sentence()}; " + (f"{self.test} ({floor})" if self.test.startswith("no test") else
+                                           f"{self.test} p = {self.p_value:.3g} ({floor})")]
         note = self.unequal_labels()
         return lines + ([f"Note: {note}"] if note else [])
 

@@ -141,8 +141,9 @@ def verdict_line(v: dict) -> str:
     test = v["test"] if v["test"].startswith("no test") else f"{v['test']} p = {v['p_value']:.3g}"
     note = f"; {v['labels_note']}" if isinstance(v.get("labels_note"), str) else ""
     if pd.isna(v["low"]):
-        return (f"{v['amount']}: no difference can be told from one shared seed: {means}, "
-                f"{v['difference']:+.3f} apart on it{note}")
+        # the means are over each group's own seeds; the difference is on the one seed both ran, and says so
+        return (f"{v['amount']}: no difference can be told from one shared seed: {means}; on the seed both ran, "
+                f"the first − the second = {v['difference']:+.3f}{note}")
     # each name once: a walk's verdict named two long series four times in one sentence
     if isinstance(v.get("leader"), str):
         other, sign = (b, 1) if v["leader"] == a else (a, -1)

@@ -132,6 +132,15 @@ class Dataset:
                     "pool, apart from its labeled rows, by its own seed. " + counted)
         return f"Validation split: {len(self.val):,} texts; each run draws its validation texts from it. " + counted
 
+    def class_sizes(self, split: str) -> dict[int, int] | None:
+        """Labeled rows per class id in a split (None when the dataset has no such split): what a sampler draws
+        from."""
+        frame = self.splits.get(split)
+        if frame is None:
+            return None
+        counts = frame.loc[frame["label"] >= 0, "label"].value_counts()
+        return {i: int(counts.get(i, 0)) for i in range(len(self.labels))}
+
     def class_counts(self) -> pd.DataFrame:
         """Rows per class and split, with every declared class present (an absent class counts 0)."""
         out = pd.DataFrame(index=pd.Index(self.labels, name="class"))

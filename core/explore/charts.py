@@ -125,7 +125,9 @@ def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = HEX_PAN
     ).properties(width=width, height=height).facet(
         row=alt.Row("class:N", sort=[c for c in labels if c in set(bins["class"])], title=None,
                     header=alt.Header(labelAngle=0, labelAlign="left")),
-        column=alt.Column("split:N", title=None, sort=SPLIT_ORDER))
+        column=alt.Column("split:N", title=None, sort=SPLIT_ORDER),
+        spacing=24,  # with a frame each: a walk read one panel's cluster as its neighbour's
+    ).configure_view(stroke="#bbbbbb", strokeWidth=1)
 
 
 def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

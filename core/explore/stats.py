@@ -129,7 +129,7 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
     """
     def compute() -> pd.DataFrame:
         rows = _labeled_splits(ds, (split,))
-        vec = CountVectorizer(ngram_range=(n, n), dtype=np.int32, **words.vectorizer_options(stop_words))
+        vec = CountVectorizer(dtype=np.int32, **words.vectorizer_options(stop_words, n))
         counts = vec.fit_transform(rows["text"])
         vocab = vec.get_feature_names_out()
         out = []

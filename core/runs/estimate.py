@@ -239,18 +239,19 @@ def times_left(runs: list[Run], history: History, now: float, slots: int) -> dic
 
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
-    preparing, the runs alike (less what has passed since it left the queue); while it encodes, the encoding's
+    preparing, the runs alike (less what has passed since it left the queue, unknown once that is all of it:
+    a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
     own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
-    training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the square of
-    the share of that third run: a
-    12-s run read "2 s left" at its first steps, which run faster than its evaluations and its test pass, and a
+    training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the
+    square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its evaluations and its test pass, and a
     100-s run "3m 34s" at 2%, its first steps slower than the rest."""
     alike = history.alike(run.config)
     if run.status == Status.QUEUED:  # its whole time, from the runs alike
         return alike
     if run.status == Status.STARTING or (run.status == Status.RUNNING and not run.phase_started):
         began = run.claimed or run.started  # its process starting, the backbone and data loading: no pace yet
-        return None if alike is None or began is None else max(0.0, alike - (now - began))
+        rest = None if alike is None or began is None else alike - (now - began)
+        return rest if rest is not None and rest > 0 else None  # past the runs alike: unknown, not "0m 00s"
     if run.status != Status.RUNNING:
         return None
     elapsed = now - run.phase_started

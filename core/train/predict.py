@@ -67,8 +67,9 @@ def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...
                    on_progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, dict | None]:
     """Predictions for every row of a loaded file (`load_frame`): id, the gold label when the file has one
     (never called `label`, which a submission reads as the prediction), the predicted class, each class's
-    probability and GAN-BERT's fake-class probability; and, when every row has a label, the accuracy and
-    macro-F1 (over the classes in the labels or the predictions) with the confusion counts."""
+    probability and GAN-BERT's fake-class probability; and, when every row has a label of a class the model knows,
+    the accuracy and macro-F1 (over the classes in the labels or the predictions) with the confusion counts. When
+    some labels are of classes it never learned, no scores: `out.attrs["unscored"]` says why."""
     texts = frame["text"].tolist()
     preds: list[Prediction] = []
     for start in range(0, len(texts), batch_size):
@@ -85,7 +86,13 @@ def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...
         return out, None
     truth = [labels[i] for i in ids]
     out.insert(1, "gold", truth)
-    classes = [c for c in labels if c in set(truth) | set(out["predicted"])]
+    if unknown := sorted(set(truth) - set(model.labels)):  # scored, they would count as the model's errors
+        out.attrs["unscored"] = (
+            f"Not scored: {sum(t in unknown for t in truth):,} of the file's {len(truth):,} labeled rows are of "
+            f"classes the model was never trained on ({', '.join(unknown)}); it knows {', '.join(model.labels)}. "
+            "The predictions are below; accuracy against these labels would measure the mismatch, not the model.")
+        return out, None
+    classes = [c for c in model.labels if c in set(truth) | set(out["predicted"])]
     metrics = {"rows": len(out), "accuracy": float(accuracy_score(truth, out["predicted"])),
                "macro_f1": float(f1_score(truth, out["predicted"], labels=classes, average="macro", zero_division=0)),
                "classes": classes,

@@ -103,10 +103,37 @@ def capped_note(chosen: Iterable[Amount], sizes: Mapping[str, int]) -> str | Non
             f"({held}): those classes are labeled whole, and leave GAN-BERT no unlabeled texts of their own")
 
 
-def grid_labels(configs: list[TrainConfig], has_split: bool) -> str:
-    """What a grid's runs read, once per amount and rule ('5/class + 5/class validation', the references' '5/class,
-    no validation'), and where validation texts come from: the validation split, or else the train pool."""
-    said = {labels_read(c.labeled, c.validating, reference=METHODS[c.method].reference): None for c in configs}
-    source = ("Validation texts come from the validation split." if has_split else "This dataset has no validation "
-              "split, so validation texts are drawn from the train pool, apart from the labeled rows.")
-    return f"Labels each run reads, validation included: {'; '.join(said)}. {source}"
+def grid_counts(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None
+                ) -> tuple[int, int | None]:
+    """The labeled rows and validation rows a run of `config` will read, from the class sizes of the train pool and
+    of the validation split (None: it has none, and validation is drawn from the pool apart from the labeled
+    rows), as the sampler draws them; None for validation where its rule leaves the count to the draw."""
+    labeled = {c: config.labeled.rows_of(n) for c, n in train.items() if n}
+    rule, source = config.validating, val if val is not None else {c: train[c] - labeled.get(c, 0) for c in train}
+    if rule.rule == "auto":
+        rows = sum(min(n, source.get(c, 0)) for c, n in labeled.items())
+    elif rule.rule == "per_class":
+        rows = sum(min(int(rule.value), n) for n in source.values() if n)
+    elif rule.rule == "split":
+        rows = sum(source.values()) if val is not None else None
+    elif rule.rule == "none":
+        rows = 0
+    else:
+        rows = None
+    return sum(labeled.values()), rows
+
+
+def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None) -> str:
+    """What a grid's runs read, once per amount and rule, with the counts the class sizes give ('5/class + 5/class
+    validation = 50 labels', '1% (114) + 114 validation = 228 labels', the references' '5/class, no validation'),
+    and where validation texts come from when any run validates: the validation split, or else the train pool."""
+    said = {}
+    for c in configs:
+        reference = METHODS[c.method].reference
+        labeled, rows = grid_counts(c, train, val)
+        said[labels_read(c.labeled, c.validating, labeled, rows, reference=reference)] = None
+    validates = any(c.validating.rule != "none" for c in configs)
+    source = "" if not validates else (" Validation texts come from the validation split." if val is not None else
+                                       " This dataset has no validation split, so validation texts are drawn from the "
+                                       "train pool, apart from the labeled rows.")
+    return f"Labels each run reads, validation included: {'; '.join(said)}.{source}"
