@@ -122,10 +122,13 @@ MACHINE = ("seed", "tags", "device", "max_len", "precision", "revision", "encode
 
 def at_defaults(config, per_class: int, settings: dict) -> bool:
     """Whether a recorded run is the method's defaults at `per_class` (the whole unlabeled pool, the validation
-    rule, the bundled backbone): told from the record alone, so the table is the same on every machine."""
+    rule, the bundled backbone, the default engine): told from the record alone, so the table is the same on every
+    machine."""
     from core.train import TrainConfig, method_for
     from core.train.config import flat_settings
 
+    if "encode" in config.tags or config.encoder_engine not in ("auto", "torch"):
+        return False  # bench/encode.py's engines and precisions, each a comparison of its own
     asked = TrainConfig(data=config.data, cleaning=config.cleaning, fraction=None, per_class=per_class, **settings)
     expected = flat_settings(method_for(asked).settle(asked), MACHINE)
     return flat_settings(config, MACHINE) == expected
