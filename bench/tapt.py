@@ -11,12 +11,13 @@ records (`--report-only`) on a machine that no longer has the weights.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from bench.sample_runs import BENCH_ENGINE, CORPORA, RECORDS_DIR, run_once
 from core.compare.seeds import mean_ci, paired
 from core.data import DataSpec
-from core.runs import Registry, Status, execute_run, logging_into
+from core.runs import ACTIVE, Registry, Status, execute_run, logging_into
 from core.train import TrainConfig
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
@@ -45,6 +46,9 @@ def recorded_adaptations() -> dict[str, dict]:
 def adapted(registry: Registry, config: AdaptConfig, train: bool) -> tuple[Path, dict] | None:
     """The adapted backbone of `config` and its record: made before (in the home, or only recorded), or made now."""
     out = adapted_folder(config)
+    while not (out / RECORD).is_file() and any(j.config.folder_name == config.folder_name for j in
+                                               registry.list(kind="adapt", statuses=ACTIVE)):
+        time.sleep(30)  # the same adaptation queued or running (from the Train page, say): wait for it, not twice
     if (out / RECORD).is_file():
         record = json.loads((out / RECORD).read_text())
     elif out.name in (known := recorded_adaptations()):
