@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,11 +21,26 @@ L2R_DIR = REPO_ROOT.parent / "shared" / "data" / "l2r"
 
 
 @pytest.fixture(autouse=True)
-def studio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own studio home, so no test sees another's cache or runs."""
+def studio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own studio home, so no test sees another's cache or runs; a worker a test started there
+    (`python -m core runs` starts queued runs) is stopped when the test ends: left, one trained on through the
+    next tests and a benchmark."""
     home = tmp_path / "home"
     monkeypatch.setenv("STUDIO_HOME", str(home))
-    return home
+    yield home
+    if home.exists():
+        stop_processes_of(home)
+
+
+def stop_processes_of(home: Path) -> None:
+    """SIGTERM to every process whose environment names `home` as its studio home (Linux's /proc; elsewhere none)."""
+    mine = f"STUDIO_HOME={home}".encode()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if int(entry.name) != os.getpid() and mine in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGTERM)
+        except (OSError, ValueError):
+            continue  # gone, or not ours to read
 
 
 @pytest.fixture(scope="session")

@@ -235,9 +235,8 @@ def test_groups_pairs_and_verdicts():
     lines = [verdict_line(v) for v in summary.verdicts.to_dict("records")]  # as Compare and the CLI say them
     assert lines[0] == ("10%: TF-IDF + LR · a.jsonl leads BERT fine-tuning (learning rate default) · a.jsonl by 0.100 "
                         "(on every one of the 5 seeds); exact sign test p = 0.0625, "
-                        "n = 5 seeds; not at the same labels: TF-IDF + LR · a.jsonl read 10, BERT fine-tuning (learning "
-                        "rate default) · a.jsonl 20 (validation included), so BERT fine-tuning (learning rate default) "
-                        "· a.jsonl saw labels TF-IDF + LR · a.jsonl never did")
+                        "n = 5 seeds; not at the same labels: the first read 10, the second 20 (validation "
+                        "included), so the second saw labels the first never did")  # each name once
     assert "50%: only BERT fine-tuning (learning rate default) · a.jsonl measured (0.700)" in lines
     # JSON: one list of groups, one of pairs
     out = summary.to_json()
@@ -432,6 +431,10 @@ def test_two_datasets_of_one_name_stay_apart_and_are_named_by_their_folders():
         "train file m4-sample/train.jsonl")
     two_corpora = dataset_names([DataSpec(builtin=CorpusConfig(train_per_class=n)) for n in (20, 30)])
     assert sorted(two_corpora.values()) == ["built-in (synthetic), 20/class", "built-in (synthetic), 30/class"]
+    # one folder tested on two files (L2R's dev, then its test): named by the file, not "l2r (l2r) #664cf9"
+    l2r = [DataSpec(train="/d/l2r/train.jsonl", test="/d/l2r/dev.jsonl"),
+           DataSpec(train="/d/l2r/train.jsonl", val="/d/l2r/dev.jsonl", test="/d/l2r/test.jsonl")]
+    assert sorted(dataset_names(l2r).values()) == ["l2r (tested on dev.jsonl)", "l2r (tested on test.jsonl)"]
 
 
 def test_an_unset_setting_reads_as_its_own_word():

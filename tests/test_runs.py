@@ -549,3 +549,14 @@ def test_a_file_with_the_bytes_of_one_runs_read_is_named_as_they_named_it(studio
     train.write_bytes(rows + rows)  # changed since: no longer the upload's bytes, and read again to know it
     assert digest(registry, str(train)) != digest(registry, upload.train)
     assert as_runs_read_it(registry, upload) == (upload, [])
+
+
+def test_a_worker_a_test_starts_is_stopped_when_the_test_ends(studio_home):
+    """`python -m core runs` in a test had started a queued run's worker that trained on after the test, through the
+    next tests and a benchmark."""
+    from tests.conftest import stop_processes_of
+
+    studio_home.mkdir(parents=True, exist_ok=True)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stop_processes_of(studio_home)  # what the fixture does when a test ends
+    assert child.wait(timeout=10) != 0

@@ -67,6 +67,10 @@ def dataset_names(specs: Sequence[DataSpec]) -> dict[DataSpec, str]:
             else:
                 names[spec] = f"{short} ({telling_folder(Path(spec.train or ''), [Path(s.train or '') for s in files])})"
     counts = Counter(names.values())
+    for spec, name in list(names.items()):  # one folder, two test files (L2R tested on dev, then on test)
+        if counts[name] > 1 and not spec.builtin:
+            names[spec] = f"{spec.short_name} (tested on {Path(spec.test).name if spec.test else 'none'})"
+    counts = Counter(names.values())
     return {spec: name if counts[name] == 1 else f"{name} #{hashlib.sha1(repr(spec).encode()).hexdigest()[:6]}"
             for spec, name in names.items()}
 

@@ -114,7 +114,7 @@ def verdicts(grouped: pd.DataFrame, found: list[Paired], metric: str, game: list
                         "n": len(d.seeds), "test": d.test, "p_value": d.p_value, "significant": d.significant,
                         "ci_excludes_zero": d.ci_excludes_zero, "leader": leader,
                         "verdict": f"{leader} leads" if settled else "no difference can be told",
-                        "labels_note": d.unequal_labels(best["series"], second["series"])}
+                        "labels_note": d.unequal_labels("the first", "the second")}
             else:
                 row |= {"difference": best[f"{metric}_mean"] - second[f"{metric}_mean"],
                         "test": "no shared seeds: not paired"}
