@@ -90,7 +90,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     if greyed := [OPTIONS[o].label for o in (*fields, *COMMON, *(o for _, own in sections for o in own)) if o in idle]:
         st.caption(f"Greyed out, as no run of this grid reads them: {', '.join(greyed)}.")
     concurrency_n = st.columns(4)[0].number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc",
-                                    persist_state="session")
+                                    persist_state="session",
+                                    help="On a CPU the cores are split between them: more at once is not faster")
 
     place = run_place(registry, frozen)
 

@@ -22,6 +22,7 @@ from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
 from core.runs.processes import launch
 from tests.helpers import LONG, active_run, cfg, running_on_a_dead_process, submit, tail_log, wait_for
 
+
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
@@ -560,3 +561,21 @@ def test_a_worker_a_test_starts_is_stopped_when_the_test_ends(studio_home):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     stop_processes_of(studio_home)  # what the fixture does when a test ends
     assert child.wait(timeout=10) != 0
+
+
+def test_runs_at_once_on_a_cpu_split_its_cores(studio_home, monkeypatch):
+    """Two workers of all the cores each on 2 cores ran a third of their speed together: threads past the cores
+    wait on each other."""
+    from core.runs import local
+
+    monkeypatch.setattr(local.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 8)
+    assert [local.threads_per_run(n) for n in (1, 2, 3, 16)] == [8, 4, 2, 1]
+    started = []
+    monkeypatch.setattr(local, "launch", lambda home, args, log, threads=None: started.append(threads) or 4242)
+    reg = Registry()
+    jobs.set_concurrency(reg, 2)
+    configs = [TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)), seed=s)
+               for s in (0, 1)]
+    jobs.enqueue(reg, configs)
+    assert started == [4, 4]

@@ -13,11 +13,14 @@ from core.environment import STUDIO
 from core.paths import REPO_ROOT
 
 
-def launch(home: Path, args: list[str], log_path: Path) -> int:
+def launch(home: Path, args: list[str], log_path: Path, threads: int | None = None) -> int:
     """Start `python -m ARGS` in its own session (so it outlives the app), logging to `log_path`, with the
-    studio's environment set before the process imports anything. A thread waits for it, so it is reaped the
-    moment it ends: a finished worker had stayed a zombie child of the dashboard until the server stopped."""
+    studio's environment set before the process imports anything, and at most `threads` compute threads when given.
+    A thread waits for it, so it is reaped the moment it ends: a finished worker had stayed a zombie child of the
+    dashboard until the server stopped."""
     env = {**STUDIO, **os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
+    if threads is not None:  # read by torch (OpenMP) and MKL when they load
+        env |= {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", *args], cwd=REPO_ROOT, env=env, stdout=log,
