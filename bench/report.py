@@ -190,6 +190,33 @@ def adapted_stubs(home: Path) -> None:
         (folder / ADAPTED_RECORD).write_text(json.dumps(entry))
 
 
+def tapt_section(made: list[dict], runs: list) -> str:
+    """bench/tapt.py's settings table from the records: each recorded adaptation, its CPU minutes and masked-LM
+    loss, and features + LR at 20/class on L2R dev over seeds on it, beside the bundled MiniLM (paired by seed)."""
+    from bench.tapt import interval, point_config
+    from core.compare.seeds import mean_ci, paired
+
+    def scores(folder: str | None) -> dict[int, float]:  # features + LR at its defaults, on that backbone
+        return {r.config.seed: r.metrics["test"]["accuracy"] for r in runs
+                if (r.config.backbone is None if folder is None else str(r.config.backbone).endswith(folder))
+                and at_defaults(r.config.with_(backbone=None), 20, {"method": "features-lr", "frozen": True})}
+
+    base, default = scores(None), point_config({})
+    lines = ["| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
+             "| adapted − base (paired) |", "|---|---:|---|---:|---:|",
+             f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |"]
+    for entry in sorted(made, key=lambda e: e["cpu_seconds"]):
+        mine = scores(entry["folder"])
+        d = paired("adapted", "base", "accuracy", mine, base).difference
+        settings = (entry["epochs"], entry["lr"], entry["max_len"])
+        name = (f"epochs {entry['epochs']}, lr {entry['lr']:g}, max_len {entry['max_len']}"
+                + " (default)" * (settings == (default.epochs, default.lr, default.max_len)))
+        adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
+        lines.append(f"| {name} | {entry['cpu_seconds'] / 60:.1f} | {entry['mlm_loss_before']:.3f} → "
+                     f"{entry['mlm_loss_after']:.3f} | {interval(mean_ci(list(mine.values())))} | {adds} |")
+    return "\n".join(lines)
+
+
 def regime_section(runs: list) -> str:
     """bench/regime.py's tables from the records: every method at every labeled amount, pool and backbone; what
     the adversarial part adds as the pool grows; what adapting the backbone adds."""
@@ -220,6 +247,13 @@ def page() -> tuple[str, str]:
         if runs_of.get("l2r"):
             sections.append("## The regime study: L2R, tested on its test split (bench/regime.py)\n\n"
                             + regime_section(runs_of["l2r"]))
+        if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):
+            text = tapt_section(made, runs_of["l2r-dev"])
+            sections.append("## Adapting the backbone (TAPT): its settings on L2R dev (bench/tapt.py)\n\n"
+                            "Each adapted backbone judged by frozen features + LR at 20 labels a class on L2R's dev "
+                            "split, 3 seeds, beside the bundled MiniLM on the same rows. CPU minutes are the "
+                            "adaptation's own, as recorded (a run that shared the cores with another reads more).\n\n"
+                            + text)
         for name, title in TITLES.items():
             if runs_of[name]:
                 sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "

@@ -22,11 +22,12 @@ from core.train import TrainConfig
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
 ADAPT_RECORDS = RECORDS_DIR / "adapt.jsonl"
-# cheapest first, so a stopped sweep has its short rows: one epoch at two rates, the default (`AdaptConfig`'s: 3
-# epochs), one epoch at twice the max length. 10 epochs is left out: at the masked LM's measured 25 texts/s at 128
-# tokens an epoch of the 11k pool is ~7.6 CPU minutes here, so 10 are ~76, past the half hour a laptop default may
-# take, and two of them would hold the 2-core machine for 2.5 hours. 3 epochs at 3e-4 is left out for the same time.
-POINTS = [{"epochs": 1}, {"epochs": 1, "lr": 3e-4}, {}, {"epochs": 1, "max_len": 256}]
+# cheapest first, so a stopped sweep has its short rows: one epoch at two rates, 3 epochs, and one epoch at twice the
+# max length, each point whole (a point that leaned on `AdaptConfig`'s defaults changed when they did). 10 epochs is
+# left out: an epoch of the 11k pool took 15.9 CPU minutes at 128 tokens here, so 10 would take 2.6 CPU hours, far
+# past the half hour a laptop default may take. The 256-token point (twice an epoch's cost) was stopped for time.
+POINTS = [{"epochs": 1, "lr": 1e-4}, {"epochs": 1, "lr": 3e-4}, {"epochs": 3, "lr": 1e-4},
+          {"epochs": 1, "lr": 1e-4, "max_len": 256}]
 
 
 def point_config(point: dict, corpus: str = "l2r") -> AdaptConfig:
@@ -108,8 +109,10 @@ def tapt_table(registry: Registry, seeds: list[int], train: bool) -> tuple[str, 
         out, record = made
         scores = judged(registry, str(out), seeds, train)
         ci, d = mean_ci(list(scores.values())), paired("adapted", "base", "accuracy", scores, base).difference
+        default = point_config({})
+        is_default = (config.epochs, config.lr, config.max_len) == (default.epochs, default.lr, default.max_len)
         name = ", ".join(f"{k} {v:g}" for k, v in {"epochs": config.epochs, "lr": config.lr,
-                                                   "max_len": config.max_len}.items()) + " (default)" * (point == {})
+                                                   "max_len": config.max_len}.items()) + " (default)" * is_default
         adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
         lines.append(f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
                      f"{record['mlm_loss_after']:.3f} | {interval(ci)} | {adds} |")
