@@ -61,6 +61,8 @@ def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], ba
         for backbone, path in backbones.items():
             for n in per_class:
                 for name, settings in FROZEN.items():
+                    if path is not None and name == "tfidf-lr":
+                        continue  # reads words, not the backbone: the same runs on every backbone
                     chosen = {p: POOLS[p] for p in pools} if name.startswith("ganbert") else {"–": None}
                     runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, "backbone": path})
                              for pool, limit in chosen.items() for seed in seeds]
@@ -115,7 +117,8 @@ def frame_of(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame([row_of(name_of(r.config), pools.get(r.config.unlabeled_limit, str(r.config.unlabeled_limit))
                                 if r.config.method == "ganbert" else "–", r)
                          | {"backbone": "base" if r.config.backbone is None else "adapted"}
-                         for r in runs if r.status == Status.DONE])
+                         for r in runs if r.status == Status.DONE
+                         and not (r.config.backbone is not None and r.config.method == "tfidf-lr")])
 
 
 def row_of(name: str, pool: str, run: Run) -> dict:
