@@ -90,8 +90,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     if greyed := [OPTIONS[o].label for o in (*fields, *COMMON, *(o for _, own in sections for o in own)) if o in idle]:
         st.caption(f"Greyed out, as no run of this grid reads them: {', '.join(greyed)}.")
     concurrency_n = st.columns(4)[0].number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc",
-                                    persist_state="session",
-                                    help="On a CPU the cores are split between them: more at once is not faster")
+                                    persist_state="session", help="On a CPU they split its cores: not faster")
 
     place = run_place(registry, frozen)
 
@@ -128,8 +127,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         if place.backend != "ray" and (busy := outside_work(registry, time.time())):
             st.caption(busy)
     elif configs:
-        st.caption(f"Every run of this grid ({len(configs)}) is done or queued here already; change the grid to "
-                   "launch more.")
+        st.caption(f"Every run of this grid ({len(configs)}) is done or queued here already; change it to launch more.")
     if configs:
         st.caption(grid_labels(configs, ds.class_sizes("train"), ds.class_sizes("val")))
     if st.button("Launch", type="primary", disabled=not new, key="tr_launch"):

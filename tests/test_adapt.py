@@ -39,7 +39,8 @@ def test_adapting_lowers_the_masked_lm_loss_and_gives_a_backbone_every_method_ca
     assert not list(out.glob("*.bin")) and [p for p, _ in adapted_backbones(studio_home)] == [out]
     backbone = resolve_backbone(str(out))
     assert backbone.adapted["base"]["folder"] == str(tiny_backbone)
-    assert backbone_label(str(out)) == f"{tiny_backbone} adapted to built-in (synthetic) (train texts, 180)"
+    assert backbone_label(str(out)) == (f"{tiny_backbone} adapted to built-in (synthetic) (train texts, 180; 3 epochs "
+                                        "at 0.001)")  # two adaptations to the same texts told apart
     base = resolve_backbone(str(tiny_backbone))
     assert store_key(backbone, 48, "layers", False) != store_key(base, 48, "layers", False)  # features apart
 

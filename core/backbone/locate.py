@@ -139,10 +139,12 @@ def cached_snapshot(hub_id: str, revision: str | None = None) -> Backbone:
 
 
 def adapted_name(record: dict) -> str:
-    """An adapted backbone in words: 'MiniLM (bundled) adapted to l2r (train texts, 11,421)'."""
+    """An adapted backbone in words: 'MiniLM (bundled) adapted to l2r (train texts, 11,421; 1 epoch at 0.0003)'; the
+    settings too, as two adaptations to the same texts read as one name in a sweep's tables."""
     texts = record.get("texts", {})
     read = " and ".join(s for s in ("train", "val", "test") if texts.get(s))
-    return f"{record['base']['name']} adapted to {record['dataset']} ({read} texts, {sum(texts.values()):,})"
+    how = f"; {record['epochs']} epoch{'s' * (record['epochs'] != 1)} at {record['lr']:g}" if "epochs" in record else ""
+    return f"{record['base']['name']} adapted to {record['dataset']} ({read} texts, {sum(texts.values()):,}{how})"
 
 
 def backbone_label(spec: str | None) -> str:
