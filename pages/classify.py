@@ -75,7 +75,7 @@ if truth and text == drawn:  # not under a text the user typed since
 if text.strip() and picked:
     cols = st.columns(min(3, len(picked)))
     for i, run_id in enumerate(picked):
-        with cols[i % len(cols)]:  # the spinner inside its column: drawn above the page's flow, it overlay "Batch"
+        with cols[i % len(cols)]:  # the spinner inside its column: drawn above the page's flow, it overlaid "Batch"
             st.markdown(f"**{distinct[run_id]}**")
             with st.spinner("Loading the model…"):
                 model = model_for(run_id)
