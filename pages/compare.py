@@ -82,7 +82,7 @@ st.dataframe(ranked[["series", "panel", f"{metric}_mean", f"{metric}_interval", 
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
              {"series": st.column_config.TextColumn("group", width=560),
-              "panel": st.column_config.TextColumn("amount", width=130),
+              "panel": st.column_config.TextColumn("amount", width=170),  # "20/class (120 labeled)" whole
               "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
               f"{metric}_interval": st.column_config.TextColumn(
                   "95% CI", width=130, help="Student's t over seeds, as computed: one that runs past the metric's range "
