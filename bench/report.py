@@ -193,28 +193,17 @@ def adapted_stubs(home: Path) -> None:
 def tapt_section(made: list[dict], runs: list) -> str:
     """bench/tapt.py's settings table from the records: each recorded adaptation, its CPU minutes and masked-LM
     loss, and features + LR at 20/class on L2R dev over seeds on it, beside the bundled MiniLM (paired by seed)."""
-    from bench.tapt import interval, point_config
-    from core.compare.seeds import mean_ci, paired
+    from bench.tapt import HEAD, base_row, table_row
 
     def scores(folder: str | None) -> dict[int, float]:  # features + LR at its defaults, on that backbone
         return {r.config.seed: r.metrics["test"]["accuracy"] for r in runs
                 if (r.config.backbone is None if folder is None else str(r.config.backbone).endswith(folder))
                 and at_defaults(r.config.with_(backbone=None), 20, {"method": "features-lr", "frozen": True})}
 
-    base, default = scores(None), point_config({})
-    lines = ["| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
-             "| adapted − base (paired) |", "|---|---:|---|---:|---:|",
-             f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |"]
-    for entry in sorted(made, key=lambda e: e["cpu_seconds"]):
-        mine = scores(entry["folder"])
-        d = paired("adapted", "base", "accuracy", mine, base).difference
-        settings = (entry["epochs"], entry["lr"], entry["max_len"])
-        name = (f"epochs {entry['epochs']}, lr {entry['lr']:g}, max_len {entry['max_len']}"
-                + " (default)" * (settings == (default.epochs, default.lr, default.max_len)))
-        adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
-        lines.append(f"| {name} | {entry['cpu_seconds'] / 60:.1f} | {entry['mlm_loss_before']:.3f} → "
-                     f"{entry['mlm_loss_after']:.3f} | {interval(mean_ci(list(mine.values())))} | {adds} |")
-    return "\n".join(lines)
+    base = scores(None)
+    rows = [table_row(entry, scores(entry["folder"]), base)[0]
+            for entry in sorted(made, key=lambda e: e["cpu_seconds"])]
+    return "\n".join([*HEAD, base_row(base), *rows])
 
 
 def regime_section(runs: list) -> str:

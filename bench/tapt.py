@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.sample_runs import BENCH_ENGINE, CORPORA, RECORDS_DIR, run_once
 from core.compare.seeds import mean_ci, paired
 from core.data import DataSpec
-from core.runs import ACTIVE, Registry, Status, execute_run, logging_into
+from core.runs import Registry, Status, adapting, execute_run, logging_into
 from core.train import TrainConfig
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
@@ -47,8 +47,7 @@ def recorded_adaptations() -> dict[str, dict]:
 def adapted(registry: Registry, config: AdaptConfig, train: bool) -> tuple[Path, dict] | None:
     """The adapted backbone of `config` and its record: made before (in the home, or only recorded), or made now."""
     out = adapted_folder(config)
-    while not (out / RECORD).is_file() and any(j.config.folder_name == config.folder_name for j in
-                                               registry.list(kind="adapt", statuses=ACTIVE)):
+    while not (out / RECORD).is_file() and adapting(registry, config):
         time.sleep(30)  # the same adaptation queued or running (from the Train page, say): wait for it, not twice
     if (out / RECORD).is_file():
         record = json.loads((out / RECORD).read_text())
@@ -94,29 +93,41 @@ def interval(ci) -> str:
     return f"{ci.mean:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else "") + f" (n={ci.n})"
 
 
+HEAD = ["| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
+        "| adapted − base (paired) |", "|---|---:|---|---:|---:|"]
+
+
+def base_row(base: dict[int, float]) -> str:
+    return f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |"
+
+
+def table_row(record: dict, scores: dict[int, float], base: dict[int, float]) -> tuple[str, float | None]:
+    """One adaptation's row, from its record (`adapted.json`, or its line in the records) and the scores of features +
+    LR on it by seed, beside the base's; and what it adds (None without a shared seed). bench/report.py writes the
+    same table from the records."""
+    d, default = paired("adapted", "base", "accuracy", scores, base).difference, point_config({})
+    settings = (record["epochs"], record["lr"], record["max_len"])
+    name = (f"epochs {settings[0]}, lr {settings[1]:g}, max_len {settings[2]}"
+            + " (default)" * (settings == (default.epochs, default.lr, default.max_len)))
+    adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
+    return (f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
+            f"{record['mlm_loss_after']:.3f} | {interval(mean_ci(list(scores.values())))} | {adds} |",
+            d.mean if d.n else None)
+
+
 def tapt_table(registry: Registry, seeds: list[int], train: bool) -> tuple[str, dict]:
     """The settings table (one row per point, the base backbone first) as markdown, and its figures."""
     base = judged(registry, None, seeds, train)
-    lines = ["| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
-             "| adapted − base (paired) |", "|---|---:|---|---:|---:|",
-             f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |"]
-    rows = []
+    lines, rows = [*HEAD, base_row(base)], []
     for point in POINTS:
-        config = point_config(point)
-        made = adapted(registry, config, train)
+        made = adapted(registry, point_config(point), train)
         if made is None:
             continue
         out, record = made
         scores = judged(registry, str(out), seeds, train)
-        ci, d = mean_ci(list(scores.values())), paired("adapted", "base", "accuracy", scores, base).difference
-        default = point_config({})
-        is_default = (config.epochs, config.lr, config.max_len) == (default.epochs, default.lr, default.max_len)
-        name = ", ".join(f"{k} {v:g}" for k, v in {"epochs": config.epochs, "lr": config.lr,
-                                                   "max_len": config.max_len}.items()) + " (default)" * is_default
-        adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
-        lines.append(f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
-                     f"{record['mlm_loss_after']:.3f} | {interval(ci)} | {adds} |")
-        print(lines[-1], flush=True)
+        line, adds = table_row(record, scores, base)
+        lines.append(line)
+        print(line, flush=True)
         rows.append({"point": point, "folder": out.name, "cpu_seconds": record["cpu_seconds"],
-                     "accuracy": scores, "adds": d.mean})
+                     "accuracy": scores, "adds": adds})
     return "\n".join(lines), {"base": base, "rows": rows}

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.backbone import BackboneError, adapted_backbones, adapted_name
 from core.errors import InputError
-from core.runs import ACTIVE, Registry, cancel_all, enqueue, outside_work
+from core.runs import ACTIVE, Registry, adapting, cancel_all, enqueue, outside_work
 from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
 from core.runs.estimate import roughly
 
@@ -50,7 +50,7 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
             st.error(str(e))
             return
         done = (adapted_folder(config) / RECORD).is_file()
-        pending = any(j.config.folder_name == config.folder_name for j in registry.list(kind="adapt", statuses=ACTIVE))
+        pending = bool(adapting(registry, config))
         made = adapted_backbones(registry.home)
         texts = len(ds.train) + sum(len(ds.splits[s]) for s in extra if s in ds.splits)
         took = adapt_seconds(config, texts, [record for _, record in made])

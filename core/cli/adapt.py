@@ -14,7 +14,7 @@ from tqdm import tqdm
 from core.cli.commands import as_before, ensure_backbone
 from core.cli.options import spec_from_args
 from core.data import CleaningConfig
-from core.runs import ACTIVE, Registry, enqueue, execute_run, logging_into
+from core.runs import Registry, adapting, enqueue, execute_run, logging_into
 from core.runs.lifecycle import Status
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
@@ -41,7 +41,7 @@ def cmd_adapt(args: argparse.Namespace) -> int:
                           "reused": True}))
         return 0
     if args.background:
-        going = [j for j in registry.list(kind="adapt", statuses=ACTIVE) if j.config.folder_name == config.folder_name]
+        going = adapting(registry, config)
         if going:
             print("note: this adaptation is already queued or running; its job:", file=sys.stderr)
         run_id = going[0].id if going else enqueue(registry, [config])[0]

@@ -5,8 +5,8 @@ scikit-learn's default pattern (two or more word characters) cut "I've", "don't"
 "ll", and read the `<br />` line breaks of web text as the word "br": on the l2r corpus all four were top words with
 stop words removed. Here HTML tags and entities are read as the text they stand for, links are dropped (their
 "https github com" had been a top trigram), and contractions stay whole. When stop words are removed, an n-gram of
-two words or more is made from the whole text and kept when it neither starts nor ends with a stop word: removed first,
-they had joined words that never stood together ("state of the art" read as the bigram "state art").
+two words or more is made from the whole text and kept when it neither starts nor ends with a stop word: removed
+first, they had joined words that never stood together ("state of the art" read as the bigram "state art").
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def normalise(text: str) -> str:
 
 def vectorizer_options(stop_words: bool = False, n: int = 1) -> dict:
     """Keyword arguments for a scikit-learn Count- or TfidfVectorizer that splits text by this rule into n-grams of
-    `n` words; without stop words, longer n-grams come from the whole text and may hold stop words inside."""
+    `n` words; with stop words removed, longer n-grams come from the whole text and may hold stop words inside."""
     if stop_words and n > 1:
         return {"analyzer": partial(_inner_ngrams, n=n, pattern=re.compile(TOKEN_PATTERN), stop=frozenset(STOP_WORDS))}
     return {"preprocessor": normalise, "token_pattern": TOKEN_PATTERN, "ngram_range": (n, n),

@@ -21,6 +21,7 @@ _EXPORTS = {
     "Status": "core.runs.lifecycle",
     "concurrency": "core.runs.local",
     "set_concurrency": "core.runs.local",
+    "adapting": "core.runs.queue",
     "cancel": "core.runs.queue",
     "cancel_all": "core.runs.queue",
     "enqueue": "core.runs.queue",

@@ -243,8 +243,8 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
     own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
     training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the
-    square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its evaluations and its test pass, and a
-    100-s run "3m 34s" at 2%, its first steps slower than the rest."""
+    square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its
+    evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the rest."""
     alike = history.alike(run.config)
     if run.status == Status.QUEUED:  # its whole time, from the runs alike
         return alike

@@ -52,6 +52,11 @@ def not_yet_run(registry: Registry, configs: list[TrainConfig | AdaptConfig]) ->
     return [c for c in configs if same(c) not in have]
 
 
+def adapting(registry: Registry, config: AdaptConfig) -> list:
+    """The queued or running jobs that make the backbone `config` would make (its folder), oldest first."""
+    return [j for j in registry.list(kind="adapt", statuses=ACTIVE) if j.config.folder_name == config.folder_name]
+
+
 def same(config: TrainConfig | AdaptConfig) -> str:
     """What makes two jobs one: a run's whole config; an adaptation's backbone folder, named by its base, settings
     and texts, however its data was named (the Train page names a corpus by its folder, the CLI by its file)."""
