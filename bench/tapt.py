@@ -105,7 +105,7 @@ def table_row(record: dict, scores: dict[int, float], base: dict[int, float]) ->
     """One adaptation's row, from its record (`adapted.json`, or its line in the records) and the scores of features +
     LR on it by seed, beside the base's; and what it adds (None without a shared seed). bench/report.py writes the
     same table from the records."""
-    d, default = paired("adapted", "base", "accuracy", scores, base).difference, point_config({})
+    d, default = paired("adapted", "base", "accuracy", scores, base).difference, AdaptConfig()  # reads no texts
     settings = (record["epochs"], record["lr"], record["max_len"])
     name = (f"epochs {settings[0]}, lr {settings[1]:g}, max_len {settings[2]}"
             + " (default)" * (settings == (default.epochs, default.lr, default.max_len)))

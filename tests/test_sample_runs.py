@@ -54,7 +54,7 @@ def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran
     assert [r.id for r in fresh.list(statuses=("done",))] == [restored.id] and len(recorded(records)) == 1
 
 
-def test_a_cancelled_run_stops_the_bench_and_is_not_recorded(tmp_path, monkeypatch):
+def test_a_cancelled_run_stops_the_bench_and_is_not_recorded(tmp_path, m4_dir, monkeypatch):
     """A SIGTERM to the bench cancelled the run it was on, and the bench went on to the next one."""
     def stopped_by_sigterm(registry: Registry, run_id: str) -> str:  # as execute_run ends a run on SIGTERM
         registry.mark_running(run_id, 1, "cpu")
