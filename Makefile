@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test bench setup setup-ray browser screenshots
+.PHONY: app test bench setup setup-ray browser screenshots gpu-wheels gpu-check
 
 setup: $(STAMP)
 
@@ -37,3 +37,19 @@ browser:
 # The README's pictures (docs/img/*.png), drawn by the app in headless Chromium on a small built-in corpus.
 screenshots: $(STAMP)
 	$(BIN)/python docs/screenshots.py
+
+# The GPU check (docs/testing.md). Here: `make gpu-wheels` packs what a CUDA machine without network needs
+# (gpu-kit/: a few wheels, MiniLM's weights, L2R) and prints its size beside the tracked tree's. There, from the
+# machine's own Python with its CUDA torch: `make gpu-check`. `make gpu-check CPU=1` is the same check end to end
+# on this CPU with a tiny budget (CI runs it).
+GPU_PYTHON ?= python3
+
+gpu-wheels: $(STAMP)
+	$(BIN)/python bench/gpu_kit.py
+
+gpu-check:
+ifeq ($(CPU),1)
+	$(BIN)/python bench/gpu_check.py --cpu
+else
+	$(GPU_PYTHON) bench/gpu_check.py
+endif

@@ -63,6 +63,11 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
                     [{"lr": lr} for lr in (2e-5, 5e-5, 1e-4)]),
     # attention dropout off lets attention take its fused kernel (1.5x a step at 256 tokens): does accuracy hold?
     "fine-tuning attention dropout": ("full", {"method": "finetune"}, [{"attention_dropout": 0.0}]),
+    "GAN-BERT G1 attention dropout": ("full", {"method": "ganbert", "generator": "noise"},
+                                      [{"attention_dropout": 0.0}]),
+    # L2R dev's share of the same question (issue 60): the pool held to 1,000 texts, as a laptop run would read
+    "GAN-BERT G1 attention dropout pool 1,000": ("full", {"method": "ganbert", "generator": "noise",
+                                                          "unlabeled_limit": 1000}, [{"attention_dropout": 0.0}]),
     "GAN-BERT G1 full": ("full", {"method": "ganbert", "generator": "noise"},
                          # the notebook's (5e-5, 10) ends with the supervised loss near 0.75: larger rates and
                          # budgets first

@@ -47,9 +47,10 @@ FULL = {"finetune-full": {"method": "finetune"},
         "ganbert-noise-full": {"method": "ganbert", "generator": "noise"},
         "ganbert-control-full": {"method": "ganbert", "adversarial": False}}
 POOLS = {"0": 0, "1,000": 1000, "all": None}  # unlabeled texts GAN-BERT may read (`unlabeled_limit`)
-GAMES = {"ganbert-noise": "G1", "ganbert-bow": "G2", "ganbert-noise-full": "G1", "ganbert-noise-tf": "G1 (tf)"}
+GAMES = {"ganbert-noise": "G1", "ganbert-bow": "G2", "ganbert-noise-full": "G1", "ganbert-bow-full": "G2",
+         "ganbert-noise-tf": "G1 (tf)", "ganbert-bow-tf": "G2 (tf)"}
 CONTROL = {"ganbert-noise": "ganbert-control", "ganbert-bow": "ganbert-control",
-           "ganbert-noise-full": "ganbert-control-full"}
+           "ganbert-noise-full": "ganbert-control-full", "ganbert-bow-full": "ganbert-control-full"}
 
 
 def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], backbones: dict[str, str | None]
@@ -125,6 +126,7 @@ def row_of(name: str, pool: str, run: Run) -> dict:
     m = run.metrics
     return {"name": name, "pool": pool, "per_class": run.config.per_class, "seed": run.config.seed,
             "accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["macro_f1"], "cpu": m.get("cpu_seconds"),
+            "seconds": m.get("seconds"),
             "unlabeled": m.get("unlabeled"), "labels_read": run.labels_read, "precision": run.config.precision,
             "method": compare.method_name(run)}
 
@@ -135,11 +137,12 @@ def cell(values: pd.Series) -> str:
     return f"{ci.mean:.3f}{interval}"
 
 
-def results_table(frame: pd.DataFrame) -> str:
-    """One row per method, backbone and pool, one column per labeled amount: accuracy [95% CI], macro-F1, CPU s per
-    run."""
+def results_table(frame: pd.DataFrame, time: tuple[str, str] = ("cpu", "CPU s")) -> str:
+    """One row per method, backbone and pool, one column per labeled amount: accuracy [95% CI], macro-F1, and the
+    time per run (`time`: the column and its name; CPU seconds here, wall seconds for a GPU's runs)."""
     amounts = sorted(frame["per_class"].unique())
-    lines = ["| method | backbone | pool | " + " | ".join(f"{n}/class: accuracy [95% CI], macro-F1, CPU s"
+    column, unit = time
+    lines = ["| method | backbone | pool | " + " | ".join(f"{n}/class: accuracy [95% CI], macro-F1, {unit}"
                                                       for n in amounts) + " |",
              "|---|---|---|" + "---:|" * len(amounts)]
     for (method, backbone, pool), rows in frame.groupby(["method", "backbone", "pool"], sort=False):
@@ -147,7 +150,7 @@ def results_table(frame: pd.DataFrame) -> str:
         for n in amounts:
             at = rows[rows["per_class"] == n]
             cells.append("–" if at.empty else f"{cell(at['accuracy'])} (n={len(at)}), {at['macro_f1'].mean():.3f}, "
-                                              f"{at['cpu'].mean():,.0f}")
+                                              f"{at[column].mean():,.0f}")
         lines.append(f"| {method} | {backbone} | {pool} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -27,7 +27,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import CORPORA, RECORDS_DIR, recorded, restore  # noqa: E402
+from bench.sample_runs import CORPORA, RECORDS_DIR, on_gpu, recorded, restore  # noqa: E402
 from core import compare  # noqa: E402
 from core.backbone.locate import ADAPTED_DIR, ADAPTED_RECORD  # noqa: E402
 from core.runs import Registry  # noqa: E402
@@ -40,10 +40,12 @@ TITLES = {"m4-sample": "The M4 sample: 128 texts to train on, 65 dev texts to te
           "l2r": "L2R, tested on its test split (the regime study)"}
 
 
-def restored(name: str, registry: Registry) -> list:
-    """A corpus's recorded runs, restored into `registry`, in the order they were recorded."""
+def restored(name: str, registry: Registry, gpu: bool = False) -> list:
+    """A corpus's recorded runs, restored into `registry`, in the order they were recorded: those that ran on a
+    CPU, or (`gpu`) those of the GPU check (`<corpus>-gpu.jsonl`) and any other that ran on a GPU."""
     corpus = CORPORA[name]
-    return [restore(registry, entry, corpus.folder) for entry in recorded(corpus.records)]
+    files = [corpus.records.with_name(f"{name}-gpu.jsonl"), corpus.records] if gpu else [corpus.records]
+    return [restore(registry, entry, corpus.folder) for f in files for entry in recorded(f) if on_gpu(entry) == gpu]
 
 
 def cell(g, metric: str = "accuracy") -> str:
@@ -206,6 +208,36 @@ def tapt_section(made: list[dict], runs: list) -> str:
     return "\n".join([*HEAD, base_row(base), *rows])
 
 
+def gpu_section(runs: list) -> str:
+    """What the GPU check (bench/gpu_check.py) recorded, apart from every CPU figure: its throughput, and the
+    trained-encoder regime study on L2R with wall seconds per run."""
+    from bench.regime import adds, adds_table, frame_of, results_table
+
+    speeds = [e for e in recorded(RECORDS_DIR / "speed.jsonl") if e.get("device") == "cuda"]
+    if not speeds and not runs:
+        return ("No GPU has run the check yet: `make gpu-check` on a CUDA machine (docs/testing.md) records its "
+                "figures here, in tables of their own.")
+    out = []
+    if speeds:
+        latest = speeds[-1]
+        s = latest["summary"]
+        lines = [f"**Throughput** ({latest['machine']}; bf16 matrix-product ceiling {s['ceiling_gflops']:,.0f} GFLOP/s "
+                 "in the same process): texts/s, GFLOP/s, share of the ceiling, peak memory", "",
+                 "| max length | encoding | training (fine-tuning step) |", "|---|---:|---:|"]
+        for n, enc in s["encode"].items():
+            tr = s["train"][n]
+            lines.append(f"| {n} | " + " | ".join(f"{x['texts_s']:,.0f}/s, {x['gflops']:,.0f} GFLOP/s "
+                                                  f"({x['ceiling_share']:.2f}), {x['peak_mib']:,} MiB" for x in (enc, tr))
+                         + " |")
+        out.append("\n".join(lines))
+    frame = frame_of(runs)
+    if not frame.empty:
+        out += ["### The trained-encoder regime study on a GPU (L2R test, 256 tokens; seconds are wall seconds)",
+                results_table(frame, ("seconds", "s")),
+                "### GAN-BERT − its control with the encoder trained, on a GPU (paired by seed)", adds_table(adds(frame))]
+    return "\n\n".join(out)
+
+
 def regime_section(runs: list) -> str:
     """bench/regime.py's tables from the records: every method at every labeled amount, pool and backbone; what
     the adversarial part adds as the pool grows; what adapting the backbone adds."""
@@ -248,6 +280,8 @@ def page() -> tuple[str, str]:
                 sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "
                                 f"(`bench/records/{name}.jsonl`).\n\n" + group_table(runs_of[name]))
         sections.append("## Speed\n\n" + speed_section())
+        sections.append("## On a GPU (bench/gpu_check.py)\n\n"
+                        + gpu_section(restored("l2r", Registry(Path(home) / "l2r-gpu"), gpu=True)))
         table = headline(runs_of)
     head = ("# Results\n\nWritten by `bench/report.py` from `bench/records/*.jsonl`; do not edit by hand (the test "
             "`tests/test_docs.py` regenerates it). Accuracy is on each corpus's test texts, with Student's t 95% "

@@ -213,6 +213,12 @@ def record_speed(bench: str, summary: dict) -> None:
         out.write(json.dumps({"bench": bench, "machine": machine, "summary": summary}, sort_keys=True) + "\n")
 
 
+def on_gpu(entry: dict) -> bool:
+    """Whether a record's run ran on a GPU (its `device` as the run card names it): GPU and CPU figures are
+    never summarised together."""
+    return (entry.get("device") or "").startswith("GPU")
+
+
 def recorded(records: Path) -> list[dict]:
     return [json.loads(line) for line in records.read_text().splitlines() if line] if records.exists() else []
 

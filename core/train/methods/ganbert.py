@@ -254,7 +254,7 @@ def reaching_logits(model: StudioModel, params: list[nn.Parameter]) -> list[bool
             rep = torch.zeros(1, model.feature_dim, device=device)
         else:
             tokenizer = load_tokenizer(model.config.resolved_backbone())
-            ids = torch.tensor([tokenizer.build_inputs_with_special_tokens([])], device=device)
+            ids = torch.tensor([tokenizer("")["input_ids"]], device=device)  # its special tokens alone
             rep = model.encode(ids, torch.ones_like(ids))
         grads = torch.autograd.grad(model.head_logits(rep).sum(), params, allow_unused=True)
     finally:

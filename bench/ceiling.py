@@ -1,0 +1,40 @@
+"""What a speed bench's figure is worth: the FLOPs an encoder's forward pass does per text, and the device's bf16
+matrix-product ceiling measured in the same process, so texts/s can be told as GFLOP/s and as a share of what the
+hardware reached on the simplest work it does."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+
+def forward_flops(config, tokens: int) -> float:
+    """Multiply-adds ×2 of one text's forward pass through a BERT-like encoder at `tokens` tokens: per layer the
+    four attention projections (8·T·d²), the feed-forward pair (4·T·d·ff) and the attention scores and their
+    weighted sum (4·T²·d). Embeddings, norms and softmax are left out (under 1%). A training step counts as three
+    forward passes (the backward costs two)."""
+    d, ff, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    return layers * (8 * tokens * d * d + 4 * tokens * d * ff + 4 * tokens * tokens * d)
+
+
+def matmul_ceiling(device: torch.device, size: int, repeats: int = 5) -> float:
+    """GFLOP/s of `size`³ bf16 matrix products on the device (the best of `repeats` after one warm-up): the
+    ceiling the encoder's own figures are shares of."""
+    a = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    b = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    out = torch.empty_like(a)
+    best = float("inf")
+    for i in range(repeats + 1):
+        synchronize(device)
+        start = time.perf_counter()
+        torch.mm(a, b, out=out)
+        synchronize(device)
+        if i:  # the first is the warm-up
+            best = min(best, time.perf_counter() - start)
+    return 2 * size ** 3 / best / 1e9
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

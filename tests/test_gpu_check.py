@@ -1,0 +1,58 @@
+"""The GPU check's parts that can be judged without a GPU (the whole of it runs in CI as `make gpu-check CPU=1`):
+its environment sees the machine's packages and hides the absent ones, its plan cuts into whole seeds, pytest's
+closing line is read, and GPU records stay apart from CPU ones in the report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+
+import pytest
+
+from bench import gpu_check, report, sample_runs
+from core.runs import Registry
+
+
+def test_the_checks_environment_sees_the_machines_packages_and_not_the_hidden_ones(tmp_path):
+    python = gpu_check.make_venv(tmp_path / "venv", hide=("streamlit",))
+    seen = subprocess.run([str(python), "-c", "import sys, pytest; print(sys.prefix); import streamlit"],
+                          capture_output=True, text=True)
+    assert seen.stdout.strip() == str(tmp_path / "venv")  # its own environment, with this one's pytest in sight
+    assert "No module named 'streamlit' (hidden: the GPU machine has none)" in seen.stderr
+    gpu_check.make_venv(tmp_path / "venv", hide=())  # made again without hiding: the hider goes
+    assert subprocess.run([str(python), "-c", "import streamlit"], capture_output=True).returncode == 0
+
+
+def test_the_study_runs_seed_by_seed_every_pool_for_ganbert_and_once_for_the_others():
+    plan = gpu_check.study_plan(adapters=True)
+    assert len(plan) == 5 * 2 * (2 + 5 * 3)  # seeds × amounts × (fine-tuning, adapters, 5 GAN-BERTs × 3 pools)
+    assert [seed for *_, seed in plan] == sorted(seed for *_, seed in plan)  # a cut leaves whole seeds
+    per_method = Counter(name for name, *_ in plan)
+    assert per_method["finetune"] == 10 and per_method["ganbert-noise-tf"] == 30
+    assert {pool for name, pool, *_ in plan if name == "ganbert-control"} == {"0", "1,000", "all"}
+    assert "adapter" not in {name for name, *_ in gpu_check.study_plan(adapters=False)}
+
+
+@pytest.mark.parametrize("line, counts", [
+    ("12 passed, 1 skipped, 2 deselected, 2 warnings in 47.54s", {"passed": 12, "skipped": 1, "deselected": 2}),
+    ("1 failed, 3 passed, 1 error in 9.01s", {"failed": 1, "passed": 3, "errors": 1}),
+    ("(stopped after 120 s)", {}),
+])
+def test_pytests_closing_line_is_read(line, counts):
+    assert gpu_check.pytest_counts(f"....\n{line}\n") == counts
+
+
+def test_gpu_records_are_reported_apart_from_cpu_ones(tmp_path, monkeypatch):
+    entry = json.loads(sample_runs.CORPORA["l2r"].records.read_text().splitlines()[0])
+    (tmp_path / "l2r.jsonl").write_text(json.dumps(entry) + "\n")
+    on_gpu = {**entry, "id": "20261201-000000-abcdef", "device": "GPU: NVIDIA H200 (139 GiB)",
+              "config": {**entry["config"], "device": "cuda"}}
+    (tmp_path / "l2r-gpu.jsonl").write_text(json.dumps(on_gpu) + "\n")
+    monkeypatch.setattr(sample_runs, "RECORDS_DIR", tmp_path)
+    monkeypatch.setattr(report, "RECORDS_DIR", tmp_path)
+    cpu = report.restored("l2r", Registry(tmp_path / "cpu"))
+    gpu = report.restored("l2r", Registry(tmp_path / "gpu"), gpu=True)
+    assert [r.device for r in cpu] == [entry["device"]] and [r.device for r in gpu] == [on_gpu["device"]]
+    assert "regime study on a GPU" in report.gpu_section(gpu)
+    assert "No GPU has run the check yet" in report.gpu_section([])
