@@ -18,6 +18,18 @@ def forward_flops(config, tokens: int) -> float:
     return layers * (8 * tokens * d * d + 4 * tokens * d * ff + 4 * tokens * tokens * d)
 
 
+def text_flops(texts: list[str], max_len: int, backbone: str | None = None) -> float:
+    """A forward pass's mean FLOPs over real texts, each at its own length truncated to `max_len` (no padding
+    counted): what a bench's texts/s on them is worth in GFLOP/s."""
+    from transformers import AutoConfig
+
+    from core.backbone.encode import as_backbone, load_tokenizer
+
+    shape = AutoConfig.from_pretrained(str(as_backbone(backbone).folder), local_files_only=True)
+    ids = load_tokenizer(backbone)(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]
+    return sum(forward_flops(shape, len(x)) for x in ids) / len(ids)
+
+
 def matmul_ceiling(device: torch.device, size: int, repeats: int = 5) -> float:
     """GFLOP/s of `size`³ bf16 matrix products on the device (the best of `repeats` after one warm-up): the
     ceiling the encoder's own figures are shares of."""

@@ -11,8 +11,12 @@ and the corpora's records like every bench's.
 `auto` is the fastest engine whose accuracy stays within 0.01 of fp32 torch everywhere; the baseline is today's
 torch path at the precision `auto` runs on this CPU (bf16 where it is native, else fp32).
 
+Each engine's texts/s is also told as GFLOP/s (a text's forward FLOPs at its own truncated length: bench/ceiling.py)
+and as a share of a 2048³ bf16 matrix product's rate measured in the same process.
+
 Run: .venv/bin/python bench/encode.py [--lengths 128 256 512] [--repeats 2] [--seeds 0 1 2 3 4] [--speed-only]
-Ends with one JSON line: auto_engine, auto_over_torch_256, auto_over_torch_512, accuracy_drop_max and the table.
+Ends with one JSON line: auto_engine, auto_over_torch_256, auto_over_torch_512, accuracy_drop_max, the table,
+ceiling_gflops and gflop_per_text.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ prepare()  # before torch loads: offline, reproducible sums
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from bench.ceiling import matmul_ceiling, text_flops  # noqa: E402
 from bench.sample_runs import CORPORA, DEFAULT_HOME, record_speed, run_once  # noqa: E402
 from core.backbone import resolve_backbone  # noqa: E402
 from core.backbone.device import native_bf16  # noqa: E402
@@ -125,8 +130,13 @@ def main() -> int:
     for name in CANDIDATES:
         print(f"| {name} | " + " | ".join(f"{measured[name][n]:.1f} (×{measured[name][n] / measured[baseline][n]:.2f})"
                                           for n in args.lengths) + " |")
+    ceiling, sample = matmul_ceiling(cpu, 2048), texts()
+    per_text = {n: text_flops(sample, n) / 1e9 for n in args.lengths}
+    print(f"{baseline} at 2048³-bf16-product ceiling {ceiling:.0f} GFLOP/s: " + ", ".join(
+        f"{n} tokens {measured[baseline][n] * per_text[n]:.0f} GFLOP/s ({measured[baseline][n] * per_text[n] / ceiling:.2f})"
+        for n in args.lengths))
     summary: dict = {"threads": torch.get_num_threads(), "native_bf16": native_bf16(cpu), "baseline": baseline,
-                     "texts_per_s": measured}
+                     "texts_per_s": measured, "ceiling_gflops": ceiling, "gflop_per_text": per_text}
     if not args.speed_only:
         scores = accuracy(args.seeds, args.home)
         drops = {name: max(row["torch-fp32"] - row[name] for row in scores.values()) for name in OFFERED}

@@ -144,43 +144,80 @@ def with_headline(readme: str, table: str) -> str:
 
 
 def speed_section() -> str:
-    """The latest measurements of bench/encode.py and bench/train.py, as tables of what they recorded."""
-    entries = recorded(RECORDS_DIR / "speed.jsonl")
+    """The latest measurements of bench/encode.py and bench/train.py, as tables of what they recorded (a CPU's:
+    the GPU check's have a section of their own)."""
+    entries = [e for e in recorded(RECORDS_DIR / "speed.jsonl") if e.get("device") != "cuda"]
     if not entries:
         return "No speed measurement recorded yet."
     out = []
     encode = [e for e in entries if e["bench"] == "encode"]
     if encode:
-        latest = encode[-1]
-        s = latest["summary"]
-        speeds, base = s["texts_per_s"], s["baseline"]
-        lengths = list(next(iter(speeds.values())))
-        lines = [f"**bench/encode.py** ({latest['machine']}): frozen encoding, texts/s (× {base}, today's torch path)",
-                 "", "| engine | " + " | ".join(f"{n} tokens" for n in lengths) + " | largest accuracy fall |",
-                 "|---|" + "---:|" * (len(lengths) + 1)]
-        for engine, row in speeds.items():
-            fall = s.get("accuracy_drop", {}).get(engine)
-            lines.append(f"| {engine} | " + " | ".join(f"{row[n]:.1f} (×{row[n] / speeds[base][n]:.2f})" for n in lengths)
-                         + f" | {'–' if fall is None else f'{fall:+.3f}'} |")
-        if "auto_engine" in s:
-            lines.append(f"\n`auto` picks **{s['auto_engine']}**: the fastest at 256 tokens of the engines whose "
-                         "features keep accuracy within 0.01 of fp32 torch (features + LR and the trained head at 5 "
-                         "and 20/class on the M4 sample and L2R dev, 5 seeds).")
-        out.append("\n".join(lines))
+        out.append(encode_table(encode))
     train = [e for e in entries if e["bench"] == "train"]
     if train:
-        latest = train[-1]
-        s = latest["summary"]
-        lengths = [k.rsplit("_", 1)[1] for k in s if k.startswith("texts_per_s_")]
-        lines = [f"**bench/train.py** ({latest['machine']}): encoder training, texts/s", "",
-                 "| max length | HF Trainer | studio fine-tuning (× Trainer) | GAN-BERT (step × fine-tuning step) |",
-                 "|---|---:|---:|---:|"]
-        for n in lengths:
-            t = s[f"texts_per_s_{n}"]
-            lines.append(f"| {n} | {t['trainer']:.1f} | {t['finetune']:.1f} (×{s[f'over_trainer_{n}']:.2f}) | "
-                         f"{t['ganbert']:.1f} (×{s[f'ganbert_step_over_finetune_step_{n}']:.2f}) |")
-        out.append("\n".join(lines))
+        out.append(train_table(train[-1]))
     return "\n\n".join(out)
+
+
+def encode_table(encode: list[dict]) -> str:
+    """The latest engine speeds, with GFLOP/s and the ceiling share where measured, and each engine's accuracy
+    fall from the latest run that measured accuracy (a speed-only run measures none)."""
+    latest = encode[-1]
+    s = latest["summary"]
+    judged_by = next((e for e in reversed(encode) if "accuracy_drop" in e["summary"]), None)
+    judged = judged_by["summary"] if judged_by else {}
+    speeds, base = s["texts_per_s"], s["baseline"]
+    lengths = list(next(iter(speeds.values())))
+    lines = [f"**bench/encode.py** ({latest['machine']}): frozen encoding, texts/s (× {base}, today's torch path)",
+             "", "| engine | " + " | ".join(f"{n} tokens" for n in lengths) + " | largest accuracy fall |",
+             "|---|" + "---:|" * (len(lengths) + 1)]
+    for engine, row in speeds.items():
+        fall = judged.get("accuracy_drop", {}).get(engine)
+        lines.append(f"| {engine} | " + " | ".join(f"{row[n]:.1f} (×{row[n] / speeds[base][n]:.2f})" for n in lengths)
+                     + f" | {'–' if fall is None else f'{fall:+.3f}'} |")
+    if judged_by is not None and judged_by is not latest:
+        lines.append(f"\nThe accuracy falls are from the last run that measured them ({judged_by['machine']}): a "
+                     "speed-only run measures none.")
+    if "gflop_per_text" in s:
+        ceiling = s["ceiling_gflops"]
+        lines.append(f"\n{base} reaches " + ", ".join(
+            f"{speeds[base][n] * s['gflop_per_text'][n]:.0f} GFLOP/s at {n} tokens "
+            f"({speeds[base][n] * s['gflop_per_text'][n] / ceiling:.2f} of the ceiling)" for n in lengths)
+            + f": the ceiling is 2048³ bf16 matrix products in the same process, {ceiling:.0f} GFLOP/s; a text's "
+            "FLOPs are counted at its own truncated length.")
+    if "auto_engine" in judged:
+        lines.append(f"\n`auto` picks **{judged['auto_engine']}**: the fastest at 256 tokens of the engines whose "
+                     "features keep accuracy within 0.01 of fp32 torch (features + LR and the trained head at 5 "
+                     "and 20/class on the M4 sample and L2R dev, 5 seeds).")
+    return "\n".join(lines)
+
+
+def train_table(latest: dict) -> str:
+    """The latest training throughput: the studio against the Trainer, GFLOP/s and the ceiling share where
+    measured, and the levers tried (`--levers`)."""
+    s = latest["summary"]
+    lengths = [k.rsplit("_", 1)[1] for k in s if k.startswith("texts_per_s_")]
+    shares = "ceiling_gflops" in s
+    lines = [f"**bench/train.py** ({latest['machine']}): encoder training, texts/s"
+             + (f"; GFLOP/s count a step as three forward passes, against 2048³ bf16 matrix products at "
+                f"{s['ceiling_gflops']:.0f} GFLOP/s in the same process" if shares else ""), "",
+             "| max length | HF Trainer | studio fine-tuning (× Trainer) | GAN-BERT (step × fine-tuning step) |"
+             + (" studio GFLOP/s (share of the ceiling) |" if shares else ""),
+             "|---|---:|---:|---:|" + ("---:|" if shares else "")]
+    for n in lengths:
+        t = s[f"texts_per_s_{n}"]
+        lines.append(f"| {n} | {t['trainer']:.1f} | {t['finetune']:.1f} (×{s[f'over_trainer_{n}']:.2f}) | "
+                     f"{t['ganbert']:.1f} (×{s[f'ganbert_step_over_finetune_step_{n}']:.2f}) |"
+                     + (f" {s[f'gflops_{n}']['finetune']:.0f} ({s[f'ceiling_share_{n}']['finetune']:.2f}) |"
+                        if shares else ""))
+    if levers := s.get("levers_256"):
+        lines += ["", "**Levers at 256 tokens** (bench/train.py --levers): the studio's fine-tuning, two epochs of the "
+                  "same texts each, the first holding any compile time", "",
+                  "| lever | first epoch, texts/s | second epoch, texts/s | seconds in all |", "|---|---:|---:|---:|"]
+        for name, got in levers.items():
+            first, second = got["texts_per_s_by_epoch"]
+            lines.append(f"| {name} | {first:.1f} | {second:.1f} | {got['seconds']:.0f} |")
+    return "\n".join(lines)
 
 
 def adapted_stubs(home: Path) -> None:

@@ -9,8 +9,8 @@ from core.compare import charts, confusion_cells, distinct_names
 from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
 from core.errors import InputError
 from core.runs import Status
-from core.train import (FAKE_MEANING, classify, classify_frame, explain, fake_class_note, is_subtask_b, jsonl_format,
-                        near_chance, readable_frame, submission_jsonl, unsure)
+from core.train import (FAKE_MEANING, calibration, classify, classify_frame, explain, fake_class_note, is_subtask_b,
+                        jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -22,6 +22,13 @@ def model_for(run_id: str):
     return registry.folder(run_id).load_model()
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def calibration_for(run_id: str):
+    """How far the run's probabilities held on its own test texts (None without scored predictions)."""
+    folder = registry.folder(run_id)
+    return calibration(folder.predictions()) if folder.has_predictions() else None
+
+
 @st.cache_data(show_spinner="Attributing the prediction to tokens…", max_entries=64)
 def explanation(run_id: str, text: str):
     return explain(model_for(run_id), text)
@@ -29,9 +36,19 @@ def explanation(run_id: str, text: str):
 
 def explain_afresh() -> None:
     """A new text starts with its explanations off: left on, each toggle re-ran integrated gradients on every
-    text typed or drawn after it, minutes for a long one."""
+    text typed or drawn after it, minutes for a long one. Set off in a callback, before the toggles draw: a key
+    deleted in the page's flow left a toggle shown on that showed nothing."""
     for key in [k for k in st.session_state if k.startswith("cl_why_")]:
-        del st.session_state[key]
+        st.session_state[key] = False
+
+
+def draw_example(test) -> None:
+    """A random test text into the text field, with its true label, and the explanations off."""
+    row = test.iloc[random.randrange(len(test))]
+    st.session_state.cl_text = row["text"]
+    st.session_state.cl_drawn = (row["text"], st.session_state.dataset.labels[row["label"]] if row["label"] >= 0
+                                 else None)
+    explain_afresh()
 
 
 st.title("Classify")
@@ -57,15 +74,11 @@ best = max(here or list(names), key=lambda i: -1.0 if math.isnan(scores[i]) else
 picked = st.multiselect("Models", here + [i for i in names if i not in here], default=[best],
                         format_func=names.get, key=f"cl_runs_{ds.fingerprint}", persist_state="session")
 elsewhere = [distinct[i] for i in picked if i not in here]
-if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None):
-    if elsewhere:
-        trained = "they were" if len(elsewhere) > 1 else "it was"
-        st.warning(f"Trained on another dataset than {ds.name}: {'; '.join(elsewhere)}. The drawn text comes from "
-                   f"this dataset's test split, not from the one {trained} trained on.")
-    row = ds.test.iloc[random.randrange(len(ds.test))]
-    st.session_state.cl_text = row["text"]
-    explain_afresh()
-    st.session_state.cl_drawn = (row["text"], ds.labels[row["label"]] if row["label"] >= 0 else None)
+if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None, on_click=draw_example,
+             args=(ds.test,)) and elsewhere:
+    trained = "they were" if len(elsewhere) > 1 else "it was"
+    st.warning(f"Trained on another dataset than {ds.name}: {'; '.join(elsewhere)}. The drawn text comes from "
+               f"this dataset's test split, not from the one {trained} trained on.")
 text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", on_change=explain_afresh,
                     persist_state="session")
 drawn, truth = st.session_state.get("cl_drawn", (None, None))
@@ -86,6 +99,10 @@ if text.strip() and picked:
                 st.warning(caution)
             elif unsure(pred.probabilities):
                 st.warning("Unsure: the top probability is close to uniform over the classes.")
+            if (held := calibration_for(run_id)) is not None:  # how far its probabilities can be trusted
+                (st.warning if held.overconfident else st.caption)(
+                    f"Calibration: {held.sentence()}" + (". Overconfident: read its probabilities as a ranking of "
+                                                         "the classes, not as chances." if held.overconfident else "."))
             if pred.fake_probability is not None:
                 line, warning = fake_class_note(pred.fake_probability)
                 st.markdown(line)
@@ -169,7 +186,8 @@ if upload is not None and picked:
                                key=f"cl_csv_{run_id}")
             c2.download_button("Download a SemEval submission (JSONL: id, label)" if is_subtask_b(model.labels) else
                                "Download predictions as JSONL (id, label: class names)",
-                               submission_jsonl(out, frame, model.labels), f"submission-{run_id}.jsonl",
+                               submission_jsonl(out, frame, model.labels),
+                               f"{'submission' if is_subtask_b(model.labels) else 'predictions'}-{run_id}.jsonl",
                                "application/jsonl", key=f"cl_jsonl_{run_id}", help=jsonl_format(model.labels))
             if frame.attrs.get("ids") == "row":
                 st.caption("The file has no id column: the submission numbers its rows from 0.")

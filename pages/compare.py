@@ -87,17 +87,18 @@ st.dataframe(ranked[["series", "panel", f"{metric}_mean", f"{metric}_interval", 
               f"{metric}_interval": st.column_config.TextColumn(
                   "95% CI", width=130, help="Student's t over seeds, as computed: one that runs past the metric's range "
                                              "says so (too few seeds to bound the mean)")})
-line = charts.metric_vs_amount(groups, metric, colour_order)  # bars when the runs have one labeled amount
+colours = charts.series_colours(groups, colour_order)  # one colour a series on every chart of the page
+line = charts.metric_vs_amount(groups, metric, colours)  # bars when the runs have one labeled amount
 st.altair_chart(line)
 d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # the downloads side by side, not spread across the page
 d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
 d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
 if groups["labeled"].nunique() > 1:
-    bars = charts.grouped_bars(groups, metric, colour_order=colour_order)
+    bars = charts.grouped_bars(groups, metric, colours=colours)
     st.altair_chart(bars)
     d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool sizes or more
-    st.altair_chart(charts.metric_vs_unlabeled(groups, metric))
+    st.altair_chart(charts.metric_vs_unlabeled(groups, metric, colours))
     st.caption("GAN-BERT's control draws the same pool as GAN-BERT and learns from none of it: its line is what the "
                "rest of the run does without the adversarial part. GAN-BERT's budget counts epochs over labeled and "
                "unlabeled rows, so a smaller pool runs fewer steps (30 at 5/class with none); set Steps to hold it.")

@@ -32,9 +32,8 @@ def verdicts(summary, metric: str) -> None:
     if summary.ablations:
         st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
                     "(the same discriminator, rows and budget with the adversarial part off), paired by seed")
-        st.markdown("\n".join(f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}"
-                               for p in summary.ablations))
+        st.markdown("\n".join(f"- {compare.adds_line(p)}" for p in summary.ablations))
     if summary.adapted:
         st.markdown(f"**What adapting the backbone adds** to test {METRIC_NAMES[metric]}: each method on the adapted "
                     "backbone − the same on its base, paired by seed\n" + "\n".join(
-                        f"- {p.a}: **{compare.adds(p)}**; {p.test}, p = {p.p_value:.3g}" for p in summary.adapted))
+                        f"- {compare.adds_line(p, 'adapting')}" for p in summary.adapted))

@@ -35,16 +35,22 @@ def try_load(spec: DataSpec) -> None:
         with st.spinner("Loading and checking…"):
             spec, same = as_runs_read_it(st.session_state.registry, spec)
             ds = load_dataset(spec)
-    except InputError as e:  # kept until the next load, beside the field that still holds the failed path
-        st.session_state.load_error = (f"Not loaded: {e}. **{st.session_state.dataset.name}** is still the loaded "
-                                       "dataset (the Current line below); correct the path and load again.")
-        st.rerun()  # shown at the top, beside the Current line
+    except InputError as e:
+        not_loaded(e, "correct it and load again")
     st.session_state.pop("load_error", None)
     st.session_state.same_files = same  # said with the loaded message
     if ds.test is None and st.session_state.dataset.test is not None:
         st.session_state.pending_dataset = ds  # asked at the top of the page
     else:
         use(ds)
+    st.rerun()
+
+
+def not_loaded(e: InputError, then: str) -> None:
+    """Why a load failed, in the one banner at the top (beside the Current line), kept until the next load: it
+    replaces the last failure's, so two never stand on the page at once."""
+    st.session_state.load_error = (f"Not loaded: {str(e).rstrip('.')}. **{st.session_state.dataset.name}** is still "
+                                   f"the loaded dataset (the Current line below); {then}.")
     st.rerun()
 
 
@@ -93,8 +99,9 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     c2.markdown("**Label ids**")
     c2.dataframe(check.labels, hide_index=True, placeholder="–")
     st.markdown("**Texts per class and split**")
-    st.dataframe(check.counts.reset_index(), width="content", hide_index=True, placeholder="–")  # an index column cut
-    # its names ("gemini-1.5" for gemini-1.5-pro); a column of its own sizes to them
+    counts = check.counts.reset_index()  # class names whole: sized to the longest, as "gpt-3.5-tu" was cut at 10
+    st.dataframe(counts, width="content", hide_index=True, placeholder="–", column_config={counts.columns[0]: (
+        st.column_config.TextColumn(width=max(80, 9 * max(map(len, counts.iloc[:, 0].astype(str)), default=0))))})
     st.caption(check.validation_note)
     if check.length_note:  # else a warning above says it
         st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")
@@ -129,7 +136,7 @@ with upload:
             paths = {k: str(store_upload(f.getvalue(), f.name, folder)) if f else None
                      for k, f in (("train", train_file), ("test", test_file))}
         except InputError as e:
-            st.error(f"Not loaded: {e}. **{st.session_state.dataset.name}** is still the loaded dataset.")
+            not_loaded(e, "choose another file and load again")
         else:
             try_load(DataSpec(train=paths["train"], test=paths["test"], mapping=up_mapping))
 

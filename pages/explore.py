@@ -154,6 +154,7 @@ def show_shift() -> None:
     else:
         overall = float(matrix.loc[matrix["train"] == "all", "kl"].iloc[0])
         st.metric("KL(train‖test), all classes", f"{overall:.3f} nats")
+        st.caption(explore.kl_pooled_note(matrix))
         c1, c2 = st.columns([1, 2])
         c1.dataframe(explore.kl_per_class(matrix, labels).set_index("class").style.format("{:.3f}"), width="content",
                      placeholder="–", column_config={"kl": st.column_config.NumberColumn(

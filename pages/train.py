@@ -17,7 +17,8 @@ from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHO
                         capped_note, grid_labels, idle_options, option_sections, options, parse_numbers)
 from pages.adapt_views import adapt_section
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
-from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
+from pages.widgets import (backbone_picker, methods_key, offer_download, run_place, truncation, variant_widget,
+                           widget)
 
 OPTIONS = options()
 
@@ -50,8 +51,14 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
     frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help,
                        persist_state="session")
-    methods = c1.multiselect("Methods", list(METHODS), default=list(DEFAULT_METHODS), key="tr_methods", wrap=True,
-                             format_func=lambda m: METHODS[m].label(frozen), persist_state="session")
+    # a field per mode, its chips named by it: one field whose labels changed under it kept stale chips and then
+    # lost every method; the choice carries over on a switch
+    shown, hidden = (methods_key(mode) for mode in ((True, False) if frozen else (False, True)))
+    if hidden in st.session_state:
+        st.session_state[shown] = st.session_state.pop(hidden)
+    methods = c1.multiselect("Methods", list(METHODS), key=shown, wrap=True, persist_state="session",
+                             default=None if shown in st.session_state else list(DEFAULT_METHODS),
+                             format_func=lambda m: METHODS[m].label(frozen))
     fields = list(dict.fromkeys(f for m in methods for f in METHODS[m].variants))
     # greyed: what no run reads, with the variants as last chosen (so the control greys the generators drawn first)
     idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields})

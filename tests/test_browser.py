@@ -207,3 +207,42 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
         page.get_by_text("Data: m4-sample").wait_for()
         check_page(page, "7-reloaded")
         browser.close()
+
+
+def test_the_frozen_switch_keeps_the_chosen_methods_in_chromium(server):
+    """Issue 61, item 1, as a browser shows it (AppTest passed while Chromium did not): the chips follow the
+    mode, and removing one keeps the others."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(90_000)
+        page.goto(server)
+        page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
+        nav(page, "Train")
+        settle(page)
+        field = page.get_by_test_id("stMultiSelect").filter(has_text="Methods")
+
+        def chips() -> list[str]:
+            return [t.strip() for t in field.locator("[data-tag]").all_inner_texts()]
+
+        def switch() -> None:
+            page.get_by_text("Frozen-feature mode", exact=True).click()
+            page.wait_for_timeout(500)
+            settle(page)
+        assert chips() == ["Trained head on frozen features", "GAN-BERT on frozen features"]
+        switch()
+        assert chips() == ["BERT fine-tuning", "GAN-BERT"]
+        field.get_by_role("button", name="Remove BERT fine-tuning").click()
+        page.wait_for_timeout(500)
+        settle(page)
+        assert chips() == ["GAN-BERT"]
+        assert page.get_by_text("choose at least one method").count() == 0
+        assert page.get_by_text("GAN-BERT generators").count() == 1  # its sections stay
+        switch()
+        assert chips() == ["GAN-BERT on frozen features"]
+        check_page(page, "train-frozen-switch")
+        browser.close()

@@ -87,6 +87,7 @@ def test_evaluation_curves_count_whole_steps_and_keep_legends_whole():
     data = pd.DataFrame({"run": ["a", "a"], "step": [1.0, 2.0], "metric": ["loss", "loss"], "value": [0.5, 0.4]})
     spec = compare_charts.evaluation_curves(data, ["loss"]).to_dict()["spec"]["encoding"]
     assert spec["x"]["axis"]["format"] == "d" and spec["color"]["legend"]["labelLimit"] == 0
+    assert spec["y"]["axis"]["format"] == ".3~f"  # a cancelled run's one MCC of 0 had read "0.000000"
 
 
 def test_a_runs_curves_are_titled_in_words_in_the_order_asked():
@@ -342,8 +343,9 @@ def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
         """series key → colour in each of the two charts that colour series"""
         groups = compare.summarize(frame, "accuracy", compare.METRICS).groups
         key = dict(zip(groups["series"], groups["series_key"]))
-        charts = (compare_charts.metric_vs_amount(groups, "accuracy", order),
-                  compare_charts.grouped_bars(groups, "accuracy", colour_order=order))
+        mapping = compare_charts.series_colours(groups, order)
+        charts = (compare_charts.metric_vs_amount(groups, "accuracy", mapping),
+                  compare_charts.grouped_bars(groups, "accuracy", colours=mapping))
         return [{key[name]: colour for scale in colour_scales(chart.to_dict())
                  for name, colour in zip(scale["domain"], scale["range"])} for chart in charts]
 
@@ -391,3 +393,12 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
     assert '"symlog"' in spec and "unlabeled pool drawn" in spec
     assert "[0, 1000, 11000]" in " ".join(spec.split()).replace("[ ", "[").replace(" ]", "]")  # a tick at each pool
     assert compare_charts.pool_axis(groups[groups["unlabeled"] == 0]).empty  # one pool size: nothing to draw
+    # issue 61: features + LR was blue against the pool and teal against the labeled amount and in the bars
+    mapping = compare_charts.series_colours(groups, compare.series_order(frame))
+    drawn = [{name: colour for scale in colour_scales(chart.to_dict())
+              for name, colour in zip(scale["domain"], scale["range"])}
+             for chart in (compare_charts.metric_vs_unlabeled(groups, "accuracy", mapping),
+                           compare_charts.grouped_bars(groups, "accuracy", colours=mapping))]
+    for name in ("Frozen features + LR", "Trained head on frozen features"):
+        assert drawn[0][name] == drawn[1][name] == mapping[name]
+    assert all(colours.items() <= mapping.items() for colours in drawn)  # every chart's scale from the one mapping

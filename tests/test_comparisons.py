@@ -285,6 +285,8 @@ def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, cap
     assert main(["compare", "--tag", "cmp"]) == 0
     text = capsys.readouterr().out
     assert "95% CI" in text and "verdicts" in text and "seeds" in text
+    rows = [line for line in text.splitlines() if " n=2 " in line]  # issue 61: columns after the longest name
+    assert len(rows) == 2 and len({line.index(" n=2 ") for line in rows}) == 1
     assert main(["compare", "--tag", "nothing"]) == 0
     assert "no finished runs" in capsys.readouterr().out
 

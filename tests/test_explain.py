@@ -73,7 +73,24 @@ def test_a_model_near_chance_is_flagged_by_its_test_accuracy():
     """On L2R at 5 labels a class every method scored about 0.25 (chance 0.20), with confident-looking bars."""
     assert near_chance(0.25, 5).startswith("Near chance: this model scored 0.250 accuracy") and "0.200 (5 classes)" in (
         near_chance(0.25, 5))
-    assert near_chance(0.31, 5) is None and near_chance(None, 5) is None and near_chance(float("nan"), 5) is None
+    assert near_chance(0.31, 5) is not None  # issue 61: under twice chance, where models stood 97-99% sure and wrong
+    assert near_chance(0.41, 5) is None and near_chance(None, 5) is None and near_chance(float("nan"), 5) is None
+
+
+def test_calibration_error_is_the_gap_between_confidence_and_accuracy():
+    import pandas as pd
+
+    from core.train import calibration
+
+    def frame(confident: list[float], right: list[bool]) -> pd.DataFrame:
+        return pd.DataFrame({"label": [0] * len(right), "pred": [0 if r else 1 for r in right],
+                             "p_a": confident, "p_b": [1 - c for c in confident]})
+    sure_and_half_wrong = calibration(frame([0.99] * 4, [True, False, True, False]))
+    assert sure_and_half_wrong.ece == pytest.approx(0.49) and sure_and_half_wrong.overconfident
+    assert "top probability averaged 99%, and it was right 50% of the time" in sure_and_half_wrong.sentence()
+    honest = calibration(frame([0.75] * 4, [True, True, True, False]))
+    assert honest.ece == pytest.approx(0.0) and not honest.overconfident
+    assert calibration(frame([0.9], [True]).assign(label=-1)) is None  # no scored text
 
 
 def test_an_unsure_prediction_is_close_to_uniform():

@@ -34,6 +34,17 @@ def test_kl_matches_the_formula():
     assert explore.kl_divergence(p, q, alpha=0.0) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("overall, says", [(0.149, "below every class's own (0.210–0.240): it pools the classes, "
+                                                   "and KL is jointly convex"),
+                                           (0.300, "above every class's own (0.210–0.240): test mixes the classes"),
+                                           (0.220, "lies within the classes' own (0.210–0.240)")])
+def test_the_pooled_kl_is_explained_where_it_falls_against_the_classes(overall, says):
+    """Issue 61: on L2R the pooled figure (0.149) sat below every class's (0.21-0.24), and the caption explained
+    only how it can exceed them."""
+    shift = pd.DataFrame({"train": ["a", "b", "all"], "test": ["a", "b", "all"], "kl": [0.21, 0.24, overall]})
+    assert says in explore.kl_pooled_note(shift)
+
+
 def test_kl_shift_diagonal_zero_when_test_repeats_train():
     texts = {0: ["red red blue", "blue green"], 1: ["cat dog", "dog dog fish"]}
     shift = explore.kl_shift(tiny(texts, texts))

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from core.cli.options import Parser, add_config_args, config_from_args
-from core.compare import METRICS, summarize
+from core.compare import METRICS, adds_line, summarize
 from core.compare.tables import run_notes
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
@@ -283,6 +283,24 @@ def test_the_verdict_says_what_the_adversarial_part_adds_with_its_interval():
     cell = summary.verdicts.iloc[0]["adversarial_adds"]
     assert "G1 (noise) on frozen features: +0.050 [" in cell and "G2 (bag of words)" in cell
     assert summary.to_json()["adversarial_adds"][0]["difference"]["n"] == 5
+    line = adds_line(g1)
+    assert line.startswith("GAN-BERT G1 (noise) on frozen features at ") and "adds 0.050: the 95% interval excludes 0" \
+        in line and "no rank test on 5 seeds can confirm it" in line
+
+
+def test_two_seeds_never_hold_across_seeds_and_a_cost_is_said_in_words():
+    """Issue 61: −0.028 [−0.045, −0.011] stood bare on the page, while the CLI said the difference "holds across
+    seeds" on 2 seeds. One function (`adds_line`) words it for both."""
+    frame = ganbert_frame({(True, "noise"): [0.400, 0.410], (False, "noise"): [0.428, 0.4385]})
+    summary = summarize(frame, "accuracy", METRICS)
+    game = summary.ablations[0]
+    line = adds_line(game)
+    assert "the adversarial part costs 0.028: the 95% interval excludes 0 on these 2 seeds, though no rank test " \
+           "on 2 seeds can confirm it" in line
+    assert not any("holds across seeds" in said for p in summary.pairs["accuracy"] for said in p.explain())
+    flat = ganbert_frame({(True, "noise"): [0.40, 0.45], (False, "noise"): [0.43, 0.42]})
+    assert "adds nothing that can be told: the 95% interval includes 0" in adds_line(
+        summarize(flat, "accuracy", METRICS).ablations[0])
 
 
 # ------------------------------------------------------------ predictions that cannot underflow

@@ -89,6 +89,20 @@ def test_data_page_keeps_previous_dataset_on_bad_path(small_builtin):
     assert not at.error
 
 
+def test_a_second_failed_load_replaces_the_first_ones_message(small_builtin, tmp_path):
+    """Issue 61: after a bad path, a bad file showed its error while the old banner, about another file, stayed;
+    and "Save the file as UTF-8.." ended in two stops."""
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("text,label\ncafé,0\n".encode("latin-1"))
+    at = open_page("pages/data.py", small_builtin)
+    at.text_input(key="lp_train").set_value("/no/such/file.jsonl")
+    at.button(key="lp_load").click().run()
+    at.text_input(key="lp_train").set_value(str(latin))
+    at.button(key="lp_load").click().run()
+    assert len(at.error) == 1 and "latin.csv is not UTF-8 text" in at.error[0].value
+    assert "File not found" not in at.error[0].value and ".." not in at.error[0].value
+
+
 def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     at = open_page("pages/data.py", small_builtin)
     # a path relative to where the server runs is kept from the root, as runs store it
@@ -101,6 +115,23 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     warnings = " ".join(w.value for w in at.warning)  # the check after loading
     assert "absent from every split: bloomz" in warnings and "longer than 128 tokens" in warnings
     assert {"**First train rows**", "**Label ids**", "**Texts per class and split**"} <= {m.value for m in at.markdown}
+
+
+def test_the_checks_class_names_are_whole(small_builtin, tmp_path):
+    """Issue 61: the Data check cut "gpt-3.5-turbo" to "gpt-3.5-tu" in its texts per class and split."""
+    import json
+
+    names = ("gpt-3.5-turbo", "llama-3-70b-instruct")
+    for split in ("train", "test"):
+        (tmp_path / f"{split}.csv").write_text("text,label\n" + "".join(
+            f"a {split} text number {i} by {name},{name}\n" for i in range(4) for name in names))
+    at = open_page("pages/data.py", small_builtin)
+    at.text_input(key="lp_train").set_value(str(tmp_path / "train.csv"))
+    at.text_input(key="lp_test").set_value(str(tmp_path / "test.csv"))
+    at.button(key="lp_load").click().run()
+    counts = next(d for d in at.dataframe if set(names) <= set(d.value.iloc[:, 0]) and "train" in d.value.columns)
+    width = json.loads(counts.proto.columns)[counts.value.columns[0]]["width"]
+    assert width >= 9 * len("llama-3-70b-instruct")
 
 
 def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_dir, small_builtin):

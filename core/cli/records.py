@@ -46,10 +46,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     m = args.metric
     print(f"{m}: mean and 95% CI over seeds")
+    width = max(map(len, summary.groups["group"]))  # n and the mean in columns after the longest name
     for g in summary.groups.itertuples():
         low, high = getattr(g, f"{m}_low"), getattr(g, f"{m}_high")
         ci = f"[{low:.3f}, {high:.3f}]" if low is not None and low == low else "(no interval)"
-        print(f"  {g.group:<60} n={g.n:<3} {getattr(g, f'{m}_mean'):.3f} {ci}")
+        print(f"  {g.group:<{width}} n={g.n:<3} {getattr(g, f'{m}_mean'):.3f} {ci}")
     print(f"\npaired over shared seeds ({m})")
     for p in summary.pairs[m]:
         print("  " + "\n    ".join(p.explain()))
@@ -59,13 +60,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if summary.ablations:
         print(f"\nwhat GAN-BERT's adversarial part adds ({m}, GAN-BERT − its control with adversarial off)")
     for p in summary.ablations:
-        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g} (the smallest {len(p.seeds)} seeds allow: "
-              f"{p.smallest_p:.3g}); GAN-BERT ahead on {p.wins} of {len(p.seeds)} seeds")
+        print(f"  {compare.adds_line(p)}")
     if summary.adapted:
         print(f"\nwhat adapting the backbone adds ({m}, a method on the adapted backbone − on its base)")
     for p in summary.adapted:
-        print(f"  {p.a}: {compare.adds(p)}, {p.test} p={p.p_value:.3g}; adapted ahead on {p.wins} of "
-              f"{len(p.seeds)} seeds")
+        print(f"  {compare.adds_line(p, 'adapting')}")
     return 0
 
 

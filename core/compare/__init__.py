@@ -13,6 +13,7 @@ _EXPORTS = {
     "Paired": "core.compare.seeds",
     "Summary": "core.compare.verdicts",
     "adds": "core.compare.verdicts",
+    "adds_line": "core.compare.verdicts",
     "mean_ci": "core.compare.seeds",
     "paired": "core.compare.seeds",
     "seed_points": "core.compare.seeds",

@@ -21,23 +21,37 @@ SEED_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
-def series_scale(groups: pd.DataFrame, colour_order: list[str] | None = None) -> alt.Scale:
-    """Each series' colour by its key's place in `colour_order` (`seeds.series_order` of the runs before
-    filters), so a series keeps its colour in every chart and under every filter; without one, by the groups'."""
+def series_colours(groups: pd.DataFrame, colour_order: list[str] | None = None) -> dict[str, str]:
+    """One colour for every name a chart of these groups draws, built once for a page and passed to each of its
+    charts, so a series is one colour on all of them. A series' colour comes from its key's place in
+    `colour_order` (`seeds.series_order` of the runs before filters), so it keeps it under any filter; a series
+    drawn along the unlabeled pool (its pools as one line: `pool_series`) that is no series of its own takes the
+    next colours, in order of appearance."""
     order = list(dict.fromkeys([*(colour_order or []), *groups["series_key"]]))
-    shown = groups.drop_duplicates("series")
-    return alt.Scale(domain=shown["series"].tolist(),
-                     range=[SERIES_PALETTE[order.index(k) % len(SERIES_PALETTE)] for k in shown["series_key"]])
+    colours: dict[str, str] = {}
+    for name, key in zip(groups["series"], groups["series_key"]):
+        colours.setdefault(name, SERIES_PALETTE[order.index(key) % len(SERIES_PALETTE)])
+    for name in dict.fromkeys(groups["pool_series"]):
+        colours.setdefault(name, SERIES_PALETTE[len(colours) % len(SERIES_PALETTE)])
+    return colours
 
 
-def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
+def colour_scale(names: pd.Series, colours: dict[str, str] | None) -> alt.Scale:
+    """The scale of the names a chart shows, coloured from the page's one mapping (`series_colours`; without one,
+    in the order shown)."""
+    shown = list(dict.fromkeys(names))
+    colours = colours or {n: SERIES_PALETTE[i % len(SERIES_PALETTE)] for i, n in enumerate(shown)}
+    return alt.Scale(domain=shown, range=[colours[n] for n in shown])
+
+
+def metric_vs_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None = None) -> alt.Chart:
     """The seed report's figure: a metric against the number of labeled texts (log x), one line per
     series with its 95% confidence band over seeds. Reference baselines are dashed lines with their own, paler
     band: the floor a method must clear to be worth its cost, and how sure that floor is. A band past the
     metric's range is clamped at the axis, and its tooltip says so. A single labeled amount has no line to draw:
-    its groups are bars with their intervals instead (`one_amount`). Colours follow `colour_order`."""
+    its groups are bars with their intervals instead (`one_amount`). Colours come from `colours`."""
     if groups["labeled"].nunique() < 2:
-        return one_amount(groups, metric, colour_order)
+        return one_amount(groups, metric, colours)
     data = groups.assign(low=groups[f"{metric}_low"].fillna(groups[f"{metric}_mean"]),
                          high=groups[f"{metric}_high"].fillna(groups[f"{metric}_mean"]),
                          kind=groups["reference"].map({True: "reference", False: "method"}))
@@ -46,7 +60,7 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] 
     x = alt.X("labeled:Q", scale=alt.Scale(type="log", domain=[low / 1.2, high * 1.2], nice=False),
               title="labeled texts (log scale)")
     references = "dashed: converged references, with paler bands" if groups["reference"].any() else None
-    color = alt.Color("series:N", title=references, scale=series_scale(groups, colour_order),
+    color = alt.Color("series:N", title=references, scale=colour_scale(groups["series"], colours),
                       legend=whole_legend(  # lines, not the bands' pale dots
                           columns=1, symbolType="stroke", symbolStrokeWidth=2))
     base = alt.Chart(data).encode(x=x, color=color)
@@ -79,7 +93,7 @@ def pool_axis(groups: pd.DataFrame) -> pd.DataFrame:
     return shown.join(span, on=panel).rename(columns={"min": "x_low", "max": "x_high"})
 
 
-def metric_vs_unlabeled(groups: pd.DataFrame, metric: str) -> alt.Chart:
+def metric_vs_unlabeled(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None = None) -> alt.Chart:
     """A metric against the unlabeled texts a method read (symlog x, so 0, 1,000 and 11,000 share an axis), one
     panel per labeled amount: each series that ran at several pool sizes as a line with its 95% band, and each
     group that reads one pool or none (the references, a trained head) as a dashed level line with its band, the
@@ -87,11 +101,9 @@ def metric_vs_unlabeled(groups: pd.DataFrame, metric: str) -> alt.Chart:
     shown = pool_axis(groups)
     shown = shown.assign(low=shown[f"{metric}_low"].fillna(shown[f"{metric}_mean"]),
                          high=shown[f"{metric}_high"].fillna(shown[f"{metric}_mean"]))
-    names = list(dict.fromkeys(shown["pool_series"]))
     color = alt.Color("pool_series:N", title=None, legend=whole_legend(columns=1, symbolType="stroke",
                                                                        symbolStrokeWidth=3),
-                      scale=alt.Scale(domain=names, range=[SERIES_PALETTE[i % len(SERIES_PALETTE)]
-                                                           for i in range(len(names))]))
+                      scale=colour_scale(shown["pool_series"], colours))
     ticks = sorted(int(v) for v in shown.loc[shown["kind"] == "pool", "unlabeled"].dropna().unique())
     # a tick at each pool size run: symlog's own ticks were 0 and 12,000 alone
     x = alt.X("unlabeled:Q", title="unlabeled pool drawn (texts, symlog scale)", scale=alt.Scale(type="symlog"),
@@ -132,7 +144,7 @@ def tooltip(metric: str) -> list:
             alt.Tooltip(f"{metric}_mean:Q", format=".3f"), alt.Tooltip(f"{metric}_interval:N", title="95% CI")]
 
 
-def one_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None = None) -> alt.Chart:
+def one_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None = None) -> alt.Chart:
     """One labeled amount: a bar per method with its 95% interval, each name whole on its own row, and the
     references (converged baselines, not low-label methods) as dashed vertical lines at their means with their
     intervals as pale bands, named in the legend. Intervals past the metric's range stop at the axis."""
@@ -145,7 +157,7 @@ def one_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None
     whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=alt.X(f"{metric}_low:Q", scale=scale),
                                                                   x2=f"{metric}_high:Q", y=y)
     color = alt.Color("series:N", title="references (dashed lines, pale bands: 95% CI)",
-                      scale=series_scale(references, colour_order),
+                      scale=colour_scale(references["series"], colours),
                       legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2))
     rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
         x=alt.X(f"{metric}_mean:Q", scale=scale), tooltip=tooltip(metric), color=color)
@@ -156,19 +168,19 @@ def one_amount(groups: pd.DataFrame, metric: str, colour_order: list[str] | None
         width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 
-def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colour_order: list[str] | None = None
+def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colours: dict[str, str] | None = None
                  ) -> alt.Chart:
     """One panel per labeled amount and dataset (in order of labeled texts; each says how many texts it
     labeled), one bar per series with its 95% interval. Panels share `width` (at most 110 px each), and their
     headers break into lines ("5/class", "(30 labeled)", the dataset), so eight panels still fit the page.
-    Colours follow `colour_order` (`series_scale`)."""
+    Colours come from `colours` (`series_colours`)."""
     order = list(dict.fromkeys(groups.sort_values("labeled")["panel"]))
     panel = max(40, min(110, width // max(1, len(order)) - 20))
     base = alt.Chart().encode(x=alt.X("series:N", title=None, axis=category_axis(labels=False, ticks=False)))
     bars = base.mark_bar().encode(
         y=alt.Y(f"{metric}_mean:Q", title=label(metric), scale=alt.Scale(domain=list(metric_range(metric)),
                                                                           clamp=True)),
-        color=alt.Color("series:N", scale=series_scale(groups, colour_order), legend=whole_legend(columns=1)),
+        color=alt.Color("series:N", scale=colour_scale(groups["series"], colours), legend=whole_legend(columns=1)),
         tooltip=["series", "amount", "n", alt.Tooltip(f"{metric}_mean:Q", format=".3f")])
     whiskers = base.mark_rule().encode(y=alt.Y(f"{metric}_low:Q", scale=alt.Scale(
         domain=list(metric_range(metric)), clamp=True)), y2=f"{metric}_high:Q", tooltip=tooltip(metric))
@@ -196,7 +208,8 @@ def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Char
     data = data.assign(metric=data["metric"].map(lambda m: CURVE_NAMES.get(m, m)))
     return alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("step:Q", axis=alt.Axis(tickMinStep=1, format="d")),  # whole steps, never "1.000000"
-        y=alt.Y("value:Q", title=None),
+        # at most 3 decimals, trailing zeros cut: a cancelled run's one MCC of 0 had read "0.000000"
+        y=alt.Y("value:Q", title=None, axis=alt.Axis(format=".3~f")),
         color=alt.Color("run:N", legend=whole_legend(columns=1)),
         tooltip=["run", "metric", alt.Tooltip("step:Q", format="d"), alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=260, height=180).facet(

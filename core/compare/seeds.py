@@ -121,7 +121,7 @@ class Paired:
         elif d.high - d.low < 1e-9:  # every seed the same difference: a t interval of zero width
             interval = f"every one of the {n} seeds differs by exactly that (no spread to build an interval from)"
         else:
-            verdict = "excludes 0: the difference holds across seeds" if self.ci_excludes_zero \
+            verdict = f"excludes 0: on these {n} seeds the difference points one way" if self.ci_excludes_zero \
                 else "includes 0: the seeds do not settle which is better"
             interval = f"95% CI [{d.low:+.3f}, {d.high:+.3f}] {verdict}"
         floor = f"the smallest p {n} {'seeds allow' if n != 1 else 'seed allows'} is {self.smallest_p:.3g}"

@@ -75,6 +75,23 @@ def adds(p: Paired) -> str:
     return f"{d.mean:+.3f}{ci}, n={d.n}"
 
 
+def adds_line(p: Paired, part: str = "the adversarial part") -> str:
+    """What one paired ablation says (GAN-BERT − its control, or adapted − base), in words before numbers: the same
+    line on the Compare page and in `compare`'s output. A cost or a gain is named only where the interval excludes
+    0, and a few seeds are said to be few: no rank test on 5 or fewer can confirm what they show."""
+    d, n = p.difference, len(p.seeds)
+    seeds = f"{n} seed{'s' if n != 1 else ''}"
+    if d.low is None:
+        said = f"cannot be told from one seed ({d.mean:+.3f} on it)"
+    elif p.ci_excludes_zero:
+        said = (f"{'adds' if d.mean > 0 else 'costs'} {abs(d.mean):.3f}: the 95% interval excludes 0 on these "
+                f"{seeds}" + (f", though no rank test on {seeds} can confirm it" if p.smallest_p >= ALPHA else ""))
+    else:
+        said = "adds nothing that can be told: the 95% interval includes 0"
+    return (f"{p.a.split(' @ ')[0]} at {p.a.split(' @ ')[-1]}: {part} {said} ({adds(p)}; {p.test}, "
+            f"p = {p.p_value:.3g}; ahead on {p.wins} of {seeds})")
+
+
 def what_seeds_allow(n: int) -> str:
     """What n shared seeds can show, said beside the verdicts; '' from 6 seeds on (or with none paired), where
     there is nothing to warn of."""

@@ -141,9 +141,7 @@ table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
 
 KL_EXPLANATION = ("KL(train‖test) of smoothed word distributions, in nats: 0 means the test texts of a class use "
                   "words exactly as its train texts do; larger values mean a bigger shift, and an off-diagonal "
-                  "cell smaller than its diagonal means a test class reads more like another train class. The "
-                  "all-classes figure pools every class; when test mixes the classes otherwise than train, it can "
-                  "exceed each class's own.")
+                  "cell smaller than its diagonal means a test class reads more like another train class.")
 
 
 def write_report(ds: Dataset, tokenizer, out_dir: Path, options: ExploreOptions = ExploreOptions(),

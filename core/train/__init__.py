@@ -33,6 +33,7 @@ _EXPORTS = {
     "explain": "core.train.attribution",
     "unsure": "core.train.attribution",
     "near_chance": "core.train.attribution",
+    "calibration": "core.train.metrics",
     "Prediction": "core.train.predict",
     "classify": "core.train.predict",
     "classify_frame": "core.train.predict",

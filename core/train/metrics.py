@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import pandas as pd
 from sklearn.metrics import (
     accuracy_score, confusion_matrix, f1_score, matthews_corrcoef, precision_recall_fscore_support,
 )
@@ -28,3 +31,39 @@ def classification_metrics(y_true: np.ndarray, y_pred: np.ndarray, labels: tuple
                              "support": int(support[i])} for i, name in enumerate(labels)},
         "n": int(len(y_true)),
     }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How far a model's top probability can be trusted on scored texts: the expected calibration error and the
+    mean confidence beside the accuracy it stood for."""
+
+    ece: float
+    confidence: float
+    accuracy: float
+    n: int
+
+    def sentence(self) -> str:
+        """In words, for the Classify page and the run card."""
+        return (f"on its {self.n:,} test texts its top probability averaged {self.confidence:.0%}, and it was right "
+                f"{self.accuracy:.0%} of the time: expected calibration error {self.ece:.3f}")
+
+    @property
+    def overconfident(self) -> bool:
+        """Its probabilities claim far more than it delivers (a gap over 0.15): to read as a ranking, not chances."""
+        return self.ece > 0.15 and self.confidence > self.accuracy
+
+
+def calibration(predictions: pd.DataFrame, bins: int = 10) -> Calibration | None:
+    """Expected calibration error (Guo et al., 2017) of a run's test predictions: over equal-width bins of the top
+    probability, the gap between mean confidence and accuracy, weighted by the bin's share of texts. None when no
+    test text has a label."""
+    scored = predictions[predictions["label"] >= 0]
+    if scored.empty:
+        return None
+    confidence = scored[[c for c in scored.columns if c.startswith("p_")]].to_numpy().max(axis=1)
+    correct = (scored["pred"] == scored["label"]).to_numpy().astype(float)
+    which = np.minimum((confidence * bins).astype(int), bins - 1)
+    ece = sum(abs(confidence[which == b].mean() - correct[which == b].mean()) * (which == b).mean()
+              for b in range(bins) if (which == b).any())
+    return Calibration(float(ece), float(confidence.mean()), float(correct.mean()), len(scored))
