@@ -1,7 +1,6 @@
 """Classify: try one or more finished runs on a text, or a whole file."""
 
 import math
-import random
 
 import streamlit as st
 
@@ -11,6 +10,7 @@ from core.errors import InputError
 from core.runs import Status
 from core.train import (FAKE_MEANING, calibration, classify, classify_frame, explain, fake_class_note, is_subtask_b,
                         jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
+from pages import classify_views
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -32,23 +32,6 @@ def calibration_for(run_id: str):
 @st.cache_data(show_spinner="Attributing the prediction to tokens…", max_entries=64)
 def explanation(run_id: str, text: str):
     return explain(model_for(run_id), text)
-
-
-def explain_afresh() -> None:
-    """A new text starts with its explanations off: left on, each toggle re-ran integrated gradients on every
-    text typed or drawn after it, minutes for a long one. Set off in a callback, before the toggles draw: a key
-    deleted in the page's flow left a toggle shown on that showed nothing."""
-    for key in [k for k in st.session_state if k.startswith("cl_why_")]:
-        st.session_state[key] = False
-
-
-def draw_example(test) -> None:
-    """A random test text into the text field, with its true label, and the explanations off."""
-    row = test.iloc[random.randrange(len(test))]
-    st.session_state.cl_text = row["text"]
-    st.session_state.cl_drawn = (row["text"], st.session_state.dataset.labels[row["label"]] if row["label"] >= 0
-                                 else None)
-    explain_afresh()
 
 
 st.title("Classify")
@@ -74,12 +57,12 @@ best = max(here or list(names), key=lambda i: -1.0 if math.isnan(scores[i]) else
 picked = st.multiselect("Models", here + [i for i in names if i not in here], default=[best],
                         format_func=names.get, key=f"cl_runs_{ds.fingerprint}", persist_state="session")
 elsewhere = [distinct[i] for i in picked if i not in here]
-if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None, on_click=draw_example,
+if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None, on_click=classify_views.draw_example,
              args=(ds.test,)) and elsewhere:
     trained = "they were" if len(elsewhere) > 1 else "it was"
     st.warning(f"Trained on another dataset than {ds.name}: {'; '.join(elsewhere)}. The drawn text comes from "
                f"this dataset's test split, not from the one {trained} trained on.")
-text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", on_change=explain_afresh,
+text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", on_change=classify_views.explain_afresh,
                     persist_state="session")
 drawn, truth = st.session_state.get("cl_drawn", (None, None))
 if truth and text == drawn:  # not under a text the user typed since

@@ -56,7 +56,8 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                                     for m in compare.METRICS} |
                      {"dataset": st.column_config.TextColumn(help="The dataset's file or folder name; its full path is "
                                                                   "in the CSV and under Selected runs."),
-                      "method": st.column_config.TextColumn(width=330)})  # the longest name whole, whatever is shown
+                      "method": st.column_config.TextColumn(width=330),  # the longest name whole, whatever is shown
+                      "differs in": st.column_config.TextColumn(width=190)})  # "unlabeled rows 1000" whole
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 
 metric = st.radio("Metric (on the test split)", list(compare.METRICS), horizontal=True, key="cmp_metric",
@@ -78,10 +79,12 @@ shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m]
 ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=[True, True, False])
 # the series (method and what tells it apart) and the amount in columns of their own: as one name at 1,400 px the
 # part that told two groups apart was cut off
-st.dataframe(ranked[["series", "panel", f"{metric}_mean", f"{metric}_interval", "n", "labels read", "seeds",
+# n, labels read and seeds before the interval, and the group narrower: at 1,400 px they had been past the edge
+st.dataframe(ranked[["series", "panel", "n", "labels read", "seeds", f"{metric}_mean", f"{metric}_interval",
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
-             {"series": st.column_config.TextColumn("group", width=560),
+             {"series": st.column_config.TextColumn("group", width=440),
+              "seeds": st.column_config.ListColumn(width=90),
               "panel": st.column_config.TextColumn("amount", width=170),  # "20/class (120 labeled)" whole
               "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
               f"{metric}_interval": st.column_config.TextColumn(

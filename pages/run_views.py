@@ -16,7 +16,7 @@ MONITOR_COLUMNS = {
                                                 help="of the current phase: encoding the texts, then training"),
     "time left": st.column_config.TextColumn(width="small", help="from runs like it finished on this machine, else "
                                                                  "from the run's pace"),
-    "run": st.column_config.TextColumn(width=540),
+    "run": st.column_config.TextColumn(width=440),  # at 540 px, "latest" and "evaluations" were past the edge
     "latest": st.column_config.TextColumn(width="medium"),
     "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
     "evaluations": st.column_config.NumberColumn(width="small")}

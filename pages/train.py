@@ -13,29 +13,28 @@ from core.backbone.device import describe_device
 from core.errors import InputError
 from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run, outside_work, pump,
                        ray_resources, set_concurrency, use_address, use_storage)
-from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
+from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
                         capped_note, grid_labels, idle_options, option_sections, options, parse_numbers)
 from pages.adapt_views import adapt_section
+from pages import train_form
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
-from pages.widgets import (backbone_picker, methods_key, offer_download, run_place, truncation, variant_widget,
-                           widget)
+from pages.train_form import CHOSEN_ABOVE
+from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
 
 OPTIONS = options()
 
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
-          "encoder_engine",
-          "patience")
-CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
+          "encoder_engine", "patience")
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
 ADVANCED = [n for n in OPTIONS
             if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
-
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
 ds, registry = st.session_state.dataset, st.session_state.registry
 gpu = describe_device().startswith("GPU")
 
+train_form.recall(registry)
 st.title("Train")
 st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, "
            f"{'no validation split' if ds.val is None else f'{len(ds.val):,} in the validation split'}, "
@@ -51,14 +50,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
     frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help,
                        persist_state="session")
-    # a field per mode, its chips named by it: one field whose labels changed under it kept stale chips and then
-    # lost every method; the choice carries over on a switch
-    shown, hidden = (methods_key(mode) for mode in ((True, False) if frozen else (False, True)))
-    if hidden in st.session_state:
-        st.session_state[shown] = st.session_state.pop(hidden)
-    methods = c1.multiselect("Methods", list(METHODS), key=shown, wrap=True, persist_state="session",
-                             default=None if shown in st.session_state else list(DEFAULT_METHODS),
-                             format_func=lambda m: METHODS[m].label(frozen))
+    methods = train_form.methods_field(c1, frozen)
     fields = list(dict.fromkeys(f for m in methods for f in METHODS[m].variants))
     # greyed: what no run reads, with the variants as last chosen (so the control greys the generators drawn first)
     idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields})
@@ -100,6 +92,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
                                     persist_state="session", help="On a CPU they split its cores: not faster")
 
     place = run_place(registry, frozen)
+    train_form.remember(registry)
 
     configs, missing = [], False
     try:

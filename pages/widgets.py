@@ -18,11 +18,6 @@ from core.train.maxlen import MaxLength, max_length_for
 OTHER = "other"
 
 
-def methods_key(frozen: bool) -> str:
-    """The Train page's Methods field in one mode (`pages/train.py` keeps one field per mode)."""
-    return "tr_methods_frozen" if frozen else "tr_methods_full"
-
-
 @st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
 def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
     """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""

@@ -11,7 +11,7 @@ from core.compare import mcnemar
 from core.train import TrainConfig, resolve
 from core.data import CorpusConfig, DataSpec, builtin_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
-from pages.widgets import methods_key
+from pages.train_form import methods_key
 from tests.helpers import open_page, wait_for
 
 CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
@@ -167,11 +167,13 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     assert "the smallest p 1 seed allows is 1, so no test on them can reach 0.05" in pair
     statuses = set(at.dataframe(key="cmp_table").value["status"])
     assert statuses == {"done", "failed"}
-    # the series and its amount, the chosen metric's mean and its interval as computed, then n and the labels read
-    assert list(groups.columns[:6]) == ["series", "panel", "accuracy_mean", "accuracy_interval", "n", "labels read"]
+    # the series and its amount, n, the labels read and the seeds (issue 61: past the edge at 1,400 px when last),
+    # then the chosen metric's mean and its interval as computed
+    assert list(groups.columns[:7]) == ["series", "panel", "n", "labels read", "seeds", "accuracy_mean",
+                                        "accuracy_interval"]
     assert groups["accuracy_mean"].is_monotonic_decreasing  # one amount: ranked by the chosen metric
     at.radio(key="cmp_metric").set_value("macro_f1").run()  # the chosen metric's columns come first
-    assert list(at.dataframe[1].value.columns[:4]) == ["series", "panel", "macro_f1_mean", "macro_f1_interval"]
+    assert list(at.dataframe[1].value.columns[5:7]) == ["macro_f1_mean", "macro_f1_interval"]
     assert list(at.dataframe[1].value.columns[-2:]) == ["accuracy_mean", "mcc_mean"]  # the others' means only
 
 
@@ -489,6 +491,20 @@ def test_the_train_form_outlives_a_visit_to_another_page_and_warns_of_capped_cou
     assert any(w.value.startswith("500 per class") for w in at.warning)
     # a None option (the bundled backbone, the default pooling) read as no choice at all once kept
     assert at.selectbox(key="tr_backbone_pick").index == 0 and at.selectbox(key="tr_pooling").index == 0
+
+
+def test_a_new_session_opens_on_the_last_train_form(dataset):
+    """Issue 61: a reload reset the Train form to its defaults (a 60-run fraction grid); the form is kept in the
+    studio home, and a new session opens on it."""
+    at = open_page("pages/train.py", dataset)
+    at.multiselect(key=methods_key(True)).set_value(["features-lr"])
+    at.radio(key="tr_amount").set_value("per class").run()
+    at.text_input(key="tr_per_class").set_value("7, 9")
+    at.text_input(key="tr_seeds").set_value("3").run()
+    again = open_page("pages/train.py", dataset)  # another session on the same studio home: a reload
+    assert again.multiselect(key=methods_key(True)).value == ["features-lr"]
+    assert again.radio(key="tr_amount").value == "per class" and again.text_input(key="tr_per_class").value == "7, 9"
+    assert again.text_input(key="tr_seeds").value == "3" and not again.exception
 
 
 def recorded_run(config: TrainConfig, test: dict) -> str:

@@ -238,7 +238,7 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
 def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
     from core.data import CorpusConfig
     from core.data import builtin_dataset
-    from pages.widgets import methods_key
+    from pages.train_form import methods_key
     from tests.helpers import open_page
 
     at = open_page("pages/train.py", builtin_dataset(CorpusConfig(train_per_class=30, test_per_class=10)))

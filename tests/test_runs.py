@@ -46,6 +46,19 @@ def test_lifecycle_in_one_process(tiny_backbone, studio_home):
     assert not reg.claim(unwanted)  # a run whose cancel was asked for never starts, even before it is marked
 
 
+def test_a_run_is_named_with_its_labeled_count_from_its_draw_to_its_end(tiny_backbone, studio_home):
+    """Issue 61: the monitor named a running run without "(25 labeled)" and added it once the run was done."""
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    assert "labeled)" not in reg.get(run_id).name  # not drawn yet
+    reg.set_rows(run_id, {"labeled": 25, "unlabeled": 0, "val_rows": 10, "test_rows": 60})
+    drawn = reg.get(run_id).name
+    reg.finish(run_id, "done", metrics={"labeled": 25, "test": {"accuracy": 0.5, "macro_f1": 0.4, "mcc": 0.1}})
+    assert "(25 labeled)" in drawn and reg.get(run_id).name == drawn
+
+
 @pytest.mark.parametrize("bad", ["../etc", "20260101-120000-zzzzzz", "", "x/../../y", "20260101-120000-a1b2c3/.."])
 def test_run_ids_are_validated(bad, studio_home):
     with pytest.raises(RunError, match="not a run id"):

@@ -39,7 +39,9 @@ _EXPORTS = {
     "check_run_id": "core.runs.registry",
     "Workspace": "core.runs.workspace",
     "recall": "core.runs.workspace",
+    "recall_form": "core.runs.workspace",
     "remember": "core.runs.workspace",
+    "remember_form": "core.runs.workspace",
 }
 
 

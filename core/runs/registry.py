@@ -102,11 +102,11 @@ class Run:
 
     @property
     def name(self) -> str:
-        """The run's one name (`run_label`), with the labeled count once the run has it; `label` keeps the
-        name it was created with."""
+        """The run's one name (`run_label`), with the labeled count once the run has drawn its rows (the monitor
+        dropped it while the run went on and added it at the end); `label` keeps the name it was created with."""
         if self.kind == "adapt":
             return self.label
-        return run_label(self.config, (self.metrics or {}).get("labeled"))
+        return run_label(self.config, (self.metrics or {}).get("labeled", (self.rows or {}).get("labeled")))
 
     @property
     def labels_read(self) -> int | None:

@@ -33,3 +33,24 @@ def recall(registry: Registry) -> Workspace | None:
         return Workspace(DataSpec.from_dict(raw["data"]), CleaningConfig(**raw["cleaning"]))
     except (ValueError, KeyError, TypeError):
         return None
+
+
+FORM = "train_form"
+
+
+def remember_form(registry: Registry, values: dict) -> None:
+    """The Train form as the user last left it (widget key → value), so a new session (a reload) opens on it
+    rather than on the defaults' 60-run grid. Values that JSON cannot hold are left out."""
+    kept = {k: v for k, v in values.items() if isinstance(v, (str, int, float, bool, list, tuple, type(None)))}
+    stored = json.dumps(kept, sort_keys=True)
+    if registry.setting(FORM) != stored:  # every rerun of the page calls this: write only what changed
+        registry.set_setting(FORM, stored)
+
+
+def recall_form(registry: Registry) -> dict:
+    """The Train form last remembered ({} when none, or unreadable)."""
+    try:
+        stored = json.loads(registry.setting(FORM) or "{}")
+    except ValueError:
+        return {}
+    return stored if isinstance(stored, dict) else {}
