@@ -3,7 +3,8 @@ device, in texts/s at 128, 256 and 512 tokens, with the GFLOP/s they reach, the 
 matrix-product ceiling measured in the same process (bench/ceiling.py), and the peak memory.
 
 Every text is exactly as long as the length says (windows cut from L2R's texts, between [CLS] and [SEP]), so a
-text's FLOPs are known and the figures at each length can be set side by side. Encoding is a forward pass under
+text's FLOPs are known and the figures at each length can be set side by side; each is the better of two passes, the
+first warming the device up. Encoding is a forward pass under
 bf16 autocast; training is the studio's fine-tuning step (`Finetune.start`: the encoder and head, AdamW) at the
 precision a run would pin on the device, and counts three forward passes a text."""
 
@@ -100,11 +101,11 @@ def measure(device: torch.device, backbone: str | None, texts: list[str], small:
         reset_peak(device)
         model = load_encoder(backbone, device)
         flops = forward_flops(model.config, length)
-        rate = encoding_speed(model, ids, 16 if small else 256, device)
+        rate = max(encoding_speed(model, ids, 16 if small else 256, device) for _ in range(2))  # the first warms up
         figures["encode"][str(length)] = described(rate, rate * flops, ceiling, peak_mib(device))
         del model
         reset_peak(device)
-        rate = training_speed(backbone, ids[:16 if small else 2048], 8 if small else 32, device)
+        rate = max(training_speed(backbone, ids[:16 if small else 2048], 8 if small else 32, device) for _ in range(2))
         figures["train"][str(length)] = described(rate, 3 * rate * flops, ceiling, peak_mib(device))
     return figures
 

@@ -158,3 +158,31 @@ def hand_runs_frame(runs: list[tuple[TrainConfig, float]]) -> pd.DataFrame:
         "run_id": f"r{i}", "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=i),
         **dict.fromkeys(METRICS, score),
     } for i, (c, score) in enumerate(runs)])
+
+
+def without_d_loss(monkeypatch) -> None:
+    """GAN-BERT's D loss zeroed (its other terms as they are): what moves D then is G's loss through summed
+    gradients, or weight decay alone through separate ones."""
+    from core.train.methods import ganbert
+
+    real = ganbert.gan_losses
+
+    def without_d(*args):
+        losses = real(*args)
+        losses.d = losses.d * 0.0
+        return losses
+    monkeypatch.setattr(ganbert, "gan_losses", without_d)
+
+
+def recorded_optimizers(monkeypatch) -> list:
+    """Every AdamW made from now on, in the order made (D's first, then G's)."""
+    import torch
+
+    made = []
+
+    class Recorded(torch.optim.AdamW):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+    monkeypatch.setattr(torch.optim, "AdamW", Recorded)
+    return made

@@ -59,6 +59,17 @@ def server(studio_home):
         proc.wait(timeout=20)
 
 
+def opened(playwright, server: str):
+    """Headless Chromium at 1,400 × 1,000 on the app, with the flags this closed network needs."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"])
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(90_000)
+    page.goto(server)
+    return browser, page
+
+
 def check_page(page, name: str) -> None:
     """No Streamlit exception box on the page; save its screenshot."""
     page.wait_for_timeout(1500)
@@ -84,12 +95,7 @@ def test_whole_journey_in_chromium(server, tiny_backbone, studio_home, m4_dir):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(90_000)
-        page.goto(server)
+        browser, page = opened(p, server)
         # from the first paint, the navigation names the pages: never the pages/ folder's files (widgets, app),
         # which a fresh server listed until app.py ran st.navigation
         seen = set()
@@ -215,12 +221,7 @@ def test_the_frozen_switch_keeps_the_chosen_methods_in_chromium(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(90_000)
-        page.goto(server)
+        browser, page = opened(p, server)
         page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
         nav(page, "Train")
         settle(page)

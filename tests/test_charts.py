@@ -319,16 +319,21 @@ def test_each_probability_bar_says_its_figure_in_class_order():
     assert spec["encoding"]["color"]["field"] == "class"  # colours stay the class's own
 
 
-def colour_scales(node):
-    """Every colour scale with a range in a chart's spec, however deep its layers and facets put it."""
+def spec_nodes(node):
+    """Every mapping in a chart's spec, however deep its layers and facets put it."""
     if isinstance(node, dict):
-        if isinstance(node.get("color"), dict) and "range" in node["color"].get("scale", {}):
-            yield node["color"]["scale"]
+        yield node
         for value in node.values():
-            yield from colour_scales(value)
+            yield from spec_nodes(value)
     elif isinstance(node, list):
         for value in node:
-            yield from colour_scales(value)
+            yield from spec_nodes(value)
+
+
+def colour_scales(spec):
+    """Every colour scale with a range in a chart's spec."""
+    return (n["color"]["scale"] for n in spec_nodes(spec)
+            if isinstance(n.get("color"), dict) and "range" in n["color"].get("scale", {}))
 
 
 def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
@@ -402,3 +407,12 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
     for name in ("Frozen features + LR", "Trained head on frozen features"):
         assert drawn[0][name] == drawn[1][name] == mapping[name]
     assert all(colours.items() <= mapping.items() for colours in drawn)  # every chart's scale from the one mapping
+    series_colours = {mapping[n] for n in groups["series"]}
+    assert mapping["GAN-BERT G1 (noise) on frozen features"] not in series_colours  # a pool line of its own colour
+    # "all" is another size at each amount (10,921 and 11,321 texts): their ticks were drawn over each other
+    many, whole = groups.copy(), groups.index[groups["unlabeled"] == 11_000]
+    many.loc[whole[:1], "unlabeled"], many.loc[whole[1:], "unlabeled"] = 10_921, 11_321
+    spec = compare_charts.metric_vs_unlabeled(many, "accuracy").to_dict()
+    ticks = [n["axis"]["values"] for n in spec_nodes(spec) if isinstance(n.get("axis"), dict) and "values" in n["axis"]]
+    assert ticks[0] == [0, 1000, 10_921]
+

@@ -250,8 +250,8 @@ def test_a_verdict_in_words_says_what_its_seeds_show():
            "ci_excludes_zero": False, "leader": None, "test": "exact sign test", "p_value": 0.625, "n": 5}
     # no winner where the interval includes 0: that is said first, before any number
     assert verdict_line(row) == ("5/class: no difference can be told between A (0.500) and B (0.480): the first − "
-                                 "the second = +0.020, 95% CI [-0.010, +0.050], which includes 0; exact sign test p = 0.625, "
-                                 "n = 5 seeds")
+                                 "the second = +0.020 on the 5 seeds both ran, 95% CI [-0.010, +0.050], which includes 0; "
+                                 "exact sign test p = 0.625, n = 5 seeds")
     settled = row | {"low": 0.01, "high": 0.03, "ci_excludes_zero": True, "leader": "A", "p_value": 0.0625}
     assert verdict_line(settled).startswith("5/class: A leads B by 0.020 (95% CI [+0.010, +0.030], which excludes "
                                             "0)")

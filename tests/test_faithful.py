@@ -26,7 +26,7 @@ from core.train.methods.base import Diverged
 from core.train.methods.ganbert import GanBert
 from core.train.methods.presets import PRESETS
 from core.train.store import read_tensors
-from tests.helpers import hand_runs_frame, predicts_one_class
+from tests.helpers import hand_runs_frame, predicts_one_class, recorded_optimizers, without_d_loss
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -91,13 +91,7 @@ def optimizers_after(tiny_backbone, monkeypatch, preset: str, steps: int = 4, **
     data = split_pool(config, load_data(config))
     method = GanBert()
     model = method.build_model(config, data.labels, torch.device("cpu"))
-    made = []
-
-    class Recorded(torch.optim.AdamW):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-    monkeypatch.setattr(torch.optim, "AdamW", Recorded)
+    made = recorded_optimizers(monkeypatch)
     step = method.start(model, config, data, 10)
     rates = []
     for _ in range(steps):
@@ -128,15 +122,7 @@ def test_summed_gradients_move_d_by_g_loss_and_separate_ones_do_not(tiny_backbon
     """The notebook calls both backward() before either step(), so each optimizer applies the gradient of
     L_D + L_G; the TF code keeps them apart. With L_D zeroed, only the summed recipe moves D's weights
     (beyond weight decay, which a zero gradient leaves as the only change)."""
-    from core.train.methods import ganbert
-
-    real = ganbert.gan_losses
-
-    def without_d(*args):
-        losses = real(*args)
-        losses.d = losses.d * 0.0
-        return losses
-    monkeypatch.setattr(ganbert, "gan_losses", without_d)
+    without_d_loss(monkeypatch)
     for preset, moves in (("notebook", True), ("tf", False)):
         torch.manual_seed(0)
         model, (d_opt, _), _, step = optimizers_after(tiny_backbone, monkeypatch, preset, steps=0, warmup=0.0)

@@ -21,7 +21,7 @@ from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, load_data, resolve, split_pool
 from core.train.model import StudioModel
-from tests.helpers import LONG, active_run, submit, tail_log, wait_for
+from tests.helpers import LONG, active_run, recorded_optimizers, submit, tail_log, wait_for, without_d_loss
 
 pytestmark = pytest.mark.gpu
 
@@ -115,20 +115,8 @@ def test_ganbert_keeps_its_two_optimizers_apart_with_the_noise_on_the_device(dev
     on a GPU)."""
     from core.train.methods import ganbert
 
-    real = ganbert.gan_losses
-
-    def without_d(*args):
-        losses = real(*args)
-        losses.d = losses.d * 0.0
-        return losses
-    monkeypatch.setattr(ganbert, "gan_losses", without_d)
-    made = []
-
-    class Recorded(torch.optim.AdamW):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-    monkeypatch.setattr(torch.optim, "AdamW", Recorded)
+    without_d_loss(monkeypatch)
+    made = recorded_optimizers(monkeypatch)
     cfg = config(tiny_backbone, device, method="ganbert", gan_preset="tf", warmup=0.0, steps=10)
     method = ganbert.GanBert()
     torch.manual_seed(0)

@@ -19,6 +19,7 @@ from core.train.catalog import CATALOG
 from core.train.methods import Method
 from core.train.methods.stepwise import StepMethod
 from core.train.methods.presets import repeats_for
+from pages.train_form import methods_key
 from tests.helpers import open_page
 
 
@@ -83,7 +84,7 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
 def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):
     at = open_page("pages/train.py", small_builtin)
     at.toggle(key="tr_frozen").set_value(True).run()  # named for the mode, as its runs will be
-    assert "Toy linear head on frozen features" in at.multiselect(key="tr_methods").options
+    assert "Toy linear head on frozen features" in at.multiselect(key=methods_key(True)).options
 
 
 def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():

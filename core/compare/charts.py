@@ -25,15 +25,15 @@ def series_colours(groups: pd.DataFrame, colour_order: list[str] | None = None) 
     """One colour for every name a chart of these groups draws, built once for a page and passed to each of its
     charts, so a series is one colour on all of them. A series' colour comes from its key's place in
     `colour_order` (`seeds.series_order` of the runs before filters), so it keeps it under any filter; a series
-    drawn along the unlabeled pool (its pools as one line: `pool_series`) that is no series of its own takes the
-    next colours, in order of appearance."""
+    drawn along the unlabeled pool (its pools as one line: `pool_series`) that is no series of its own takes a
+    colour no series has (a walk found GAN-BERT's pool line in the orange of features + LR)."""
     order = list(dict.fromkeys([*(colour_order or []), *groups["series_key"]]))
     colours: dict[str, str] = {}
     for name, key in zip(groups["series"], groups["series_key"]):
         colours.setdefault(name, SERIES_PALETTE[order.index(key) % len(SERIES_PALETTE)])
-    for name in dict.fromkeys(groups["pool_series"]):
-        colours.setdefault(name, SERIES_PALETTE[len(colours) % len(SERIES_PALETTE)])
-    return colours
+    free = [c for c in SERIES_PALETTE if c not in colours.values()] or list(SERIES_PALETTE)  # none a series has
+    pool_only = [n for n in dict.fromkeys(groups["pool_series"]) if n not in colours]
+    return colours | {name: free[i % len(free)] for i, name in enumerate(pool_only)}
 
 
 def colour_scale(names: pd.Series, colours: dict[str, str] | None) -> alt.Scale:
@@ -104,7 +104,10 @@ def metric_vs_unlabeled(groups: pd.DataFrame, metric: str, colours: dict[str, st
     color = alt.Color("pool_series:N", title=None, legend=whole_legend(columns=1, symbolType="stroke",
                                                                        symbolStrokeWidth=3),
                       scale=colour_scale(shown["pool_series"], colours))
-    ticks = sorted(int(v) for v in shown.loc[shown["kind"] == "pool", "unlabeled"].dropna().unique())
+    ticks = []  # a tick at each pool size run, but one for sizes within 10% of each other ("all" differs by amount)
+    for size in sorted(int(v) for v in shown.loc[shown["kind"] == "pool", "unlabeled"].dropna().unique()):
+        if not ticks or size > ticks[-1] * 1.1:
+            ticks.append(size)
     # a tick at each pool size run: symlog's own ticks were 0 and 12,000 alone
     x = alt.X("unlabeled:Q", title="unlabeled pool drawn (texts, symlog scale)", scale=alt.Scale(type="symlog"),
               axis=alt.Axis(values=ticks, format=",.0f", labelFlush=False, labelOverlap=False))

@@ -171,8 +171,10 @@ def verdict_line(v: dict) -> str:
                 f"n = {seeds}{note}")
     interval = (f"every one of the {seeds} differs by exactly that" if v["high"] - v["low"] < 1e-9
                 else f"95% CI [{v['low']:+.3f}, {v['high']:+.3f}]")
+    # paired on the seeds both ran, which the means (each over its group's own seeds) need not share: a walk read
+    # a negative difference under a higher first mean
     return (f"{v['amount']}: no difference can be told between {means}: the first − the second = "
-            f"{v['difference']:+.3f}, {interval}, which includes 0; {test}, n = {seeds}{note}")
+            f"{v['difference']:+.3f} on the {seeds} both ran, {interval}, which includes 0; {test}, n = {seeds}{note}")
 
 
 def pair_json(p: Paired) -> dict:

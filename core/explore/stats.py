@@ -317,9 +317,9 @@ def kl_pooled_note(shift: pd.DataFrame) -> str:
         return ""
     span = f"{own.min():.3f}–{own.max():.3f}"
     if overall < own.min():
-        return (f"The all-classes figure ({overall:.3f}) is below every class's own ({span}): it pools the classes, "
-                "and KL is jointly convex, so pooled in the same class shares it is at most their weighted mean; "
-                "its counts also hold more words, which smoothing inflates less.")
+        return (f"The all-classes figure ({overall:.3f}) is below every class's own ({span}): it pools the classes. "
+                "When test mixes the classes as train does, pooled KL is at most the classes' weighted mean (KL is "
+                "jointly convex), and the pooled counts hold more words, which smoothing inflates less.")
     if overall > own.max():
         return (f"The all-classes figure ({overall:.3f}) is above every class's own ({span}): test mixes the "
                 "classes in other shares than train, and the pooled word distributions shift with the mix.")
