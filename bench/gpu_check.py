@@ -109,10 +109,11 @@ def make_venv(folder: Path, hide: tuple[str, ...]) -> Path:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   capture_output=True, text=True, check=True).stdout.strip())
-    # addsitedir, not a bare path: the .pth files of the machine's own site-packages (editable installs, a venv's
-    # link to the one it was made from) must be read too
+    # every site folder this interpreter reads (a venv's own, and its system's where it sees them), through
+    # addsitedir, not as bare paths: their .pth files (editable installs, links to other folders) are read too
+    seen = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
     (purelib / "_machine_packages.pth").write_text("".join(f"import site; site.addsitedir({d!r})\n"
-                                                           for d in site.getsitepackages()))
+                                                           for d in dict.fromkeys([*site.getsitepackages(), *seen])))
     hider = purelib / "_absent_packages.py"
     if hide:
         hider.write_text(f'''"""The GPU machine lacks these: the dry run hides them (bench/gpu_check.py)."""
