@@ -125,7 +125,7 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
                                                                  "class and split for a density map.</p>"))
     if not views["kl"].empty:
         sections.append(_section("Train/test shift", _chart_html(charts.kl_matrix(views["kl"], labels), "kl"),
-                                 note=KL_EXPLANATION))
+                                 note=f"{KL_EXPLANATION} {explore.kl_pooled_note(views['kl'])}"))
     if not views["sources"].empty:
         sections.append(_section("Sources", _chart_html(charts.source_breakdown(views["sources"], labels), "src")))
     scripts = f"<script>{vlc.javascript_bundle()}</script>"

@@ -44,7 +44,7 @@ class Calibration:
     n: int
 
     def sentence(self) -> str:
-        """In words, for the Classify page and the run card."""
+        """In words, for the Classify page."""
         return (f"on its {self.n:,} test texts its top probability averaged {self.confidence:.0%}, and it was right "
                 f"{self.accuracy:.0%} of the time: expected calibration error {self.ece:.3f}")
 
