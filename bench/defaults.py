@@ -170,9 +170,13 @@ def run_sweeps(registry, spec, names: list[str], args, corpus, train: bool) -> t
             going = rows if rung == 0 else survivors(rows, args.per_class, keep=0.5)
             for row in rows:  # cut after its first seeds (a point that has not run them is "not run")
                 row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
-            for row in going:
-                measure(registry, spec, name, row, args.per_class, seeds, train=train, precision=args.precision,
-                        any_precision=args.any_precision, corpus=corpus)
+            # seed by seed and amount by amount, every point at each: a sweep cut short (a session's end) leaves
+            # pairs to compare, where point by point it had left the default's runs alone
+            for seed in seeds:
+                for per_class in args.per_class:
+                    for row in going:
+                        measure(registry, spec, name, row, [per_class], [seed], train=train,
+                                precision=args.precision, any_precision=args.any_precision, corpus=corpus)
     return table, rungs
 
 
