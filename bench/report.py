@@ -159,6 +159,22 @@ def speed_section() -> str:
     return "\n\n".join(out)
 
 
+def estimates_section() -> str:
+    """The Train page's time estimates against the time grids took (bench/estimates.py), the latest per corpus."""
+    latest = {e["corpus"]: e for e in recorded(RECORDS_DIR / "estimates.jsonl")}
+    if not latest:
+        return ""
+    rows = ["| corpus | grid | runs | estimated s | took s | estimate ÷ actual |", "|---|---|---:|---:|---:|---:|"]
+    for corpus, e in latest.items():
+        for grid, g in e["grids"].items():
+            rows.append(f"| {corpus} ({e['date']}) | {grid} | {g['runs']} | {g['estimated_s']:,.0f} | "
+                        f"{g['took_s']:,.0f} | {g['estimated_s'] / g['took_s']:.2f} |")
+    return ("## Time estimates (bench/estimates.py)\n\nFrozen grids through the real queue in a fresh studio home: the "
+            "first with no history (the methods' models at laptop figures), then the same grid with other seeds and "
+            "another amount, estimated from the first grid's runs. Goals: within 2x on a first grid, 1.5x on a "
+            "repeated one.\n\n" + "\n".join(rows))
+
+
 def encode_table(encode: list[dict]) -> str:
     """The latest engine speeds, with GFLOP/s and the ceiling share where measured, and each engine's accuracy
     fall from the latest run that measured accuracy (a speed-only run measures none)."""
@@ -317,6 +333,7 @@ def page() -> tuple[str, str]:
                 sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "
                                 f"(`bench/records/{name}.jsonl`).\n\n" + group_table(runs_of[name]))
         sections.append("## Speed\n\n" + speed_section())
+        sections.append(estimates_section())
         sections.append("## On a GPU (bench/gpu_check.py)\n\n"
                         + gpu_section(restored("l2r", Registry(Path(home) / "l2r-gpu"), gpu=True)))
         table = headline(runs_of)

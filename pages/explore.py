@@ -10,6 +10,7 @@ from core.explore import KL_EXPLANATION, charts, umap_map
 from core.explore import stats as explore
 from core.paths import studio_home
 from core.plotting import class_colors
+from core.train.view_features import view_features
 from pages.widgets import kept_tabs
 
 CACHE = studio_home() / "explore"
@@ -135,15 +136,16 @@ def show_maps() -> None:
     e1, e2 = st.columns([2, 1])
     per_split = e2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n",
                                 persist_state="session")
-    if e1.toggle("Map backbone embeddings too (PCA, sampled: ~50 texts/s on a CPU)", key="ex_emb",
-                 persist_state="session"):
-        bar = st.progress(0.0, text="Embedding texts…")
+    if e1.toggle("Map backbone embeddings too (PCA of the frozen features runs read: cached texts are read, the "
+                 "others encoded at about 100 texts/s on a CPU)", key="ex_emb", persist_state="session"):
+        bar = st.progress(0.0, text="Reading the features runs have cached…")
         # not st.cache_data: it replays the bar's updates into a block a later page visit no longer has (an
         # error); core caches the map on disk, so a repeat call only reads it
-        emb = explore.embedding_map(ds, per_split=int(per_split), cache=CACHE, on_progress=lambda done, total:
-                                    bar.progress(done / total, text=f"Embedded {done}/{total}"))
+        embed, features = view_features(ds.spec, on_progress=lambda done, total: bar.progress(
+            done / max(total, 1), text=f"Encoding {done:,} of the {total:,} texts no run has encoded yet"))
+        emb = explore.embedding_map(ds, embed, features, per_split=int(per_split), cache=CACHE)
         bar.empty()
-        st.altair_chart(charts.scatter_map(emb, labels, "MiniLM embeddings, PCA"))
+        st.altair_chart(charts.scatter_map(emb, labels, "Backbone features (as frozen runs read them), PCA"))
 
 
 def show_shift() -> None:

@@ -1,7 +1,5 @@
-"""Train: choose a grid of runs, see its size and estimated time, launch it, and watch the runs.
-
-The methods come from the method table and every option widget from `TrainConfig`'s field metadata.
-"""
+"""Train: choose a grid of runs, see its size and estimated time, launch it, and watch the runs. The methods come
+from the method table and every option widget from `TrainConfig`'s field metadata."""
 
 import time
 
@@ -139,7 +137,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         except InputError as e:
             st.error(str(e))
         else:
-            ids = enqueue(registry, not_yet_run(registry, new), place.backend, resources)  # read again: a double click
+            # the grid read again (a double click); each run keeps its estimate, its time left until one like it ends
+            ids = enqueue(registry, not_yet_run(registry, new), place.backend, resources, estimate.each)
             st.session_state.pop("tr_deleted", None)  # a delete's Undo is for the moment after it
             st.session_state.tr_queued = len(ids)
             st.rerun()  # the grid's line and the button above say at once that it is queued
@@ -164,6 +163,7 @@ def monitor() -> None:
     event = st.dataframe(table, key=key, hide_index=True, on_select="rerun", selection_mode="multi-row",
                          placeholder="–", column_config=MONITOR_COLUMNS)
     offer_undo(registry)  # below the table: an element above it would move the table in the page and reset it
+    st.caption(compare.queue_words(runs, time.time(), concurrency(registry)) or "")
     rows = event.selection.rows if event else []
     picked = [registry.get(table.iloc[i]["run_id"]) for i in rows]
     if not picked:

@@ -445,3 +445,45 @@ def test_an_unset_setting_reads_as_its_own_word():
 
     assert setting_value(None, "unlabeled_limit") == "all" and setting_value(None, "max_len") == "auto"
     assert setting_value(None, "lr") == "default" and setting_value(1000, "unlabeled_limit") == "1000"
+
+
+def test_a_run_is_named_as_its_group_on_every_page():
+    """The walk's run read "… (unlabeled rows 1000) @ 20/class" in Compare's groups, plain "… @ 20/class" in
+    Classify and nothing in "differs in": its only twin of another pool was at another amount."""
+    from core.compare import distinct_names
+    from core.compare.seeds import groups
+    from core.runs import Registry
+
+    reg = Registry()
+    base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=20, fraction=None, unlabeled_limit=1000)
+    small, whole = reg.create(base), reg.create(base.with_(per_class=5, unlabeled_limit=None))
+    for run_id, accuracy in ((small, 0.4), (whole, 0.3)):
+        reg.claim(run_id)
+        reg.mark_running(run_id, 1, "cpu")
+        reg.finish(run_id, "done", "finished", {"labeled": 100, "test": {m: accuracy for m in METRICS}})
+    runs = reg.list()
+    names = distinct_names(runs)
+    assert names[small].startswith("GAN-BERT G1 (noise) on frozen features (unlabeled rows 1000) @ 20/class")
+    assert names[whole].startswith("GAN-BERT G1 (noise) on frozen features (unlabeled rows all) @ 5/class")
+    frame = runs_frame(runs).set_index("run_id")
+    assert frame.loc[small, "differs in"] == "unlabeled rows 1000"
+    group = groups(frame.reset_index(), METRICS).set_index("amount")["group"]
+    # the group is the run's name less its seed and dataset
+    assert names[small].startswith(group["20/class"]) and names[whole].startswith(group["5/class"])
+
+
+def test_tfidf_runs_are_never_told_apart_by_a_backbone_they_do_not_read():
+    """A walk's TF-IDF + LR runs read "(backbone …)" beside a grid's adapted backbone: TF-IDF reads none."""
+    from core.compare import distinct_names
+    from core.compare.seeds import group_key
+
+    reg = Registry()
+    base = TrainConfig(data=DATA, method="tfidf-lr", per_class=5, fraction=None)
+    plain, adapted = reg.create(base), reg.create(base.with_(backbone="/somewhere/adapted", seed=1))
+    gan = reg.create(TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None,
+                                 backbone="/somewhere/adapted"))
+    gan_base = reg.create(TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None))
+    names = distinct_names(reg.list())
+    assert "backbone" not in names[plain] and "backbone" not in names[adapted]
+    assert group_key(reg.get(plain).config) == group_key(reg.get(adapted).config)  # one series over both seeds
+    assert "backbone" in names[gan] and "backbone" in names[gan_base]  # GAN-BERT reads it: said

@@ -259,3 +259,31 @@ def test_hexbins_are_sized_to_the_texts_and_maps_name_only_classes_that_have_som
     labels = ("human", "chatGPT", "cohere", "davinci", "bloomz", "dolly")
     scale = charts.scatter_map(small, labels, "").to_dict()["encoding"]["color"]["scale"]
     assert scale["domain"] == ["human", "dolly"] and scale["range"] == ["#4e79a7", "#edc948"]  # their own colours
+
+
+def test_the_embedding_map_reads_the_features_runs_cached_and_encodes_only_the_rest(tiny_backbone, studio_home):
+    """A walk waited 28 s for 1,500 texts encoded apart from the runs' features: the map now draws the vectors a
+    default frozen run reads, from the same store, and reports only the texts it still has to encode."""
+    import torch
+
+    from core.data import CorpusConfig, DataSpec, load_dataset
+    from core.train import TrainConfig, resolve
+    from core.train.inputs import frozen_features
+    from core.train.view_features import view_features
+
+    spec = DataSpec(builtin=CorpusConfig(train_per_class=10, test_per_class=4))
+    ds = load_dataset(spec)
+    progress: list[tuple[int, int]] = []
+    embed, features = view_features(spec, str(tiny_backbone), lambda done, total: progress.append((done, total)))
+    first = explore.embedding_map(ds, embed, features, per_split=12, cache=studio_home / "explore")
+    assert progress[0] == (0, 24) and progress[-1] == (24, 24)  # 2 a class and split: 12 train, 12 test, counted
+    assert len(first) == 24 and {"x", "y", "split", "class"} <= set(first.columns)
+    # a default frozen run on this data encodes every text into the same store ...
+    config = resolve(TrainConfig(data=spec, frozen=True, backbone=str(tiny_backbone)))
+    texts = ds.train["text"].tolist() + ds.test["text"].tolist()
+    run_vectors = frozen_features(config, {"all": texts}, torch.device("cpu"))["all"]
+    progress.clear()
+    # ... so a larger map encodes nothing, and draws the run's own vectors
+    wider = explore.embedding_map(ds, embed, features, per_split=24, cache=studio_home / "explore")
+    assert progress == [] and len(wider) == 48
+    assert np.allclose(embed(texts[:5]), run_vectors[:5])

@@ -41,6 +41,7 @@ def test_old_runs_list_as_before(old_home, expected, capsys):
         assert {k: new[k] for k in old} == old  # every old field, unchanged
     registry = Registry()
     assert all(r.rows is None for r in registry.list())  # the rows column, added in place, empty for old runs
+    assert all(r.estimate is None for r in registry.list())  # so is the launch estimate's
     assert {r.kind for r in registry.list()} == {"train"} and registry.list(kind="adapt") == []  # every one trained
     assert all(r.config.validation == "carve:0.1" and r.labels_read is not None for r in registry.list(
         statuses=("done",)))  # read as the carve they ran with, their validation rows counted

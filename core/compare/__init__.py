@@ -33,6 +33,7 @@ _EXPORTS = {
     "follow_rows": "core.compare.tables",
     "method_name": "core.compare.tables",
     "monitor_frame": "core.compare.tables",
+    "queue_words": "core.compare.tables",
     "per_class_f1": "core.compare.tables",
     "run_details": "core.compare.tables",
     "run_notes": "core.compare.tables",

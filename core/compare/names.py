@@ -5,8 +5,9 @@ and sentence. Each name here adds the settings in which its run differs from the
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Hashable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ from core.train.config import flat_settings, options
 
 METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}  # the test metrics, in words
 NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setting that changes its result
+RUN_AXES = ("seed", "fraction", "per_class")  # said in every run's own name (`run_label`): not what tells it apart
 
 
 def setting_label(key: str) -> str:
@@ -92,23 +94,33 @@ def differing(runs: Sequence[Run], drop: tuple[str, ...] = NEVER) -> list[str]:
     return [k for k in keys if len({repr(f.get(k)) for f in flat}) > 1]
 
 
+def varying(flats: Sequence[dict], kinds: Sequence[Hashable], leave_out: Collection[str] = ()) -> list[str]:
+    """For each of `flats` (a run's or a group's flattened settings), '<setting> <value>' for every setting but
+    those in `leave_out` that is not the same over the others of its kind (its method and dataset), joined by ', '.
+    The one rule a run's name (`distinct_names`) and its group's name (`seeds.groups`) both follow: a walk found a
+    run named "(unlabeled rows 1000)" in Compare's groups, plain in Classify, and with an empty "differs in"."""
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for i, kind in enumerate(kinds):
+        members[kind].append(i)
+    words = [""] * len(flats)
+    for same in members.values():
+        keys = sorted({k for i in same for k in flats[i]} - set(leave_out))
+        apart = [k for k in keys if len({json.dumps(flats[i].get(k), default=str) for i in same}) > 1]
+        for i in same:
+            words[i] = ", ".join(f"{setting_label(k)} {setting_value(flats[i].get(k), k)}" for k in apart)
+    return words
+
+
 def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
-    """Run id → what tells it apart from the other runs of its name: '<setting> <value>' for each setting
-    they differ in ('max length 256'), or its run id for runs alike in every setting (a run queued twice);
-    '' for a run alone with its name."""
-    by_name: dict[str, list[Run]] = defaultdict(list)
-    for r in runs:  # a queued run and a finished one are alike though only the finished knows its labeled count
-        by_name[run_label(r.config)].append(r)
-    extra = {}
-    for same in by_name.values():
-        keys = differing(same) if len(same) > 1 else []
-        for r in same:
-            flat = flat_settings(r.config)
-            extra[r.id] = " · ".join(f"{setting_label(k)} {setting_value(flat.get(k), k)}" for k in keys)
-    taken = Counter((run_label(r.config), extra[r.id]) for r in runs)
-    alike = {r.id for r in runs if taken[run_label(r.config), extra[r.id]] > 1}
-    return {r.id: " · ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if r.id in alike else ""]))
-            for r in runs}
+    """Run id → what tells it apart from the other runs of its method and dataset (`varying`), its amount and
+    seed left to its name ('max length 256'), with its run id for runs alike in every setting (a run queued
+    twice); '' for a run whose method and dataset no other run shares in another setting."""
+    flats = [flat_settings(r.config, (*NEVER, *unread_options(r.config))) for r in runs]
+    extra = dict(zip((r.id for r in runs), varying(
+        flats, [(method_for(r.config).display(r.config), r.config.data) for r in runs], RUN_AXES)))
+    taken = Counter(json.dumps(f, sort_keys=True, default=str) for f in flats)
+    return {r.id: ", ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if taken[
+        json.dumps(f, sort_keys=True, default=str)] > 1 else ""])) for r, f in zip(runs, flats)}
 
 
 def distinct_names(runs: Sequence[Run]) -> dict[str, str]:

@@ -21,7 +21,8 @@ import pandas as pd
 from scipy import stats
 
 from core.train import TrainConfig
-from core.compare.names import METRIC_NAMES, setting_label, setting_value
+from core.train.methods import unread_options
+from core.compare.names import METRIC_NAMES, varying
 from core.train.config import flat_settings
 from core.runs.lifecycle import Status
 
@@ -34,7 +35,8 @@ POOL = ("unlabeled_limit",)  # the unlabeled pool's size: an axis of its own (`c
 
 
 def group_key(config: TrainConfig) -> str:
-    return json.dumps(flat_settings(config, NOT_SETTINGS), sort_keys=True, default=str)
+    """A group's identity: every setting its runs read but the seed (TF-IDF's runs read no backbone)."""
+    return json.dumps(flat_settings(config, (*NOT_SETTINGS, *unread_options(config))), sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -157,18 +159,12 @@ def paired(a: str, b: str, metric: str, scores_a: dict[int, float], scores_b: di
 
 def _names(done: pd.DataFrame, besides: tuple[str, ...] = ()) -> pd.Series:
     """Each group's series name: the method's, plus the settings that tell apart groups of that method on
-    that dataset ("max length 256", "learning rate 0.001"), named as runs name them, so that no two series
-    share a name; settings in `besides` are left out, as the axis a chart draws them on says them."""
-    names = done["method"].copy()
-    parsed = done["settings"].map(json.loads)
-    for index in done.groupby(["dataset", "method"]).groups.values():
-        runs = parsed[index]
-        keys = sorted({k for d in runs for k in d} - set(AMOUNT) - set(besides))
-        varying = [k for k in keys if len({json.dumps(d.get(k), default=str) for d in runs}) > 1]
-        if varying:
-            names[index] = [f"{m} ({', '.join(f'{setting_label(k)} {setting_value(d.get(k), k)}' for k in varying)})"
-                            for m, d in zip(done.loc[index, "method"], runs)]
-    return names
+    that dataset ("max length 256", "learning rate 0.001"), by the rule that names runs (`names.varying`), so that
+    no two series share a name and a run reads as its group; settings in `besides` are left out, as the axis a
+    chart draws them on says them."""
+    apart = varying(list(done["settings"].map(json.loads)), list(zip(done["dataset"], done["method"])),
+                    (*AMOUNT, *besides))
+    return pd.Series([f"{m} ({a})" if a else m for m, a in zip(done["method"], apart)], index=done.index)
 
 
 def series_key(settings: str) -> str:

@@ -13,7 +13,7 @@ from core.backbone import backbone_label
 from core.compare.names import dataset_names, distinct_names, distinguishing
 from core.compare.seeds import group_key
 from core.runs import Registry, Run
-from core.runs.estimate import History, times_left
+from core.runs.estimate import History, roughly, times_left
 from core.train import method_for
 from core.train.methods.specs import not_learned
 from core.runs.lifecycle import ACTIVE, Status
@@ -179,6 +179,21 @@ def monitor_frame(runs: list[Run], now: float, slots: int) -> pd.DataFrame:
     # the score beside the progress, where the table opens: a long run name would push it out of sight
     return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "test macro-F1", "run", "latest",
                                        "evaluations", "where", "run_id"])
+
+
+def queue_words(runs: list[Run], now: float, slots: int) -> str | None:
+    """When the runs still queued or going will all have ended, for the monitor to say under its table (a grid had
+    no total once launched); None when none is going. Runs whose time is not known yet are counted as such."""
+    going = [r for r in runs if r.status in ACTIVE]
+    if not going:
+        return None
+    left = times_left(runs, History(runs), now, slots)
+    known = [left[r.id] for r in going if left[r.id] is not None]
+    unknown = len(going) - len(known)
+    if not known:
+        return f"{len(going)} run(s) to go; their time is not known yet."
+    words = f"{len(going)} run(s) to go: the last ends in {roughly(max(known))}"
+    return words + (f", or later: {unknown} of them have no estimate yet." if unknown else ".")
 
 
 def follow_rows(before: list[str], rows: list[int], after: list[str]) -> list[int]:

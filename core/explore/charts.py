@@ -24,29 +24,39 @@ def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     ).properties(width=180, height=200)
 
 
+LENGTH_PANEL = 220  # px a length panel is wide
+LABEL_CHAR = 5.5  # px a character of a 9-px label takes
+
+
 def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
                      max_len: int | None = None) -> alt.Chart:
     """Per-class histograms, one small panel per class, as shares of each class's texts (classes of any size
     on one scale), with the chosen max length as a rule. The axis spans the bins: a max length past them drew
-    no bar there but squeezed every bar into a corner of its panel."""
-    x_scale = alt.Scale(domain=[float(hist["start"].min()), float(hist["end"].max())], nice=False)
+    no bar there but squeezed every bar into a corner of its panel. The last bin, when it holds the longest 1%,
+    says from where above its bar, ending at its right edge, unless the rule would cross the words (a walk saw
+    "≥ 560" over the 512 rule): then its tooltip alone says it."""
+    low, high = float(hist["start"].min()), float(hist["end"].max())
+    x_scale = alt.Scale(domain=[low, high], nice=False)
+    rule = max_len is not None and measure == "tokens" and max_len_off_bars(hist, max_len) is None
+    if "tail" in hist:
+        hist = hist.assign(tail_label=[f"≥ {s:,.0f}" if t else "" for s, t in zip(hist["start"], hist["tail"])])
     base = alt.Chart().mark_bar().encode(
         x=alt.X("start:Q", bin="binned", title=measure, scale=x_scale),
         x2="end:Q",
         y=alt.Y("share:Q", title="share of texts", axis=alt.Axis(format="%")),
         color=alt.Color("class:N", scale=class_scale(labels + ("all",)), legend=None),
         tooltip=["class", alt.Tooltip("start:Q", format=".0f"), alt.Tooltip("end:Q", format=".0f"), "count",
-                 alt.Tooltip("share:Q", format=".1%")],
-    ).properties(width=220, height=120)
+                 alt.Tooltip("share:Q", format=".1%"), *(["tail_label"] if "tail" in hist else [])],
+    ).properties(width=LENGTH_PANEL, height=120)
     layers = [base]
-    if "tail" in hist and hist["tail"].any():  # the last bin holds the longest 1%: its label says from where
-        layers.append(alt.Chart().transform_filter(alt.datum.tail).mark_text(dy=-6, fontSize=9, baseline="bottom")
-                      .encode(x=alt.X("start:Q", scale=x_scale), y="share:Q",
-                              text=alt.Text("tail_label:N")))
-    if max_len is not None and measure == "tokens" and max_len_off_bars(hist, max_len) is None:
+    if "tail" in hist and hist["tail"].any():
+        words = max(len(w) for w in hist["tail_label"]) * LABEL_CHAR / LENGTH_PANEL * (high - low)
+        if not (rule and high - words - LABEL_CHAR / LENGTH_PANEL * (high - low) <= max_len <= high):
+            layers.append(alt.Chart().transform_filter(alt.datum.tail).mark_text(
+                dy=-6, fontSize=9, baseline="bottom", align="right").encode(
+                    x=alt.X("end:Q", scale=x_scale), y="share:Q", text=alt.Text("tail_label:N")))
+    if rule:
         layers.append(alt.Chart().mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.datum(max_len)))
-    if "tail" in hist:
-        hist = hist.assign(tail_label=[f"≥ {s:,.0f}" for s in hist["start"]])
     return alt.layer(*layers, data=hist).facet(  # each panel its own axis: none drawn under an empty cell
         facet=alt.Facet("class:N", sort=list(labels) + ["all"], title=None), columns=3).resolve_axis(x="independent")
 

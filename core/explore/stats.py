@@ -19,8 +19,6 @@ from scipy.special import rel_entr
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from core.backbone import resolve_backbone
-from core.backbone.encode import embed_texts
 from core.data import Dataset, sample_per_group
 from core.explore import umap_map, words
 from core.explore.diskcache import cache_key, load_or_compute
@@ -188,24 +186,22 @@ def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: in
     return load_or_compute(cache, key, compute)
 
 
-def embedding_map(ds: Dataset, backbone: str | Path | None = None, per_split: int = 500, max_len: int = 128,
-                  seed: int = 0, cache: Path | None = None, on_progress=None) -> pd.DataFrame:
-    """PCA of backbone embeddings (mean-pooled last layer) for a stratified sample of each split.
-
-    A forward pass runs about 50 texts/s on a laptop CPU, so only `per_split` texts per split are embedded.
-    """
+def embedding_map(ds: Dataset, embed: Callable[[list[str]], np.ndarray], features: str, per_split: int = 500,
+                  seed: int = 0, cache: Path | None = None) -> pd.DataFrame:
+    """PCA of backbone vectors for a stratified sample of each split, fitted on the train texts: `embed` gives the
+    vectors (`core.train.view_features`: the runs' frozen features, through their store), `features` names them
+    for the cache. Only `per_split` texts a split: a CPU encodes some 100 texts/s."""
     def compute() -> pd.DataFrame:
         rows = _labeled_splits(ds, MAP_SPLITS)
         sample = sample_per_group(rows, "split", "class", per_split, seed)
-        emb = embed_texts(sample["text"].tolist(), backbone, max_len=max_len, pooling="mean",
-                          on_progress=on_progress)
+        emb = embed(sample["text"].tolist())
         train_mask = (sample["split"] == "train").to_numpy()
         pca = PCA(n_components=2, random_state=seed).fit(emb[train_mask])
         xy = pca.transform(emb)
         return pd.DataFrame({"split": sample["split"], "class": sample["class"], "x": xy[:, 0], "y": xy[:, 1],
                              "sampled_from": len(rows)})
-    key = cache_key("embedding_map", data=ds.fingerprint, backbone=resolve_backbone(backbone).identity, n=per_split,
-                    L=max_len, seed=seed, splits=MAP_SPLITS)
+    key = cache_key("embedding_map", data=ds.fingerprint, features=features, n=per_split, seed=seed,
+                    splits=MAP_SPLITS)
     return load_or_compute(cache, key, compute)
 
 

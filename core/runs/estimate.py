@@ -1,26 +1,29 @@
 """Time estimates from this machine's history: for a grid before it launches, and for a run while it runs.
 
-A run's wall time is mostly not its optimizer steps: a frozen GAN-BERT run of 60 steps spends its two
-minutes starting a process, loading the backbone and the cached features, and evaluating. So an estimate
-starts from what finished runs took here, from start to end less their encoding pass (encoding happens
-once per text and is counted apart, at the speed this machine measured):
+A run's wall time is mostly not its optimizer steps: a frozen GAN-BERT run of 60 steps spends most of its time
+loading the backbone and the cached features, and evaluating. So an estimate starts from what finished runs took
+here, from start to end less their encoding pass (encoding happens once per text and is counted apart, at the
+speed this machine measured):
 
 1. runs with the same settings but the seed: the median of their times;
 2. else runs of the same method, mode and max length (any max length when frozen: it changes only the
    encoding): their times scaled by the method's own model of its budget at this data size against theirs;
-3. else a rough guess: the method's model at laptop-CPU speeds plus a start-up cost, and the page says so.
+3. else a rough guess: the method's model at laptop-CPU speeds plus a run's fixed cost, and the page says so.
 
-Both models count the gradient checkpointing that slows a step whose memory would not fit: a finished run's
-as it recorded it, a new run's as its worker will decide it on this machine now.
-"""
+A grid's runs follow one another in one worker process (`core.runs.worker`), so the process's start (torch
+and transformers imported) is counted once a grid, at the time it took here; a walk's 4 frozen runs estimated at
+3 min took 4.9 s when each run paid it. Both models count the gradient checkpointing that slows a step whose
+memory would not fit: a finished run's as it recorded it, a new run's as its worker will decide it on this machine
+now."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.data import clean_texts
@@ -31,11 +34,13 @@ from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
 from core.train.features import cached_share, feature_store
 
-# texts/s at 128 tokens, the frozen-feature pass before this machine has measured its own: bench/frozen_grid.py
-# measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; the slower, so a first grid is not
-# promised in half its time
-FALLBACK_ENCODE = 48.0
-STARTUP = 15.0  # s before a run's first step on a laptop CPU: process, imports, backbone and data (a guess)
+# texts/s at 128 tokens by precision, the frozen-feature pass before this machine has measured its own: in fp32
+# bench/frozen_grid.py measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; in bf16
+# bench/encode.py measured 154 (2026-11-28), and the first grid of bench/estimates.py encoded L2R at 97 texts/s at
+# 256 tokens (2026-11-29). A little under the slower, so a first grid is not promised in half its time
+FALLBACK_ENCODE = {"fp32": 46.0, "bf16": 140.0}
+STARTUP = 8.0  # s for a worker process to start and import torch and transformers before it has been timed here
+RUN_OVERHEAD = 0.5  # s a run spends beyond its method's model (its data, features, folder): 0.2-0.5 s chained
 ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
 BUSY = 0.75  # of the cores busy over the last minute, with no run of the studio's going: other work slows a grid
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
@@ -97,11 +102,18 @@ def run_seconds(config: TrainConfig, rows: tuple[int, ...]) -> float:
 
 
 def train_seconds(run: Run) -> float | None:
-    """What a finished run took here outside its encoding pass, from leaving the queue (its process starts
-    then, seconds before it records its start) to its end."""
+    """What a finished run took here outside its encoding pass and its process's start (`startup_seconds`),
+    from its start to its end."""
     if run.status != Status.DONE or not run.started or not run.ended:
         return None
-    return max(0.0, run.ended - (run.claimed or run.started) - (run.metrics or {}).get("encode_seconds", 0.0))
+    return max(0.0, run.ended - run.started - (run.metrics or {}).get("encode_seconds", 0.0))
+
+
+def startup_seconds(runs: list[Run]) -> float:
+    """How long a worker process takes here from leaving the queue to its run's start: the median over runs that
+    began a process (a run chained after another starts within a second of its claim); `STARTUP` before any."""
+    gaps = [r.started - r.claimed for r in runs if r.started and r.claimed and r.started - r.claimed > 1.0]
+    return statistics.median(gaps) if gaps else STARTUP
 
 
 def same_run(config: TrainConfig) -> str:
@@ -113,6 +125,9 @@ class Estimate:
     seconds: float
     from_history: int  # runs whose time came from finished runs here (settings alike, or scaled)
     guessed: int  # runs with no history: laptop figures
+    # each run's share by its config's JSON: its own time, the first run its worker's start, and the first run of a
+    # feature store its encoding; the registry keeps it, for a queued run's time left before any run like it ended
+    each: dict[str, float] = field(default_factory=dict)
 
     def words(self) -> str:
         """'about 7 min (from runs finished here)', or saying which part is a rough guess."""
@@ -130,6 +145,7 @@ class History:
 
     def __init__(self, runs: list[Run]):
         self.done = [(r, t) for r in runs if (t := train_seconds(r)) is not None]
+        self.startup = startup_seconds([r for r, _ in self.done])
         self.by_settings: dict[str, list[float]] = {}
         for r, t in self.done:
             self.by_settings.setdefault(same_run(r.config), []).append(t)
@@ -142,7 +158,7 @@ class History:
     def scaled(self, config: TrainConfig, rows: tuple[int, ...]) -> float | None:
         """Finished runs of the same method, mode and max length (any, when frozen), each scaled by the method's
         model of this config's budget and data (`ROWS`) against its own."""
-        mine = run_seconds(config, rows) + STARTUP
+        mine = run_seconds(config, rows) + RUN_OVERHEAD
         ratios = []
         for r, t in self.done:
             c, m = r.config, r.metrics or {}
@@ -155,7 +171,7 @@ class History:
             if kind or not same_length or None in sizes:
                 continue  # another kind of run, or one from before runs recorded their row counts
             theirs = method_for(c).seconds(c, *sizes, bool(m.get("gradient_checkpointing")))
-            ratios.append(t * mine / (theirs + STARTUP))
+            ratios.append(t * mine / (theirs + RUN_OVERHEAD))
         return statistics.median(ratios) if ratios else None
 
 
@@ -166,35 +182,55 @@ def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -
     found = history.alike(config) or history.scaled(config, rows)
     if found is not None:
         return found, True
-    return run_seconds(config, rows) + STARTUP, False
+    return run_seconds(config, rows) + RUN_OVERHEAD, False
+
+
+def texts_to_encode(configs: list[TrainConfig], pool: int, split: int | None, test: int, classes: int) -> float:
+    """The texts a grid's frozen runs on one feature store encode, expected: the test rows once, and from the pool
+    (and a validation split) each seed's draw, the largest of its runs' (labeled, validation, and unlabeled where
+    the method reads them, up to the pool limit), seeds' draws overlapping as random rows do: n × (1 − Π(1 −
+    drawn / n)). A walk's grid of pool-1,000 runs on L2R was estimated with its 11,421-text pool encoded."""
+    from_pool: dict[int, int] = {}
+    from_split: dict[int, int] = {}
+    for c in configs:
+        labeled, unlabeled, val, _ = planned_rows(c, pool, split, test, classes)
+        drawn = labeled + (val if split is None else 0) + (unlabeled if method_for(c).uses_unlabeled else 0)
+        from_pool[c.seed] = max(from_pool.get(c.seed, 0), drawn)
+        from_split[c.seed] = max(from_split.get(c.seed, 0), val if split is not None else 0)
+
+    def union(n: int | None, draws: dict[int, int]) -> float:
+        return n * (1 - math.prod(1 - min(d, n) / n for d in draws.values())) if n else 0.0
+
+    return union(pool, from_pool) + union(split, from_split) + test
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
                  classes: int, texts: Sequence[str] = ()) -> Estimate:
-    """The whole grid run one after another, plus the encoding a frozen grid still needs: each text once, at
-    the speed measured here (else a laptop figure), the whole pool when a method learns from unlabeled texts, less
-    the share of the dataset's `texts` its feature store already holds (a walk's grid on features a benchmark had
-    cached read "about 11 min" for 2)."""
+    """The whole grid run one after another in one worker process (its start counted once), plus the encoding
+    a frozen grid still needs: each text once (`texts_to_encode`), at the speed measured here (else a laptop
+    figure at the runs' precision), less the share of the dataset's `texts` its feature store already holds (a
+    walk's grid on features a benchmark had cached read "about 11 min" for 2)."""
     history = History(registry.list(statuses=(Status.DONE,)))
-    total, known = 0.0, 0
+    each, known = {c.to_json(): 0.0 for c in configs}, 0
+    if configs:
+        each[configs[0].to_json()] += history.startup
     for c in configs:
         seconds, measured = run_estimate(history, c, planned_rows(c, pool, split, test, classes))
-        total, known = total + seconds, known + measured
+        each[c.to_json()] += seconds
+        known += measured
     stores: dict[Path, list[TrainConfig]] = {}
     for c in configs:
         if c.frozen:
             stores.setdefault(feature_store(studio_home(), c.resolved_backbone(), c.max_len, c.resolved_pooling,
                                             c.precision == "bf16", c.encoder_engine), []).append(c)
     for store, frozen in stores.items():
-        with_pool = any(method_for(c).uses_unlabeled for c in frozen)
         max_len = max(c.max_len for c in frozen)
-        speed = float(registry.setting(ENCODE_SPEED) or FALLBACK_ENCODE) * 128 / max_len
-        labeled = max(labeled_count(c, pool, classes) for c in frozen)
-        val = max(c.validating.planned(labeled, classes, split, pool) for c in frozen)
-        needed = (pool if with_pool else min(pool, labeled)) + val + test
+        fallback = FALLBACK_ENCODE["bf16" if frozen[0].precision == "bf16" else "fp32"]
+        speed = float(registry.setting(ENCODE_SPEED) or fallback) * 128 / max_len
+        needed = texts_to_encode(frozen, pool, split, test, classes)
         cached = cached_share(store, clean_texts(list(texts), frozen[0].cleaning)) if texts else 0.0
-        total += needed * (1 - cached) / speed
-    return Estimate(total, known, len(configs) - known)
+        each[frozen[0].to_json()] += needed * (1 - cached) / speed
+    return Estimate(sum(each.values()), known, len(configs) - known, each)
 
 
 def usable_cores() -> int:
@@ -239,18 +275,20 @@ def times_left(runs: list[Run], history: History, now: float, slots: int) -> dic
 
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
-    preparing, the runs alike (less what has passed since it left the queue, unknown once that is all of it:
+    preparing, the runs alike or its grid's estimate (less what has passed since it left the queue, unknown once that is all of it:
     a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
     own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
     training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the
     square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its
     evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the rest."""
     alike = history.alike(run.config)
-    if run.status == Status.QUEUED:  # its whole time, from the runs alike
-        return alike
+    # before it has a pace: the runs alike, else (none has ended here, a first grid) its grid's estimate at launch
+    whole = alike if alike is not None else run.estimate
+    if run.status == Status.QUEUED:
+        return whole
     if run.status == Status.STARTING or (run.status == Status.RUNNING and not run.phase_started):
         began = run.claimed or run.started  # its process starting, the backbone and data loading: no pace yet
-        rest = None if alike is None or began is None else alike - (now - began)
+        rest = None if whole is None or began is None else whole - (now - began)
         return rest if rest is not None and rest > 0 else None  # past the runs alike: unknown, not "0m 00s"
     if run.status != Status.RUNNING:
         return None

@@ -6,6 +6,8 @@ on its queued runs; a finishing worker pumps too, so the queue moves on with nob
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from core.runs.backend import end_if_gone
 from core.runs.backends import NAMES, backend
 from core.runs.lifecycle import ACTIVE, Status
@@ -33,13 +35,14 @@ def pump(registry: Registry) -> list[str]:
 
 
 def enqueue(registry: Registry, configs: list[TrainConfig | AdaptConfig], where: str = "local",
-            resources: dict | None = None) -> list[str]:
-    """Queue runs on a backend (by name) and start what can start; returns their ids at once."""
+            resources: dict | None = None, estimates: Mapping[str, float] | None = None) -> list[str]:
+    """Queue runs on a backend (by name) and start what can start; returns their ids at once. `estimates`: each
+    run's seconds by its config's JSON (`Estimate.each`), its time left until a run like it has ended here."""
     if where not in NAMES:
         raise RunError(f"backend must be one of {', '.join(NAMES)}, got {where!r}")
     if where != "local" and any(isinstance(c, AdaptConfig) for c in configs):
         raise RunError("an adaptation runs on this machine's local backend; Ray runs training runs only")
-    run_ids = [registry.create(c, where, resources) for c in configs]
+    run_ids = [registry.create(c, where, resources, (estimates or {}).get(c.to_json())) for c in configs]
     pump(registry)
     return run_ids
 

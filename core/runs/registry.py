@@ -64,7 +64,8 @@ RENAMES = (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
            ("ALTER TABLE runs RENAME COLUMN epoch TO evaluations", "runs.epoch"))
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
-              ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"), ("kind", "TEXT NOT NULL DEFAULT 'train'"))
+              ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"), ("kind", "TEXT NOT NULL DEFAULT 'train'"),
+              ("estimate", "REAL"))
 KINDS = {"train": TrainConfig, "adapt": AdaptConfig}  # what a registered job does: train a classifier, or adapt a
 # backbone to a dataset's texts (`core.train.adaptation`); every earlier run trained
 
@@ -99,6 +100,7 @@ class Run:
     claimed: float | None = None  # when a backend took it from the queue: its process starts then, before `started`
     rows: dict | None = None  # its data as drawn, before encoding: labeled, unlabeled, val_rows and test_rows
     kind: str = "train"  # train | adapt (`KINDS`)
+    estimate: float | None = None  # seconds its grid's estimate gave it at launch (`estimate.Estimate.each`)
 
     @property
     def name(self) -> str:
@@ -201,9 +203,11 @@ class Registry:
 
     # ------------------------------------------------------------ create and read
 
-    def create(self, config: TrainConfig | AdaptConfig, backend: str = "local", resources: dict | None = None) -> str:
+    def create(self, config: TrainConfig | AdaptConfig, backend: str = "local", resources: dict | None = None,
+               estimate: float | None = None) -> str:
         """A queued run of `config`, as resolved at launch (`core.train.resolution`), for `backend` (the queue's
-        `enqueue` checks its name); an AdaptConfig queues an adaptation."""
+        `enqueue` checks its name), with the seconds its grid's estimate gave it; an AdaptConfig queues an
+        adaptation."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         kind = next(k for k, cls in KINDS.items() if isinstance(config, cls))
         folder = self.folder(run_id)
@@ -211,10 +215,10 @@ class Registry:
         folder.write_config(config)
         label = config.label if kind == "adapt" else run_label(config)
         with self._connect() as db:
-            db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources, kind) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            db.execute("INSERT INTO runs (id, created, status, config, label, backend, resources, kind, estimate) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (run_id, time.time(), FIRST, config.to_json(), label, backend,
-                        json.dumps(resources) if resources is not None else None, kind))
+                        json.dumps(resources) if resources is not None else None, kind, estimate))
         return run_id
 
     def get(self, run_id: str) -> Run:
@@ -369,4 +373,4 @@ def _to_run(row: sqlite3.Row) -> Run:
                cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
                backend=row["backend"], resources=json.loads(row["resources"]) if row["resources"] else None,
                phase=row["phase"], phase_started=row["phase_started"], claimed=row["claimed"],
-               rows=json.loads(row["rows"]) if row["rows"] else None, kind=row["kind"])
+               rows=json.loads(row["rows"]) if row["rows"] else None, kind=row["kind"], estimate=row["estimate"])

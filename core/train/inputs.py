@@ -132,23 +132,30 @@ def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
                     val.reset_index(drop=True), where)
 
 
+def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: torch.device,
+                    on_event: Event = lambda event: None) -> dict[str, np.ndarray]:
+    """Each split's frozen features as `config`'s runs read them, through its feature store: only texts no run
+    (or view) encoded before are encoded, with `features` events counting them."""
+    backbone, bf16, home = config.resolved_backbone(), use_bf16(config.precision, device), studio_home()
+    say = lambda message: on_event({"type": "status", "message": message})  # noqa: E731
+    engine = usable_engine(config.encoder_engine, backbone, home, device, say)
+    on_event({"type": "engine", "engine": engine})
+    store = feature_store(home, backbone, config.max_len, config.resolved_pooling, bf16, engine)
+
+    def encode(missing: list[str]) -> np.ndarray:
+        on_event({"type": "features", "done": 0, "total": len(missing)})
+        return encode_with(engine, backbone, home, missing, config.max_len, config.resolved_pooling, device, bf16,
+                           on_progress=lambda done, total: on_event({"type": "features", "done": done,
+                                                                     "total": total}))
+    return cached_features(texts, store, encode, say)
+
+
 def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:
     """Each split's inputs: frozen features (only texts no earlier run encoded are encoded), or token ids
     when the encoder trains."""
     texts = {split: data.texts(split) for split in ("pool", "val", "test")}
     if config.frozen:
-        backbone, bf16, home = config.resolved_backbone(), use_bf16(config.precision, device), studio_home()
-        say = lambda message: on_event({"type": "status", "message": message})  # noqa: E731
-        engine = usable_engine(config.encoder_engine, backbone, home, device, say)
-        on_event({"type": "engine", "engine": engine})
-        store = feature_store(home, backbone, config.max_len, config.resolved_pooling, bf16, engine)
-
-        def encode(missing: list[str]) -> np.ndarray:
-            on_event({"type": "features", "done": 0, "total": len(missing)})
-            return encode_with(engine, backbone, home, missing, config.max_len, config.resolved_pooling, device, bf16,
-                               on_progress=lambda done, total: on_event({"type": "features", "done": done,
-                                                                         "total": total}))
-        return cached_features(texts, store, encode, say)
+        return frozen_features(config, texts, device, on_event)
     tokenizer = load_tokenizer(config.resolved_backbone())
     return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"]
             for k, v in texts.items()}

@@ -49,7 +49,10 @@ class StepSpec(Method):
     min_steps_trained: ClassVar[int] = 150
     default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
     # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
-    cpu_speed: ClassVar[float] = 13.0  # the encoder trains, 128 tokens, batch 16
+    # the encoder trains, 128 tokens, batch 16: bench/train.py's studio step ran 28.2 texts/s at 128 tokens and
+    # 13.4 at 256 on 2 idle cores (2026-11-28); a walk's GAN-BERT run, 50 steps in 79 s at 256 on a busy one (20 at
+    # 128 tokens), was estimated at 22 min for its 13 when this read 13
+    cpu_speed: ClassVar[float] = 22.0
     head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
 
     def learning_rate(self, config: TrainConfig) -> float:
@@ -271,7 +274,7 @@ class FeaturesLRSpec(Method):
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
-        return 2.0 + labeled / 500
+        return 0.2 + labeled / 1000  # bench/estimates.py: 0.2-0.6 s at 25 and 100 labels (2026-11-29)
 
 
 class TfidfLRSpec(Method):
@@ -280,11 +283,12 @@ class TfidfLRSpec(Method):
     name = "tfidf-lr"
     title = CATALOG[name].title
     options = ("lr_c",)
-    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision")
+    # no backbone: a walk's TF-IDF runs were named and grouped apart by the backbone the grid chose for the others
+    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision", "backbone", "encoder_engine")
     reference = True
     encoder = "none"
     default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
-        return 1.0 + (labeled + val + test) / 2000
+        return 0.3 + (labeled + val + test) / 2000  # bench/estimates.py: 0.8 s on the M4 sample, 3.5 on L2R
