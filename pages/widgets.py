@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.backbone import BUNDLED, BackboneError, adapted_backbones, adapted_name, cached_models, resolve_backbone
 from core.backbone.download import download
+from core.backbone.packaged import installed_packaged
 from core.runs import RAY_HINT, Registry, ray_available
 from core.errors import InputError
 from core.train.config import Option
@@ -85,13 +86,14 @@ def variant_widget(column, o: Option, disabled: bool = False) -> list:
 
 
 def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
-    """The bundled MiniLM, the backbones adapted here to a dataset's texts, every encoder model in the local
-    Hugging Face cache (with its size), or a folder or hub id typed in; and whether a missing hub model may be
-    downloaded."""
+    """The bundled MiniLM, the packaged SmolLM2 (a causal LM: frozen features on a CPU), the backbones adapted here
+    to a dataset's texts, every encoder model in the local Hugging Face cache (with its size), or a folder or hub id
+    typed in; and whether a missing hub model may be downloaded."""
     found = {m.hub_id: m.label for m in cached_models()}
     adapted = {str(folder): f"{adapted_name(record)}, {record['cpu_seconds'] / 60:.0f} CPU min"
                for folder, record in adapted_backbones(home)}
-    names = {"": BUNDLED, **adapted, **found, OTHER: "Other: a folder or hub id…"}  # "": a kept None is no choice
+    names = {"": BUNDLED, **installed_packaged(), **adapted, **found,
+             OTHER: "Other: a folder or hub id…"}  # "": a kept None is no choice
     choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
                               persist_state="session",
                               help=o.help + ". The list holds the bundled model and the cached ones.")

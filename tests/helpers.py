@@ -99,6 +99,24 @@ def make_tiny_backbone(folder: Path) -> Path:
     return folder
 
 
+def make_tiny_llama(folder: Path) -> Path:
+    """A random 4-layer, hidden-32 Llama (a causal LM, as SmolLM2 is) with the MiniLM tokenizer padding on the
+    right: SmolLM2's code path without its 25-s conversion."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from core.backbone.encode import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
+                         num_key_value_heads=2, intermediate_size=64, max_position_embeddings=512,
+                         pad_token_id=tokenizer.pad_token_id)
+    LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 APP = str(REPO_ROOT / "app.py")
 
 

@@ -55,8 +55,10 @@ def test_a_run_is_named_with_its_labeled_count_from_its_draw_to_its_end(tiny_bac
     assert "labeled)" not in reg.get(run_id).name  # not drawn yet
     reg.set_rows(run_id, {"labeled": 25, "unlabeled": 0, "val_rows": 10, "test_rows": 60})
     drawn = reg.get(run_id).name
+    from core.compare import distinct_names  # what the monitor, Compare and Classify show: the same name
+    assert distinct_names(reg.list())[run_id] == drawn
     reg.finish(run_id, "done", metrics={"labeled": 25, "test": {"accuracy": 0.5, "macro_f1": 0.4, "mcc": 0.1}})
-    assert "(25 labeled)" in drawn and reg.get(run_id).name == drawn
+    assert "(25 labeled)" in drawn and reg.get(run_id).name == drawn == distinct_names(reg.list())[run_id]
 
 
 @pytest.mark.parametrize("bad", ["../etc", "20260101-120000-zzzzzz", "", "x/../../y", "20260101-120000-a1b2c3/.."])
@@ -656,3 +658,19 @@ def test_a_first_grid_shows_each_queued_runs_time_left_and_the_grids_total(studi
         reg.finish(run_id, "cancelled", "cancelled")
     reg.finish(reg.list(statuses=("queued",))[0].id, "cancelled", "cancelled")
     assert queue_words(reg.list(), 0.0, 1) is None  # nothing going: no line
+
+
+def test_a_run_in_its_first_percent_of_training_reads_its_estimate(studio_home):
+    """A walk's monitor raised (0.0 * None) on a training run under 1% of its steps, with no pace yet."""
+    from core.runs.estimate import History, time_left
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    finished(reg, config, 100.0)
+    run_id = reg.create(config.with_(seed=1))
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.update_progress(run_id, 0.005, 0, phase="training", message="step 1")
+    left = time_left(reg.get(run_id), History(reg.list()), time.time())
+    assert left == pytest.approx(100.0 * (1 - 0.005))

@@ -18,7 +18,12 @@ from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTo
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
 
-POOLINGS = ("cls", "pooled", "mean", "layers")
+POOLINGS = ("cls", "pooled", "mean", "layers", "layerN")  # layerN: one layer's mean, 'layer15'
+
+
+def needs_layers(pooling: str) -> bool:
+    """Whether a pooling reads hidden states beyond the last layer's."""
+    return pooling.startswith("layer")
 BackboneLike = Backbone | str | Path | None
 
 
@@ -64,7 +69,9 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
     """Sentence vectors from encoder outputs, masked by the tokenizer's own attention mask.
 
     `layers` concatenates every layer's mean-pooled and first-token vectors: sentence-embedding models
-    keep topic in their last layer and style in the lower ones, and authorship is about style.
+    keep topic in their last layer and style in the lower ones, and authorship is about style. `layerN` is layer
+    N's mean over every token but the first: a causal LM's start token attends to nothing else and carries a norm
+    that would swamp the mean (its tokenizer pads on the right, so the first is always the start).
     """
     mask = attention_mask.unsqueeze(-1).to(outputs.last_hidden_state.dtype)
 
@@ -80,6 +87,11 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
         return mean(outputs.last_hidden_state)
     if pooling == "layers":
         return torch.cat([torch.cat([mean(h), h[:, 0]], dim=-1) for h in outputs.hidden_states[1:]], dim=-1)
+    if pooling.startswith("layer") and pooling[5:].isdigit():
+        h = outputs.hidden_states[min(int(pooling[5:]), len(outputs.hidden_states) - 1)]
+        rest = mask.clone()
+        rest[:, 0] = 0
+        return (h * rest).sum(1) / rest.sum(1).clamp(min=1.0)
     raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
 
 
@@ -96,7 +108,7 @@ def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, tex
         enc = tokenizer([texts[i] for i in idx], truncation=True, max_length=max_len, padding=True,
                         return_tensors="pt").to(dev)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
-            outputs = model(**enc, output_hidden_states=(pooling == "layers"))
+            outputs = model(**enc, output_hidden_states=needs_layers(pooling))
             vecs = pool(outputs, enc["attention_mask"], pooling).float().cpu().numpy()
         for i, v in zip(idx, vecs):
             out[i] = v

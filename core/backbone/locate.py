@@ -11,12 +11,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.backbone.packaged import PACKAGED, converted_folder
 from core.errors import InputError
+from core.paths import studio_home
 
 # Encoder families the model picker offers; every method works with them (adapters where the `adapters` library
 # supports the family: BERT, RoBERTa, XLM-R, DeBERTa(-v2), DistilBERT, ELECTRA, ALBERT…).
 ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "distilbert", "electra", "mpnet",
                     "albert")
+# Causal LMs read as frozen feature extractors: their tokens see only the tokens before them, so a sentence vector
+# is a middle layer's mean (`layer` pooling), and their encoders train only on a GPU (`core.train.resolution`)
+CAUSAL_FAMILIES = ("llama", "mistral", "qwen2", "gpt2", "phi3")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 BUNDLED = "MiniLM (bundled)"
 ADAPTED_DIR = "backbones"  # under the studio home: backbones adapted to a dataset's texts (`core.train.adaptation`)
@@ -60,11 +65,14 @@ class Backbone:
     hub_id: str | None = None
     revision: str | None = None
     bundled: bool = False
+    packaged: str | None = None  # a name in `packaged.PACKAGED`: a GGUF model converted into `folder`
 
     @property
     def name(self) -> str:
         if self.bundled:
             return BUNDLED
+        if self.packaged:
+            return PACKAGED[self.packaged].title
         if (record := self.adapted) is not None:
             return adapted_name(record)
         return self.hub_id or str(self.folder)
@@ -105,6 +113,8 @@ def resolve_backbone(spec: str | Path | None, revision: str | None = None) -> Ba
     if spec is None or str(spec).strip() == "":
         return Backbone(default_backbone_path(), bundled=True)
     text = str(spec).strip()
+    if text in PACKAGED:  # converted on first use (`packaged.converted_folder`)
+        return Backbone(converted_folder(text, studio_home()), packaged=text)
     folder = Path(text).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").exists():
@@ -155,11 +165,28 @@ def adapted_name(record: dict) -> str:
     return f"{record['base']['name']} adapted to {record['dataset']} ({read} texts, {sum(texts.values()):,}{how})"
 
 
+def depth(spec: str | Path | None) -> tuple[int, bool]:
+    """A backbone's layer count and whether it is a causal LM, from its config file alone (no weights, no
+    conversion of a packaged one); (0, False) when it cannot be read, as a folder still to be given."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return PACKAGED[text].layers, True
+    try:
+        folder = default_backbone_path() if not text else resolve_backbone(text).folder
+        config = json.loads((folder / "config.json").read_text())
+    except (InputError, OSError, ValueError):
+        return 0, False
+    layers = config.get("num_hidden_layers") or config.get("n_layer") or 0
+    return int(layers), config.get("model_type") in CAUSAL_FAMILIES
+
+
 def backbone_label(spec: str | None) -> str:
-    """A run's backbone in words: the bundled MiniLM by name, an adapted backbone by what it was adapted from and
-    on (`adapted_name`), any other as it was given."""
+    """A run's backbone in words: the bundled MiniLM by name, a packaged one by its title, an adapted backbone by
+    what it was adapted from and on (`adapted_name`), any other as it was given."""
     if not spec:
         return BUNDLED
+    if spec in PACKAGED:
+        return PACKAGED[spec].title
     record = Path(spec) / ADAPTED_RECORD
     try:
         return adapted_name(json.loads(record.read_text())) if record.is_file() else str(spec)

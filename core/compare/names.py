@@ -127,8 +127,7 @@ def distinct_names(runs: Sequence[Run]) -> dict[str, str]:
     """Run id → its name with what tells it apart from the other runs of the same name (`distinguishing`) right
     after the method, where a table cut at its column's width still shows it."""
     extra = distinguishing(runs)
-    return {r.id: r.name if r.kind == "adapt" else run_label(r.config, (r.metrics or {}).get("labeled"), extra[r.id])
-            for r in runs}
+    return {r.id: r.name if r.kind == "adapt" else run_label(r.config, r.labeled, extra[r.id]) for r in runs}
 
 
 BUDGET = ("steps", "epochs")  # how a budget was asked for; what a run took is its record's `steps`

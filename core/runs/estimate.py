@@ -304,6 +304,8 @@ def time_left(run: Run, history: History, now: float) -> float | None:
         estimate = alike or (run_estimate(history, run.config, tuple(run.rows[k] for k in ROWS))[0]
                              if run.rows else None)
         if estimate is not None:  # the pace's weight grows with the steps behind it, slowly at first
-            weight = (run.progress / EARLY) ** 2 if pace is not None else 0.0
+            if pace is None:  # its first percent: no pace yet (a walk's monitor raised on 0.0 * None)
+                return estimate * (1 - run.progress)
+            weight = (run.progress / EARLY) ** 2
             return (1 - weight) * estimate * (1 - run.progress) + weight * pace
     return pace

@@ -108,7 +108,12 @@ class Run:
         dropped it while the run went on and added it at the end); `label` keeps the name it was created with."""
         if self.kind == "adapt":
             return self.label
-        return run_label(self.config, (self.metrics or {}).get("labeled", (self.rows or {}).get("labeled")))
+        return run_label(self.config, self.labeled)
+
+    @property
+    def labeled(self) -> int | None:
+        """The texts it labeled: recorded at its end, or drawn once it started (None while queued)."""
+        return (self.metrics or {}).get("labeled", (self.rows or {}).get("labeled"))
 
     @property
     def labels_read(self) -> int | None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 
-from core.backbone import Backbone, resolve_backbone
+from core.backbone import Backbone, depth, resolve_backbone
+from core.backbone.packaged import PACKAGED
 from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec, Validation
 from core.errors import InputError
 
@@ -73,10 +74,15 @@ class TrainConfig:
     frozen: bool = option(False, "frozen encoder with features cached on disk; only heads (and G) train: fast on a "
                                  "CPU", label="Frozen-feature mode")
     pooling: str | None = option(None, "sentence vector: cls, pooled (the backbone's pooler on CLS, as both official "
-                                       "GAN-BERT codes; CLS when the model has none), mean, or every layer's mean and "
-                                       "CLS (layers; frozen only). Default: layers when frozen, else mean (GAN-BERT's "
-                                       "tf and notebook presets: pooled)",
-                                 choices=("cls", "pooled", "mean", "layers"), label="Pooling")
+                                       "GAN-BERT codes; CLS when the model has none), mean, every layer's mean and "
+                                       "CLS (layers; frozen only), or one layer's mean (layer: see Pooled layer). "
+                                       "Default: layer for a causal LM (SmolLM2), else layers when frozen and mean "
+                                       "when not (GAN-BERT's tf and notebook presets: pooled)",
+                                 choices=("cls", "pooled", "mean", "layers", "layer"), label="Pooling")
+    pool_layer: int | None = option(None, "the layer `layer` pooling averages over its tokens (the first token left "
+                                          "out: a causal LM's start token sees nothing else); default: SmolLM2's "
+                                          "measured 20 of 30, another causal LM's middle layer, an encoder's last",
+                                    low=1, label="Pooled layer")
     backbone: str | None = option(None, "the encoder: a local model folder, or a hub id (bert-base-cased, "
                                         "FacebookAI/roberta-base…) from the local Hugging Face cache (default: the "
                                         "bundled MiniLM)", label="Backbone")
@@ -166,6 +172,11 @@ class TrainConfig:
 
     @property
     def resolved_pooling(self) -> str:
+        """The pooling as the encoder applies it; one layer's is named with the layer ('layer15')."""
+        layers, causal = depth(self.backbone) if self.pooling in (None, "layer") else (0, False)
+        if self.pooling == "layer" or (self.pooling is None and causal):
+            measured = PACKAGED[self.backbone].layer if self.backbone in PACKAGED else None
+            return f"layer{self.pool_layer or measured or (layers // 2 if causal else layers)}"
         return self.pooling or ("layers" if self.frozen else "mean")
 
     @property

@@ -11,6 +11,7 @@ from transformers import AutoConfig
 
 from core.backbone import Backbone
 from core.backbone.encode import load_tokenizer, sampled_token_lengths
+from core.backbone.packaged import PACKAGED
 from core.data import Dataset
 
 STEPS = (128, 256, 512)
@@ -65,7 +66,14 @@ def auto_max_len(ds: Dataset, backbone: Backbone) -> MaxLength:
 
 
 def max_length_for(ds: Dataset, backbone: Backbone, tokens: int | None) -> MaxLength:
-    """What `auto` (None) resolves to, or what a chosen max length cuts, said the same way."""
+    """What `auto` (None) resolves to, or what a chosen max length cuts, said the same way; a packaged backbone's
+    `auto` is the length measured for it (`packaged.Packaged.max_len`)."""
+    if tokens is None and backbone.packaged:
+        measured = PACKAGED[backbone.packaged].max_len
+        lengths = train_lengths(ds, backbone)
+        share, of = truncated_share(lengths, measured), measured_on(len(lengths), len(ds.train))
+        return MaxLength(measured, share, f"{measured} tokens, measured for {PACKAGED[backbone.packaged].title} "
+                                          f"(bench/smollm2_layers.py; {share:.1%} {of} cut)")
     if tokens is None:
         return auto_max_len(ds, backbone)
     lengths = train_lengths(ds, backbone)

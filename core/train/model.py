@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from core.backbone.encode import pool
+from core.backbone.encode import needs_layers, pool
 from core.train.config import TrainConfig
 
 
@@ -34,7 +34,7 @@ class StudioModel(nn.Module):
         """Sentence representations of a token batch (or of its word embeddings, for attributions),
         standardized as in training."""
         outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                               output_hidden_states=self.config.resolved_pooling == "layers")
+                               output_hidden_states=needs_layers(self.config.resolved_pooling))
         rep = pool(outputs, attention_mask, self.config.resolved_pooling).float()
         return self.standardize(rep)
 

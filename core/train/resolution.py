@@ -1,8 +1,10 @@
 """Resolving a config as it will run. It reads the training texts (max length `auto`), the local model cache
 and the device: only what launches or trains runs imports it, not what lists or compares them."""
 
+from core.backbone import depth
 from core.backbone.device import pick_device, pinned_precision
 from core.backbone.engine_choice import auto_engine
+from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.inputs import load_data
 from core.train.maxlen import max_length_for
@@ -18,7 +20,20 @@ def resolve(config: TrainConfig) -> TrainConfig:
     config = method.settle(config.with_(data=config.data.absolute()))
     if method.encoder == "none":  # no encoder reads tokens: the max length, precision and engine mean nothing to it
         return config.with_(max_len=None, precision="auto", encoder_engine="torch")
+    check_causal(config)
     return with_max_len(pinned(config))
+
+
+def check_causal(config: TrainConfig) -> None:
+    """A causal LM (SmolLM2) is a frozen feature extractor on a CPU: training its 135M parameters through 30
+    layers as an encoder would take hours a run there. And a pooled layer must be one the backbone has."""
+    layers, causal = depth(config.backbone)
+    if causal and not config.frozen and pick_device(config.device).type == "cpu":
+        raise InputError(f"{config.backbone or 'this backbone'} is a causal LM: on a CPU it serves frozen-feature "
+                         "methods only (training it as an encoder runs only on a GPU); turn on frozen-feature mode")
+    pooled = config.resolved_pooling
+    if pooled.startswith("layer") and pooled[5:].isdigit() and layers and not 1 <= int(pooled[5:]) <= layers:
+        raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled[5:]}")
 
 
 def is_resolved(config: TrainConfig) -> bool:
@@ -46,7 +61,7 @@ def pinned(config: TrainConfig) -> TrainConfig:
     precision `auto` means on the run's device."""
     revision, device = config.resolved_backbone().revision, pick_device(config.device)
     # an encoder that trains runs in torch; frozen features come from the engine `auto` names on this machine
-    engine = "torch" if not config.frozen else auto_engine(device) if config.encoder_engine == "auto" \
-        else config.encoder_engine
+    engine = "torch" if not config.frozen or depth(config.backbone)[1] else auto_engine(device) \
+        if config.encoder_engine == "auto" else config.encoder_engine  # a causal LM is not exported to ONNX
     precision = "fp32" if engine != "torch" else pinned_precision(config.precision, device)  # ONNX Runtime's is fp32
     return config.with_(revision=revision, precision=precision, encoder_engine=engine)

