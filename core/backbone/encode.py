@@ -19,12 +19,17 @@ from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
 
 POOLINGS = ("cls", "pooled", "mean", "layers", "layerN")  # layerN: one layer's mean, 'layer15'
+BackboneLike = Backbone | str | Path | None
 
 
 def needs_layers(pooling: str) -> bool:
     """Whether a pooling reads hidden states beyond the last layer's."""
     return pooling.startswith("layer")
-BackboneLike = Backbone | str | Path | None
+
+
+def pooled_layer(pooling: str) -> int | None:
+    """The layer a `layerN` pooling averages ('layer15' → 15); None for any other pooling."""
+    return int(pooling[5:]) if pooling.startswith("layer") and pooling[5:].isdigit() else None
 
 
 def as_backbone(backbone: BackboneLike) -> Backbone:
@@ -87,8 +92,8 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
         return mean(outputs.last_hidden_state)
     if pooling == "layers":
         return torch.cat([torch.cat([mean(h), h[:, 0]], dim=-1) for h in outputs.hidden_states[1:]], dim=-1)
-    if pooling.startswith("layer") and pooling[5:].isdigit():
-        h = outputs.hidden_states[min(int(pooling[5:]), len(outputs.hidden_states) - 1)]
+    if (layer := pooled_layer(pooling)) is not None:
+        h = outputs.hidden_states[min(layer, len(outputs.hidden_states) - 1)]
         rest = mask.clone()
         rest[:, 0] = 0
         return (h * rest).sum(1) / rest.sum(1).clamp(min=1.0)

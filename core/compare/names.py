@@ -118,9 +118,10 @@ def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
     flats = [flat_settings(r.config, (*NEVER, *unread_options(r.config))) for r in runs]
     extra = dict(zip((r.id for r in runs), varying(
         flats, [(method_for(r.config).display(r.config), r.config.data) for r in runs], RUN_AXES)))
-    taken = Counter(json.dumps(f, sort_keys=True, default=str) for f in flats)
-    return {r.id: ", ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if taken[
-        json.dumps(f, sort_keys=True, default=str)] > 1 else ""])) for r, f in zip(runs, flats)}
+    keys = [json.dumps(f, sort_keys=True, default=str) for f in flats]
+    taken = Counter(keys)
+    return {r.id: ", ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if taken[key] > 1 else ""]))
+            for r, key in zip(runs, keys)}
 
 
 def distinct_names(runs: Sequence[Run]) -> dict[str, str]:

@@ -68,14 +68,11 @@ def auto_max_len(ds: Dataset, backbone: Backbone) -> MaxLength:
 def max_length_for(ds: Dataset, backbone: Backbone, tokens: int | None) -> MaxLength:
     """What `auto` (None) resolves to, or what a chosen max length cuts, said the same way; a packaged backbone's
     `auto` is the length measured for it (`packaged.Packaged.max_len`)."""
-    if tokens is None and backbone.packaged:
-        measured = PACKAGED[backbone.packaged].max_len
-        lengths = train_lengths(ds, backbone)
-        share, of = truncated_share(lengths, measured), measured_on(len(lengths), len(ds.train))
-        return MaxLength(measured, share, f"{measured} tokens, measured for {PACKAGED[backbone.packaged].title} "
-                                          f"(bench/smollm2_layers.py; {share:.1%} {of} cut)")
-    if tokens is None:
+    if tokens is None and not backbone.packaged:
         return auto_max_len(ds, backbone)
+    how = "as chosen" if tokens is not None else \
+        f"measured for {PACKAGED[backbone.packaged].title} by bench/smollm2_layers.py"
+    tokens = tokens if tokens is not None else PACKAGED[backbone.packaged].max_len
     lengths = train_lengths(ds, backbone)
     share, of = truncated_share(lengths, tokens), measured_on(len(lengths), len(ds.train))
-    return MaxLength(tokens, share, f"{tokens} tokens, as chosen ({share:.1%} {of} cut)")
+    return MaxLength(tokens, share, f"{tokens} tokens, {how} ({share:.1%} {of} cut)")

@@ -21,6 +21,7 @@ class StudioModel(nn.Module):
                  encoder: PreTrainedModel, head: nn.Module, generator: nn.Module | None = None):
         super().__init__()
         self.config, self.labels = config, labels
+        self.pooling = config.resolved_pooling  # once: resolving reads the backbone's config file
         self.feature_dim, self.hidden_size = feature_dim, hidden_size
         self.encoder = encoder
         # Frozen mode standardizes cached features with the labeled rows' statistics; identity otherwise.
@@ -34,8 +35,8 @@ class StudioModel(nn.Module):
         """Sentence representations of a token batch (or of its word embeddings, for attributions),
         standardized as in training."""
         outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                               output_hidden_states=needs_layers(self.config.resolved_pooling))
-        rep = pool(outputs, attention_mask, self.config.resolved_pooling).float()
+                               output_hidden_states=needs_layers(self.pooling))
+        rep = pool(outputs, attention_mask, self.pooling).float()
         return self.standardize(rep)
 
     def standardize(self, features: torch.Tensor) -> torch.Tensor:

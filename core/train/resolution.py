@@ -3,6 +3,7 @@ and the device: only what launches or trains runs imports it, not what lists or 
 
 from core.backbone import depth
 from core.backbone.device import pick_device, pinned_precision
+from core.backbone.encode import pooled_layer
 from core.backbone.engine_choice import auto_engine
 from core.errors import InputError
 from core.train.config import TrainConfig
@@ -31,9 +32,9 @@ def check_causal(config: TrainConfig) -> None:
     if causal and not config.frozen and pick_device(config.device).type == "cpu":
         raise InputError(f"{config.backbone or 'this backbone'} is a causal LM: on a CPU it serves frozen-feature "
                          "methods only (training it as an encoder runs only on a GPU); turn on frozen-feature mode")
-    pooled = config.resolved_pooling
-    if pooled.startswith("layer") and pooled[5:].isdigit() and layers and not 1 <= int(pooled[5:]) <= layers:
-        raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled[5:]}")
+    pooled = pooled_layer(config.resolved_pooling)
+    if pooled is not None and layers and not 1 <= pooled <= layers:
+        raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled}")
 
 
 def is_resolved(config: TrainConfig) -> bool:
