@@ -16,7 +16,7 @@ nav = st.navigation([
     st.Page("pages/classify.py", title="Classify", icon=":material/label:"),
 ])
 
-from core.environment import prepare  # noqa: E402
+from core.environment import preload, prepare  # noqa: E402
 
 prepare()  # before anything loads a model
 from core.backbone.device import describe_device  # noqa: E402
@@ -33,6 +33,12 @@ def default_dataset():
         done / total, text=f"Generating the built-in synthetic corpus… ({done} of {total} writer-splits)"))
     bar.empty()
     return dataset
+
+
+@st.cache_resource(show_spinner=False)
+def preloaded():
+    """The pages' slow imports, begun once per server while the user reads the first page."""
+    return preload()
 
 
 @st.cache_resource
@@ -57,6 +63,7 @@ def restored_workspace() -> None:
                    "loaded instead.")
 
 
+preloaded()
 if "registry" not in st.session_state:  # one per session: opening it checks the schema
     st.session_state.registry = Registry()
 if "dataset" not in st.session_state:

@@ -4,7 +4,9 @@ and the tests. Importing `core` sets nothing."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 
 # Never reach a model hub: a hub id would hang for about 48 s before failing on an offline machine.
 # Read when transformers / huggingface_hub are first imported.
@@ -25,3 +27,17 @@ def prepare() -> None:
     """Set the studio's variables where the user has not set them: call first, before torch is imported."""
     for name, value in STUDIO.items():
         os.environ.setdefault(name, value)
+
+
+# What the pages import that takes seconds on a first open: transformers' model classes (3.5 s on 2 cores, most of
+# the Data page's first open) and scikit-learn.
+HEAVY_MODULES = ("core.backbone.encode", "core.explore.stats")
+
+
+def preload(modules: tuple[str, ...] = HEAVY_MODULES) -> threading.Thread:
+    """Import `modules` in a background thread, so the page a user opens next finds them loaded; a page that
+    imports one meanwhile waits on Python's import lock for that module, no longer than it would have."""
+    thread = threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], name="preload",
+                              daemon=True)
+    thread.start()
+    return thread

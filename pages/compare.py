@@ -105,7 +105,7 @@ if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool siz
     st.caption("GAN-BERT's control draws the same pool as GAN-BERT and learns from none of it: its line is what the "
                "rest of the run does without the adversarial part. GAN-BERT's budget counts epochs over labeled and "
                "unlabeled rows, so a smaller pool runs fewer steps (30 at 5/class with none); set Steps to hold it.")
-st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric))
+st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric, colours))
 
 verdicts(summary, metric)
 

@@ -366,14 +366,29 @@ def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
         assert len(left) == 1 and left.items() <= everything[0].items()
 
 
+def test_the_seed_strip_draws_each_series_in_its_colour_and_each_seed_in_a_shape():
+    """The strip coloured its points by seed, in the hues the other charts give methods: seed 0 read as the blue
+    method. Its points take their series' colour from the page's mapping; seeds are shapes."""
+    runs = hand_runs_frame([(TrainConfig(method=m, fraction=f, seed=s), 0.5 + s / 100)
+                            for m in ("tfidf-lr", "ganbert") for f in (0.01, 0.1) for s in (0, 1, 2)])
+    groups = compare.summarize(runs, "accuracy", compare.METRICS).groups
+    mapping = compare_charts.series_colours(groups, compare.series_order(runs))
+    points = compare.seed_points(runs, groups)
+    assert len(points) == 12 and set(points["series"]) == set(mapping)
+    spec = compare_charts.seed_strip(points, "accuracy", mapping).to_dict()
+    (scale,) = colour_scales(spec)
+    assert dict(zip(scale["domain"], scale["range"])) == mapping
+    assert spec["encoding"]["color"]["field"] == "series" and spec["encoding"]["shape"]["field"] == "seed"
+
+
 def test_the_seed_strip_keeps_room_for_its_dots_and_a_small_map_draws_larger_points():
     """Long group names had filled the strip's width (no dots, no axis); a 181-text map drew faint specks, and
     UMAP's points sat in the top half of an axis running from 0."""
     from core.explore import charts as explore_charts
 
     name = "TF-IDF + LR (test file e9ab398fa194bef5/dev.jsonl) · train.jsonl (m4-sample) @ 5/class (25 labeled)"
-    runs = pd.DataFrame([{"group": name + str(i), "seed": s, "run_id": "r", "labeled": 25, "accuracy": 0.5}
-                         for i in range(3) for s in (0, 1)])
+    runs = pd.DataFrame([{"group": name + str(i), "series": name, "seed": s, "run_id": "r", "labeled": 25,
+                          "accuracy": 0.5} for i in range(3) for s in (0, 1)])
     assert natural_width(compare_charts.seed_strip(runs, "accuracy")) <= PAGE
     small = pd.DataFrame({"x": [10.0, 12.0], "y": [5.0, 6.0], "split": "train", "class": "human"})
     spec = explore_charts.scatter_map(small, ("human",), "UMAP").to_dict()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data import DataSpec, load_dataset
-from tests.helpers import open_page
+from tests.helpers import REPO_ROOT, open_page
 
 
 def test_home_shows_the_synthetic_corpus():
@@ -71,6 +73,18 @@ def test_changing_max_length_updates_truncation(small_builtin):
     at.switch_page("pages/home.py").run()
     at.switch_page("pages/explore.py").run()  # a visit elsewhere keeps the open tab and the page's settings
     assert at.number_input(key="ex_maxlen").value == 16 and at.metric[0].value == "100.0%"
+
+
+def test_the_home_page_loads_what_the_next_page_imports_in_the_background(tmp_path):
+    """The Data page's first open spent 3.5 of its 4 s importing transformers; Home, which imports none of it, starts
+    that import while the user reads it. A fresh interpreter, since this one has long imported them."""
+    code = ("import sys, threading; from streamlit.testing.v1 import AppTest; from core.environment import HEAVY_MODULES;"
+            "AppTest.from_file('app.py', default_timeout=180).run();"
+            "[t.join() for t in threading.enumerate() if t.name == 'preload'];"
+            "print(all(m in sys.modules for m in HEAVY_MODULES))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+                         env={**os.environ, "STUDIO_HOME": str(tmp_path)}, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "True", out.stderr[-2000:]
 
 
 def test_data_page_keeps_previous_dataset_on_bad_path(small_builtin):

@@ -462,12 +462,18 @@ def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
     reg.mark_running(running, os.getpid(), "CPU")
     reg.update_progress(running, 0.5, 0)
     queued = [reg.create(config.with_(seed=s)) for s in (2, 3, 4)]
-    now = reg.get(running).phase_started + 30  # half its steps in 30 s: 30 s to go
+    began = reg.get(running)
+    now = began.phase_started + 50  # half its steps in 50 s: 50 s to go, on the pace of the run that ended
+    assert began.phase_started - began.claimed < 1
     history = History(reg.list())
     one = times_left(reg.list(), history, now, slots=1)
-    assert one[running] == pytest.approx(30) and [one[q] for q in queued] == pytest.approx([130, 230, 330])
+    assert one[running] == pytest.approx(50) and [one[q] for q in queued] == pytest.approx([150, 250, 350], rel=0.01)
     two = times_left(reg.list(), history, now, slots=2)  # a free slot: the first queued run starts now
-    assert [two[q] for q in queued] == pytest.approx([100, 130, 200])
+    assert [two[q] for q in queued] == pytest.approx([100, 150, 200], rel=0.01)
+    # the machine now three times slower (a walk's was loaded by other work): the runs queued behind take longer
+    slow = times_left(reg.list(), history, began.phase_started + 150, slots=1)
+    assert slow[running] == pytest.approx(150) and [slow[q] for q in queued] == pytest.approx([450, 750, 1050],
+                                                                                              rel=0.01)
     unknown = reg.create(config.with_(max_len=256, seed=5))  # nothing alike has finished: unknown, and so behind it
     later = reg.create(config.with_(seed=6))
     left = times_left(reg.list(), History(reg.list()), now, slots=1)

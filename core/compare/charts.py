@@ -15,9 +15,6 @@ CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_super
                "g_loss": "G loss (all terms)", "g_feature_matching": "G feature matching",
                "val_accuracy": "validation accuracy", "val_macro_f1": "validation macro-F1", "val_mcc": "validation MCC",
                "val_fake_prob": "P(fake) of real validation texts"}
-# seeds 0-9 in hues far apart (blue, orange, green, red, purple, …): Vega's default gave seeds 0 and 1 two blues
-SEED_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-                "#17becf"]
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
@@ -192,14 +189,17 @@ def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colours: d
         column=alt.Column("panel:O", title="labeled amount", sort=order, header=header))
 
 
-def seed_strip(runs: pd.DataFrame, metric: str) -> alt.Chart:
-    """Every finished run as a point, one row per group: the seeds behind each mean."""
-    return alt.Chart(runs).mark_circle(size=60, opacity=0.7).encode(
+def seed_strip(runs: pd.DataFrame, metric: str, colours: dict[str, str] | None = None) -> alt.Chart:
+    """Every finished run as a point, one row per group: the seeds behind each mean. A point takes its series'
+    colour from the page's one mapping and its seed's shape: seeds in colours had put seed 0 in the blue of
+    another chart's method."""
+    return alt.Chart(runs).mark_point(size=70, filled=True, opacity=0.75).encode(
         x=alt.X(f"{metric}:Q", title=label(metric), scale=alt.Scale(zero=False)),
         # a name on two lines, the series and then "@ amount": whole on one, long ones had left no room for the dots
         y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"),
                 axis=category_axis(labelExpr="split(replace(datum.label, ' @ ', ' |@ '), ' |')")),
-        color=alt.Color("seed:N", legend=whole_legend(), scale=alt.Scale(range=SEED_COLOURS)),
+        color=alt.Color("series:N", legend=None, scale=colour_scale(runs["series"], colours)),
+        shape=alt.Shape("seed:N", legend=whole_legend()),
         tooltip=["group", "seed", "run_id", alt.Tooltip(f"{metric}:Q", format=".3f")],
     ).properties(width=480, height=alt.Step(34))  # room for a name's two lines
 

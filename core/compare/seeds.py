@@ -244,8 +244,8 @@ def interval_words(ci: Interval, metric: str) -> str:
 
 def seed_points(frame: pd.DataFrame, grouped: pd.DataFrame) -> pd.DataFrame:
     """The finished runs behind the groups, each with its group's name, for a strip of seeds."""
-    return one_per_seed(frame).drop(columns=["labeled"]).merge(grouped[["settings", "group", "labeled"]],
-                                                               on="settings")
+    return one_per_seed(frame).drop(columns=["labeled"]).merge(
+        grouped[["settings", "group", "series", "labeled"]], on="settings")
 
 
 def _scores(frame: pd.DataFrame, grouped: pd.DataFrame, metric: str) -> dict[str, dict[int, float]]:

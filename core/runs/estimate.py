@@ -264,13 +264,28 @@ def times_left(runs: list[Run], history: History, now: float, slots: int) -> dic
     local = [r for r in runs if r.backend == "local"]
     ends: list[float | None] = [left[r.id] for r in local if r.status in (Status.STARTING, Status.RUNNING)]
     ends += [0.0] * max(0, slots - len(ends))
+    pace = machine_pace(local, left, history, now)
     for r in sorted((r for r in local if r.status == Status.QUEUED), key=lambda r: r.created):
         known = [e for e in ends if e is not None]
         start = min(known) if len(known) == len(ends) else None  # an unknown end may free a slot first
         ends.remove(start)
-        left[r.id] = None if start is None or left[r.id] is None else start + left[r.id]
+        left[r.id] = None if start is None or left[r.id] is None else start + left[r.id] * pace
         ends.append(left[r.id])
     return left
+
+
+def machine_pace(local: list[Run], left: dict[str, float | None], history: History, now: float) -> float:
+    """How much longer than expected the runs training now will take in all (their time so far plus their time
+    left, over what they were expected to take), the median of them; 1 when none is training yet. The queued
+    runs' times are scaled by it: on a machine loaded by other work, a walk's queue line had kept saying the
+    launch estimate while the run ahead of them took 6 times its own."""
+    ratios = []
+    for r in local:
+        expected = history.alike(r.config) or r.estimate
+        began = r.claimed or r.started
+        if r.status == Status.RUNNING and r.phase_started and left[r.id] is not None and expected and began:
+            ratios.append((now - began + left[r.id]) / expected)
+    return statistics.median(ratios) if ratios else 1.0
 
 
 def time_left(run: Run, history: History, now: float) -> float | None:
