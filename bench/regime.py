@@ -4,7 +4,9 @@ L2R (`../shared/data/l2r`, `--corpus l2r`): the train split's 11,421 texts are t
 dev split (as many texts per class as it labels) and is tested on its test split. On frozen MiniLM features:
 GAN-BERT G1 and G2 and their control (the same discriminator with the adversarial part off) at unlabeled pools of
 0, 1,000 and all, beside the trained head, features + LR and TF-IDF + LR, which read no unlabeled text, at 5, 20
-and 100 labels a class, seeds 0-4. Then with the encoder training (`--part full`), at 5/class with the whole pool,
+and 100 labels a class, seeds 0-4; with `--backbones smollm2-both smollm2-hidden smollm2-probabilities`, features +
+LR, the head, G1 and its control (whole pool) on SmolLM2's hidden states, token probabilities and both (encoded once:
+the first column's store holds the other two). Then with the encoder training (`--part full`), at 5/class with the whole pool,
 seeds 0-2: fine-tuning, GAN-BERT G1 as the paper ran it (the `tf` preset: 3 epochs) and at the studio's budget,
 and its control.
 
@@ -47,25 +49,32 @@ FULL = {"finetune-full": {"method": "finetune"},
         "ganbert-noise-full": {"method": "ganbert", "generator": "noise"},
         "ganbert-control-full": {"method": "ganbert", "adversarial": False}}
 POOLS = {"0": 0, "1,000": 1000, "all": None}  # unlabeled texts GAN-BERT may read (`unlabeled_limit`)
+# SmolLM2 (issue 63): its hidden states, its token probabilities, and both, each a column beside MiniLM's, for the
+# methods that read frozen features, GAN-BERT on the whole pool
+SMOLLM2 = {f"smollm2-{features}": {"backbone": "smollm2-135m", "features": features}
+           for features in ("both", "hidden", "probabilities")}  # both first: the others read its store
+SMOLLM2_METHODS = ("features-lr", "head", "ganbert-noise", "ganbert-control")
 GAMES = {"ganbert-noise": "G1", "ganbert-bow": "G2", "ganbert-noise-full": "G1", "ganbert-bow-full": "G2",
          "ganbert-noise-tf": "G1 (tf)", "ganbert-bow-tf": "G2 (tf)"}
 CONTROL = {"ganbert-noise": "ganbert-control", "ganbert-bow": "ganbert-control",
            "ganbert-noise-full": "ganbert-control-full", "ganbert-bow-full": "ganbert-control-full"}
 
 
-def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], backbones: dict[str, str | None]
+def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], backbones: dict[str, dict]
          ) -> list[tuple[str, str, str, int, int, dict]]:
     """(name, pool, backbone, labeled per class, seed, settings) for every run of the study, cheap ones first; the
-    trained-encoder part on the base backbone alone."""
+    trained-encoder part on the base backbone alone. `backbones` maps a column to the settings that choose it."""
     runs = []
     if part in ("frozen", "both"):
-        for backbone, path in backbones.items():
+        for backbone, chosen_backbone in backbones.items():
+            smollm2 = backbone in SMOLLM2
             for n in per_class:
                 for name, settings in FROZEN.items():
-                    if path is not None and name == "tfidf-lr":
-                        continue  # reads words, not the backbone: the same runs on every backbone
-                    chosen = {p: POOLS[p] for p in pools} if name.startswith("ganbert") else {"–": None}
-                    runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, "backbone": path})
+                    if (backbone != "base" and name == "tfidf-lr") or (smollm2 and name not in SMOLLM2_METHODS):
+                        continue  # TF-IDF reads words, not the backbone: the same runs on every backbone
+                    chosen = ({"all": None} if smollm2 else {p: POOLS[p] for p in pools}) \
+                        if name.startswith("ganbert") else {"–": None}
+                    runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, **chosen_backbone})
                              for pool, limit in chosen.items() for seed in seeds]
     if part in ("full", "both"):
         runs += [(name, "all", "base", 5, seed, settings) for name, settings in FULL.items() for seed in seeds[:3]]
@@ -78,13 +87,14 @@ def measure(args) -> pd.DataFrame:
     if opened is None:
         raise SystemExit(2)
     spec, registry = opened
-    backbones: dict[str, str | None] = {"base": None}
+    backbones: dict[str, dict] = {"base": {"backbone": None}} if "base" in args.backbones else {}
     if "adapted" in args.backbones:  # the default adaptation to this corpus's train texts (bench/tapt.py)
         made = adapted(registry, point_config({}, corpus_of(args).name), train=not args.report_only)
         if made is None:
             print("the adapted backbone is not made yet (nor recorded): its column is left out", file=sys.stderr)
         else:
-            backbones["adapted"] = str(made[0])
+            backbones["adapted"] = {"backbone": str(made[0])}
+    backbones |= {name: SMOLLM2[name] for name in SMOLLM2 if name in args.backbones}
     rows = []
     for name, pool, backbone, n, seed, settings in plan(args.part, args.per_class, args.seeds, args.pools, backbones):
         config = TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
@@ -112,12 +122,19 @@ def name_of(config: TrainConfig) -> str:
     return f"ganbert-{config.generator}" + ("" if config.frozen else "-full")
 
 
+def column_of(config: TrainConfig) -> str:
+    """A run's backbone column: base (MiniLM), adapted, or SmolLM2 with the features it read."""
+    if config.backbone is None:
+        return "base"
+    return f"smollm2-{config.features}" if config.backbone == "smollm2-135m" else "adapted"
+
+
 def frame_of(runs: list[Run]) -> pd.DataFrame:
     """The study's table from finished runs alone (the records restored, as bench/report.py reads them)."""
     pools = {limit: pool for pool, limit in POOLS.items()}
     return pd.DataFrame([row_of(name_of(r.config), pools.get(r.config.unlabeled_limit, str(r.config.unlabeled_limit))
                                 if r.config.method == "ganbert" else "–", r)
-                         | {"backbone": "base" if r.config.backbone is None else "adapted"}
+                         | {"backbone": column_of(r.config)}
                          for r in runs if r.status == Status.DONE
                          and not (r.config.backbone is not None and r.config.method == "tfidf-lr")])
 
@@ -170,15 +187,17 @@ def adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
     return out
 
 
-def adaptation_adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
-    """A method on the adapted backbone − the same on the base, paired by seed, at each labeled amount and pool."""
+def backbone_adds(frame: pd.DataFrame, columns: tuple[str, ...], metric: str = "accuracy") -> list[dict]:
+    """A method on each backbone column of `columns` − the same on the base (MiniLM), paired by seed, at each
+    labeled amount and pool."""
     out = []
     for (name, pool, n), rows in frame.groupby(["name", "pool", "per_class"]):
         on = {b: dict(zip(r["seed"], r[metric])) for b, r in rows.groupby("backbone")}
-        if {"base", "adapted"} <= set(on):
-            p = paired(name, "base", metric, on["adapted"], on["base"])
+        for column in (c for c in columns if c in on and "base" in on):
+            p = paired(name, "base", metric, on[column], on["base"])
             if p.seeds:
-                out.append(pair_row(p) | {"method": rows["method"].iloc[0], "pool": pool, "per_class": int(n)})
+                out.append(pair_row(p) | {"method": f"{rows['method'].iloc[0]}, {column}", "pool": pool,
+                                          "per_class": int(n)})
     return out
 
 
@@ -187,9 +206,10 @@ def pair_row(p) -> dict:
             "wins": p.wins, "losses": p.losses, "p_value": p.p_value, "test": p.test}
 
 
-def adds_table(found: list[dict], what: str = "game") -> str:
-    """The paired differences as a table: GAN-BERT − control (`game`) or adapted − base (`method`)."""
-    head = "GAN-BERT − control" if what == "game" else "adapted − base"
+def adds_table(found: list[dict], what: str = "game", head: str = "adapted − base") -> str:
+    """The paired differences as a table: GAN-BERT − control (`game`), or a backbone − the base (`method`, with
+    `head` naming the difference)."""
+    head = "GAN-BERT − control" if what == "game" else head
     lines = [f"| labeled | pool | {'generator' if what == 'game' else 'method'} | "
              + ("backbone | " if what == "game" else "") + f"{head}, accuracy [95% CI] | ahead / behind | p |",
              "|---|---|---|" + ("---|" if what == "game" else "") + "---:|---|---:|"]
@@ -208,9 +228,11 @@ def main() -> int:
     parser.add_argument("--part", choices=("frozen", "full", "both"), default="frozen")
     parser.add_argument("--pools", nargs="+", choices=list(POOLS), default=list(POOLS),
                         help="GAN-BERT's unlabeled pool sizes (all: the whole pool)")
-    parser.add_argument("--backbones", nargs="+", choices=("base", "adapted"), default=["base"],
+    parser.add_argument("--backbones", nargs="+", choices=("base", "adapted", *SMOLLM2), default=["base"],
                         help="adapted: every frozen method also on the backbone adapted to the corpus's train texts "
-                             "with the default settings (bench/tapt.py)")
+                             "with the default settings (bench/tapt.py); smollm2-hidden|probabilities|both: features "
+                             "+ LR, the head, G1 and its control (whole pool) on SmolLM2's hidden states, token "
+                             "probabilities or both")
     args = parser.parse_args()
     frame = measure(args)
     if frame.empty:
@@ -220,9 +242,12 @@ def main() -> int:
     found = adds(frame)
     print("\nWhat the adversarial part adds (GAN-BERT − control on the same rows, paired by seed):")
     print(adds_table(found))
-    if (adapting := adaptation_adds(frame)):
+    if (adapting := backbone_adds(frame, ("adapted",))):
         print("\nWhat adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed):")
         print(adds_table(adapting, "method"))
+    if (smollm2 := backbone_adds(frame, tuple(SMOLLM2))):
+        print("\nWhat SmolLM2's features add (a method on them − on MiniLM's, paired by seed):")
+        print(adds_table(smollm2, "method", "SmolLM2 − MiniLM"))
     print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in frame["precision"].value_counts().items()))
     print(json.dumps({"runs": len(frame), "adds": found}))
     return 0

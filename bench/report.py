@@ -294,7 +294,7 @@ def gpu_section(runs: list) -> str:
 def regime_section(runs: list) -> str:
     """bench/regime.py's tables from the records: every method at every labeled amount, pool and backbone; what
     the adversarial part adds as the pool grows; what adapting the backbone adds."""
-    from bench.regime import adaptation_adds, adds, adds_table, frame_of, results_table
+    from bench.regime import SMOLLM2, adds, adds_table, backbone_adds, frame_of, results_table
 
     frame = frame_of(runs)
     if frame.empty:
@@ -302,9 +302,12 @@ def regime_section(runs: list) -> str:
     out = ["### Every method, backbone and pool", results_table(frame),
            "### What the adversarial part adds as the pool grows (GAN-BERT − its control on the same rows, paired "
            "by seed)", adds_table(adds(frame))]
-    if adapting := adaptation_adds(frame):
+    if adapting := backbone_adds(frame, ("adapted",)):
         out += ["### What adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed)",
                 adds_table(adapting, "method")]
+    if smollm2 := backbone_adds(frame, tuple(SMOLLM2)):
+        out += ["### What SmolLM2's features add (a method on its hidden states, token probabilities or both − the "
+                "same on MiniLM's, paired by seed)", adds_table(smollm2, "method", "SmolLM2 − MiniLM")]
     return "\n\n".join(out)
 
 

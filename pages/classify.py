@@ -94,7 +94,8 @@ if text.strip() and picked:
                     st.warning(warning)
             st.caption(f"{pred.seconds * 1000:.0f} ms")
             if st.toggle(f"Why {pred.label}?", key=f"cl_why_{run_id}",
-                         help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR)"):
+                         help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR; for "
+                              "token-probability features, their statistics in words)"):
                 try:
                     why = explanation(run_id, text)
                 except InputError as e:
@@ -102,6 +103,7 @@ if text.strip() and picked:
                     continue
                 if shaded := why.as_html():
                     st.html(shaded)
+                st.markdown("\n".join(f"- {sentence}" for sentence in why.words))
                 if why.unread_from is not None:
                     st.caption(f"The model reads the first {model.config.max_len} tokens (its max length); the "
                                "grey rest of the text played no part in this prediction.")

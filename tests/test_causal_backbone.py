@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from core.backbone.encode import embed_texts, pool
 from core.backbone.packaged import PACKAGED, converted_folder, gguf_path
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
-from core.train import TrainConfig, resolve
+from core.train import TrainConfig, method_for, resolve
 from tests.helpers import make_tiny_llama
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=8, test_per_class=3))
@@ -75,6 +76,71 @@ def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):
         assert predictor.predict(["a new text"])[0].shape == (1, len(result["test"]["per_class"]))
 
 
+def test_token_statistics_match_a_hand_computed_text():
+    """Three tokens, two scored: the first predicted at p = 1/2 (the model's first choice), the second at 1/6
+    (its second: rank 2), both under the distribution (1/2, 1/6, 1/6, 1/6); a one-token text scores nothing."""
+    from core.backbone.probabilities import NAMES, token_statistics
+
+    head = torch.nn.Linear(4, 4, bias=False)
+    head.weight.data = torch.eye(4)
+    row = torch.tensor([[math.log(3), 0.0, 0.0, 0.0]] * 3)  # logits 3:1:1:1
+    hidden = torch.stack([row, row])
+    ids = torch.tensor([[2, 0, 3], [1, 0, 0]])
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    out = dict(zip(NAMES, token_statistics(head, hidden, ids, mask)[0].tolist()))
+    log_p = [math.log(1 / 2), math.log(1 / 6)]
+    p = [1 / 2, 1 / 6, 1 / 6, 1 / 6]
+    entropy = -sum(q * math.log(q) for q in p)
+    variance = sum(q * math.log(q) ** 2 for q in p) - entropy ** 2
+    assert out["token log-probability mean"] == pytest.approx(sum(log_p) / 2, abs=1e-5)
+    assert out["token log-probability std"] == pytest.approx(abs(log_p[0] - log_p[1]) / 2, abs=1e-5)
+    assert out["entropy mean"] == pytest.approx(entropy, abs=1e-5) and out["entropy std"] == pytest.approx(0, abs=1e-5)
+    assert out["token log-rank mean"] == pytest.approx(math.log(2) / 2, abs=1e-5)
+    assert out["top-1 share"] == 0.5 and out["top-10 share"] == 1.0
+    assert out["curvature"] == pytest.approx((sum(log_p) + 2 * entropy) / math.sqrt(2 * variance), abs=1e-4)
+    assert token_statistics(head, hidden, ids, mask)[1].abs().sum() == 0  # one token: nothing scored
+
+
+def test_token_probability_features_train_explain_in_words_and_share_one_encoding(tiny_llama, studio_home):
+    """Any frozen method reads token probabilities alone or beside the hidden states; the features of both hold
+    each alone, so a grid over the three encodes its texts once; a prediction is explained in words."""
+    from core.backbone.probabilities import NAMES
+    from core.runs import RunFolder
+    from core.runs.execute import train_into
+    from core.train import explain
+
+    vectors = embed_texts(["one text here", "another, longer text than that"], str(tiny_llama),
+                          pooling="layer2+probabilities")
+    assert vectors.shape == (2, 32 + len(NAMES)) and np.isfinite(vectors).all()
+    base = TrainConfig(data=DATA, method="features-lr", frozen=True, backbone=str(tiny_llama), per_class=4,
+                       fraction=None, steps=3)
+    with pytest.raises(InputError, match="token-probability features need a causal LM backbone"):
+        resolve(base.with_(backbone=None, features="probabilities"))
+    with pytest.raises(InputError, match="token-probability features are frozen features"):
+        base.with_(method="finetune", frozen=False, features="both")
+    adapters = base.with_(method="adapter", features="both")  # in a frozen grid: it trains its encoder
+    assert method_for(adapters).settle(adapters).features == "hidden"
+    encoded = {}
+    for method in ("features-lr", "ganbert"):
+        for features in ("both", "probabilities", "hidden"):
+            config = resolve(base.with_(method=method, features=features))
+            folder = RunFolder(studio_home / "runs" / f"{method}-{features}")
+            events = []
+            result = train_into(config, folder, events.append, lambda: False)
+            encoded[method, features] = sum(e["total"] for e in events if e["type"] == "features" and not e["done"])
+            assert 0.0 <= result["test"]["accuracy"] <= 1.0
+            predictor = folder.load_model()
+            assert predictor.model.feature_dim == {"both": 32 + len(NAMES), "probabilities": len(NAMES),
+                                                   "hidden": 32}[features]
+            if features != "hidden":
+                why = explain(predictor, "a new text, never seen")
+                assert why.method == "token-probability statistics" and not why.as_html()
+                assert {t["token"] for t in why.tokens} >= set(NAMES)
+                assert all(" than this model's " in sentence for sentence in why.words)
+    assert encoded["features-lr", "both"] > 0  # the first run encodes: every later one reads its store
+    assert sum(encoded.values()) == encoded["features-lr", "both"] + encoded["ganbert", "both"]
+
+
 def test_the_packaged_backbone_is_named_and_says_how_to_install_it(monkeypatch, studio_home):
     assert backbone_label("smollm2-135m") == PACKAGED["smollm2-135m"].title
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
@@ -100,6 +166,10 @@ def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory,
     vectors = embed_texts(["The results, however, suggest otherwise.", "lol ok"], folder, max_len=32,
                           pooling="layer20")
     assert vectors.shape == (2, 576) and np.isfinite(vectors).all()
+    both = embed_texts(["The results, however, suggest otherwise.", "lol ok"], folder, max_len=32,
+                       pooling="layer20+probabilities")  # its LM head read from the same folder
+    assert both.shape == (2, 600) and np.allclose(both[:, :576], vectors, atol=1e-4)
+    assert (both[:, 576] < 0).all()  # the mean token log-probability
     assert TrainConfig(backbone="smollm2-135m", frozen=True).resolved_pooling == "layer20"
     spec = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
     assert max_length_for(load_dataset(spec), resolve_backbone("smollm2-135m"), None).tokens == 128

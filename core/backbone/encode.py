@@ -13,23 +13,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
+from core.backbone.poolings import POOLINGS, hidden_pooling, needs_layers, pooled_layer, reads_probabilities
+from core.backbone.probabilities import NAMES, token_statistics
 
-POOLINGS = ("cls", "pooled", "mean", "layers", "layerN")  # layerN: one layer's mean, 'layer15'
 BackboneLike = Backbone | str | Path | None
 
 
-def needs_layers(pooling: str) -> bool:
-    """Whether a pooling reads hidden states beyond the last layer's."""
-    return pooling.startswith("layer")
-
-
-def pooled_layer(pooling: str) -> int | None:
-    """The layer a `layerN` pooling averages ('layer15' → 15); None for any other pooling."""
-    return int(pooling[5:]) if pooling.startswith("layer") and pooling[5:].isdigit() else None
+def feature_size(config, pooling: str) -> int:
+    """The length of the vector a pooling gives on a model of this config."""
+    hidden = hidden_pooling(pooling)
+    size = 0 if hidden is None else 2 * config.hidden_size * config.num_hidden_layers if hidden == "layers" \
+        else config.hidden_size
+    return size + (len(NAMES) if reads_probabilities(pooling) else 0)
 
 
 def as_backbone(backbone: BackboneLike) -> Backbone:
@@ -63,10 +62,17 @@ def sampled_token_lengths(texts: pd.Series, tokenizer: PreTrainedTokenizerBase, 
     return np.array([len(ids) for ids in tokenizer(sample, verbose=False)["input_ids"]])
 
 
-def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu") -> PreTrainedModel:
-    """The backbone's bare encoder (no head), in eval mode."""
+def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu", lm_head: bool = False
+                 ) -> PreTrainedModel:
+    """The backbone's bare encoder (no head), in eval mode; with `lm_head`, a causal LM with its head, whose
+    token probabilities a pooling reads (`represent` runs its base model and the head apart)."""
     folder = as_backbone(backbone).folder
-    model = AutoModel.from_pretrained(str(folder), local_files_only=True)
+    if not lm_head:
+        return AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
+    except ValueError as e:  # an encoder's config has no causal-LM class
+        raise BackboneError(f"token probabilities need a causal LM backbone (such as smollm2-135m): {e}") from None
     return model.to(device).eval()
 
 
@@ -100,6 +106,23 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
     raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
 
 
+def represent(model: PreTrainedModel, enc: dict, pooling: str, inputs_embeds: torch.Tensor | None = None
+              ) -> torch.Tensor:
+    """Sentence vectors of a tokenized batch (`input_ids`, `attention_mask` and what else the tokenizer gave), as
+    `pooling` says: a pooling of hidden states, token-probability statistics (a causal LM loaded with its head,
+    `load_encoder(lm_head=True)`), or both side by side. `inputs_embeds`, when given, replaces the ids' word
+    embeddings (attributions); token probabilities still score the ids."""
+    hidden, probabilities = hidden_pooling(pooling), reads_probabilities(pooling)
+    encoder = model.base_model if probabilities else model
+    inputs = dict(enc) | ({"input_ids": None, "inputs_embeds": inputs_embeds} if inputs_embeds is not None else {})
+    outputs = encoder(**inputs, output_hidden_states=needs_layers(pooling))
+    parts = [] if hidden is None else [pool(outputs, enc["attention_mask"], hidden)]
+    if probabilities:
+        parts.append(token_statistics(model.get_output_embeddings(), outputs.last_hidden_state, enc["input_ids"],
+                                      enc["attention_mask"]))
+    return torch.cat([p.float() for p in parts], dim=-1)
+
+
 @torch.inference_mode()
 def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: list[str], max_len: int = 128,
                  pooling: str = "mean", batch_size: int = 32, bf16: bool = False,
@@ -113,8 +136,7 @@ def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, tex
         enc = tokenizer([texts[i] for i in idx], truncation=True, max_length=max_len, padding=True,
                         return_tensors="pt").to(dev)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
-            outputs = model(**enc, output_hidden_states=needs_layers(pooling))
-            vecs = pool(outputs, enc["attention_mask"], pooling).float().cpu().numpy()
+            vecs = represent(model, enc, pooling).float().cpu().numpy()
         for i, v in zip(idx, vecs):
             out[i] = v
         if on_progress is not None:
@@ -128,5 +150,5 @@ def embed_texts(texts: list[str], backbone: BackboneLike = None, max_len: int = 
     """Frozen sentence vectors of a backbone as a float32 numpy array."""
     backbone = as_backbone(backbone)
     dev = device if isinstance(device, torch.device) else pick_device(device)
-    return encode_texts(load_encoder(backbone, dev), load_tokenizer(backbone), texts, max_len, pooling,
-                        batch_size, bf16, on_progress)
+    return encode_texts(load_encoder(backbone, dev, reads_probabilities(pooling)), load_tokenizer(backbone), texts,
+                        max_len, pooling, batch_size, bf16, on_progress)

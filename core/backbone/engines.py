@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from core.backbone.encode import load_encoder, load_tokenizer, pool
+from core.backbone.encode import load_encoder, load_tokenizer, pool, reads_probabilities
 from core.backbone.locate import Backbone
 
 ENGINES = ("torch", "onnx", "onnx-int8")
@@ -183,5 +183,5 @@ def encode_with(engine: str, backbone: Backbone, home: Path, texts: list[str], m
 
     if engine != "torch":
         return encode_onnx(backbone, home, texts, max_len, pooling, engine == "onnx-int8", on_progress=on_progress)
-    return encode_texts(load_encoder(backbone, device), load_tokenizer(backbone), texts, max_len, pooling,
-                        bf16=bf16, on_progress=on_progress)
+    return encode_texts(load_encoder(backbone, device, reads_probabilities(pooling)), load_tokenizer(backbone),
+                        texts, max_len, pooling, bf16=bf16, on_progress=on_progress)

@@ -70,6 +70,7 @@ class Attribution:
     logit: float
     baseline_logit: float
     unread_from: int | None = None  # where the text past the model's max length begins: never read
+    words: tuple[str, ...] = ()  # what a model reading whole-text statistics saw, in sentences
 
     def to_json(self) -> list[dict]:
         return [{"token": t["token"], "score": t["score"]} for t in self.tokens]

@@ -15,6 +15,7 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replac
 
 from core.backbone import Backbone, depth, resolve_backbone
 from core.backbone.packaged import PACKAGED
+from core.backbone.poolings import PROBABILITIES
 from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec, Validation
 from core.errors import InputError
 
@@ -83,6 +84,12 @@ class TrainConfig:
                                           "out: a causal LM's start token sees nothing else); default: SmolLM2's "
                                           "measured 20 of 30, another causal LM's middle layer, an encoder's last",
                                     low=1, label="Pooled layer")
+    features: str = option("hidden", "what a frozen run reads of a causal LM (SmolLM2): its hidden states as the "
+                                     "pooling says, its token probabilities (24 statistics per text: log-probability, "
+                                     "entropy and log-rank, the share of first and top-10 choices, Fast-DetectGPT's "
+                                     "curvature), or both side by side",
+                           choices={"hidden": "hidden states", "probabilities": "token probabilities",
+                                    "both": "hidden states and token probabilities"}, label="Features")
     backbone: str | None = option(None, "the encoder: a local model folder, or a hub id (bert-base-cased, "
                                         "FacebookAI/roberta-base…) from the local Hugging Face cache (default: the "
                                         "bundled MiniLM)", label="Backbone")
@@ -172,12 +179,17 @@ class TrainConfig:
 
     @property
     def resolved_pooling(self) -> str:
-        """The pooling as the encoder applies it; one layer's is named with the layer ('layer15')."""
+        """The pooling as the encoder applies it; one layer's is named with the layer ('layer15'), and token
+        probabilities join it as `core.backbone.encode.PROBABILITIES` says ('layer20+probabilities')."""
+        if self.features == "probabilities":
+            return PROBABILITIES
         layers, causal = depth(self.backbone) if self.pooling in (None, "layer") else (0, False)
         if self.pooling == "layer" or (self.pooling is None and causal):
             measured = PACKAGED[self.backbone].layer if self.backbone in PACKAGED else None
-            return f"layer{self.pool_layer or measured or (layers // 2 if causal else layers)}"
-        return self.pooling or ("layers" if self.frozen else "mean")
+            hidden = f"layer{self.pool_layer or measured or (layers // 2 if causal else layers)}"
+        else:
+            hidden = self.pooling or ("layers" if self.frozen else "mean")
+        return f"{hidden}+{PROBABILITIES}" if self.features == "both" else hidden
 
     @property
     def labeled(self) -> Amount:
@@ -297,5 +309,7 @@ def check(c: TrainConfig) -> None:
     if Validation.parse(c.validation).rule == "none" and c.selection == "best":
         raise InputError("selection best needs validation texts to rank checkpoints on; with validation none the "
                          "run keeps its last checkpoint (selection last or auto)")
+    if c.features != "hidden" and not c.frozen:
+        raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     if c.pooling == "layers" and not c.frozen:
         raise InputError("layers pooling needs frozen-feature mode (it is standardized over the cached features)")

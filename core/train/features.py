@@ -90,13 +90,20 @@ def write_shard(store: Path, hashes: np.ndarray, vectors: np.ndarray) -> None:
 
 
 def cached_features(texts: dict[str, list[str]], store: Path, encode: Callable[[list[str]], np.ndarray],
-                    on_status: Callable[[str], None] = lambda message: None) -> dict[str, np.ndarray]:
+                    on_status: Callable[[str], None] = lambda message: None,
+                    wider: tuple[Path, slice] | None = None) -> dict[str, np.ndarray]:
     """Float32 features per split: the cached ones, and `encode` (one length-sorted pass) for the texts no
-    run has encoded yet, which are then stored. Each distinct text is encoded once."""
+    run has encoded yet, which are then stored. Each distinct text is encoded once. `wider` is a store whose
+    vectors hold these features at `cols` (a causal LM's hidden states and token probabilities side by side hold
+    each alone): texts it has are read from it, not encoded again."""
     hashes = {name: text_hashes(split) for name, split in texts.items()}
     distinct, first = np.unique(np.concatenate(list(hashes.values())) if hashes else np.zeros(0, "S20"),
                                 return_index=True)
     found = read_store(store, distinct)
+    if wider is not None and len(found) < len(distinct):
+        wide_store, cols = wider
+        absent = np.array([h for h in distinct if bytes(h) not in found], dtype="S20")
+        found.update((h, v[cols]) for h, v in read_store(wide_store, absent).items())
     flat = [t for split in texts.values() for t in split]
     missing = np.array([bytes(h) not in found for h in distinct], dtype=bool)
     on_status(f"features: {len(distinct) - missing.sum()} of {len(distinct)} texts cached, encoding {missing.sum()}")

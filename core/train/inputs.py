@@ -13,6 +13,7 @@ import torch
 from core.backbone.device import use_bf16
 from core.backbone.encode import load_tokenizer
 from core.backbone.engines import encode_with, usable_engine
+from core.backbone.probabilities import NAMES
 from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
 from core.paths import studio_home
@@ -141,13 +142,18 @@ def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: to
     engine = usable_engine(config.encoder_engine, backbone, home, device, say)
     on_event({"type": "engine", "engine": engine})
     store = feature_store(home, backbone, config.max_len, config.resolved_pooling, bf16, engine)
+    wider = None  # hidden states or token probabilities alone are read from a store of both, where one has them
+    if config.features != "both":
+        both = feature_store(home, backbone, config.max_len, config.with_(features="both").resolved_pooling, bf16,
+                             engine)
+        wider = (both, slice(-len(NAMES), None) if config.features == "probabilities" else slice(0, -len(NAMES)))
 
     def encode(missing: list[str]) -> np.ndarray:
         on_event({"type": "features", "done": 0, "total": len(missing)})
         return encode_with(engine, backbone, home, missing, config.max_len, config.resolved_pooling, device, bf16,
                            on_progress=lambda done, total: on_event({"type": "features", "done": done,
                                                                      "total": total}))
-    return cached_features(texts, store, encode, say)
+    return cached_features(texts, store, encode, say, wider)
 
 
 def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:

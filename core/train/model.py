@@ -12,7 +12,8 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from core.backbone.encode import needs_layers, pool
+from core.backbone.encode import represent
+from core.backbone.poolings import reads_probabilities
 from core.train.config import TrainConfig
 
 
@@ -27,6 +28,8 @@ class StudioModel(nn.Module):
         # Frozen mode standardizes cached features with the labeled rows' statistics; identity otherwise.
         self.register_buffer("feature_mean", torch.zeros(feature_dim))
         self.register_buffer("feature_std", torch.ones(feature_dim))
+        if reads_probabilities(self.pooling):  # each class's mean features, for explanations in words
+            self.register_buffer("class_means", torch.zeros(len(labels), feature_dim))
         self.head = head
         self.generator = generator
 
@@ -34,9 +37,8 @@ class StudioModel(nn.Module):
                inputs_embeds: torch.Tensor | None = None) -> torch.Tensor:
         """Sentence representations of a token batch (or of its word embeddings, for attributions),
         standardized as in training."""
-        outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                               output_hidden_states=needs_layers(self.pooling))
-        rep = pool(outputs, attention_mask, self.pooling).float()
+        rep = represent(self.encoder, {"input_ids": input_ids, "attention_mask": attention_mask}, self.pooling,
+                        inputs_embeds)
         return self.standardize(rep)
 
     def standardize(self, features: torch.Tensor) -> torch.Tensor:

@@ -3,7 +3,7 @@ and the device: only what launches or trains runs imports it, not what lists or 
 
 from core.backbone import depth
 from core.backbone.device import pick_device, pinned_precision
-from core.backbone.encode import pooled_layer
+from core.backbone.poolings import pooled_layer
 from core.backbone.engine_choice import auto_engine
 from core.errors import InputError
 from core.train.config import TrainConfig
@@ -27,11 +27,15 @@ def resolve(config: TrainConfig) -> TrainConfig:
 
 def check_causal(config: TrainConfig) -> None:
     """A causal LM (SmolLM2) is a frozen feature extractor on a CPU: training its 135M parameters through 30
-    layers as an encoder would take hours a run there. And a pooled layer must be one the backbone has."""
+    layers as an encoder would take hours a run there. Token probabilities need one, and a pooled layer must be
+    one the backbone has."""
     layers, causal = depth(config.backbone)
     if causal and not config.frozen and pick_device(config.device).type == "cpu":
         raise InputError(f"{config.backbone or 'this backbone'} is a causal LM: on a CPU it serves frozen-feature "
                          "methods only (training it as an encoder runs only on a GPU); turn on frozen-feature mode")
+    if config.features != "hidden" and not causal:
+        raise InputError(f"token-probability features need a causal LM backbone (smollm2-135m); "
+                         f"{config.backbone or 'the bundled MiniLM'} is an encoder, which scores no tokens")
     pooled = pooled_layer(config.resolved_pooling)
     if pooled is not None and layers and not 1 <= pooled <= layers:
         raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled}")

@@ -97,8 +97,8 @@ class Method:
             config = config.with_(lr_c=self.default_c)
         if self.encoder == "frozen" and not config.frozen:
             config = config.with_(frozen=True)
-        if self.encoder in ("trained", "none") and config.frozen:
-            config = config.with_(frozen=False)
+        if self.encoder in ("trained", "none") and config.frozen:  # token probabilities are frozen features
+            config = config.with_(features="hidden", frozen=False)
         if not self.selects and config.validation != "none":  # it would read labels it never uses
             config = config.with_(validation="none", selection="auto")
         return config.with_(lr=self.learning_rate(config), batch_size=self.batch_size(config))
@@ -114,7 +114,8 @@ class Method:
     def settle_note(self, config: TrainConfig) -> str | None:
         """What `settle` changed in a config the user chose, said in one line, or None."""
         if config.frozen and self.encoder == "trained":
-            return f"{self.title} trains inside the encoder, so its runs are not frozen"
+            return (f"{self.title} trains inside the encoder, so its runs are not frozen"
+                    + (" and read hidden states alone" if config.features != "hidden" else ""))
         return None
 
     def reports_fake(self, config: TrainConfig) -> bool:

@@ -13,12 +13,14 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from core.backbone.device import use_bf16
-from core.backbone.encode import load_encoder, load_tokenizer
+from core.backbone.encode import feature_size, load_encoder, load_tokenizer
 from core.backbone.engines import encode_with, usable_engine
+from core.backbone.poolings import reads_probabilities
 from core.paths import studio_home
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.dropout import cheap_dropout
+from core.train.explain_statistics import statistics_attribution
 from core.train.inputs import model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
@@ -52,6 +54,8 @@ class NeuralPredictor:
         return real.cpu().numpy(), fake.cpu().numpy() if self.method.reports_fake(self.config) else None
 
     def attribute(self, text: str, label: str, steps: int) -> Attribution:
+        if reads_probabilities(self.model.pooling):  # statistics of the whole text: said in words, not per token
+            return statistics_attribution(self.model, self.tokenizer, text, label)
         return integrated_gradients(self, self.gradient_path(), text, label, steps)
 
     def gradient_path(self) -> GradientPath:
@@ -96,14 +100,18 @@ class NeuralMethod(Method):
             seen = np.asarray(inputs["pool"])[job.data.labeled]
             model.feature_mean.copy_(torch.from_numpy(seen.mean(0)))
             model.feature_std.copy_(torch.from_numpy(seen.std(0) + 1e-6))
+            if hasattr(model, "class_means"):
+                targets = job.data.targets[job.data.labeled]
+                model.class_means.copy_(torch.from_numpy(np.stack([seen[targets == c].mean(0)
+                                                                   for c in range(len(job.data.classes))])))
         return inputs
 
     def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:
         """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head."""
-        encoder = load_encoder(config.resolved_backbone(), device)
+        pooling = config.resolved_pooling
+        encoder = load_encoder(config.resolved_backbone(), device, reads_probabilities(pooling))
         hidden = encoder.config.hidden_size
-        layers = config.resolved_pooling == "layers"  # else one vector of the hidden size (cls, mean, layerN…)
-        feature_dim = 2 * hidden * encoder.config.num_hidden_layers if layers else hidden
+        feature_dim = feature_size(encoder.config, pooling)
         if config.frozen:
             encoder.requires_grad_(False)
         else:  # its dropout trains with it: cheap masks, and attention dropout as the config says

@@ -284,7 +284,8 @@ class TfidfLRSpec(Method):
     title = CATALOG[name].title
     options = ("lr_c",)
     # no backbone: a walk's TF-IDF runs were named and grouped apart by the backbone the grid chose for the others
-    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision", "backbone", "encoder_engine")
+    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision", "backbone", "encoder_engine", "features",
+               "pool_layer")
     reference = True
     encoder = "none"
     default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
