@@ -62,8 +62,8 @@ if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is No
     trained = "they were" if len(elsewhere) > 1 else "it was"
     st.warning(f"Trained on another dataset than {ds.name}: {'; '.join(elsewhere)}. The drawn text comes from "
                f"this dataset's test split, not from the one {trained} trained on.")
-text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", on_change=classify_views.explain_afresh,
-                    persist_state="session")
+# an explanation switched on follows each new text, typed or drawn (a walk had found it on and showing nothing)
+text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", persist_state="session")
 drawn, truth = st.session_state.get("cl_drawn", (None, None))
 if truth and text == drawn:  # not under a text the user typed since
     st.caption(f"True label of the drawn example: **{truth}**")

@@ -106,7 +106,8 @@ def show_maps() -> None:
     method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key=f"ex_map_{ds.fingerprint}",
                       persist_state="session",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
-    with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
+    # open while UMAP runs: its epoch bar, the long step's progress, sat hidden in a collapsed status
+    with st.status(f"Mapping TF-IDF vectors with {method.upper()}…", expanded=method == "umap") as status:
         bar = None
 
         def stage(label: str) -> None:  # each step named in the status as it starts, and listed in it

@@ -19,7 +19,8 @@ from core.train.maxlen import MaxLength, max_length_for
 OTHER = "other"
 
 
-@st.cache_data(show_spinner="Measuring how many texts the max length cuts…")
+@st.cache_data(show_spinner="Reading the backbone and what the max length cuts (SmolLM2 is converted on its first "
+                             "use, about 30 s)…")
 def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
     """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
     return max_length_for(_ds, resolve_backbone(backbone), max_len)

@@ -14,7 +14,7 @@ import pytest
 from core import compare
 from core.compare import charts as compare_charts
 from core.paths import REPO_ROOT
-from core.plotting import category_axis, whole_legend
+from core.plotting import SERIES_PALETTE, category_axis, whole_legend
 from core.train import TrainConfig
 from tests.helpers import hand_runs_frame
 
@@ -429,6 +429,15 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
     assert all(colours.items() <= mapping.items() for colours in drawn)  # every chart's scale from the one mapping
     series_colours = {mapping[n] for n in groups["series"]}
     assert mapping["GAN-BERT G1 (noise) on frozen features"] not in series_colours  # a pool line of its own colour
+    # GAN-BERT's pool line and its control's apart in the palette: neighbours (purple, pink) read as one
+    pool_lines = [SERIES_PALETTE.index(mapping[n]) for n in ("GAN-BERT G1 (noise) on frozen features",
+                                                            "GAN-BERT control (adversarial off) on frozen features")]
+    assert abs(pool_lines[0] - pool_lines[1]) > 2
+    # one labeled amount: the bars in their series' colours too (a walk found them all one light blue)
+    one = groups[groups["amount"] == groups["amount"].iloc[0]]
+    bars = {name: colour for scale in colour_scales(compare_charts.one_amount(one, "accuracy", mapping).to_dict())
+            for name, colour in zip(scale["domain"], scale["range"])}
+    assert bars and all(bars[n] == mapping[n] for n in one["series"])
     # "all" is another size at each amount (10,921 and 11,321 texts): their ticks were drawn over each other
     many, whole = groups.copy(), groups.index[groups["unlabeled"] == 11_000]
     many.loc[whole[:1], "unlabeled"], many.loc[whole[1:], "unlabeled"] = 10_921, 11_321

@@ -309,13 +309,15 @@ def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):
     at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
     assert not at.exception
     assert any(c.value.startswith("integrated gradients: toward ") for c in at.caption)
-    # a new text, typed or drawn, starts with its explanation off: left on, it ran again on every text
-    at.text_area(key="cl_text").set_value("A second text, typed after the first.").run()
-    assert not at.toggle(key=f"cl_why_{run_id}").value
-    assert not any("integrated gradients" in c.value for c in at.caption)
-    at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
+    first = [c.value for c in at.caption if c.value.startswith("integrated gradients")]
+    # switched on, it follows each new text, typed or drawn: a walk found it on and showing nothing, then off
+    at.text_area(key="cl_text").set_value("A second text, typed after the first, about rivers.").run()
+    assert at.toggle(key=f"cl_why_{run_id}").value
+    second = [c.value for c in at.caption if c.value.startswith("integrated gradients")]
+    assert len(second) == 1 and second != first
     at.button(key="cl_draw").click().run()
-    assert not at.toggle(key=f"cl_why_{run_id}").value
+    assert not at.exception and at.toggle(key=f"cl_why_{run_id}").value
+    assert [c.value for c in at.caption if c.value.startswith("integrated gradients")] not in ([], second)
 
 
 def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):

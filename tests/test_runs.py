@@ -303,6 +303,28 @@ def finished(reg: Registry, config: TrainConfig, seconds: float, encode: float =
     return run_id
 
 
+def test_encoding_is_estimated_by_the_backbones_size_and_kept_for_minilm(studio_home):
+    """A walk's SmolLM2 grid read "about 3 min" at MiniLM's speed; SmolLM2 (30 layers of 576) encodes 11.25 times
+    slower, 1.5 times more with its token probabilities. A pass measured on it is kept as MiniLM's speed."""
+    from core.runs.estimate import ENCODE_SPEED, encoding_cost, grid_seconds, remember_encoding
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    minilm = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="features-lr", max_len=128,
+                         precision="fp32", encoder_engine="torch")
+    smollm2 = minilm.with_(backbone="smollm2-135m")
+    assert encoding_cost(minilm) == 1.0 and encoding_cost(smollm2) == pytest.approx(11.25)
+    assert encoding_cost(smollm2.with_(features="both")) == pytest.approx(11.25 * 1.5)
+    seconds = {c.features + str(c.backbone): grid_seconds(reg, [c], 1000, 100, 100, 6).seconds
+               for c in (minilm, smollm2, smollm2.with_(features="probabilities"))}
+    encoding = {k: v - seconds["hiddenNone"] for k, v in seconds.items()}  # the rest is alike
+    base = grid_seconds(reg, [minilm.with_(max_len=256)], 1000, 100, 100, 6).seconds - seconds["hiddenNone"]
+    assert encoding["hiddensmollm2-135m"] == pytest.approx(10.25 * base)  # 11.25x: 10.25 more than MiniLM's pass
+    assert encoding["probabilitiessmollm2-135m"] == pytest.approx((11.25 * 1.5 - 1) * base)
+    remember_encoding(reg, 1300, 100.0, smollm2)  # 13 texts/s on SmolLM2: 146 on MiniLM
+    assert float(reg.setting(ENCODE_SPEED)) == pytest.approx(13 * 11.25, rel=0.01)
+
+
 def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     """The issue's grid: 12 runs estimated 'under a minute' took 447.7 s. Replayed: the same grid with other
     seeds is estimated from the runs' own times (less their encoding), within a factor of 1.5."""

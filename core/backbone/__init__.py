@@ -4,8 +4,8 @@ turning texts into vectors (`encode`). Importing this package imports neither to
 
 from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, adapted_backbones, adapted_name,
                                   backbone_label, cached_models, default_backbone_path, depth, hub_cache_dir,
-                                  is_hub_id, resolve_backbone)
+                                  is_hub_id, resolve_backbone, width)
 
 __all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",
            "backbone_label", "cached_models", "default_backbone_path", "depth", "hub_cache_dir", "is_hub_id",
-           "resolve_backbone"]
+           "resolve_backbone", "width"]

@@ -171,13 +171,27 @@ def depth(spec: str | Path | None) -> tuple[int, bool]:
     text = str(spec or "").strip()
     if text in PACKAGED:
         return PACKAGED[text].layers, True
-    try:
-        folder = default_backbone_path() if not text else resolve_backbone(text).folder
-        config = json.loads((folder / "config.json").read_text())
-    except (InputError, OSError, ValueError):
-        return 0, False
+    config = config_of(text)
     layers = config.get("num_hidden_layers") or config.get("n_layer") or 0
     return int(layers), config.get("model_type") in CAUSAL_FAMILIES
+
+
+def width(spec: str | Path | None) -> int:
+    """A backbone's hidden size, read as `depth` reads its layers; 0 when it cannot be read."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return PACKAGED[text].width
+    config = config_of(text)
+    return int(config.get("hidden_size") or config.get("n_embd") or 0)
+
+
+def config_of(text: str) -> dict:
+    """The config file of a backbone spec (the bundled MiniLM when empty); {} when it cannot be read."""
+    try:
+        folder = default_backbone_path() if not text else resolve_backbone(text).folder
+        return json.loads((folder / "config.json").read_text())
+    except (InputError, OSError, ValueError):
+        return {}
 
 
 def backbone_label(spec: str | None) -> str:

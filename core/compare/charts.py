@@ -30,7 +30,9 @@ def series_colours(groups: pd.DataFrame, colour_order: list[str] | None = None) 
         colours.setdefault(name, SERIES_PALETTE[order.index(key) % len(SERIES_PALETTE)])
     free = [c for c in SERIES_PALETTE if c not in colours.values()] or list(SERIES_PALETTE)  # none a series has
     pool_only = [n for n in dict.fromkeys(groups["pool_series"]) if n not in colours]
-    return colours | {name: free[i % len(free)] for i, name in enumerate(pool_only)}
+    # spread over the free colours: neighbours in the palette (purple, pink) had drawn GAN-BERT and its control
+    step = max(1, len(free) // max(1, len(pool_only)))
+    return colours | {name: free[(i * step) % len(free)] for i, name in enumerate(pool_only)}
 
 
 def colour_scale(names: pd.Series, colours: dict[str, str] | None) -> alt.Scale:
@@ -153,7 +155,10 @@ def one_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None
     scale = alt.Scale(domain=list(metric_range(metric)), clamp=True)
     x = alt.X(f"{metric}_mean:Q", title=f"{label(metric)} (mean, 95% CI)", scale=scale)
     y = alt.Y("series:N", title=None, sort=alt.SortField(f"{metric}_mean", order="descending"), axis=category_axis())
-    bars = alt.Chart(methods).mark_bar(color="#9ecae1").encode(x=x, y=y, tooltip=tooltip(metric))  # named on y
+    # named on y, in its series' colour on every chart of the page (a walk found them all one light blue here)
+    bars = alt.Chart(methods).mark_bar().encode(
+        x=x, y=y, tooltip=tooltip(metric),
+        color=alt.Color("series:N", scale=colour_scale(methods["series"], colours), legend=None))
     whiskers = alt.Chart(methods).mark_rule(color="black").encode(x=alt.X(f"{metric}_low:Q", scale=scale),
                                                                   x2=f"{metric}_high:Q", y=y)
     color = alt.Color("series:N", title="references (dashed lines, pale bands: 95% CI)",
@@ -164,8 +169,9 @@ def one_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None
     spans = alt.Chart(references.dropna(subset=[f"{metric}_low"])).mark_rect(opacity=0.1).encode(
         x=alt.X(f"{metric}_low:Q", scale=scale), x2=f"{metric}_high:Q", color=color, tooltip=tooltip(metric))
     # without references, no rules: an empty layer still drew its legend's title
-    return alt.layer(bars, whiskers, *([spans, rules] if len(references) else [])).properties(
-        width=480, height=alt.Step(28), title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
+    return alt.layer(bars, whiskers, *([spans, rules] if len(references) else [])).resolve_scale(
+        color="independent").properties(width=480, height=alt.Step(28),
+                                        title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 
 def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colours: dict[str, str] | None = None

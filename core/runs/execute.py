@@ -94,7 +94,7 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
                 encoding_since[0] = now
             if done == total and done:
                 # read now: a run an older version queued has its max length from its start
-                remember_encoding(registry, total, now - encoding_since[0], registry.get(run_id).config.max_len)
+                remember_encoding(registry, total, now - encoding_since[0], registry.get(run_id).config)
             if done == 0 or done == total or now - last[0] > 1.0:
                 last[0] = now
                 left = (total - done) * (now - encoding_since[0]) / done if done else None
