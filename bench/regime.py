@@ -66,16 +66,24 @@ def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], ba
     trained-encoder part on the base backbone alone. `backbones` maps a column to the settings that choose it."""
     runs = []
     if part in ("frozen", "both"):
-        for backbone, chosen_backbone in backbones.items():
-            smollm2 = backbone in SMOLLM2
-            for n in per_class:
-                for name, settings in FROZEN.items():
-                    if (backbone != "base" and name == "tfidf-lr") or (smollm2 and name not in SMOLLM2_METHODS):
-                        continue  # TF-IDF reads words, not the backbone: the same runs on every backbone
-                    chosen = ({"all": None} if smollm2 else {p: POOLS[p] for p in pools}) \
-                        if name.startswith("ganbert") else {"–": None}
+        def wanted(name: str, backbone: str) -> bool:  # TF-IDF reads words, not the backbone: the same on every one
+            return not ((backbone != "base" and name == "tfidf-lr")
+                        or (backbone in SMOLLM2 and name not in SMOLLM2_METHODS))
+
+        # the methods that read no unlabeled text first, on every backbone; then GAN-BERT, each seed's runs and
+        # their control together, so that a study cut short leaves pairs
+        for name, settings in FROZEN.items():
+            if not name.startswith("ganbert"):
+                runs += [(name, "–", backbone, n, seed, {**settings, "unlabeled_limit": None, **chosen_backbone})
+                         for backbone, chosen_backbone in backbones.items() if wanted(name, backbone)
+                         for n in per_class for seed in seeds]
+        for n in per_class:
+            for seed in seeds:
+                for backbone, chosen_backbone in backbones.items():
+                    chosen = {"all": None} if backbone in SMOLLM2 else {p: POOLS[p] for p in pools}
                     runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, **chosen_backbone})
-                             for pool, limit in chosen.items() for seed in seeds]
+                             for pool, limit in chosen.items() for name, settings in FROZEN.items()
+                             if name.startswith("ganbert") and wanted(name, backbone)]
     if part in ("full", "both"):
         runs += [(name, "all", "base", 5, seed, settings) for name, settings in FULL.items() for seed in seeds[:3]]
     return runs

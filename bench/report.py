@@ -307,8 +307,59 @@ def regime_section(runs: list) -> str:
                 adds_table(adapting, "method")]
     if smollm2 := backbone_adds(frame, tuple(SMOLLM2)):
         out += ["### What SmolLM2's features add (a method on its hidden states, token probabilities or both − the "
-                "same on MiniLM's, paired by seed)", adds_table(smollm2, "method", "SmolLM2 − MiniLM")]
+                "same on MiniLM's, paired by seed)", adds_table(smollm2, "method", "SmolLM2 − MiniLM"),
+                smollm2_encoding(runs)]
     return "\n\n".join(out)
+
+
+BACKBONE_SETTINGS = ("backbone", "revision", "features", "pooling", "pool_layer", "max_len", "encoder_engine")
+
+
+def regime_runs(runs: list) -> list:
+    """A corpus's runs of the regime study: those tagged so, and the MiniLM runs their study reused from other
+    benches (a run is reused whatever its tags), told by settings the same but for the backbone's."""
+    def twin(run) -> str:
+        settings = json.loads(run.config.to_json())
+        return json.dumps({k: v for k, v in settings.items() if k not in (*BACKBONE_SETTINGS, "tags")},
+                          sort_keys=True)
+
+    tagged = [r for r in runs if "regime" in r.config.tags]
+    wanted = {twin(r) for r in tagged}
+    latest = {twin(r): r for r in runs if r.config.backbone is None and "regime" not in r.config.tags
+              and twin(r) in wanted}
+    return tagged + list(latest.values())
+
+
+def smollm2_section(runs: list) -> str:
+    """The regime study's SmolLM2 columns on a corpus beside MiniLM: every method, what SmolLM2's features add,
+    and what the game adds on them (paired by seed); empty without SmolLM2 runs."""
+    from bench.regime import SMOLLM2, adds, adds_table, backbone_adds, frame_of, results_table
+
+    frame = frame_of(runs)
+    if frame.empty or not frame["backbone"].isin(list(SMOLLM2)).any():
+        return ""
+    return "\n\n".join(["### Every method and backbone", results_table(frame),
+                         "### What SmolLM2's features add (paired by seed)",
+                         adds_table(backbone_adds(frame, tuple(SMOLLM2)), "method", "SmolLM2 − MiniLM"),
+                         "### GAN-BERT − its control (paired by seed)", adds_table(adds(frame)),
+                         smollm2_encoding(runs)])
+
+
+def smollm2_encoding(runs: list) -> str:
+    """What encoding the study's texts with SmolLM2 (hidden states and token probabilities, read once for all
+    three columns) cost, from the runs that encoded them: their encoding seconds and CPU seconds, summed."""
+    both = [r for r in runs if r.config.backbone == "smollm2-135m" and r.config.features == "both" and r.metrics]
+    encoded = [r.metrics for r in both if r.metrics.get("encode_seconds", 0) > 1]
+    if not encoded:
+        return ""
+    texts = max(sum(m.get(k) or 0 for k in ("labeled", "unlabeled", "val_rows", "test_rows")) for m in
+                (r.metrics for r in both))
+    wall, cpu = sum(m["encode_seconds"] for m in encoded), sum(m["cpu_seconds"] for m in encoded)
+    return (f"**Encoding with SmolLM2** (layer 20 and token probabilities at {both[0].config.max_len} tokens, "
+            f"{both[0].config.precision}): the study's {texts:,} texts (the pool, the validation and the test texts) "
+            f"took {wall / 60:,.0f} min ({texts / wall:.1f} texts/s) and {cpu / 60:,.0f} CPU min over the "
+            f"{len(encoded)} runs that encoded them, on this 2-core machine while other work shared it. The "
+            "hidden-state and token-probability columns read the same vectors: nothing was encoded twice.")
 
 
 def page() -> tuple[str, str]:
@@ -324,6 +375,8 @@ def page() -> tuple[str, str]:
         if runs_of.get("l2r"):
             sections.append("## The regime study: L2R, tested on its test split (bench/regime.py)\n\n"
                             + regime_section(runs_of["l2r"]))
+        if (m4 := smollm2_section(regime_runs(runs_of.get("m4-sample", [])))):
+            sections.append("## SmolLM2 on the M4 sample (bench/regime.py --corpus m4-sample)\n\n" + m4)
         if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):
             text = tapt_section(made, runs_of["l2r-dev"])
             sections.append("## Adapting the backbone (TAPT): its settings on L2R dev (bench/tapt.py)\n\n"

@@ -19,6 +19,7 @@ MONITOR_COLUMNS = {
     "run": st.column_config.TextColumn(width=440),  # at 540 px, "latest" and "evaluations" were past the edge
     "latest": st.column_config.TextColumn(width="medium"),
     "test macro-F1": st.column_config.NumberColumn(format="%.3f", width=100),  # its header whole
+    "seed": st.column_config.NumberColumn(width=50),
     "evaluations": st.column_config.NumberColumn(width="small")}
 
 

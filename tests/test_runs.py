@@ -516,7 +516,8 @@ def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     reg.update_progress(running, 0.4, 0, phase="encoding", message="encoding texts: 400 of 1,000 (40%)")
     table = monitor_frame(reg.list(), time.time(), 1)
     assert table["run_id"].tolist() == [running, queued, done]
-    assert list(table.columns[:4]) == ["status", "phase", "progress", "time left"]
+    assert list(table.columns[:7]) == ["status", "phase", "progress", "time left", "test macro-F1", "seed", "run"]
+    assert table.set_index("run_id")["seed"].to_dict() == {running: 1, queued: 0, done: 0}  # whole, before the name
     assert table.iloc[0][["phase", "progress"]].tolist() == ["encoding", 40]
     # `runs` says what the share counts: it went from 53% to 28% when encoding ended and training began
     assert (reg.get(running).summary["phase"], reg.get(done).summary["phase"]) == ("encoding", None)

@@ -173,12 +173,13 @@ def monitor_frame(runs: list[Run], now: float, slots: int) -> pd.DataFrame:
         if r.cancel_requested and r.status in ACTIVE:  # asked to stop: its process ends at its next check
             phase = "stopping"
         rows.append({"status": r.status, "phase": phase, "progress": round(100 * r.progress),
-                     "time left": _duration(left[r.id]), "run": names[r.id],
+                     "time left": _duration(left[r.id]), "seed": r.config.seed, "run": names[r.id],
                      "test macro-F1": test.get("macro_f1"), "latest": r.message or "", "evaluations": r.evaluations,
                      "where": r.device if r.backend == "ray" and r.device else r.backend, "run_id": r.id})
-    # the score beside the progress, where the table opens: a long run name would push it out of sight
-    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "test macro-F1", "run", "latest",
-                                       "evaluations", "where", "run_id"])
+    # the score beside the progress, where the table opens: a long run name would push it out of sight; the seed
+    # before the name, which a walk found cut before its end, where the seed is, at 1,400 px
+    return pd.DataFrame(rows, columns=["status", "phase", "progress", "time left", "test macro-F1", "seed", "run",
+                                       "latest", "evaluations", "where", "run_id"])
 
 
 def queue_words(runs: list[Run], now: float, slots: int) -> str | None:
