@@ -117,7 +117,8 @@ def test_token_probability_features_train_explain_in_words_and_share_one_encodin
     with pytest.raises(InputError, match="token-probability features need a causal LM backbone"):
         resolve(base.with_(backbone=None, features="probabilities"))
     with pytest.raises(InputError, match="token-probability features are frozen features"):
-        base.with_(method="finetune", frozen=False, features="both")
+        resolve(base.with_(method="finetune", frozen=False, features="both"))
+    assert resolve(base.with_(frozen=False, features="both")).frozen  # features + LR is frozen-only: settled so
     adapters = base.with_(method="adapter", features="both")  # in a frozen grid: it trains its encoder
     assert method_for(adapters).settle(adapters).features == "hidden"
     encoded = {}

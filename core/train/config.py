@@ -309,7 +309,5 @@ def check(c: TrainConfig) -> None:
     if Validation.parse(c.validation).rule == "none" and c.selection == "best":
         raise InputError("selection best needs validation texts to rank checkpoints on; with validation none the "
                          "run keeps its last checkpoint (selection last or auto)")
-    if c.features != "hidden" and not c.frozen:
-        raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     if c.pooling == "layers" and not c.frozen:
         raise InputError("layers pooling needs frozen-feature mode (it is standardized over the cached features)")

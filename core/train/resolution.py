@@ -27,8 +27,10 @@ def resolve(config: TrainConfig) -> TrainConfig:
 
 def check_causal(config: TrainConfig) -> None:
     """A causal LM (SmolLM2) is a frozen feature extractor on a CPU: training its 135M parameters through 30
-    layers as an encoder would take hours a run there. Token probabilities need one, and a pooled layer must be
-    one the backbone has."""
+    layers as an encoder would take hours a run there. Token probabilities are frozen features and need one, and a
+    pooled layer must be one the backbone has."""
+    if config.features != "hidden" and not config.frozen:  # after `settle`: a frozen-only method is frozen by then
+        raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     layers, causal = depth(config.backbone)
     if causal and not config.frozen and pick_device(config.device).type == "cpu":
         raise InputError(f"{config.backbone or 'this backbone'} is a causal LM: on a CPU it serves frozen-feature "
