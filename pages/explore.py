@@ -106,23 +106,21 @@ def show_maps() -> None:
     method = st.radio("TF-IDF map", ["pca", "umap"], horizontal=True, key=f"ex_map_{ds.fingerprint}",
                       persist_state="session",
                       format_func=lambda m: {"pca": "PCA (all texts)", "umap": "UMAP (sampled, slower)"}[m])
-    # open while UMAP runs: its epoch bar, the long step's progress, sat hidden in a collapsed status
-    with st.status(f"Mapping TF-IDF vectors with {method.upper()}…", expanded=method == "umap") as status:
-        bar = None
+    epochs_slot = st.empty()  # UMAP's epoch bar, above the status: inside it, it sat hidden when the box was closed
+    with st.status(f"Mapping TF-IDF vectors with {method.upper()}…") as status:
 
         def stage(label: str) -> None:  # each step named in the status as it starts, and listed in it
             status.update(label=f"{method.upper()}: {label}…")
             st.write(f"{label[0].upper()}{label[1:]}…")
 
-        def epochs(done: int, total: int) -> None:  # UMAP's long step: a bar under the steps
-            nonlocal bar
-            bar = bar or st.progress(0.0)
-            bar.progress(done / total, text=f"Laying out the map: epoch {done} of {total}")
+        def epochs(done: int, total: int) -> None:  # UMAP's long step
+            epochs_slot.progress(done / total, text=f"Laying out the map: epoch {done} of {total}")
 
         # not st.cache_data: it would replay these updates into a status a later run no longer has; core caches
         # the map on disk, so a repeat call only reads it
         points = explore.tfidf_map(ds, method, cache=CACHE, on_stage=stage, on_progress=epochs)
         status.update(label="Map ready", state="complete", expanded=False)
+    epochs_slot.empty()
     sample = explore.scatter_sample(points)
     st.caption(explore.map_note(ds, points, sample))
     st.altair_chart(charts.scatter_map(sample, labels, f"TF-IDF {method.upper()}"))

@@ -256,10 +256,11 @@ def test_one_labeled_amount_draws_bars_with_intervals_and_reference_lines_at_a_r
                             "accuracy_interval": f"[{m - 0.05:.3f}, {m + 0.05:.3f}]"} for s, ref, m in rows])
     chart = compare_charts.metric_vs_amount(groups, "accuracy")
     spec = chart.to_dict()
-    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
+    layers = [*spec["layer"][:2], *spec["layer"][2]["layer"]]  # the references' two in one layer: one legend
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in layers]
     # bars, their intervals, the references' intervals as pale bands, and their dashed lines at the means
     assert marks == ["bar", "rule", "rect", "rule"]
-    assert spec["layer"][3]["mark"]["strokeDash"] == [6, 4] and spec["title"] == (
+    assert layers[3]["mark"]["strokeDash"] == [6, 4] and spec["title"] == (
         "accuracy at 5/class: mean and 95% CI over seeds")
     svg = vlc.vegalite_to_svg(chart.to_json())
     height = float(re.search(r'<svg[^>]*height="([\d.]+)"', svg).group(1))
@@ -294,8 +295,9 @@ def test_an_interval_past_the_metrics_range_is_printed_as_computed_and_clamped_o
     narrow = groups[groups["reference"]].iloc[0]
     assert narrow["accuracy_interval"] == f"[{narrow['accuracy_low']:.3f}, {narrow['accuracy_high']:.3f}]"
     spec = compare_charts.one_amount(groups, "accuracy").to_dict()
-    assert all(layer["encoding"]["x"]["scale"]["clamp"] for layer in spec["layer"])  # drawn to the axis' edge
-    assert any(t.get("field") == "accuracy_interval" for layer in spec["layer"]
+    marked = [n for n in spec_nodes(spec) if "mark" in n]  # every layer drawn, the references' nested ones too
+    assert all(layer["encoding"]["x"]["scale"]["clamp"] for layer in marked)  # drawn to the axis' edge
+    assert any(t.get("field") == "accuracy_interval" for layer in marked
                for t in layer["encoding"].get("tooltip", []))  # and the tooltip says why
 
 
@@ -438,6 +440,8 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
     bars = {name: colour for scale in colour_scales(compare_charts.one_amount(one, "accuracy", mapping).to_dict())
             for name, colour in zip(scale["domain"], scale["range"])}
     assert bars and all(bars[n] == mapping[n] for n in one["series"])
+    spec = compare_charts.one_amount(one, "accuracy", mapping).to_dict()  # the references' band and rule: one
+    assert spec["resolve"]["scale"]["color"] == "independent" and len(spec["layer"][-1]["layer"]) == 2  # legend
     # "all" is another size at each amount (10,921 and 11,321 texts): their ticks were drawn over each other
     many, whole = groups.copy(), groups.index[groups["unlabeled"] == 11_000]
     many.loc[whole[:1], "unlabeled"], many.loc[whole[1:], "unlabeled"] = 10_921, 11_321

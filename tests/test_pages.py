@@ -47,6 +47,10 @@ def test_the_map_method_is_chosen_per_dataset(small_builtin):
     maps = open_tab(at, "Maps")
     assert maps.radio(key=f"ex_map_{small_builtin.fingerprint}").value == "pca"
     assert [s.label for s in maps.status] == ["Map ready"] and len(maps.get("vega_lite_chart")) == 2
+    maps.radio(key=f"ex_map_{small_builtin.fingerprint}").set_value("umap").run()
+    maps = open_tab(at, "Maps")
+    assert not at.exception and [s.label for s in maps.status] == ["Map ready"]
+    assert not maps.get("progress")  # UMAP's epoch bar, drawn above the status while it ran, is gone once done
 
 
 def test_explore_on_real_m4_sample(m4_dir):

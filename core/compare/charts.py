@@ -169,7 +169,8 @@ def one_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None
     spans = alt.Chart(references.dropna(subset=[f"{metric}_low"])).mark_rect(opacity=0.1).encode(
         x=alt.X(f"{metric}_low:Q", scale=scale), x2=f"{metric}_high:Q", color=color, tooltip=tooltip(metric))
     # without references, no rules: an empty layer still drew its legend's title
-    return alt.layer(bars, whiskers, *([spans, rules] if len(references) else [])).resolve_scale(
+    # the bars' colours apart from the references' (one legend for these: a band and a rule of the same scale)
+    return alt.layer(bars, whiskers, *([alt.layer(spans, rules)] if len(references) else [])).resolve_scale(
         color="independent").properties(width=480, height=alt.Step(28),
                                         title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
