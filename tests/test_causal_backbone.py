@@ -140,6 +140,17 @@ def test_token_probability_features_train_explain_in_words_and_share_one_encodin
                 assert all(" than this model's " in sentence for sentence in why.words)
     assert encoded["features-lr", "both"] > 0  # the first run encodes: every later one reads its store
     assert sum(encoded.values()) == encoded["features-lr", "both"] + encoded["ganbert", "both"]
+    # and a grid's estimate knows it: the texts a store of both holds are not counted as still to encode
+    from core.runs import Registry
+    from core.runs.estimate import grid_seconds
+    from core.train import load_data
+
+    ds = load_data(base)
+    texts = [*ds.train["text"], *ds.test["text"]]
+    alone = resolve(base.with_(features="probabilities", seed=7))
+    cold, warm = (grid_seconds(Registry(), [alone], len(ds.train), None, len(ds.test), 6, texts=t).seconds
+                  for t in ((), texts))
+    assert warm < cold
 
 
 def test_the_packaged_backbone_is_named_and_says_how_to_install_it(monkeypatch, studio_home):

@@ -34,7 +34,7 @@ from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
-from core.train.features import cached_share, feature_store
+from core.train.features import both_store, cached_share, feature_store
 
 # texts/s at 128 tokens by precision, the frozen-feature pass before this machine has measured its own: in fp32
 # bench/frozen_grid.py measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; in bf16
@@ -242,7 +242,9 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
         fallback = FALLBACK_ENCODE["bf16" if frozen[0].precision == "bf16" else "fp32"]
         speed = float(registry.setting(ENCODE_SPEED) or fallback) * 128 / max_len / encoding_cost(frozen[0])
         needed = texts_to_encode(frozen, pool, split, test, classes)
-        cached = cached_share(store, clean_texts(list(texts), frozen[0].cleaning)) if texts else 0.0
+        wider = both_store(frozen[0], studio_home(), frozen[0].precision == "bf16", frozen[0].encoder_engine)
+        cleaned = clean_texts(list(texts), frozen[0].cleaning)  # a store of both holds either alone
+        cached = max(cached_share(s, cleaned) for s in (store, wider) if s is not None) if texts else 0.0
         each[frozen[0].to_json()] += needed * (1 - cached) / speed
     return Estimate(sum(each.values()), known, len(configs) - known, each)
 

@@ -17,12 +17,16 @@ import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from core.backbone import Backbone
+
+if TYPE_CHECKING:
+    from core.train.config import TrainConfig
 
 STORE_FORMAT = "per-text float32 v2"  # per-split files of earlier versions are never read
 
@@ -43,6 +47,15 @@ def feature_store(home: Path, backbone: Backbone, max_len: int, pooling: str, bf
                   ) -> Path:
     """The folder of these encoding options' vectors under a studio home."""
     return home / "features" / store_key(backbone, max_len, pooling, bf16, engine)
+
+
+def both_store(config: TrainConfig, home: Path, bf16: bool, engine: str) -> Path | None:
+    """The store of a causal LM's hidden states and token probabilities side by side, which holds a run's features
+    when it reads either alone (`cached_features`' `wider`); None for a run that reads both."""
+    if config.features == "both":
+        return None
+    return feature_store(home, config.resolved_backbone(), config.max_len,
+                         config.with_(features="both").resolved_pooling, bf16, engine)
 
 
 def text_hashes(texts: list[str]) -> np.ndarray:

@@ -18,7 +18,7 @@ from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_
 from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import TrainConfig
-from core.train.features import cached_features, feature_store
+from core.train.features import both_store, cached_features, feature_store
 from core.train.model import StudioModel
 
 Event = Callable[[dict], None]
@@ -142,11 +142,9 @@ def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: to
     engine = usable_engine(config.encoder_engine, backbone, home, device, say)
     on_event({"type": "engine", "engine": engine})
     store = feature_store(home, backbone, config.max_len, config.resolved_pooling, bf16, engine)
-    wider = None  # hidden states or token probabilities alone are read from a store of both, where one has them
-    if config.features != "both":
-        both = feature_store(home, backbone, config.max_len, config.with_(features="both").resolved_pooling, bf16,
-                             engine)
-        wider = (both, slice(-len(NAMES), None) if config.features == "probabilities" else slice(0, -len(NAMES)))
+    both = both_store(config, home, bf16, engine)  # hidden states or token probabilities alone are read from it
+    wider = None if both is None else (both, slice(-len(NAMES), None) if config.features == "probabilities"
+                                       else slice(0, -len(NAMES)))
 
     def encode(missing: list[str]) -> np.ndarray:
         on_event({"type": "features", "done": 0, "total": len(missing)})
