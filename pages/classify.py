@@ -103,7 +103,8 @@ if text.strip() and picked:
                     continue
                 if shaded := why.as_html():
                     st.html(shaded)
-                st.markdown("\n".join(f"- {sentence}" for sentence in why.words))
+                if why.words:  # a model reading token-probability statistics: what it saw, in sentences
+                    st.markdown("\n".join(f"- {sentence}" for sentence in why.words))
                 if why.unread_from is not None:
                     st.caption(f"The model reads the first {model.config.max_len} tokens (its max length); the "
                                "grey rest of the text played no part in this prediction.")

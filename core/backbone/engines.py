@@ -22,8 +22,9 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from core.backbone.encode import load_encoder, load_tokenizer, pool, reads_probabilities
+from core.backbone.encode import load_encoder, load_tokenizer, pool
 from core.backbone.locate import Backbone
+from core.backbone.poolings import reads_probabilities
 
 ENGINES = ("torch", "onnx", "onnx-int8")
 EXPORT_DIR = "onnx"  # under the studio home

@@ -180,7 +180,7 @@ class TrainConfig:
     @property
     def resolved_pooling(self) -> str:
         """The pooling as the encoder applies it; one layer's is named with the layer ('layer15'), and token
-        probabilities join it as `core.backbone.encode.PROBABILITIES` says ('layer20+probabilities')."""
+        probabilities join it as `core.backbone.poolings` says ('layer20+probabilities')."""
         if self.features == "probabilities":
             return PROBABILITIES
         layers, causal = depth(self.backbone) if self.pooling in (None, "layer") else (0, False)
