@@ -18,7 +18,7 @@ from core.backbone.encode import embed_texts, pool
 from core.backbone.packaged import PACKAGED, converted_folder, gguf_path
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
-from core.train import TrainConfig, method_for, resolve
+from core.train import TrainConfig, load_data, method_for, resolve
 from tests.helpers import make_tiny_llama
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=8, test_per_class=3))
@@ -54,8 +54,11 @@ def test_a_causal_backbone_pools_its_middle_layer_and_stays_frozen_on_a_cpu(tiny
     assert TrainConfig(pooling="layer").resolved_pooling == "layer6"  # an encoder's last
     resolved = resolve(config)
     assert resolved.frozen and resolved.encoder_engine == "torch"  # never exported to ONNX
-    with pytest.raises(InputError, match="causal LM: on a CPU it serves frozen-feature methods only"):
+    with pytest.raises(InputError, match="causal LM: on a CPU it serves frozen-feature methods only.*turn on frozen"):
         resolve(config.with_(method="finetune", frozen=False))
+    for method in ("setfit", "adapter"):  # no frozen mode to turn on
+        with pytest.raises(InputError, match="trains inside the encoder, so on this backbone it runs only on a GPU"):
+            resolve(config.with_(method=method))
     with pytest.raises(InputError, match="pooled layer must be between 1 and 4"):
         resolve(config.with_(pool_layer=9))
 
@@ -74,6 +77,31 @@ def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):
         assert 0.0 <= result["test"]["accuracy"] <= 1.0, method
         predictor = folder.load_model()
         assert predictor.predict(["a new text"])[0].shape == (1, len(result["test"]["per_class"]))
+
+
+def test_setfit_tunes_a_causal_body_and_its_head_reads_the_pooled_layer(tiny_llama, studio_home, monkeypatch):
+    """SetFit on SmolLM2 as a GPU runs it, here on the CPU with the refusal lifted: the contrastive step tunes the
+    Llama body, and the head reads the pooled layer's mean (32 values), not every layer's mean and CLS (256), a
+    causal LM's first token having seen nothing; the reloaded run predicts and explains as it scored."""
+    import core.train.resolution
+    from core.runs import RunFolder
+    from core.runs.execute import train_into
+    from core.train import explain
+
+    monkeypatch.setattr(core.train.resolution, "pick_device", lambda device: torch.device("cuda"))
+    config = resolve(TrainConfig(data=DATA, method="setfit", backbone=str(tiny_llama), per_class=4, fraction=None,
+                                 steps=2, device="cpu"))
+    assert not config.frozen and config.resolved_pooling == "layer2"
+    folder = RunFolder(studio_home / "runs" / "setfit-llama")
+    result = train_into(config, folder, lambda e: None, lambda: False)
+    predictor = folder.load_model()
+    classes = len(result["test"]["per_class"])
+    assert predictor.head["coef"].shape == (classes, 32)
+    scored = folder.predictions()
+    again, _ = predictor.predict(load_data(config).test["text"].tolist())
+    assert again == pytest.approx(scored[[c for c in scored.columns if c.startswith("p_")]].to_numpy(), abs=1e-4)
+    attribution = explain(predictor, "a text the run never saw", steps=4)
+    assert attribution.tokens and all(np.isfinite(t["score"]) for t in attribution.tokens)
 
 
 def test_token_statistics_match_a_hand_computed_text():

@@ -161,8 +161,9 @@ class TrainConfig:
                                       "(scikit-learn's C; default: the method's, measured by bench/defaults.py)",
                                 low=1e-6, high=1e6, flag="--lr-c", label="LR C")
     setfit_features: str = option("layers", "what SetFit's logistic-regression head reads after the contrastive "
-                                            "step: every layer's mean and CLS (standardized), or the body's own "
-                                            "sentence embedding, as published",
+                                            "step: every layer's mean and CLS (standardized; on a causal LM, its "
+                                            "pooled layer's mean), or the body's own sentence embedding, as "
+                                            "published",
                                   choices={"layers": "all layers", "sentence": "sentence embedding (as published)"},
                                   label="SetFit head features")
     setfit_iterations: int = option(20, "SetFit: sentence pairs drawn per labeled text (its num_iterations); the "

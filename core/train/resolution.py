@@ -33,8 +33,12 @@ def check_causal(config: TrainConfig) -> None:
         raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     layers, causal = depth(config.backbone)
     if causal and not config.frozen and pick_device(config.device).type == "cpu":
+        method = method_for(config)
+        remedy = ("turn on frozen-feature mode" if method.encoder == "either" else
+                  f"{method.title} trains inside the encoder, so on this backbone it runs only on a GPU; on a CPU, the "
+                  "frozen methods (features + LR, the trained head, GAN-BERT) read its layer untuned")
         raise InputError(f"{config.backbone or 'this backbone'} is a causal LM: on a CPU it serves frozen-feature "
-                         "methods only (training it as an encoder runs only on a GPU); turn on frozen-feature mode")
+                         f"methods only (training it as an encoder would take hours a run); {remedy}")
     if config.features != "hidden" and not causal:
         raise InputError(f"token-probability features need a causal LM backbone (smollm2-135m); "
                          f"{config.backbone or 'the bundled MiniLM'} is an encoder, which scores no tokens")

@@ -4,7 +4,10 @@ logistic-regression head on the tuned body's features.
 
 The head reads, by default, every layer's mean and CLS vectors of the tuned body (standardized): on
 this task the last layer holds topic more than style, and SetFit as published (the body's own sentence
-embedding) scores near chance on real M4 text; `setfit_features="sentence"` gives the published head.
+embedding) scores near chance on real M4 text; `setfit_features="sentence"` gives the published head. On a
+causal LM (SmolLM2) the head reads the run's pooled layer instead: a causal LM's first token has seen nothing,
+so it has no CLS, and that layer is the one measured best (`core.backbone.packaged`). Tuning a causal LM's body
+runs only on a GPU (`core.train.resolution.check_causal`).
 No pickle: the `setfit` package saves its head with joblib, so the studio saves the body as a
 sentence-transformers folder (safetensors) and the head's weights in safetensors.
 """
@@ -21,6 +24,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from transformers import TrainerCallback
 
+from core.backbone import depth
 from core.backbone.encode import encode_texts, pool
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
@@ -35,11 +39,17 @@ BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
 STAT_ROWS = 1000  # unlabeled rows that join the labeled ones for the standardization statistics
 
 
+def head_pooling(config: TrainConfig) -> str:
+    """How the `layers` head pools the body: every layer's mean and CLS for an encoder; a causal LM's pooled layer
+    (its CLS would be a first token that has seen nothing)."""
+    return config.resolved_pooling if depth(config.backbone)[1] else "layers"
+
+
 def head_features(body, config: TrainConfig, texts: list[str]) -> np.ndarray:
-    """What the head reads: the body's sentence embedding (as published), or every layer's mean and CLS."""
+    """What the head reads: the body's sentence embedding (as published), or `head_pooling`'s vectors."""
     if config.setfit_features == "sentence":
         return body.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
-    return encode_texts(body[0].auto_model, body.tokenizer, texts, config.max_len, "layers")
+    return encode_texts(body[0].auto_model, body.tokenizer, texts, config.max_len, head_pooling(config))
 
 
 def fit_head(body, config: TrainConfig, data: Prepared) -> dict[str, np.ndarray]:
@@ -73,14 +83,14 @@ class SetFitPredictor:
     def gradient_path(self) -> GradientPath:
         """The tuned body's word embeddings → the head's features (the body's own sentence pipeline, or every
         layer's mean and CLS) → the standardized LR head."""
-        encoder = self.body[0].auto_model
+        encoder, pooling = self.body[0].auto_model, head_pooling(self.config)
         h = {k: torch.from_numpy(v) for k, v in self.head.items()}
 
         def features(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
             if self.config.setfit_features == "sentence":
                 return self.body({"inputs_embeds": embeds, "attention_mask": mask})["sentence_embedding"]
             out = encoder(inputs_embeds=embeds, attention_mask=mask, output_hidden_states=True)
-            return pool(out, mask, "layers")
+            return pool(out, mask, pooling)
 
         def logits(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
             x = (features(embeds, mask).float() - h["feature_mean"]) / h["feature_std"]
