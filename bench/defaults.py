@@ -68,6 +68,12 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
     # L2R dev's share of the same question (issue 60): the pool held to 1,000 texts, as a laptop run would read
     "GAN-BERT G1 attention dropout pool 1,000": ("full", {"method": "ganbert", "generator": "noise",
                                                           "unlabeled_limit": 1000}, [{"attention_dropout": 0.0}]),
+    # the trained-encoder budget at scale (issue 60): L2R dev's whole pool, batch 16 at 5e-5, the default's 500-step
+    # cap against 250 and 1,500, beside the control at the same budgets
+    "GAN-BERT G1 trained budget": ("full", {"method": "ganbert", "generator": "noise"},
+                                   [{"max_steps": s} for s in (250, 1500)]),
+    "GAN-BERT control trained budget": ("full", {"method": "ganbert", "adversarial": False},
+                                        [{"max_steps": s} for s in (250, 1500)]),
     "GAN-BERT G1 full": ("full", {"method": "ganbert", "generator": "noise"},
                          # the notebook's (5e-5, 10) ends with the supervised loss near 0.75: larger rates and
                          # budgets first

@@ -6,9 +6,11 @@ GAN-BERT G1 and G2 and their control (the same discriminator with the adversaria
 0, 1,000 and all, beside the trained head, features + LR and TF-IDF + LR, which read no unlabeled text, at 5, 20
 and 100 labels a class, seeds 0-4; with `--backbones smollm2-both smollm2-hidden smollm2-probabilities`, features +
 LR, the head, G1 and its control (whole pool) on SmolLM2's hidden states, token probabilities and both (encoded once:
-the first column's store holds the other two). Then with the encoder training (`--part full`), at 5/class with the whole pool,
-seeds 0-2: fine-tuning, GAN-BERT G1 as the paper ran it (the `tf` preset: 3 epochs) and at the studio's budget,
-and its control.
+the first column's store holds the other two). Then with the encoder training (`--part full`), at 5 and 20 labels a
+class, seeds 0-2: fine-tuning and adapters, which read no unlabeled text; GAN-BERT G1 and its control at pools of 0,
+1,000 and all; G2 on the whole pool; and G1 as the paper ran it (the `tf` preset: 3 epochs) at 5/class on the whole
+pool. Before it starts, the full part prints each part's CPU time as the studio's own estimator (the Train page's)
+puts it, and runs the cheapest parts first, each seed's runs together, so a study cut short leaves whole pairs.
 
 Runs go through the benches' home and the corpus's records (`bench/records/l2r.jsonl`), so the study resumes
 where it stopped. Prints accuracy and macro-F1 with 95% intervals and CPU seconds per run, then the central
@@ -32,7 +34,9 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
+from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, corpus_of, finished, open_home, run_once,  # noqa: E402
+                               sample_parser)
+from core.runs.estimate import roughly  # noqa: E402
 from bench.tapt import adapted, point_config  # noqa: E402
 from core import compare  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
@@ -44,11 +48,20 @@ FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "feature
           "ganbert-noise": {"method": "ganbert", "generator": "noise", "frozen": True},
           "ganbert-bow": {"method": "ganbert", "generator": "bow", "frozen": True},
           "ganbert-control": {"method": "ganbert", "adversarial": False, "frozen": True}}
-FULL = {"finetune-full": {"method": "finetune"},
+FULL = {"finetune-full": {"method": "finetune"}, "adapter": {"method": "adapter"},
         "ganbert-noise-tf": {"method": "ganbert", "generator": "noise", "gan_preset": "tf"},
         "ganbert-noise-full": {"method": "ganbert", "generator": "noise"},
+        "ganbert-bow-full": {"method": "ganbert", "generator": "bow"},
         "ganbert-control-full": {"method": "ganbert", "adversarial": False}}
 POOLS = {"0": 0, "1,000": 1000, "all": None}  # unlabeled texts GAN-BERT may read (`unlabeled_limit`)
+FULL_AMOUNTS = (5, 20)  # the trained-encoder study's labeled amounts (issue 60); 100/class would cost hours a run
+# its parts: (title, the runs of one seed and amount as (name, pool), the amounts it runs at)
+FULL_PARTS = [("fine-tuning", [("finetune-full", "–")], FULL_AMOUNTS),
+              ("adapters", [("adapter", "–")], FULL_AMOUNTS),
+              *((f"G1 and its control, pool {pool}", [("ganbert-control-full", pool), ("ganbert-noise-full", pool)],
+                 FULL_AMOUNTS) for pool in POOLS),
+              ("G2, whole pool", [("ganbert-bow-full", "all")], FULL_AMOUNTS),
+              ("G1 as the paper ran it (tf preset), whole pool", [("ganbert-noise-tf", "all")], (5,))]
 # SmolLM2 (issue 63): its hidden states, its token probabilities, and both, each a column beside MiniLM's, for the
 # methods that read frozen features, GAN-BERT on the whole pool
 SMOLLM2 = {f"smollm2-{features}": {"backbone": "smollm2-135m", "features": features}
@@ -84,9 +97,46 @@ def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], ba
                     runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, **chosen_backbone})
                              for pool, limit in chosen.items() for name, settings in FROZEN.items()
                              if name.startswith("ganbert") and wanted(name, backbone)]
-    if part in ("full", "both"):
-        runs += [(name, "all", "base", 5, seed, settings) for name, settings in FULL.items() for seed in seeds[:3]]
     return runs
+
+
+def full_parts(per_class: list[int], seeds: list[int]) -> list[tuple[str, list[tuple[str, str, str, int, int, dict]]]]:
+    """The trained-encoder study's parts (`FULL_PARTS`) on the base backbone, seeds 0-2 at most, each as its title
+    and its runs in the plan's shape, seed by seed and each seed's runs together."""
+    parts = []
+    for title, names, amounts in FULL_PARTS:
+        runs = [(name, pool, "base", n, seed, {**FULL[name], "unlabeled_limit": POOLS.get(pool)})
+                for seed in seeds[:3] for n in amounts if n in per_class for name, pool in names]
+        if runs:
+            parts.append((title, runs))
+    return parts
+
+
+def cheapest_first(parts: list, seconds: list[float]) -> list:
+    """The parts in order of their estimated CPU time, each printed with its estimate."""
+    ordered = sorted(zip(parts, seconds), key=lambda p: p[1])
+    print(f"The trained-encoder study: {sum(len(runs) for _, runs in parts)} runs, {roughly(sum(seconds))} of CPU "
+          "as the studio's estimator puts it, cheapest parts first:", flush=True)
+    for (title, runs), estimate in ordered:
+        print(f"  {title}: {len(runs)} runs, {roughly(estimate)}", flush=True)
+    return [part for part, _ in ordered]
+
+
+def estimated(registry, parts: list, config_of, args) -> list[float]:
+    """Each part's seconds by the studio's estimator (`grid_seconds`, from this home's finished runs where they
+    match, else the laptop figures), the runs already finished or recorded counted as nothing left to do."""
+    from core.runs.estimate import grid_seconds
+    from core.train import load_data, resolve
+
+    ds = load_data(resolve(config_of(parts[0][1][0])))
+    out = []
+    for _, runs in parts:
+        configs = [resolve(config_of(r)) for r in runs]
+        left = [c for c in configs if finished(registry, c, any_precision=args.any_precision, corpus=corpus_of(args))
+                is None]
+        out.append(grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
+                                len(ds.labels)).seconds if left else 0.0)
+    return out
 
 
 def measure(args) -> pd.DataFrame:
@@ -103,10 +153,18 @@ def measure(args) -> pd.DataFrame:
         else:
             backbones["adapted"] = {"backbone": str(made[0])}
     backbones |= {name: SMOLLM2[name] for name in SMOLLM2 if name in args.backbones}
+    def config_of(run: tuple) -> TrainConfig:
+        n, seed, settings = run[3], run[4], run[5]
+        return TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
+                           precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
+
+    study = plan(args.part, args.per_class, args.seeds, args.pools, backbones)
+    if args.part in ("full", "both") and (parts := full_parts(args.per_class, args.seeds)):
+        ordered = parts if args.report_only else cheapest_first(parts, estimated(registry, parts, config_of, args))
+        study += [run for _, runs in ordered for run in runs]
     rows = []
-    for name, pool, backbone, n, seed, settings in plan(args.part, args.per_class, args.seeds, args.pools, backbones):
-        config = TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
-                             precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
+    for name, pool, backbone, n, seed, settings in study:
+        config = config_of((name, pool, backbone, n, seed, settings))
         run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                        corpus=corpus_of(args))
         if run is None:
@@ -191,8 +249,27 @@ def adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
                    dict(zip(control["seed"], control[metric])))
         if p.seeds:
             out.append(pair_row(p) | {"game": GAMES[name], "name": name, "pool": pool, "per_class": int(n),
-                                      "backbone": backbone})
+                                      "backbone": backbone, "encoder": "trained" if name.endswith("-full") else "frozen"})
     return out
+
+
+def encoder_adds_table(found: list[dict]) -> str:
+    """GAN-BERT − its control with the encoder trained beside the same on frozen features, per labeled amount, pool
+    and generator, on the base backbone; the rows that have a trained-encoder pair."""
+    def said(a: dict | None) -> str:
+        if a is None:
+            return "–"
+        ci = f" [{a['low']:+.3f}, {a['high']:+.3f}]" if a["low"] is not None else ""
+        return f"{a['difference']:+.3f}{ci} (n={a['n']}), {a['wins']} / {a['losses']}, p {a['p_value']:.3g}"
+
+    by = {(a["per_class"], a["pool"], a["game"], a["encoder"]): a for a in found if a["backbone"] == "base"}
+    order = {pool: i for i, pool in enumerate(POOLS)}
+    keys = sorted({k[:3] for k in by if k[3] == "trained"}, key=lambda k: (k[0], order.get(k[1], 9), k[2]))
+    lines = ["| labeled | pool | generator | encoder trained: GAN-BERT − control [95% CI], ahead / behind, p "
+             "| frozen features: the same |", "|---|---|---|---|---|"]
+    lines += [f"| {n}/class | {pool} | {game} | {said(by[(n, pool, game, 'trained')])} | "
+              f"{said(by.get((n, pool, game, 'frozen')))} |" for n, pool, game in keys]
+    return "\n".join(lines)
 
 
 def backbone_adds(frame: pd.DataFrame, columns: tuple[str, ...], metric: str = "accuracy") -> list[dict]:
@@ -249,7 +326,10 @@ def main() -> int:
     print(results_table(frame))
     found = adds(frame)
     print("\nWhat the adversarial part adds (GAN-BERT − control on the same rows, paired by seed):")
-    print(adds_table(found))
+    print(adds_table([a for a in found if a["encoder"] == "frozen"]))
+    if any(a["encoder"] == "trained" for a in found):
+        print("\nWith the encoder trained, beside frozen features:")
+        print(encoder_adds_table(found))
     if (adapting := backbone_adds(frame, ("adapted",))):
         print("\nWhat adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed):")
         print(adds_table(adapting, "method"))

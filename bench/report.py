@@ -294,14 +294,21 @@ def gpu_section(runs: list) -> str:
 def regime_section(runs: list) -> str:
     """bench/regime.py's tables from the records: every method at every labeled amount, pool and backbone; what
     the adversarial part adds as the pool grows; what adapting the backbone adds."""
-    from bench.regime import SMOLLM2, adds, adds_table, backbone_adds, frame_of, results_table
+    from bench.regime import SMOLLM2, adds, adds_table, backbone_adds, encoder_adds_table, frame_of, results_table
 
     frame = frame_of(runs)
     if frame.empty:
         return "No run of the regime study is recorded yet."
+    found = adds(frame)
     out = ["### Every method, backbone and pool", results_table(frame),
            "### What the adversarial part adds as the pool grows (GAN-BERT − its control on the same rows, paired "
-           "by seed)", adds_table(adds(frame))]
+           "by seed)", adds_table([a for a in found if a["encoder"] == "frozen"])]
+    if trained := [r for r in runs if r.status == "done" and not r.config.frozen and r.config.method != "tfidf-lr"]:
+        out += ["### With the encoder trained (bench/regime.py --part full): fine-tuning, adapters and GAN-BERT, "
+                "the seed report's comparison", group_table(trained)]
+        if any(a["encoder"] == "trained" for a in found):
+            out += ["### What the adversarial part adds with the encoder trained, beside frozen features (GAN-BERT − "
+                    "its control on the same rows, paired by seed)", encoder_adds_table(found)]
     if adapting := backbone_adds(frame, ("adapted",)):
         out += ["### What adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed)",
                 adds_table(adapting, "method")]

@@ -242,12 +242,11 @@ def restore(registry: Registry, entry: dict, folder: Path = SAMPLE) -> Run:
     return registry.get(run_id)
 
 
-def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path | None = None,
-             any_precision: bool = False, corpus: Corpus = M4) -> Run | None:
-    """The finished run of this config (validated as a launch would): from the registry, else restored from
-    the records (with `any_precision`, at this precision first, then at the other), else trained now at this
-    one (with `train` off, None then). Every finished run ends up in the records."""
-    config, records, folder = resolve(config), records or corpus.records, corpus.folder
+def finished(registry: Registry, config: TrainConfig, records: Path | None = None, any_precision: bool = False,
+             corpus: Corpus = M4) -> Run | None:
+    """The finished run of this resolved config: from the registry (and then recorded), else restored from the
+    records (with `any_precision`, at this precision first, then at the other); None when neither holds it."""
+    records, folder = records or corpus.records, corpus.folder
     for pooled in (False, True) if any_precision else (False,):
         wanted = identity(config, pooled)
         for run in registry.list(statuses=(Status.DONE,)):
@@ -259,6 +258,16 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
         for entry in recorded(records):
             if identity(from_record(entry["config"], folder), pooled) == wanted:
                 return restore(registry, entry, folder)
+    return None
+
+
+def run_once(registry: Registry, config: TrainConfig, train: bool = True, records: Path | None = None,
+             any_precision: bool = False, corpus: Corpus = M4) -> Run | None:
+    """The finished run of this config (validated as a launch would): as `finished` finds it, else trained now
+    (with `train` off, None then). Every finished run ends up in the records."""
+    config, records = resolve(config), records or corpus.records
+    if (done := finished(registry, config, records, any_precision, corpus)) is not None:
+        return done
     if not train:
         return None
     run_id = registry.create(config)

@@ -1,4 +1,5 @@
-"""bench/defaults.py's successive halving: which points of a sweep go on to the remaining seeds."""
+"""bench/defaults.py's successive halving: which points of a sweep go on to the remaining seeds; bench/regime.py's
+trained-encoder plan."""
 
 from __future__ import annotations
 
@@ -33,3 +34,27 @@ def test_an_unhealthy_discriminator_or_a_missing_amount_does_not_go_on():
 def test_a_points_average_weighs_each_amount_once_whatever_its_seeds():
     row = point({}, [0.2, 0.4], [0.6])
     assert average(row, [5, 20]) == pytest.approx((0.3 + 0.6) / 2)  # not (0.2 + 0.4 + 0.6) / 3
+
+
+def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(capsys):
+    """bench/regime.py --part full: 5 and 20/class on seeds 0-2 (100/class and seed 3 asked for, left out), G1 and
+    its control at each pool with each seed's pair together, G2 on the whole pool, the `tf` preset at 5/class only;
+    the parts run in order of their estimate, which is printed."""
+    from bench.regime import cheapest_first, full_parts, name_of
+    from core.train import TrainConfig
+
+    parts = dict(full_parts([5, 20, 100], [0, 1, 2, 3]))
+    runs = [r for part in parts.values() for r in part]
+    assert {r[3] for r in runs} == {5, 20} and {r[4] for r in runs} == {0, 1, 2} and {r[2] for r in runs} == {"base"}
+    assert len(runs) == 2 * 3 * (2 + 2 * 3 + 1) + 3
+    pairs = parts["G1 and its control, pool 1,000"]
+    assert [(r[0], r[3], r[4]) for r in pairs[:2]] == [("ganbert-control-full", 5, 0), ("ganbert-noise-full", 5, 0)]
+    assert all(r[5]["unlabeled_limit"] == 1000 for r in pairs)
+    assert {r[3] for r in parts["G1 as the paper ran it (tf preset), whole pool"]} == {5}
+    for name, pool, _, n, seed, settings in runs:  # the report tells each run's name back from its config
+        assert name_of(TrainConfig(fraction=None, per_class=n, seed=seed, **settings)) == name
+    titles = list(parts)
+    ordered = cheapest_first(list(parts.items()), [float(len(titles) - i) for i in range(len(titles))])
+    assert [title for title, _ in ordered] == titles[::-1]
+    printed = capsys.readouterr().out
+    assert f"{len(runs)} runs" in printed and printed.index(titles[-1]) < printed.index(titles[0])

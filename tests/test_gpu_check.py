@@ -56,3 +56,31 @@ def test_gpu_records_are_reported_apart_from_cpu_ones(tmp_path, monkeypatch):
     assert [r.device for r in cpu] == [entry["device"]] and [r.device for r in gpu] == [on_gpu["device"]]
     assert "regime study on a GPU" in report.gpu_section(gpu)
     assert "No GPU has run the check yet" in report.gpu_section([])
+
+
+def test_the_trained_encoder_study_is_reported_beside_the_frozen_one(tmp_path):
+    """bench/regime.py --part full in docs/results.md: the seed report of the trained-encoder runs, and GAN-BERT −
+    its control with the encoder trained beside the frozen study's on the same amount and pool. Trained runs are
+    made here from the frozen records (encoder training on, accuracies set), G1 ahead of its control by 0.05."""
+    def frozen_at(entry: dict, method: dict) -> bool:
+        c = entry["config"]
+        return (c["backbone"] is None and c["frozen"] and c["per_class"] == 5 and c["unlabeled_limit"] is None
+                and c["seed"] < 3 and c["method"] == "ganbert" and c["generator"] == "noise"
+                and c["adversarial"] == method["adversarial"] and c["gan_preset"] == "studio")
+
+    entries = [json.loads(line) for line in sample_runs.CORPORA["l2r"].records.read_text().splitlines()]
+    registry, runs = Registry(tmp_path / "home"), []
+    for adversarial, accuracy in ((True, 0.35), (False, 0.30)):
+        for entry in [e for e in entries if frozen_at(e, {"adversarial": adversarial})]:
+            runs.append(sample_runs.restore(registry, entry, sample_runs.CORPORA["l2r"].folder))
+            seed = entry["config"]["seed"]
+            trained = {**entry, "config": {**entry["config"], "frozen": False, "lr": 5e-5, "batch_size": 16},
+                       "metrics": {**entry["metrics"], "test": {**entry["metrics"]["test"],
+                                                               "accuracy": accuracy + 0.01 * seed}}}
+            runs.append(sample_runs.restore(registry, trained, sample_runs.CORPORA["l2r"].folder))
+    section = report.regime_section(runs)
+    assert "With the encoder trained (bench/regime.py --part full)" in section
+    side = section.split("beside frozen features")[1]
+    row = next(line for line in side.splitlines() if line.startswith("| 5/class | all | G1 |"))
+    assert "+0.050 [+0.050, +0.050] (n=3), 3 / 0" in row.split("|")[4]
+    assert "(n=3)" in row.split("|")[5]  # the frozen study's pair on the same rows
