@@ -57,12 +57,16 @@ def widget(column, o: Option, disabled: bool = False):
                                 persist_state="session") or None
     if o.kind in ("int", "float"):
         cast = int if o.kind == "int" else float
-        low = cast(0 if default_is_none or o.low is None else o.low)
         high = None if o.high is None else cast(o.high)
+        number = dict(key=key, help=o.help, format="%g" if o.kind == "float" else None, disabled=disabled,
+                      persist_state="session")
+        if default_is_none and o.low is not None and o.low <= 0:  # 0 is a value (attention dropout 0): empty is unset
+            return column.number_input(f"{o.label} (empty: {o.unset})", cast(o.low), high, None, placeholder=o.unset,
+                                       **number)
+        low = cast(0 if default_is_none or o.low is None else o.low)
         value = o.default if not default_is_none else cast(0)
         chosen = column.number_input(f"{o.label} (0: {o.unset})" if default_is_none else o.label, low, high, value,
-                                     key=key, help=o.help, format="%g" if o.kind == "float" else None,
-                                     disabled=disabled, persist_state="session")
+                                     **number)
         return (chosen or None) if default_is_none else chosen
     text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
                              key=key, help=o.help, disabled=disabled, persist_state="session")

@@ -143,6 +143,25 @@ def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home,
     assert run.config.backbone == "studio-test/tiny-roberta" and run.config.revision is not None
 
 
+def test_attention_dropout_zero_is_a_choice_of_its_own_on_the_train_page(tiny_backbone, dataset):
+    """0 is attention dropout's fast setting (the fused kernel), not its default: the field had read 0 as 'the
+    backbone's', so the page could not launch the setting the speed bench measured. Empty is the backbone's rate."""
+    at = open_page("pages/train.py", dataset)
+    at.toggle(key="tr_frozen").set_value(False).run()
+    at.multiselect(key=methods_key(False)).set_value(["finetune"])
+    at.multiselect(key="tr_fractions").set_value([0.5])
+    at.text_input(key="tr_seeds").set_value("0")
+    at.selectbox(key="tr_backbone_pick").set_value("other").run()
+    at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
+    field = at.number_input(key="tr_attention_dropout")
+    assert field.value is None and field.label == "Attention dropout (empty: backbone)"
+    field.set_value(0.0).run()
+    at.button(key="tr_launch").click().run()
+    assert "Queued 1 run(s)" in at.success[0].value
+    run, = Registry().list()
+    assert run.config.attention_dropout == 0.0
+
+
 def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     for seed in (0, 1):
         finished_run(tiny_backbone, dataset, seed=seed)
