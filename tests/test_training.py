@@ -253,3 +253,33 @@ def test_the_estimate_counts_the_budget_in_steps():
     alone = grid_seconds(NoRuns(), [gan], 10_000, None, 3_000, 6)
     assert alone.seconds == pytest.approx(run_seconds(gan, (100, 9_800, 100, 3_000)) + STARTUP + RUN_OVERHEAD
                                           + 13_000 / FALLBACK_ENCODE["fp32"])
+
+
+@pytest.mark.parametrize("method", ["finetune", "ganbert"])
+def test_attention_dropout_zero_sets_every_attention_layer_and_the_same_seed_gives_the_same_run(tiny_backbone, tmp_path,
+                                                                                              method):
+    """Attention dropout 0 (the fused kernel's setting) reaches every attention layer, eager or SDPA, while the
+    hidden dropout stays the backbone's; None leaves the backbone's rate; a run at 0 repeats exactly on its seed."""
+    from core.backbone.encode import load_encoder
+    from core.train.dropout import Dropout, cheap_dropout
+
+    def rates(encoder) -> set[tuple[str, float]]:
+        found = set()
+        for name, module in encoder.named_modules():
+            if hasattr(module, "dropout_prob"):
+                found.add(("sdpa", module.dropout_prob))
+            if isinstance(module, Dropout):
+                found.add(("attention" if "attention.self" in name else "hidden", module.p))
+        return found
+
+    shipped = load_encoder(str(tiny_backbone), torch.device("cpu"))
+    rate = shipped.config.attention_probs_dropout_prob
+    cheap_dropout(shipped, None)
+    assert {r for kind, r in rates(shipped) if kind != "hidden"} == {rate} and rate > 0
+    fast = load_encoder(str(tiny_backbone), torch.device("cpu"))
+    cheap_dropout(fast, 0.0)
+    assert {r for kind, r in rates(fast) if kind != "hidden"} == {0.0}
+    assert {r for kind, r in rates(fast) if kind == "hidden"} == {shipped.config.hidden_dropout_prob}
+    cfg = config(tiny_backbone, method=method, attention_dropout=0.0, epochs=2, evaluations=2)
+    first, again = train(cfg, tmp_path / "a"), train(cfg, tmp_path / "b")
+    assert first["test"] == again["test"] and first["val"] == again["val"]
