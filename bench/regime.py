@@ -128,10 +128,11 @@ def estimated(registry, parts: list, config_of, args) -> list[float]:
     from core.runs.estimate import grid_seconds
     from core.train import load_data, resolve
 
-    ds = load_data(resolve(config_of(parts[0][1][0])))
+    first = resolve(config_of(parts[0][1][0]))
+    ds = load_data(first)
     out = []
-    for _, runs in parts:
-        configs = [resolve(config_of(r)) for r in runs]
+    for _, runs in parts:  # every run reads the same texts with the same backbone: one max length, found once
+        configs = [resolve(config_of(r).with_(max_len=first.max_len)) for r in runs]
         left = [c for c in configs if finished(registry, c, any_precision=args.any_precision, corpus=corpus_of(args))
                 is None]
         out.append(grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
