@@ -276,7 +276,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
         execute_run(registry, run_id)
     run = registry.get(run_id)
     if run.status == Status.DONE:
-        record(run, records, folder)
+        record(run, records, corpus.folder)
     if run.status == Status.CANCELLED:  # a SIGTERM reaches the run, not the bench: without this it went on to the next
         raise SystemExit(f"run {run_id} was cancelled ({run.message}); the bench stops here and, run again, "
                          "resumes from the records")
