@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -27,7 +28,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import CORPORA, RECORDS_DIR, on_gpu, recorded, restore  # noqa: E402
+from bench.sample_runs import CORPORA, RECORDS_DIR, backbone_attention_dropout, on_gpu, recorded, restore  # noqa: E402
 from core import compare  # noqa: E402
 from core.backbone.locate import ADAPTED_DIR, ADAPTED_RECORD  # noqa: E402
 from core.runs import Registry  # noqa: E402
@@ -141,6 +142,51 @@ def with_headline(readme: str, table: str) -> str:
     start, end = "<!-- results:start -->", "<!-- results:end -->"
     head, rest = readme.split(start, 1)
     return f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
+
+
+def attention_section(runs_of: dict[str, list]) -> str:
+    """bench/defaults.py's attention-dropout sweep: each trained-encoder method at 0 − at the backbone's own rate,
+    paired by seed, on the runs alike in every other setting; with their CPU seconds. A run stored with none ran at
+    the backbone's rate (MiniLM's 0.1), as every run did before 0 was the default."""
+    from core.compare.seeds import mean_ci, paired
+    from core.train.config import flat_settings
+
+    lines = ["| corpus | method | labeled | the backbone's rate | 0 | 0 − the backbone's, accuracy [95% CI] | ahead / "
+             "behind | p | CPU s/run (the backbone's → 0) |", "|---|---|---|---:|---:|---|---|---:|---|"]
+    for corpus in ("m4-sample", "l2r-dev"):
+        found: dict[str, dict[bool, dict[int, tuple[float, float]]]] = {}
+        for r in runs_of.get(corpus, []):
+            c = r.config
+            if c.frozen or c.method not in ("finetune", "ganbert") or not c.adversarial or c.gan_preset != "studio" \
+                    or "defaults" not in c.tags or c.attention_dropout not in (None, 0.0, backbone_attention_dropout(c)):
+                continue
+            key = json.dumps(flat_settings(c, ("attention_dropout", "seed", "tags")), sort_keys=True, default=str)
+            found.setdefault(key, {}).setdefault(c.attention_dropout == 0.0, {})[c.seed] = (
+                r.metrics["test"]["accuracy"], (r.metrics or {}).get("cpu_seconds") or 0.0)
+        for key, by in found.items():
+            if not (by.get(True) and by.get(False)):
+                continue
+            settings = json.loads(key)
+            zero, shipped = by[True], by[False]
+            p = paired("0", "backbone's", "accuracy", {s: a for s, (a, _) in zero.items()},
+                       {s: a for s, (a, _) in shipped.items()})
+            if not p.seeds:
+                continue
+            ci = f" [{p.difference.low:+.3f}, {p.difference.high:+.3f}]" if p.difference.low is not None else ""
+            name = "fine-tuning" if settings["method"] == "finetune" else (
+                "GAN-BERT G1" + ("" if settings.get("unlabeled_limit") is None else
+                                 f", pool {settings['unlabeled_limit']:,}"))
+            both = sorted(p.seeds)
+            lines.append(f"| {corpus} | {name} | {settings['per_class']}/class | "
+                         f"{mean_ci([shipped[s][0] for s in both]).mean:.3f} | {mean_ci([zero[s][0] for s in both]).mean:.3f} | "
+                         f"{p.difference.mean:+.3f}{ci} (n={len(both)}) | {p.wins} / {p.losses} | {p.p_value:.3g} | "
+                         f"{statistics.mean(shipped[s][1] for s in both):,.0f} → "
+                         f"{statistics.mean(zero[s][1] for s in both):,.0f} |")
+    if len(lines) == 2:
+        return ""
+    return ("**Attention dropout** (bench/defaults.py, the encoder training): accuracy at attention dropout 0 against "
+            "the backbone's own rate (MiniLM's 0.1) on the same rows, paired by seed, and the CPU seconds a run took\n\n"
+            + "\n".join(lines))
 
 
 def speed_section() -> str:
@@ -395,7 +441,7 @@ def page() -> tuple[str, str]:
             if runs_of[name]:
                 sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "
                                 f"(`bench/records/{name}.jsonl`).\n\n" + group_table(runs_of[name]))
-        sections.append("## Speed\n\n" + speed_section())
+        sections.append("## Speed\n\n" + "\n\n".join(filter(None, [speed_section(), attention_section(runs_of)])))
         sections.append(estimates_section())
         sections.append("## On a GPU (bench/gpu_check.py)\n\n"
                         + gpu_section(restored("l2r", Registry(Path(home) / "l2r-gpu"), gpu=True)))

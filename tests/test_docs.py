@@ -4,6 +4,7 @@ command's --help."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -78,3 +79,33 @@ def test_the_headline_reads_each_method_at_its_defaults_on_the_default_engine():
     assert not at_defaults(default, 20, {"method": "features-lr", "frozen": True})
     assert not at_defaults(default.with_(encoder_engine="onnx-int8"), 5, {"method": "features-lr", "frozen": True})
     assert not at_defaults(default.with_(tags=("encode",)), 5, {"method": "features-lr", "frozen": True})
+
+
+def test_the_attention_dropout_sweep_pairs_zero_with_the_backbones_rate_by_seed(tmp_path):
+    """bench/defaults.py's sweep in docs/results.md: a run that left attention dropout to the backbone (stored None,
+    or MiniLM's 0.1 written in) is paired with the same config at 0 on each seed; a run alike in nothing else is
+    not."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench import sample_runs
+    from bench.report import attention_section
+    from core.runs import Registry
+
+    entry = next(json.loads(line) for line in sample_runs.CORPORA["m4-sample"].records.read_text().splitlines()
+                 if '"tfidf-lr"' not in line and '"frozen": false' in line and '"method": "finetune"' in line)
+    base = {**entry["config"], "tags": ["defaults"], "per_class": 5, "fraction": None, "validation": "auto",
+            "adversarial": True, "gan_preset": "studio"}
+    registry, runs = Registry(tmp_path), []
+    for seed, (shipped, zero) in enumerate(((0.40, 0.42), (0.30, 0.33), (0.50, 0.50))):
+        for rate, accuracy in ((None if seed else 0.1, shipped), (0.0, zero)):
+            config = {**base, "seed": seed, "attention_dropout": rate}
+            metrics = {**entry["metrics"], "cpu_seconds": 100.0 if rate is None or rate else 40.0,
+                       "test": {**entry["metrics"]["test"], "accuracy": accuracy}}
+            runs.append(sample_runs.restore(registry, {**entry, "config": config, "metrics": metrics},
+                                            sample_runs.CORPORA["m4-sample"].folder))
+    other = {**base, "seed": 0, "attention_dropout": 0.0, "lr": 3e-5}  # another rate: nothing to pair it with
+    runs.append(sample_runs.restore(registry, {**entry, "config": other}, sample_runs.CORPORA["m4-sample"].folder))
+    table = attention_section({"m4-sample": runs})
+    row, = [line for line in table.splitlines() if line.startswith("| m4-sample")]
+    assert "| fine-tuning | 5/class | 0.400 | 0.417 | +0.017 [" in row and "(n=3) | 2 / 0 |" in row
+    assert row.endswith("| 100 → 40 |")
+    assert attention_section({"m4-sample": runs[-1:]}) == ""
