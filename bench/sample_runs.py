@@ -163,9 +163,12 @@ def twin_gaps(records: list[dict], folder: Path = SAMPLE) -> list[float]:
 def as_ran(config: TrainConfig) -> TrainConfig:
     """A stored config with the learning rate and batch it ran at. Runs stored before those were written in
     (2026-11-25) left them to the method and ran at that day's defaults: today's, but for fine-tuning's rate
-    with the encoder training, which bench/defaults.py has moved since. Its validation stays as it ran: a run of
-    the earlier carve read other rows than a run of today's rule, so it never stands in for one."""
+    with the encoder training, which bench/defaults.py has moved since, and the attention dropout, then the
+    backbone's own. Its validation stays as it ran: a run of the earlier carve read other rows than a run of today's
+    rule, so it never stands in for one."""
     settled = method_for(config).settle(config).with_(validation=config.validation, selection=config.selection)
+    if config.attention_dropout is None and settled.attention_dropout is not None:  # stored before 0 was the default
+        settled = settled.with_(attention_dropout=backbone_attention_dropout(config))
     if config.lr is None and config.method == "finetune" and not settled.frozen:
         return settled.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
     return settled
@@ -173,7 +176,7 @@ def as_ran(config: TrainConfig) -> TrainConfig:
 
 def backbone_attention_dropout(config: TrainConfig) -> float:
     """The attention dropout a run that left it to the backbone trained at: the rate in the backbone's config file
-    (MiniLM's 0.1)."""
+    (MiniLM's 0.1), what every run stored with none ran at before the studio's default became 0 (2026-11-29)."""
     found = config_of(config.backbone or "")
     return float(found.get("attention_probs_dropout_prob", found.get("attention_dropout", 0.0)))
 

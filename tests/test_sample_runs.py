@@ -19,16 +19,20 @@ from tests.helpers import running_on_a_dead_process
 
 
 def test_a_finetuning_run_stored_without_its_rate_ran_at_the_rate_of_its_day():
-    stored = TrainConfig(method="finetune")  # the encoder trains; rate and batch left to the method
+    stored = TrainConfig(method="finetune")  # the encoder trains; rate, batch and attention dropout left
     today = method_for(stored).settle(stored)
-    assert today.lr != FINETUNE_LR_UNTIL_MEASURED  # the default has moved since
-    assert as_ran(stored) == today.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
+    assert today.lr != FINETUNE_LR_UNTIL_MEASURED and today.attention_dropout == 0.0  # the defaults have moved since
+    assert as_ran(stored) == today.with_(lr=FINETUNE_LR_UNTIL_MEASURED, attention_dropout=0.1)  # MiniLM's own
 
 
 def test_other_stored_runs_take_the_defaults_they_ran_at_and_a_written_rate_stays():
     for stored in (TrainConfig(method="finetune", frozen=True), TrainConfig(method="adapter"),
-                   TrainConfig(method="ganbert"), TrainConfig(method="ganbert", frozen=True)):
+                   TrainConfig(method="ganbert", frozen=True), TrainConfig(method="ganbert", gan_preset="tf")):
         assert as_ran(stored) == method_for(stored).settle(stored)
+    # GAN-BERT's studio preset, stored before its attention dropout was written in, ran at the backbone's
+    assert as_ran(TrainConfig(method="ganbert")) == method_for(TrainConfig(method="ganbert")).settle(
+        TrainConfig(method="ganbert")).with_(attention_dropout=0.1)
+    assert as_ran(TrainConfig(method="ganbert", attention_dropout=0.0)).attention_dropout == 0.0
     assert as_ran(TrainConfig(method="finetune", lr=1e-4)).lr == 1e-4
     written_today = method_for(TrainConfig(method="finetune")).settle(TrainConfig(method="finetune"))
     assert as_ran(written_today).lr == written_today.lr == 1e-4
