@@ -299,3 +299,10 @@ def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_prese
     assert settled(method="adapter") is None and settled(method="setfit") is None
     assert settled(method="finetune", frozen=True) is None and settled(method="ganbert", frozen=True) is None
     assert settled(method="finetune", attention_dropout=0.1) == 0.1
+    # a resolved run keeps None only where it trained at the backbone's rate (every run before 0 was the default):
+    # Compare names it so, while the Train page's and CLI's empty field is the method's default
+    from core.compare.names import setting_value
+    from core.train.config import options
+
+    assert setting_value(None, "attention_dropout") == "backbone's" and options()["attention_dropout"].unset == "default"
+    assert setting_value(None, "max_len") == "auto"
