@@ -235,8 +235,9 @@ def recorded(records: Path) -> list[dict]:
 
 
 def record(run: Run, records: Path, folder: Path = SAMPLE) -> None:
-    """Append a finished run to the records, once per config."""
-    if any(identity(from_record(r["config"], folder)) == identity(run.config) for r in recorded(records)):
+    """Append a finished run to the records, once per run and per config as it ran (`as_ran`)."""
+    mine = identity(as_ran(run.config))
+    if any(r["id"] == run.id or identity(as_ran(from_record(r["config"], folder))) == mine for r in recorded(records)):
         return
     records.parent.mkdir(parents=True, exist_ok=True)
     line = {"id": run.id, "device": run.device, "config": portable(run.config, folder), "metrics": run.metrics}
@@ -266,8 +267,8 @@ def finished(registry: Registry, config: TrainConfig, records: Path | None = Non
                 run = replace(run, config=settled)
                 record(run, records, folder)
                 return run
-        for entry in recorded(records):
-            if identity(from_record(entry["config"], folder), pooled) == wanted:
+        for entry in recorded(records):  # as it ran, as a registry's run is read (a record's None attention dropout)
+            if identity(as_ran(from_record(entry["config"], folder)), pooled) == wanted:
                 return restore(registry, entry, folder)
     return None
 
