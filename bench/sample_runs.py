@@ -163,9 +163,12 @@ def twin_gaps(records: list[dict], folder: Path = SAMPLE) -> list[float]:
 def as_ran(config: TrainConfig) -> TrainConfig:
     """A stored config with the learning rate and batch it ran at. Runs stored before those were written in
     (2026-11-25) left them to the method and ran at that day's defaults: today's, but for fine-tuning's rate
-    with the encoder training, which bench/defaults.py has moved since. Its validation stays as it ran: a run of
-    the earlier carve read other rows than a run of today's rule, so it never stands in for one."""
+    with the encoder training, which bench/defaults.py has moved since, and the attention dropout, then the
+    backbone's own. Its validation stays as it ran: a run of the earlier carve read other rows than a run of today's
+    rule, so it never stands in for one."""
     settled = method_for(config).settle(config).with_(validation=config.validation, selection=config.selection)
+    if config.attention_dropout is None and settled.attention_dropout is not None:  # stored before 0 was the default
+        settled = settled.with_(attention_dropout=backbone_attention_dropout(config))
     if config.lr is None and config.method == "finetune" and not settled.frozen:
         return settled.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
     return settled
@@ -173,7 +176,7 @@ def as_ran(config: TrainConfig) -> TrainConfig:
 
 def backbone_attention_dropout(config: TrainConfig) -> float:
     """The attention dropout a run that left it to the backbone trained at: the rate in the backbone's config file
-    (MiniLM's 0.1)."""
+    (MiniLM's 0.1), what every run stored with none ran at before the studio's default became 0 (2026-11-29)."""
     found = config_of(config.backbone or "")
     return float(found.get("attention_probs_dropout_prob", found.get("attention_dropout", 0.0)))
 
@@ -232,8 +235,9 @@ def recorded(records: Path) -> list[dict]:
 
 
 def record(run: Run, records: Path, folder: Path = SAMPLE) -> None:
-    """Append a finished run to the records, once per config."""
-    if any(identity(from_record(r["config"], folder)) == identity(run.config) for r in recorded(records)):
+    """Append a finished run to the records, once per run and per config as it ran (`as_ran`)."""
+    mine = identity(as_ran(run.config))
+    if any(r["id"] == run.id or identity(as_ran(from_record(r["config"], folder))) == mine for r in recorded(records)):
         return
     records.parent.mkdir(parents=True, exist_ok=True)
     line = {"id": run.id, "device": run.device, "config": portable(run.config, folder), "metrics": run.metrics}
@@ -263,8 +267,8 @@ def finished(registry: Registry, config: TrainConfig, records: Path | None = Non
                 run = replace(run, config=settled)
                 record(run, records, folder)
                 return run
-        for entry in recorded(records):
-            if identity(from_record(entry["config"], folder), pooled) == wanted:
+        for entry in recorded(records):  # as it ran, as a registry's run is read (a record's None attention dropout)
+            if identity(as_ran(from_record(entry["config"], folder)), pooled) == wanted:
                 return restore(registry, entry, folder)
     return None
 

@@ -144,17 +144,18 @@ def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home,
 
 
 def test_attention_dropout_zero_is_a_choice_of_its_own_on_the_train_page(tiny_backbone, dataset):
-    """0 is attention dropout's fast setting (the fused kernel), not its default: the field had read 0 as 'the
-    backbone's', so the page could not launch the setting the speed bench measured. Empty is the backbone's rate."""
+    """0 is a value of attention dropout (the fused kernel's), not a word for its default: the field had read 0 as
+    'the backbone's', so the page could not launch the setting the speed bench measured. Empty is the method's
+    default (the backbone's rate for adapters; 0 for fine-tuning, as settled)."""
     at = open_page("pages/train.py", dataset)
     at.toggle(key="tr_frozen").set_value(False).run()
-    at.multiselect(key=methods_key(False)).set_value(["finetune"])
+    at.multiselect(key=methods_key(False)).set_value(["adapter"])
     at.multiselect(key="tr_fractions").set_value([0.5])
     at.text_input(key="tr_seeds").set_value("0")
     at.selectbox(key="tr_backbone_pick").set_value("other").run()
     at.text_input(key="tr_backbone").set_value(str(tiny_backbone)).run()
     field = at.number_input(key="tr_attention_dropout")
-    assert field.value is None and field.label == "Attention dropout (empty: backbone)"
+    assert field.value is None and field.label == "Attention dropout (empty: default)"
     field.set_value(0.0).run()
     at.button(key="tr_launch").click().run()
     assert "Queued 1 run(s)" in at.success[0].value

@@ -19,16 +19,20 @@ from tests.helpers import running_on_a_dead_process
 
 
 def test_a_finetuning_run_stored_without_its_rate_ran_at_the_rate_of_its_day():
-    stored = TrainConfig(method="finetune")  # the encoder trains; rate and batch left to the method
+    stored = TrainConfig(method="finetune")  # the encoder trains; rate, batch and attention dropout left
     today = method_for(stored).settle(stored)
-    assert today.lr != FINETUNE_LR_UNTIL_MEASURED  # the default has moved since
-    assert as_ran(stored) == today.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
+    assert today.lr != FINETUNE_LR_UNTIL_MEASURED and today.attention_dropout == 0.0  # the defaults have moved since
+    assert as_ran(stored) == today.with_(lr=FINETUNE_LR_UNTIL_MEASURED, attention_dropout=0.1)  # MiniLM's own
 
 
 def test_other_stored_runs_take_the_defaults_they_ran_at_and_a_written_rate_stays():
     for stored in (TrainConfig(method="finetune", frozen=True), TrainConfig(method="adapter"),
-                   TrainConfig(method="ganbert"), TrainConfig(method="ganbert", frozen=True)):
+                   TrainConfig(method="ganbert", frozen=True), TrainConfig(method="ganbert", gan_preset="tf")):
         assert as_ran(stored) == method_for(stored).settle(stored)
+    # GAN-BERT's studio preset, stored before its attention dropout was written in, ran at the backbone's
+    assert as_ran(TrainConfig(method="ganbert")) == method_for(TrainConfig(method="ganbert")).settle(
+        TrainConfig(method="ganbert")).with_(attention_dropout=0.1)
+    assert as_ran(TrainConfig(method="ganbert", attention_dropout=0.0)).attention_dropout == 0.0
     assert as_ran(TrainConfig(method="finetune", lr=1e-4)).lr == 1e-4
     written_today = method_for(TrainConfig(method="finetune")).settle(TrainConfig(method="finetune"))
     assert as_ran(written_today).lr == written_today.lr == 1e-4
@@ -121,3 +125,28 @@ def test_every_record_names_the_classes_of_its_confusion_matrix_in_label_order()
             assert test["classes"] == ["human", "chatGPT", "cohere", "davinci", "bloomz", "dolly"], entry["id"]
             supports = [test["per_class"][c]["support"] for c in test["classes"]]
             assert [sum(row) for row in test["confusion"]] == supports, entry["id"]
+
+
+def test_a_run_stored_before_attention_dropout_0_was_the_default_is_found_and_recorded_as_it_ran(tmp_path, m4_dir,
+                                                                                                   monkeypatch):
+    """A fine-tuning run recorded with attention dropout left to the backbone (None, before 0 became the default)
+    stands for the same config at MiniLM's 0.1, from the records and from a registry, and is never recorded twice;
+    today's default (0) is another run."""
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "home"))
+    records = tmp_path / "records.jsonl"
+    asked = resolve(TrainConfig(data=sample_spec(), method="finetune", fraction=None, per_class=2, seed=0, steps=1,
+                                evaluations=1, max_len=32))
+    assert asked.attention_dropout == 0.0
+    registry = Registry(tmp_path / "home")
+    before = registry.create(asked.with_(attention_dropout=None))  # as an earlier version stored it
+    registry.claim(before)
+    registry.mark_running(before, 1, "cpu")
+    registry.finish(before, Status.DONE, "ran", {"test": {"accuracy": 0.5}, "seconds": 1.0})
+    bench.sample_runs.record(registry.get(before), records)  # as it was recorded then
+    found = run_once(registry, asked.with_(attention_dropout=0.1), train=False, records=records)
+    assert found is not None and found.id == before and found.config.attention_dropout == 0.1
+    assert run_once(registry, asked.with_(attention_dropout=0.1), train=False, records=records).id == before
+    assert [r["id"] for r in recorded(records)] == [before]  # recorded once
+    assert run_once(registry, asked, train=False, records=records) is None  # 0 never ran
+    restored = run_once(Registry(tmp_path / "other"), asked.with_(attention_dropout=0.1), train=False, records=records)
+    assert restored is not None and restored.metrics["test"]["accuracy"] == 0.5

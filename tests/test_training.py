@@ -283,3 +283,26 @@ def test_attention_dropout_zero_sets_every_attention_layer_and_the_same_seed_giv
     cfg = config(tiny_backbone, method=method, attention_dropout=0.0, epochs=2, evaluations=2)
     first, again = train(cfg, tmp_path / "a"), train(cfg, tmp_path / "b")
     assert first["test"] == again["test"] and first["val"] == again["val"]
+
+
+def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_presets_keep_theirs():
+    """bench/defaults.py measured 0 level with MiniLM's 0.1 for fine-tuning and the studio's GAN-BERT, and 1.4x a
+    step: written in when the encoder trains; the `tf` and `notebook` presets, adapters and SetFit keep the
+    backbone's; a frozen run trains no attention; a rate chosen stays."""
+    def settled(**kw) -> float | None:
+        config = TrainConfig(**kw)
+        return method_for(config).settle(config).attention_dropout
+
+    assert settled(method="finetune") == 0.0 and settled(method="ganbert") == 0.0
+    assert settled(method="ganbert", adversarial=False) == 0.0  # the control trains as G1 does
+    assert settled(method="ganbert", gan_preset="tf") is None and settled(method="ganbert", gan_preset="notebook") is None
+    assert settled(method="adapter") is None and settled(method="setfit") is None
+    assert settled(method="finetune", frozen=True) is None and settled(method="ganbert", frozen=True) is None
+    assert settled(method="finetune", attention_dropout=0.1) == 0.1
+    # a resolved run keeps None only where it trained at the backbone's rate (every run before 0 was the default):
+    # Compare names it so, while the Train page's and CLI's empty field is the method's default
+    from core.compare.names import setting_value
+    from core.train.config import options
+
+    assert setting_value(None, "attention_dropout") == "backbone's" and options()["attention_dropout"].unset == "default"
+    assert setting_value(None, "max_len") == "auto"

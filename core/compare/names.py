@@ -41,9 +41,9 @@ def setting_value(value: object, key: str = "") -> str:
     (an upload's folder is its content hash)."""
     if key == "backbone":
         return backbone_label(value)  # an adapted backbone by its base and the texts it was adapted on
-    if value is None:
+    if value is None:  # unlabeled rows None reads 'all'; attention dropout the backbone's (resolved runs write 0)
         found = options().get(key)
-        return found.unset if found else "default"  # unlabeled rows None reads 'all', max length 'auto'
+        return found.stored if found else "default"
     if setting_label(key).endswith(" file") and isinstance(value, str):
         return "/".join(Path(value).parts[-2:])
     if isinstance(value, bool):

@@ -15,7 +15,7 @@ import numpy as np
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import STEP_OPTIONS, Method
-from core.train.methods.presets import STUDIO, recipe_for, repeats_for
+from core.train.methods.presets import ATTENTION_DROPOUT, STUDIO, recipe_for, repeats_for
 
 # bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
@@ -54,6 +54,22 @@ class StepSpec(Method):
     # 128 tokens), was estimated at 22 min for its 13 when this read 13
     cpu_speed: ClassVar[float] = 22.0
     head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
+    # Attention dropout while the encoder trains, where the user left it: 0 lets attention take its fused kernel
+    # (1.4x a step at 256 tokens on 2 CPU cores, bench/train.py --levers), and bench/defaults.py found accuracy
+    # level with the backbone's own rate ("fine-tuning attention dropout"). None keeps the backbone's rate.
+    attention_dropout: ClassVar[float | None] = ATTENTION_DROPOUT
+
+    def settle(self, config: TrainConfig) -> TrainConfig:
+        """The method's attention dropout written in where the user left it and the encoder trains."""
+        config = super().settle(config)
+        rate = self.attention_rate(config)
+        if config.attention_dropout is None and not config.frozen and rate is not None:
+            config = config.with_(attention_dropout=rate)
+        return config
+
+    def attention_rate(self, config: TrainConfig) -> float | None:
+        """The attention dropout this method trains its encoder at by default (None: the backbone's own)."""
+        return self.attention_dropout
 
     def learning_rate(self, config: TrainConfig) -> float:
         return config.lr or (self.frozen_lr if config.frozen else self.encoder_lr)
@@ -133,6 +149,7 @@ class AdapterSpec(StepSpec):
     # bench/defaults.py --mode full sweeps 1e-4 to 3e-3.
     encoder_lr = 1e-3
     cpu_speed = 21.0
+    attention_dropout = None  # unmeasured for adapters: the backbone's own rate
 
 
 class GanBertSpec(StepSpec):
@@ -162,9 +179,13 @@ class GanBertSpec(StepSpec):
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or recipe_for(config).batch_size or STUDIO[config.frozen]["batch_size"]
 
+    def attention_rate(self, config: TrainConfig) -> float | None:
+        """The studio preset's measured rate; the authors' presets keep the backbone's own (their dropout)."""
+        return STUDIO[False]["attention_dropout"] if config.gan_preset == "studio" else None
+
     def settle(self, config: TrainConfig) -> TrainConfig:
-        """The preset's lr, batch, budget (in epochs, as both official codes count it) and pooling, where the
-        user left them; the control has no generator, so G1 and G2 controls are one run."""
+        """The preset's lr, batch, budget (in epochs, as both official codes count it), attention dropout and
+        pooling, where the user left them; the control has no generator, so G1 and G2 controls are one run."""
         config = super().settle(config)  # lr and batch, from the preset's (`learning_rate`, `batch_size`)
         recipe = recipe_for(config)
         changes: dict = {}
