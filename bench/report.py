@@ -28,8 +28,9 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import pandas as pd  # noqa: E402
 
-from bench.sample_runs import CORPORA, RECORDS_DIR, backbone_attention_dropout, on_gpu, recorded, restore  # noqa: E402
+from bench.sample_runs import CORPORA, RECORDS_DIR, on_gpu, recorded, restore  # noqa: E402
 from core import compare  # noqa: E402
+from core.backbone import attention_dropout  # noqa: E402
 from core.backbone.locate import ADAPTED_DIR, ADAPTED_RECORD  # noqa: E402
 from core.runs import Registry  # noqa: E402
 
@@ -158,7 +159,7 @@ def attention_section(runs_of: dict[str, list]) -> str:
         for r in runs_of.get(corpus, []):
             c = r.config
             if c.frozen or c.method not in ("finetune", "ganbert") or not c.adversarial or c.gan_preset != "studio" \
-                    or "defaults" not in c.tags or c.attention_dropout not in (None, 0.0, backbone_attention_dropout(c)):
+                    or "defaults" not in c.tags or c.attention_dropout not in (None, 0.0, attention_dropout(c.backbone)):
                 continue
             key = json.dumps(flat_settings(c, ("attention_dropout", "seed", "tags")), sort_keys=True, default=str)
             found.setdefault(key, {}).setdefault(c.attention_dropout == 0.0, {})[c.seed] = (

@@ -25,7 +25,7 @@ from core.environment import prepare  # noqa: E402
 prepare()  # before torch loads: offline, reproducible sums
 
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
-from core.backbone.locate import config_of  # noqa: E402
+from core.backbone import attention_dropout  # noqa: E402
 from core.data import DataSpec  # noqa: E402
 from core.paths import studio_home  # noqa: E402
 from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile  # noqa: E402
@@ -168,17 +168,10 @@ def as_ran(config: TrainConfig) -> TrainConfig:
     rule, so it never stands in for one."""
     settled = method_for(config).settle(config).with_(validation=config.validation, selection=config.selection)
     if config.attention_dropout is None and settled.attention_dropout is not None:  # stored before 0 was the default
-        settled = settled.with_(attention_dropout=backbone_attention_dropout(config))
+        settled = settled.with_(attention_dropout=attention_dropout(config.backbone))
     if config.lr is None and config.method == "finetune" and not settled.frozen:
         return settled.with_(lr=FINETUNE_LR_UNTIL_MEASURED)
     return settled
-
-
-def backbone_attention_dropout(config: TrainConfig) -> float:
-    """The attention dropout a run that left it to the backbone trained at: the rate in the backbone's config file
-    (MiniLM's 0.1), what every run stored with none ran at before the studio's default became 0 (2026-11-29)."""
-    found = config_of(config.backbone or "")
-    return float(found.get("attention_probs_dropout_prob", found.get("attention_dropout", 0.0)))
 
 
 IN_HOME = "studio:"  # a record's backbone adapted in the studio home, named from the home: `studio:backbones/<name>`

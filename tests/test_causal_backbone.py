@@ -218,3 +218,15 @@ def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory,
     assert code == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["status"] == "done" and result["accuracy"] > 1 / 5  # five classes: above chance
+
+
+def test_a_backbones_attention_dropout_is_read_without_converting_a_packaged_one(tiny_llama, monkeypatch):
+    """What a run that leaves attention dropout to the backbone trains at: MiniLM's 0.1 from its config file; a
+    packaged SmolLM2's without its 30-s conversion."""
+    import core.backbone.locate as locate
+    from core.backbone import attention_dropout
+
+    assert attention_dropout(None) == pytest.approx(0.1)
+    assert attention_dropout(str(tiny_llama)) == 0.0
+    monkeypatch.setattr(locate, "converted_folder", lambda *a: pytest.fail("converted to read a rate"))
+    assert attention_dropout("smollm2-135m") == 0.0

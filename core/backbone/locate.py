@@ -185,6 +185,16 @@ def width(spec: str | Path | None) -> int:
     return int(config.get("hidden_size") or config.get("n_embd") or 0)
 
 
+def attention_dropout(spec: str | Path | None) -> float:
+    """The dropout a backbone puts on attention weights when a run leaves it (MiniLM's 0.1), read as `depth` reads
+    its layers; a packaged causal LM's without converting it (SmolLM2's config: 0.0)."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return 0.0
+    config = config_of(text)
+    return float(config.get("attention_probs_dropout_prob", config.get("attention_dropout", 0.0)))
+
+
 def config_of(text: str) -> dict:
     """The config file of a backbone spec (the bundled MiniLM when empty); {} when it cannot be read."""
     try:
