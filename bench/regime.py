@@ -100,13 +100,16 @@ def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], ba
     return runs
 
 
-def full_parts(per_class: list[int], seeds: list[int]) -> list[tuple[str, list[tuple[str, str, str, int, int, dict]]]]:
+def full_parts(per_class: list[int], seeds: list[int], pools: tuple[str, ...] | list[str] = tuple(POOLS)
+               ) -> list[tuple[str, list[tuple[str, str, str, int, int, dict]]]]:
     """The trained-encoder study's parts (`FULL_PARTS`) on the base backbone, seeds 0-2 at most, each as its title
-    and its runs in the plan's shape, seed by seed and each seed's runs together."""
+    and its runs in the plan's shape, seed by seed and each seed's runs together. `pools` keeps the GAN-BERT parts
+    at those pools, so the parts the step cap cannot touch (no pool, pool 0) can run before the budget is settled."""
     parts = []
     for title, names, amounts in FULL_PARTS:
         runs = [(name, pool, "base", n, seed, {**FULL[name], "unlabeled_limit": POOLS.get(pool)})
-                for seed in seeds[:3] for n in amounts if n in per_class for name, pool in names]
+                for seed in seeds[:3] for n in amounts if n in per_class for name, pool in names
+                if pool == "–" or pool in pools]
         if runs:
             parts.append((title, runs))
     return parts
@@ -160,7 +163,7 @@ def measure(args) -> pd.DataFrame:
                            precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
 
     study = plan(args.part, args.per_class, args.seeds, args.pools, backbones)
-    if args.part in ("full", "both") and (parts := full_parts(args.per_class, args.seeds)):
+    if args.part in ("full", "both") and (parts := full_parts(args.per_class, args.seeds, args.pools)):
         ordered = parts if args.report_only else cheapest_first(parts, estimated(registry, parts, config_of, args))
         study += [run for _, runs in ordered for run in runs]
     rows = []

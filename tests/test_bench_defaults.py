@@ -58,3 +58,5 @@ def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(ca
     assert [title for title, _ in ordered] == titles[::-1]
     printed = capsys.readouterr().out
     assert f"{len(runs)} runs" in printed and printed.index(titles[-1]) < printed.index(titles[0])
+    # --pools 0: the parts the step cap cannot touch, before the budget sweep settles it
+    assert list(dict(full_parts([5, 20], [0, 1, 2], ["0"]))) == ["fine-tuning", "adapters", "G1 and its control, pool 0"]
