@@ -168,20 +168,22 @@ def run_sweeps(registry, spec, names: list[str], args, corpus, train: bool) -> t
     """Every point of the named sweeps at the amounts and seeds (with successive halving when asked); the rows
     and the halving's rungs of seeds."""
     rungs = [args.seeds[:args.halving], args.seeds[args.halving:]] if args.halving else [args.seeds]
-    table: dict[str, list[dict]] = {}
-    for name in names:
-        rows = [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False, "precisions": Counter()}
-                for point in sweep_points(name, args.points)]
-        table[name] = rows
-        for rung, seeds in enumerate(rungs):
-            going = rows if rung == 0 else survivors(rows, args.per_class, keep=0.5)
+    table = {name: [{"point": point, "acc": {}, "fake": [], "cpu": [], "stopped": False, "precisions": Counter()}
+                    for point in sweep_points(name, args.points)] for name in names}
+    for rung, seeds in enumerate(rungs):
+        going = {}
+        for name, rows in table.items():
+            going[name] = rows if rung == 0 else survivors(rows, args.per_class, keep=0.5)
             for row in rows:  # cut after its first seeds (a point that has not run them is "not run")
-                row["stopped"] = row["stopped"] or row not in going and not math.isnan(average(row, args.per_class))
-            # seed by seed and amount by amount, every point at each: a sweep cut short (a session's end) leaves
-            # pairs to compare, where point by point it had left the default's runs alone
-            for seed in seeds:
-                for per_class in args.per_class:
-                    for row in going:
+                cut = row not in going[name] and not math.isnan(average(row, args.per_class))
+                row["stopped"] = row["stopped"] or cut
+        # seed by seed and amount by amount, every point of every named sweep at each: a sweep cut short (a
+        # session's end) leaves pairs to compare, a method beside its control, where point by point, or sweep by
+        # sweep, it had left the default's runs, or one sweep's, alone
+        for seed in seeds:
+            for per_class in args.per_class:
+                for name in names:
+                    for row in going[name]:
                         measure(registry, spec, name, row, [per_class], [seed], train=train,
                                 precision=args.precision, any_precision=args.any_precision, corpus=corpus)
     return table, rungs

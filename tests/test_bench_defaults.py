@@ -31,6 +31,23 @@ def test_an_unhealthy_discriminator_or_a_missing_amount_does_not_go_on():
     assert [r["point"] for r in survivors(rows, [5, 20], keep=0.5)] == [{}, {"lr": 1e-4}]
 
 
+def test_sweeps_run_seed_by_seed_across_every_named_sweep(monkeypatch):
+    """Two sweeps cut short after their first seed leave each point of both at that seed (a method beside its
+    control), not one sweep's every seed and none of the other's."""
+    from argparse import Namespace
+
+    import bench.defaults as defaults
+
+    calls = []
+    monkeypatch.setattr(defaults, "measure", lambda registry, spec, name, row, amounts, seeds, **_: calls.append(
+        (seeds[0], name, row["point"].get("max_steps"))))
+    names = ["GAN-BERT G1 trained budget", "GAN-BERT control trained budget"]
+    args = Namespace(seeds=[0, 1], halving=None, points=None, per_class=[20], precision="auto", any_precision=False)
+    defaults.run_sweeps(None, None, names, args, corpus=None, train=True)
+    first = [(name, steps) for name in names for steps in (None, 250, 1500)]
+    assert calls == [(0, *c) for c in first] + [(1, *c) for c in first]
+
+
 def test_a_points_average_weighs_each_amount_once_whatever_its_seeds():
     row = point({}, [0.2, 0.4], [0.6])
     assert average(row, [5, 20]) == pytest.approx((0.3 + 0.6) / 2)  # not (0.2 + 0.4 + 0.6) / 3
