@@ -190,6 +190,67 @@ def attention_section(runs_of: dict[str, list]) -> str:
             + "\n".join(lines))
 
 
+def budget_section(runs_of: dict[str, list]) -> str:
+    """bench/defaults.py's trained-encoder budget (issue 60): GAN-BERT G1 and its control with the encoder
+    training, at attention dropout 0 (the default), per corpus, amount, pool and step cap; G1 − control and G1 − G1
+    at the default cap, each paired by seed; the steps a run took (where 30 epochs end before the cap, the cap
+    changes nothing) and its CPU seconds."""
+    from core.compare.seeds import mean_ci, paired
+    from core.train.config import flat_settings
+    from core.train.methods.presets import STUDIO
+
+    default_cap = STUDIO[False]["max_steps"]
+    found: dict[str, dict[int, dict[bool, dict[int, tuple[float, float, int]]]]] = {}
+    for corpus in ("m4-sample", "l2r-dev"):
+        for r in runs_of.get(corpus, []):
+            c = r.config
+            if c.frozen or c.method != "ganbert" or c.gan_preset != "studio" or "defaults" not in c.tags \
+                    or c.attention_dropout != 0.0 or (c.adversarial and c.generator != "noise"):
+                continue
+            key = json.dumps({"corpus": corpus, **flat_settings(c, ("max_steps", "seed", "tags", "adversarial",
+                                                                      "generator"))}, sort_keys=True, default=str)
+            found.setdefault(key, {}).setdefault(c.max_steps, {}).setdefault(c.adversarial, {})[c.seed] = (
+                r.metrics["test"]["accuracy"], r.metrics.get("cpu_seconds") or 0.0, r.metrics.get("steps") or 0)
+    lines = ["| corpus | labeled | pool | step cap | steps taken | G1 | control | G1 − control [95% CI] | ahead / "
+             "behind | G1 − G1 at the default cap [95% CI] | CPU s/run (G1, control) |",
+             "|---|---|---|---:|---:|---|---|---|---|---|---|"]
+
+    def acc(by: dict[int, tuple]) -> str:
+        ci = mean_ci([a for a, _, _ in by.values()])
+        if not ci.n:
+            return "not run"
+        interval = f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else ""
+        return f"{ci.mean:.3f}{interval} (n={ci.n})"
+
+    def difference(a: dict[int, tuple], b: dict[int, tuple]) -> tuple[str, str]:
+        p = paired("a", "b", "accuracy", {s: v[0] for s, v in a.items()}, {s: v[0] for s, v in b.items()})
+        if not p.seeds:
+            return "–", "–"
+        ci = f" [{p.difference.low:+.3f}, {p.difference.high:+.3f}]" if p.difference.low is not None else ""
+        return f"{p.difference.mean:+.3f}{ci} (n={len(p.seeds)})", f"{p.wins} / {p.losses}"
+
+    def cpu(by: dict[int, tuple]) -> str:
+        return f"{statistics.mean(v[1] for v in by.values()):,.0f}" if by else "–"
+
+    for key in sorted(found, key=lambda k: (json.loads(k)["corpus"], json.loads(k)["per_class"],
+                                            str(json.loads(k)["unlabeled_limit"]))):
+        settings, caps = json.loads(key), found[key]
+        pool = "all" if settings["unlabeled_limit"] is None else f"{settings['unlabeled_limit']:,}"
+        for cap in sorted(caps, key=lambda c: c or 0):
+            game, control = caps[cap].get(True, {}), caps[cap].get(False, {})
+            gain, record = difference(game, control)
+            against = difference(game, caps.get(default_cap, {}).get(True, {}))[0] if cap != default_cap else "–"
+            taken = [v[2] for v in (*game.values(), *control.values())]
+            lines.append(f"| {settings['corpus']} | {settings['per_class']}/class | {pool} | {cap} | "
+                         f"{statistics.mean(taken):.0f} | {acc(game)} | {acc(control)} | {gain} | {record} | "
+                         f"{against} | {cpu(game)}, {cpu(control)} |")
+    if len(lines) == 2:
+        return ""
+    return ("**The trained-encoder budget** (bench/defaults.py, GAN-BERT's `studio` preset with the encoder "
+            f"training: batch 16 at 5e-5, 30 epochs capped at {default_cap} steps by default, attention dropout 0): "
+            "G1 and its control at each step cap on the same rows, paired by seed\n\n" + "\n".join(lines))
+
+
 def speed_section() -> str:
     """The latest measurements of bench/encode.py and bench/train.py, as tables of what they recorded (a CPU's:
     the GPU check's have a section of their own)."""
@@ -448,6 +509,8 @@ def page() -> tuple[str, str]:
                 sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "
                                 f"(`bench/records/{name}.jsonl`).\n\n" + group_table(runs_of[name]))
         sections.append("## Speed\n\n" + "\n\n".join(filter(None, [speed_section(), attention_section(runs_of)])))
+        if (budget := budget_section(runs_of)):
+            sections.append("## The trained-encoder budget (bench/defaults.py)\n\n" + budget)
         sections.append(estimates_section())
         sections.append("## On a GPU (bench/gpu_check.py)\n\n"
                         + gpu_section(restored("l2r", Registry(Path(home) / "l2r-gpu"), gpu=True)))

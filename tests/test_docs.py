@@ -109,3 +109,37 @@ def test_the_attention_dropout_sweep_pairs_zero_with_the_backbones_rate_by_seed(
     assert "| fine-tuning | 5/class | 0.400 | 0.417 | +0.017 [" in row and "(n=3) | 2 / 0 |" in row
     assert row.endswith("| 100 → 40 |")
     assert attention_section({"m4-sample": runs[-1:]}) == ""
+
+
+def test_the_budget_sweep_pairs_g1_with_its_control_and_with_the_default_cap_by_seed(tmp_path):
+    """bench/defaults.py's trained-encoder budget in docs/results.md: at each step cap, G1 − control on the same
+    seeds, and G1 − G1 at the default cap; runs at another attention dropout (the attention sweep's) stay out."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench import sample_runs
+    from bench.report import budget_section
+    from core.runs import Registry
+
+    corpus = sample_runs.CORPORA["m4-sample"]
+    entry = next(json.loads(line) for line in corpus.records.read_text().splitlines()
+                 if '"frozen": false' in line and '"method": "finetune"' in line)
+    base = {**entry["config"], "method": "ganbert", "generator": "noise", "gan_preset": "studio", "tags": ["defaults"],
+            "per_class": 20, "fraction": None, "validation": "auto", "attention_dropout": 0.0, "unlabeled_limit": None}
+    registry, runs = Registry(tmp_path), []
+    scores = {(500, True): (0.30, 0.28, 0.26), (500, False): (0.29, 0.29, 0.25), (250, True): (0.31, 0.30, 0.26),
+              (250, False): (0.28, 0.27, 0.27)}
+    for (cap, game), by_seed in scores.items():
+        for seed, accuracy in enumerate(by_seed):
+            config = {**base, "seed": seed, "max_steps": cap, "adversarial": game}
+            metrics = {**entry["metrics"], "cpu_seconds": 4.0 * cap if game else 3.0 * cap, "steps": cap,
+                       "test": {**entry["metrics"]["test"], "accuracy": accuracy}}
+            runs.append(sample_runs.restore(registry, {**entry, "config": config, "metrics": metrics}, corpus.folder))
+    shipped = {**base, "seed": 0, "max_steps": 500, "attention_dropout": 0.1}  # the attention sweep's: not here
+    runs.append(sample_runs.restore(registry, {**entry, "config": shipped}, corpus.folder))
+    rows = [line for line in budget_section({"l2r-dev": runs}).splitlines() if line.startswith("| l2r-dev")]
+    assert len(rows) == 2
+    low, default = rows
+    assert low.startswith("| l2r-dev | 20/class | all | 250 | 250 | 0.290 [")
+    assert "| +0.017 [" in low and "(n=3) | 2 / 1 |" in low  # G1 − control at 250: +0.03, +0.03, −0.01
+    assert "| +0.010 [" in low and low.endswith("| 1,000, 750 |")  # G1 at 250 − G1 at 500: +0.01, +0.02, 0
+    assert "| 0.280 [" in default and "| +0.003 [" in default and "(n=3) | 2 / 1 | – |" in default
+    assert budget_section({"l2r-dev": runs[-1:]}) == ""
