@@ -11,13 +11,15 @@ class, seeds 0-2: fine-tuning and adapters, which read no unlabeled text; GAN-BE
 1,000 and all; G2 on the whole pool; and G1 as the paper ran it (the `tf` preset: 3 epochs) at 5/class on the whole
 pool. Before it starts, the full part prints each part's CPU time as the studio's own estimator (the Train page's)
 puts it, and runs the cheapest parts first, each seed's runs together, so a study cut short leaves whole pairs.
+`--pools 0` keeps its GAN-BERT parts to pool 0: with fine-tuning and adapters, the runs the step cap cannot touch,
+which can run before the trained-encoder budget is settled.
 
 Runs go through the benches' home and the corpus's records (`bench/records/l2r.jsonl`), so the study resumes
 where it stopped. Prints accuracy and macro-F1 with 95% intervals and CPU seconds per run, then the central
 table: GAN-BERT − its control, paired by seed, at each labeled amount and pool size. Ends with one JSON line.
 
 Run: .venv/bin/python bench/regime.py [--part frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20 100]
-     [--report-only]
+     [--pools 0 1,000 all] [--report-only]
 """
 
 from __future__ import annotations
