@@ -219,7 +219,7 @@ def budget_section(runs_of: dict[str, list]) -> str:
         ci = mean_ci([a for a, _, _ in by.values()])
         if not ci.n:
             return "not run"
-        interval = f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else ""
+        interval = f" [{max(ci.low, 0.0):.3f}, {min(ci.high, 1.0):.3f}]" if ci.low is not None else ""  # 2 seeds' t
         return f"{ci.mean:.3f}{interval} (n={ci.n})"
 
     def difference(a: dict[int, tuple], b: dict[int, tuple]) -> tuple[str, str]:
