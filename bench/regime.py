@@ -39,11 +39,11 @@ import pandas as pd  # noqa: E402
 from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, corpus_of, finished, open_home, run_once,  # noqa: E402
                                sample_parser)
 from core.runs.estimate import roughly  # noqa: E402
-from bench.tapt import adapted, point_config  # noqa: E402
+from bench.tapt import adapted, on_disk, point_config  # noqa: E402
 from core import compare  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
 from core.runs import Run, Status  # noqa: E402
-from core.train import TrainConfig  # noqa: E402
+from core.train import TrainConfig, resolve  # noqa: E402
 
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
           "head": {"method": "finetune", "frozen": True},
@@ -131,7 +131,7 @@ def estimated(registry, parts: list, config_of, args) -> list[float]:
     """Each part's seconds by the studio's estimator (`grid_seconds`, from this home's finished runs where they
     match, else the laptop figures), the runs already finished or recorded counted as nothing left to do."""
     from core.runs.estimate import grid_seconds
-    from core.train import load_data, resolve
+    from core.train import load_data
 
     first = resolve(config_of(parts[0][1][0]))
     ds = load_data(first)
@@ -171,6 +171,9 @@ def measure(args) -> pd.DataFrame:
     rows = []
     for name, pool, backbone, n, seed, settings in study:
         config = config_of((name, pool, backbone, n, seed, settings))
+        if backbone == "adapted" and not args.report_only and finished(
+                registry, resolve(config), any_precision=args.any_precision, corpus=corpus_of(args)) is None:
+            on_disk(registry, point_config({}, corpus_of(args).name))  # this run trains on it: have its weights
         run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                        corpus=corpus_of(args))
         if run is None:

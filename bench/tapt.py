@@ -11,6 +11,7 @@ records (`--report-only`) on a machine that no longer has the weights.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -56,18 +57,33 @@ def adapted(registry: Registry, config: AdaptConfig, train: bool) -> tuple[Path,
     elif not train:
         return None
     else:
-        run_id = registry.create(config)
-        registry.claim(run_id)
-        with logging_into(registry.folder(run_id)):
-            status = execute_run(registry, run_id)
-        if status != Status.DONE:
-            raise SystemExit(f"adaptation {run_id} ended {status}: {registry.get(run_id).message}")
-        record = json.loads((out / RECORD).read_text())
+        record = make(registry, config)
     if out.name not in recorded_adaptations():
         entry = {"folder": out.name, **record}
         with ADAPT_RECORDS.open("a") as f:
             f.write(json.dumps(entry, sort_keys=True) + "\n")
     return out, record
+
+
+def make(registry: Registry, config: AdaptConfig) -> dict:
+    """Adapt now (a run in the registry) and return the new backbone's record."""
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    with logging_into(registry.folder(run_id)):
+        status = execute_run(registry, run_id)
+    if status != Status.DONE:
+        raise SystemExit(f"adaptation {run_id} ended {status}: {registry.get(run_id).message}")
+    return json.loads((adapted_folder(config) / RECORD).read_text())
+
+
+def on_disk(registry: Registry, config: AdaptConfig) -> Path:
+    """The adapted backbone's folder, made again when it is only recorded (a fresh bench home has the records, not
+    the weights): for a run about to load it."""
+    out = adapted_folder(config)
+    if not (out / RECORD).is_file():
+        print(f"the adapted backbone {out.name} is recorded but not in this home: adapting again", file=sys.stderr)
+        make(registry, config)
+    return out
 
 
 def judged(registry: Registry, backbone: str | None, seeds: list[int], train: bool, per_class: int = 20

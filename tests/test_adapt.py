@@ -127,3 +127,22 @@ def test_an_adaptations_time_comes_from_the_ones_made_here_else_the_laptop_figur
     made = [{"steps": 100, "batch_size": 32, "seconds": 80.0, "max_len": 128}]  # 40 texts/s at 128 tokens here
     assert adapt_seconds(config, 1000, made) == pytest.approx(2000 / 20)
     assert adapt_seconds(config.with_(max_steps=10), 1000, made) == pytest.approx(320 / 20)  # stops at 10 steps
+
+
+def test_the_bench_makes_a_recorded_adaptation_again_in_a_home_that_lacks_it(tiny_backbone, studio_home, tmp_path,
+                                                                             monkeypatch):
+    """A fresh bench home has the records of an adaptation, not its weights: the report still reads it, and a run
+    about to train on it gets it made again (it had stopped with "backbone folder not found")."""
+    import shutil
+
+    import bench.tapt
+    monkeypatch.setattr(bench.tapt, "ADAPT_RECORDS", tmp_path / "adapt.jsonl")
+    registry, config = Registry(studio_home), tiny_adapt(tiny_backbone, epochs=1)
+    out, record = bench.tapt.adapted(registry, config, train=True)
+    assert (out / "adapted.json").is_file() and list(bench.tapt.recorded_adaptations()) == [out.name]
+    shutil.rmtree(out)  # another session's home: the records travel, the weights do not
+
+    assert bench.tapt.adapted(registry, config, train=False) == (out, {"folder": out.name, **record})
+    assert bench.tapt.on_disk(registry, config) == out
+    assert (out / "model.safetensors").is_file() and resolve_backbone(str(out)).adapted
+    assert len((tmp_path / "adapt.jsonl").read_text().splitlines()) == 1  # the first making stays the record
