@@ -77,3 +77,39 @@ def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(ca
     assert f"{len(runs)} runs" in printed and printed.index(titles[-1]) < printed.index(titles[0])
     # --pools 0: the parts the step cap cannot touch, before the budget sweep settles it
     assert list(dict(full_parts([5, 20], [0, 1, 2], ["0"]))) == ["fine-tuning", "adapters", "G1 and its control, pool 0"]
+
+
+def test_old_records_get_the_floor_they_ran_at_and_runs_without_it_stay_apart_in_the_study(tmp_path):
+    """A GAN-BERT record from before the floor on batches without labels says what it ran: the floor's 0.05 where
+    the floor gives the authors' copies anyway (so today's defaults find it), 1.0 where it would have added copies
+    (L2R's whole pool in batches of 16: 6 against 24). The study's tables keep the latter apart."""
+    import json
+
+    from bench.migrate_records import migrate, with_floor
+    from bench.regime import pool_of
+    from core.train import TrainConfig
+
+    def entry(batch: int, labeled: int, unlabeled: int, **config) -> dict:
+        return {"id": "r", "config": {"method": "ganbert", "gan_preset": "studio", "batch_size": batch, **config},
+                "metrics": {"labeled": labeled, "unlabeled": unlabeled}}
+
+    whole, pool = entry(16, 100, 11221), entry(16, 100, 1000)
+    assert with_floor(whole)["config"]["batches_without_labels"] == 1.0
+    assert with_floor(pool)["config"]["batches_without_labels"] == 0.05
+    assert with_floor(entry(64, 100, 11221))["config"]["batches_without_labels"] == 0.05  # batch 64: 6 copies do
+    for kept in (entry(16, 100, 11221, gan_preset="tf"), entry(16, 100, 11221, batches_without_labels=0.05),
+                 {"id": "f", "config": {"method": "finetune"}, "metrics": {}}, {"bench": "train"}):
+        assert with_floor(kept) == kept
+    with pytest.raises(ValueError, match="no labeled and unlabeled counts"):
+        with_floor({"id": "x", "config": whole["config"], "metrics": {}})
+
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in (whole, pool, {"bench": "train"})))
+    assert migrate(path) == 2 and migrate(path) == 0  # idempotent
+    assert [json.loads(line).get("config", {}).get("batches_without_labels") for line in path.read_text().splitlines()
+            ] == [1.0, 0.05, None]
+
+    today = TrainConfig(method="ganbert", batches_without_labels=0.05)
+    assert pool_of(today) == "all" and pool_of(today.with_(unlabeled_limit=1000)) == "1,000"
+    assert pool_of(today.with_(batches_without_labels=1.0)) == "all (the authors' copies alone)"
+    assert pool_of(today.with_(gan_preset="tf")) == "all" and pool_of(TrainConfig(method="finetune")) == "–"

@@ -18,7 +18,7 @@ from core.train import METHODS, Sweep, TrainConfig, amounts, classify, method_fo
 from core.train.catalog import CATALOG
 from core.train.methods import Method
 from core.train.methods.stepwise import StepMethod
-from core.train.methods.presets import repeats_for
+from core.train.methods.presets import copies, repeats_for
 from pages.train_form import methods_key
 from tests.helpers import open_page
 
@@ -88,12 +88,33 @@ def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):
 
 
 def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():
-    """An --unlabeled file grows the pool: 10 labeled rows among 1,000 are 1%, six copies each, even when the
-    train file alone held only 20 rows."""
+    """An --unlabeled file grows the pool: 10 labeled rows among 1,000 are 1%, six copies each by the authors' rule
+    (the tf preset), even when the train file alone held only 20 rows."""
     labeled, unlabeled = np.arange(10), np.arange(10, 1000)
-    rows = METHODS["ganbert"].epoch_rows(labeled, unlabeled)
-    assert repeats_for(0.01) == 6 and (np.bincount(rows)[:10] == 6).all() and len(rows) == 60 + 990
-    assert METHODS["ganbert"].epoch_size(10, 990) == len(rows)
+    authors = resolve(TrainConfig(method="ganbert", gan_preset="tf", fraction=0.01))
+    rows = METHODS["ganbert"].epoch_rows(authors, labeled, unlabeled)
+    assert authors.batches_without_labels is None and repeats_for(0.01) == 6
+    assert (np.bincount(rows)[:10] == 6).all() and len(rows) == 60 + 990
+    assert METHODS["ganbert"].epoch_size(authors, 10, 990) == len(rows)
+
+
+def test_the_studio_preset_repeats_labeled_rows_until_batches_of_16_carry_labels():
+    """L2R's whole pool at 20/class: the authors' 6 copies left 43% of the studio's batches of 16 without a label;
+    24 copies leave about 5%, measured on shuffled epochs. The control reads the same rows; 1 turns the floor off."""
+    studio = resolve(TrainConfig(method="ganbert", fraction=0.01))
+    assert studio.batches_without_labels == 0.05 and resolve(studio.with_(adversarial=False)).batches_without_labels == 0.05
+    labeled, unlabeled = np.arange(100), np.arange(100, 11321)
+    rng = np.random.default_rng(0)
+
+    def empty_share(config: TrainConfig) -> float:
+        rows = METHODS["ganbert"].epoch_rows(config, labeled, unlabeled)
+        batches = [rng.permutation(rows)[:len(rows) // 16 * 16].reshape(-1, 16) for _ in range(5)]
+        return float(np.mean([(b < 100).sum(1) == 0 for b in batches]))
+
+    assert copies(100, 11221, 16, 0.05) == 24 and copies(100, 11221, 16, None) == copies(100, 11221, 16, 1.0) == 6
+    assert 0.03 < empty_share(studio) < 0.065 and empty_share(studio.with_(batches_without_labels=1.0)) > 0.4
+    assert copies(100, 11221, 64, 0.05) == 6  # the authors' batch of 64 needs no more: the floor leaves their rule
+    assert copies(100, 0, 16, 0.05) == 1 and copies(0, 50, 16, 0.05) == 1  # nothing to mix, or nothing labeled
 
 
 def test_each_method_decides_its_probabilities():

@@ -13,7 +13,7 @@ from core.cli import main
 from core.compare import METRICS, confusion_frame, paired_test, runs_frame, summarize
 from core.runs import Registry
 from core.runs.execute import execute_run
-from core.train import TrainConfig, classify, resolve
+from core.train import TrainConfig, classify, method_for, resolve
 from tests.helpers import DATA, make_tiny_backbone, open_page
 
 FIXTURE = Path(__file__).parent / "fixtures" / "home-v1"
@@ -105,3 +105,16 @@ def test_a_run_an_older_version_queued_resolves_as_it_starts(tiny_backbone, stud
     stored = registry.get(run_id).config
     assert stored == resolve(old) and (stored.lr, stored.batch_size) == (3e-3, 64)  # what it ran with
     assert TrainConfig.from_json((registry.folder(run_id).path / "config.json").read_text()) == stored
+
+
+def test_old_ganbert_runs_read_as_repeating_their_labels_by_the_authors_rule(old_home):
+    """A GAN-BERT run stored before the floor on batches without labels has no such setting: it ran the authors'
+    int(log2(1/share)) copies, which is what its config says and what its epoch is counted by; launched today the
+    same settings take the studio preset's floor."""
+    runs = [r for r in Registry().list() if r.config.method == "ganbert"]
+    assert len(runs) == 2 and all(r.config.batches_without_labels is None for r in runs)
+    for run in runs:
+        method = method_for(run.config)
+        assert method.copies(run.config, 10, 990) == 6  # the authors' rule at 1%, whatever the batch
+        assert method.settle(run.config.with_(batches_without_labels=None)).batches_without_labels == (
+            None if run.config.gan_preset in ("tf", "notebook") else 0.05)

@@ -155,6 +155,14 @@ class TrainConfig:
                                                "(GAN-BERT), drawn by the seed; 0 reads none; each is encoded once "
                                                "when frozen (default: all)", low=0, label="Unlabeled rows (at most)",
                                          unset="all", sweep=(None,), sweep_label="Unlabeled pool sizes")
+    batches_without_labels: float | None = option(
+        None, "GAN-BERT: the largest share of batches that may hold no labeled text (0.05: one batch in 20). Each "
+              "epoch repeats the labeled texts until that holds. The authors' rule repeats them int(log2(1/labeled "
+              "share)) times, enough for their batches of 64, not for batches of 16 over a large unlabeled pool, "
+              "where GAN-BERT with the encoder training fell to chance. 1: the authors' rule alone, as the tf and "
+              "notebook presets run; empty: the preset's (0.05 for studio and seed-report). The control reads the "
+              "same rows", low=0.001, high=1.0, label="Label-free batches, at most", unset="preset's",
+        stored="the authors' rule alone")
     validation: str = option("auto", "the labeled texts a run validates on (checkpoint selection, early stopping, its "
                                      "curves), each one counted in the labels the run reads: auto (as many per class as "
                                      "it labels, drawn from the validation split, else from the unlabeled train pool), "

@@ -15,7 +15,7 @@ import numpy as np
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import STEP_OPTIONS, Method
-from core.train.methods.presets import ATTENTION_DROPOUT, STUDIO, recipe_for, repeats_for
+from core.train.methods.presets import ATTENTION_DROPOUT, STUDIO, copies, recipe_for
 
 # bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
@@ -77,7 +77,7 @@ class StepSpec(Method):
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
 
-    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+    def epoch_rows(self, config: TrainConfig, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
         """Indices into the pool that one epoch iterates over: here the labeled rows only."""
         return labeled
 
@@ -86,7 +86,7 @@ class StepSpec(Method):
         some)."""
         return idx
 
-    def epoch_size(self, labeled: int, unlabeled: int) -> int:
+    def epoch_size(self, config: TrainConfig, labeled: int, unlabeled: int) -> int:
         """How many rows `epoch_rows` gives, for budgets and estimates made before any data is loaded."""
         return labeled
 
@@ -117,8 +117,8 @@ class StepSpec(Method):
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
         """Training samples over the budget divided by throughput, plus the evaluations and the test pass."""
-        steps, _ = self.budget(config, self.epoch_size(labeled, unlabeled))
-        samples = (steps * min(self.batch_size(config), self.epoch_size(labeled, unlabeled))
+        steps, _ = self.budget(config, self.epoch_size(config, labeled, unlabeled))
+        samples = (steps * min(self.batch_size(config), self.epoch_size(config, labeled, unlabeled))
                    * self.read_share(config, labeled, unlabeled))
         if config.frozen:
             return (samples + config.evaluations * val + test) / self.head_speed
@@ -161,7 +161,8 @@ class GanBertSpec(StepSpec):
     uses_unlabeled = True  # D learns real vs fake from them
     title = CATALOG[name].title
     variants = CATALOG[name].variants
-    options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit")
+    options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit",
+               "batches_without_labels")
 
     def rows_read(self, config: TrainConfig, idx: np.ndarray, targets: np.ndarray) -> np.ndarray:
         """The control has no loss on unlabeled rows (it is L_sup alone), so it skips their encoder passes: the same
@@ -195,6 +196,8 @@ class GanBertSpec(StepSpec):
                 changes["max_steps"] = STUDIO[config.frozen]["max_steps"]
         if config.pooling is None and recipe.pooling:
             changes["pooling"] = recipe.pooling
+        if config.batches_without_labels is None and recipe.batches_without_labels is not None:
+            changes["batches_without_labels"] = recipe.batches_without_labels
         if not config.adversarial:
             changes["generator"] = "noise"
         return config.with_(**changes)
@@ -220,21 +223,24 @@ class GanBertSpec(StepSpec):
         """The control never trains the fake logit, so its fake probability means nothing."""
         return config.adversarial
 
-    def epoch_rows(self, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
-        """Each labeled row repeated by the labeled share of the whole pool (extra unlabeled texts
-        included), then every unlabeled row."""
-        share = len(labeled) / (len(labeled) + len(unlabeled))
-        return np.concatenate([np.repeat(labeled, repeats_for(share)), unlabeled])
+    def copies(self, config: TrainConfig, labeled: int, unlabeled: int) -> int:
+        """How often an epoch repeats each labeled row (`presets.copies`)."""
+        return copies(labeled, unlabeled, self.batch_size(config), config.batches_without_labels)
 
-    def epoch_size(self, labeled: int, unlabeled: int) -> int:
-        return labeled * repeats_for(labeled / (labeled + unlabeled)) + unlabeled
+    def epoch_rows(self, config: TrainConfig, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+        """Each labeled row repeated (`copies`: by the labeled share of the whole pool, extra unlabeled texts
+        included, and the floor on batches without labels), then every unlabeled row."""
+        return np.concatenate([np.repeat(labeled, self.copies(config, len(labeled), len(unlabeled))), unlabeled])
+
+    def epoch_size(self, config: TrainConfig, labeled: int, unlabeled: int) -> int:
+        return labeled * self.copies(config, labeled, unlabeled) + unlabeled
 
     def read_share(self, config: TrainConfig, labeled: int, unlabeled: int) -> float:
         """The control reads a batch's labeled rows alone: its estimate had counted every row, and a 17-s control
         run read "1m 51s" left."""
         if config.adversarial:
             return 1.0
-        return labeled * repeats_for(labeled / (labeled + unlabeled)) / self.epoch_size(labeled, unlabeled)
+        return labeled * self.copies(config, labeled, unlabeled) / self.epoch_size(config, labeled, unlabeled)
 
 
 class SetFitSpec(Method):

@@ -193,7 +193,7 @@ class StepMethod(StepSpec, NeuralMethod):
         on_event({"type": "status", "message": f"selection: {why}"})
 
         # -- the budget, what an epoch iterates over, and the method's optimizer step
-        rows = self.epoch_rows(data.labeled, data.unlabeled)
+        rows = self.epoch_rows(config, data.labeled, data.unlabeled)
         batch_size = self.batch_size(config)
         total_steps, budget = self.budget(config, len(rows))
         on_event({"type": "status", "message": f"budget: {budget}"})
