@@ -18,6 +18,7 @@ import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -250,12 +251,42 @@ def budget_section(runs_of: dict[str, list]) -> str:
                          f"{against} | {cpu(game)}, {cpu(control)} |")
     if len(lines) == 2:
         return ""
+    floor = floor_table(found, difference)
     return ("**The trained-encoder budget** (bench/defaults.py, GAN-BERT's `studio` preset with the encoder "
             f"training: batch 16 at 5e-5, 30 epochs capped at {default_cap} steps by default, attention dropout 0): "
             "G1 and its control at each step cap on the same rows, paired by seed. *Batches without labels*: the "
             "floor on batches that hold no labeled row, which repeats the labeled rows beyond the authors' "
             "int(log2(1/share)) copies where a batch of 16 over a large pool would miss them (the default: at most "
-            "5%); runs stored before it had the authors' copies alone\n\n" + "\n".join(lines))
+            "5%); runs stored before it had the authors' copies alone\n\n" + "\n".join(lines)
+            + ("\n\n**The floor on batches without labels** (bench/defaults.py, \"GAN-BERT G1 label floor\" and "
+               "\"GAN-BERT control label floor\"): each with the floor − the same with the authors' copies alone, "
+               "at one precision and step cap, paired by seed\n\n" + floor if floor else ""))
+
+
+def floor_table(found: dict, difference: Callable[[dict, dict], tuple[str, str]]) -> str:
+    """The budget sweep's runs with the floor against their twins with the authors' copies alone (the same corpus,
+    amount, pool, precision and cap), G1 and the control apart; "" when no twin is recorded."""
+    twins: dict[tuple, dict[bool, dict]] = {}
+    for key, caps in found.items():
+        settings = json.loads(key)
+        floor = settings.pop("batches_without_labels", None)
+        for cap, by_game in caps.items():
+            for game, by_seed in by_game.items():
+                twins.setdefault((json.dumps(settings, sort_keys=True), cap, game), {})[
+                    floor is not None and floor < 1] = by_seed
+    lines = ["| corpus | labeled | pool | precision | step cap | method | with the floor | the authors' copies alone | "
+             "floor − authors' [95% CI] | ahead / behind |", "|---|---|---|---|---:|---|---|---|---|---|"]
+    for (key, cap, game), by_floor in sorted(twins.items(), key=lambda t: (t[0][0], t[0][1], not t[0][2])):
+        if len(by_floor) < 2:
+            continue
+        settings = json.loads(key)
+        pool = "all" if settings["unlabeled_limit"] is None else f"{settings['unlabeled_limit']:,}"
+        gain, record = difference(by_floor[True], by_floor[False])
+        means = [f"{statistics.mean(v[0] for v in by_floor[f].values()):.3f} (n={len(by_floor[f])})"
+                 for f in (True, False)]
+        lines.append(f"| {settings['corpus']} | {settings['per_class']}/class | {pool} | {settings['precision']} | "
+                     f"{cap} | {'G1' if game else 'control'} | {means[0]} | {means[1]} | {gain} | {record} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def speed_section() -> str:

@@ -114,7 +114,8 @@ def test_the_attention_dropout_sweep_pairs_zero_with_the_backbones_rate_by_seed(
 def test_the_budget_sweep_pairs_g1_with_its_control_and_with_the_default_cap_by_seed(tmp_path):
     """bench/defaults.py's trained-encoder budget in docs/results.md: at each step cap, G1 − control on the same
     seeds, and G1 − G1 at the default cap; runs at another attention dropout (the attention sweep's) stay out, and
-    runs with the floor on batches without labels make rows of their own."""
+    runs with the floor on batches without labels make rows of their own, and are paired in a table of their own
+    with their twins that had the authors' copies alone."""
     sys.path.insert(0, str(REPO_ROOT))
     from bench import sample_runs
     from bench.report import budget_section
@@ -141,7 +142,8 @@ def test_the_budget_sweep_pairs_g1_with_its_control_and_with_the_default_cap_by_
         config = {**base, "seed": seed, "max_steps": 500, "batches_without_labels": 0.05}
         metrics = {**entry["metrics"], "test": {**entry["metrics"]["test"], "accuracy": accuracy}}
         runs.append(sample_runs.restore(registry, {**entry, "config": config, "metrics": metrics}, corpus.folder))
-    rows = [line for line in budget_section({"l2r-dev": runs}).splitlines() if line.startswith("| l2r-dev")]
+    budget, floor_table = budget_section({"l2r-dev": runs}).split("**The floor on batches without labels**")
+    rows = [line for line in budget.splitlines() if line.startswith("| l2r-dev")]
     assert len(rows) == 3
     floor, low, default = rows
     assert floor.startswith(f"| l2r-dev | 20/class | all | at most 5% | {base['precision']} | 500 |")
@@ -151,3 +153,6 @@ def test_the_budget_sweep_pairs_g1_with_its_control_and_with_the_default_cap_by_
     assert "| +0.017 [" in low and "(n=3) | 2 / 1 |" in low  # G1 − control at 250: +0.03, +0.03, −0.01
     assert "| +0.010 [" in low and low.endswith("| 1,000, 750 |")  # G1 at 250 − G1 at 500: +0.01, +0.02, 0
     assert "| 0.280 [" in default and "| +0.003 [" in default and "(n=3) | 2 / 1 | – |" in default
+    floor_rows = [line for line in floor_table.splitlines() if line.startswith("| l2r-dev")]  # G1 alone has both twins
+    assert floor_rows == [f"| l2r-dev | 20/class | all | {base['precision']} | 500 | G1 | 0.313 (n=3) | 0.280 (n=3) | "
+                          "+0.033 [+0.019, +0.048] (n=3) | 3 / 0 |"]  # +0.03, +0.03, +0.04
