@@ -2,7 +2,7 @@
 its record as the run had it, so a bench asking for today's defaults finds the runs that ran exactly so, and
 not the others.
 
-- `batches_without_labels` (2026-12-01): GAN-BERT's floor on batches without labels. A run of the `studio` or
+- `batches_without_labels` (2026-12-02): GAN-BERT's floor on batches without labels. A run of the `studio` or
   `seed-report` preset recorded before it repeated its labeled rows by the authors' rule alone. Where the floor
   (the preset's 0.05) gives the same copies for the run's labeled and unlabeled counts, the run ran exactly as
   a run with the floor does, and its record says 0.05; where the floor would have added copies, it says 1.0

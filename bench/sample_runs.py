@@ -165,7 +165,7 @@ def as_ran(config: TrainConfig) -> TrainConfig:
     (2026-11-25) left them to the method and ran at that day's defaults: today's, but for fine-tuning's rate
     with the encoder training, which bench/defaults.py has moved since, and the attention dropout, then the
     backbone's own. Its validation stays as it ran: a run of the earlier carve read other rows than a run of today's
-    rule, so it never stands in for one; so does GAN-BERT's floor on batches without labels (2026-12-01: a run
+    rule, so it never stands in for one; so does GAN-BERT's floor on batches without labels (2026-12-02: a run
     stored without it repeated its labeled rows by the authors' rule alone)."""
     settled = method_for(config).settle(config).with_(validation=config.validation, selection=config.selection,
                                                       batches_without_labels=config.batches_without_labels)
