@@ -44,6 +44,7 @@ from core import compare  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
 from core.runs import Run, Status  # noqa: E402
 from core.train import TrainConfig, resolve  # noqa: E402
+from core.train.methods.presets import floored  # noqa: E402
 
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
           "head": {"method": "finetune", "frozen": True},
@@ -223,9 +224,8 @@ def pool_of(config: TrainConfig) -> str:
         return "–"
     pools = {limit: pool for pool, limit in POOLS.items()}
     pool = pools.get(config.unlabeled_limit, str(config.unlabeled_limit))
-    floor = config.batches_without_labels
-    return pool + (AUTHORS_COPIES if config.gan_preset in ("studio", "seed-report") and floor is not None
-                   and floor >= 1 else "")
+    written = config.gan_preset in ("studio", "seed-report") and config.batches_without_labels is not None
+    return pool + (AUTHORS_COPIES if written and not floored(config.batches_without_labels) else "")
 
 
 def row_of(name: str, pool: str, run: Run) -> dict:

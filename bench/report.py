@@ -198,7 +198,7 @@ def budget_section(runs_of: dict[str, list]) -> str:
     changes nothing) and its CPU seconds."""
     from core.compare.seeds import mean_ci, paired
     from core.train.config import flat_settings
-    from core.train.methods.presets import STUDIO
+    from core.train.methods.presets import STUDIO, floored
 
     default_cap = STUDIO[False]["max_steps"]
     found: dict[str, dict[int, dict[bool, dict[int, tuple[float, float, int]]]]] = {}
@@ -239,7 +239,7 @@ def budget_section(runs_of: dict[str, list]) -> str:
         settings, caps = json.loads(key), found[key]
         pool = "all" if settings["unlabeled_limit"] is None else f"{settings['unlabeled_limit']:,}"
         floor = settings.get("batches_without_labels")
-        floor = "the authors' copies alone" if floor is None or floor >= 1 else f"at most {floor:.0%}"
+        floor = f"at most {floor:.0%}" if floored(floor) else "the authors' copies alone"
         for cap in sorted(caps, key=lambda c: c or 0):
             game, control = caps[cap].get(True, {}), caps[cap].get(False, {})
             gain, record = difference(game, control)
@@ -266,14 +266,15 @@ def budget_section(runs_of: dict[str, list]) -> str:
 def floor_table(found: dict, difference: Callable[[dict, dict], tuple[str, str]]) -> str:
     """The budget sweep's runs with the floor against their twins with the authors' copies alone (the same corpus,
     amount, pool, precision and cap), G1 and the control apart; "" when no twin is recorded."""
+    from core.train.methods.presets import floored
+
     twins: dict[tuple, dict[bool, dict]] = {}
     for key, caps in found.items():
         settings = json.loads(key)
         floor = settings.pop("batches_without_labels", None)
         for cap, by_game in caps.items():
             for game, by_seed in by_game.items():
-                twins.setdefault((json.dumps(settings, sort_keys=True), cap, game), {})[
-                    floor is not None and floor < 1] = by_seed
+                twins.setdefault((json.dumps(settings, sort_keys=True), cap, game), {})[floored(floor)] = by_seed
     lines = ["| corpus | labeled | pool | precision | step cap | method | with the floor | the authors' copies alone | "
              "floor − authors' [95% CI] | ahead / behind |", "|---|---|---|---|---:|---|---|---|---|---|"]
     for (key, cap, game), by_floor in sorted(twins.items(), key=lambda t: (t[0][0], t[0][1], not t[0][2])):

@@ -82,6 +82,12 @@ def repeats_for(fraction: float) -> int:
     return max(1, int(math.log2(1 / fraction))) if fraction < 1 else 1
 
 
+def floored(batches_without_labels: float | None) -> bool:
+    """Whether a run's setting adds copies where batches would miss labels: None (stored before the floor, or a
+    preset without one) and 1 mean the authors' rule alone."""
+    return batches_without_labels is not None and batches_without_labels < 1
+
+
 def copies(labeled: int, unlabeled: int, batch_size: int, batches_without_labels: float | None) -> int:
     """How often each labeled row appears per epoch: the authors' `repeats_for`, raised until at most
     `batches_without_labels` of the batches hold no labeled row (None: the authors' rule alone).
@@ -92,7 +98,7 @@ def copies(labeled: int, unlabeled: int, batch_size: int, batches_without_labels
     if not labeled:
         return 1
     authors = repeats_for(labeled / (labeled + unlabeled))
-    if batches_without_labels is None or not unlabeled or batches_without_labels >= 1:
+    if not unlabeled or not floored(batches_without_labels):
         return authors
     share = 1 - batches_without_labels ** (1 / batch_size)
     return max(authors, math.ceil(share * unlabeled / ((1 - share) * labeled)))
