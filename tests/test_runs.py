@@ -401,6 +401,24 @@ def test_a_grid_launched_again_queues_only_what_is_not_done_or_under_way(studio_
     assert not_yet_run(reg, grid) == [grid[0], *grid[2:]]  # a deleted run is gone from the studio
 
 
+def test_a_runs_time_is_read_from_its_own_clock_where_it_kept_one(studio_home):
+    """A run restored from the benches' records starts and ends within a millisecond of its restoring: the
+    regime study's plan read twelve 500-step GAN-BERT runs on L2R as "under a minute"."""
+    from core.runs.estimate import History, train_seconds
+
+    reg = Registry()
+    config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)),
+                                 frozen=True, per_class=5, fraction=None, method="ganbert"))
+    run_id = reg.create(config)
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.finish(run_id, "done", "restored", {"seconds": 150.0, "encode_seconds": 6.0, "test": {}})
+    assert train_seconds(reg.get(run_id)) == pytest.approx(144.0)
+    assert History(reg.list()).alike(config.with_(seed=1)) == pytest.approx(144.0)
+    older = finished(reg, config.with_(seed=2), 20.0, encode=5.0)  # before runs kept their clock: start to end
+    assert train_seconds(reg.get(older)) == pytest.approx(15.0)
+
+
 def test_time_left_follows_the_phase_and_the_history(studio_home):
     from core.runs.estimate import History, time_left
 
