@@ -9,8 +9,9 @@ LR, the head, G1 and its control (whole pool) on SmolLM2's hidden states, token 
 the first column's store holds the other two). Then with the encoder training (`--part full`), at 5 and 20 labels a
 class, seeds 0-2: fine-tuning and adapters, which read no unlabeled text; GAN-BERT G1 and its control at pools of 0,
 1,000 and all; G2 on the whole pool; and G1 as the paper ran it (the `tf` preset: 3 epochs) at 5/class on the whole
-pool. Before it starts, the full part prints each part's CPU time as the studio's own estimator (the Train page's)
-puts it, and runs the cheapest parts first, each seed's runs together, so a study cut short leaves whole pairs.
+pool. Before it starts, the full part prints each part's time on this machine as the studio's own estimator (the
+Train page's) puts it, and runs the cheapest parts first, each seed's runs together, so a study cut short leaves
+whole pairs.
 `--pools 0` keeps its GAN-BERT parts to pool 0: with fine-tuning and adapters, the runs the step cap cannot touch,
 which can run before the trained-encoder budget is settled.
 
@@ -121,8 +122,8 @@ def full_parts(per_class: list[int], seeds: list[int], pools: tuple[str, ...] | 
 def cheapest_first(parts: list, seconds: list[float]) -> list:
     """The parts in order of their estimated CPU time, each printed with its estimate."""
     ordered = sorted(zip(parts, seconds), key=lambda p: p[1])
-    print(f"The trained-encoder study: {sum(len(runs) for _, runs in parts)} runs, {roughly(sum(seconds))} of CPU "
-          "as the studio's estimator puts it, cheapest parts first:", flush=True)
+    print(f"The trained-encoder study: {sum(len(runs) for _, runs in parts)} runs, {roughly(sum(seconds))} one after "
+          "another on this machine, as the studio's estimator puts it, cheapest parts first:", flush=True)
     for (title, runs), estimate in ordered:
         print(f"  {title}: {len(runs)} runs, {roughly(estimate)}", flush=True)
     return [part for part, _ in ordered]
