@@ -120,7 +120,7 @@ def full_parts(per_class: list[int], seeds: list[int], pools: tuple[str, ...] | 
 
 
 def cheapest_first(parts: list, seconds: list[float]) -> list:
-    """The parts in order of their estimated CPU time, each printed with its estimate."""
+    """The parts in order of their estimated time on this machine, each printed with its estimate."""
     ordered = sorted(zip(parts, seconds), key=lambda p: p[1])
     print(f"The trained-encoder study: {sum(len(runs) for _, runs in parts)} runs, {roughly(sum(seconds))} one after "
           "another on this machine, as the studio's estimator puts it, cheapest parts first:", flush=True)
