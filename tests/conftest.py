@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from time import monotonic, sleep  # bound here: a test may patch time.monotonic until its fixtures end
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,14 +34,40 @@ def studio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 
 def stop_processes_of(home: Path) -> None:
-    """SIGTERM to every process whose environment names `home` as its studio home (Linux's /proc; elsewhere none)."""
+    """SIGTERM to every process whose environment names `home` as its studio home (Linux's /proc; elsewhere none).
+
+    A worker started just before the test ended may be mid-exec: its fds are closed, so Popen has returned, but the
+    kernel has not yet filled the new image's environ, which reads empty. Such processes (neither kernel threads
+    nor zombies, whose environ is empty for good) are read again until their environ appears, for up to 2 s."""
     mine = f"STUDIO_HOME={home}".encode()
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if int(entry.name) != os.getpid() and mine in (entry / "environ").read_bytes().split(b"\0"):
-                os.kill(int(entry.name), signal.SIGTERM)
-        except (OSError, ValueError):
-            continue  # gone, or not ours to read
+    pending = [entry for entry in Path("/proc").glob("[0-9]*") if int(entry.name) != os.getpid()]
+    deadline = monotonic() + 2.0
+    while pending:
+        unfilled = []
+        for entry in pending:
+            try:
+                environ = (entry / "environ").read_bytes()
+                if not environ:
+                    state, flags = _state_and_flags(entry)
+                    if state != "Z" and not flags & PF_KTHREAD:
+                        unfilled.append(entry)
+                elif mine in environ.split(b"\0"):
+                    os.kill(int(entry.name), signal.SIGTERM)
+            except (OSError, ValueError):
+                continue  # gone, or not ours to read
+        if not unfilled or monotonic() > deadline:
+            return
+        pending = unfilled
+        sleep(0.01)
+
+
+PF_KTHREAD = 0x00200000  # a kernel thread: no user memory, so an environ that is always empty
+
+
+def _state_and_flags(entry: Path) -> tuple[str, int]:
+    """A process's state letter and kernel flags from /proc/<pid>/stat (fields 3 and 9; the name may hold spaces)."""
+    fields = (entry / "stat").read_text().rpartition(")")[2].split()
+    return fields[0], int(fields[6])
 
 
 @pytest.fixture(scope="session")
