@@ -255,6 +255,33 @@ def test_the_estimate_counts_the_budget_in_steps():
                                           + 13_000 / FALLBACK_ENCODE["fp32"])
 
 
+def test_the_estimate_counts_attention_dropouts_unfused_kernel():
+    """A trained step at a nonzero attention dropout cannot take attention's fused kernel: the studio preset's
+    rate (0) keeps the model's speed, the `tf` preset and adapters (the backbone's own, MiniLM's 0.1) and a rate
+    the run asks for pay ATTENTION_DROPOUT_SLOWDOWN on their training, not on their evaluations; a backbone whose
+    own rate is 0 and a frozen run never pay it."""
+    from core.train.methods.specs import ATTENTION_DROPOUT_SLOWDOWN, FORWARD_SPEED
+
+    rows = (30, 970, 30, 100)
+
+    def training(config: TrainConfig) -> float:
+        evaluation = (config.evaluations * rows[2] + rows[3]) / (FORWARD_SPEED / (config.max_len / 128))
+        return method_for(config).seconds(config, *rows, False) - evaluation
+
+    base = TrainConfig(data=DATA, per_class=5, fraction=None, max_len=256)
+    for method, preset in (("finetune", "studio"), ("ganbert", "studio"), ("ganbert", "tf"), ("adapter", "studio")):
+        config = base.with_(method=method, gan_preset=preset)
+        fused = training(config.with_(attention_dropout=0.0))
+        pays = method == "adapter" or preset == "tf"
+        assert training(config) == pytest.approx(fused * (ATTENTION_DROPOUT_SLOWDOWN if pays else 1.0))
+        assert training(config.with_(attention_dropout=0.1)) == pytest.approx(fused * ATTENTION_DROPOUT_SLOWDOWN)
+    adapter = base.with_(method="adapter")
+    assert method_for(adapter).attention_cost(adapter.with_(backbone="smollm2-135m")) == 1.0
+    frozen = base.with_(frozen=True, attention_dropout=0.1)
+    assert method_for(frozen).seconds(frozen, *rows, False) == pytest.approx(
+        method_for(frozen).seconds(frozen.with_(attention_dropout=0.0), *rows, False))
+
+
 @pytest.mark.parametrize("method", ["finetune", "ganbert"])
 def test_attention_dropout_zero_sets_every_attention_layer_and_the_same_seed_gives_the_same_run(tiny_backbone, tmp_path,
                                                                                               method):

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from core.backbone import attention_dropout
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import STEP_OPTIONS, Method
@@ -19,6 +20,10 @@ from core.train.methods.presets import ATTENTION_DROPOUT, STUDIO, copies, recipe
 
 # bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
+# bench/train.py --levers: a fine-tuning step at the backbone's own attention dropout over one at 0, which takes
+# attention's fused kernel (MiniLM, 16 × 256, 2 cores: 51.8 s against 36.4, 2026-11-29). Without it the `tf`
+# preset's first G1 run on L2R, scaled from studio runs at 0, was estimated at 36 min and took 75.
+ATTENTION_DROPOUT_SLOWDOWN = 1.42
 FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 CPU threads
 SETFIT_CPU_MAX_STEPS = 100  # SetFit's default budget's cap without a GPU: ~6 min at 3.5 s a step (128 tokens)
 
@@ -70,6 +75,14 @@ class StepSpec(Method):
     def attention_rate(self, config: TrainConfig) -> float | None:
         """The attention dropout this method trains its encoder at by default (None: the backbone's own)."""
         return self.attention_dropout
+
+    def attention_cost(self, config: TrainConfig) -> float:
+        """A trained step's time against one at attention dropout 0: the rate the run asked for, else the method's,
+        else the backbone's own (MiniLM's 0.1)."""
+        rate = config.attention_dropout if config.attention_dropout is not None else self.attention_rate(config)
+        if rate is None:
+            rate = attention_dropout(config.backbone)
+        return ATTENTION_DROPOUT_SLOWDOWN if rate > 0 else 1.0
 
     def learning_rate(self, config: TrainConfig) -> float:
         return config.lr or (self.frozen_lr if config.frozen else self.encoder_lr)
@@ -123,7 +136,8 @@ class StepSpec(Method):
         if config.frozen:
             return (samples + config.evaluations * val + test) / self.head_speed
         scale = config.max_len / 128
-        train = samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
+        train = (samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
+                 * self.attention_cost(config))
         return train + (config.evaluations * val + test) / (FORWARD_SPEED / scale)
 
 
