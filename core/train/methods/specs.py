@@ -22,7 +22,7 @@ from core.train.methods.presets import ATTENTION_DROPOUT, STUDIO, copies, recipe
 CHECKPOINT_SLOWDOWN = 1.53
 # bench/train.py --levers: a fine-tuning step at the backbone's own attention dropout over one at 0, which takes
 # attention's fused kernel (MiniLM, 16 × 256, 2 cores: 51.8 s against 36.4, 2026-11-29). Without it the `tf`
-# preset's first G1 run on L2R, scaled from studio runs at 0, was estimated at 36 min and took 76 (7,445 CPU s);
+# preset's first G1 run on L2R, scaled from studio runs at 0, was estimated at 36 min and took 70 by its own clock;
 # with it, 51. The rest is not modelled: its batches of 64 pad no more than 16's (256 tokens against 255 at the
 # longest, L2R's pool); once a run like it has finished, its seeds' estimates come from it.
 ATTENTION_DROPOUT_SLOWDOWN = 1.42
