@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
-from time import monotonic, sleep  # bound here: a test may patch time.monotonic until its fixtures end
 from collections.abc import Iterator
 from pathlib import Path
+from time import monotonic, sleep  # bound here: a test may patch time.monotonic until its fixtures end
 
 import pytest
 
