@@ -119,19 +119,22 @@ def full_parts(per_class: list[int], seeds: list[int], pools: tuple[str, ...] | 
     return parts
 
 
-def cheapest_first(parts: list, seconds: list[float]) -> list:
-    """The parts in order of their estimated time on this machine, each printed with its estimate."""
-    ordered = sorted(zip(parts, seconds), key=lambda p: p[1])
-    print(f"The trained-encoder study: {sum(len(runs) for _, runs in parts)} runs, {roughly(sum(seconds))} one after "
-          "another on this machine, as the studio's estimator puts it, cheapest parts first:", flush=True)
-    for (title, runs), estimate in ordered:
-        print(f"  {title}: {len(runs)} runs, {roughly(estimate)}", flush=True)
+def cheapest_first(parts: list, estimates: list[tuple[float, int]]) -> list:
+    """The parts in order of their estimated time on this machine, each printed with its estimate and how many of
+    its runs are still to run (the others are recorded or in this home already)."""
+    ordered = sorted(zip(parts, estimates), key=lambda p: p[1][0])
+    total, left = sum(len(runs) for _, runs in parts), sum(n for _, n in estimates)
+    print(f"The trained-encoder study: {total} runs, {left} still to run, {roughly(sum(s for s, _ in estimates))} "
+          "one after another on this machine, as the studio's estimator puts it, cheapest parts first:", flush=True)
+    for (title, runs), (seconds, n) in ordered:
+        print(f"  {title}: {len(runs)} runs, " + (f"{n} to run, {roughly(seconds)}" if n else "all recorded"),
+              flush=True)
     return [part for part, _ in ordered]
 
 
-def estimated(registry, parts: list, config_of, args) -> list[float]:
+def estimated(registry, parts: list, config_of, args) -> list[tuple[float, int]]:
     """Each part's seconds by the studio's estimator (`grid_seconds`, from this home's finished runs where they
-    match, else the laptop figures), the runs already finished or recorded counted as nothing left to do."""
+    match, else the laptop figures) and its runs still to run, those already finished or recorded left out."""
     from core.runs.estimate import grid_seconds
     from core.train import load_data
 
@@ -142,8 +145,8 @@ def estimated(registry, parts: list, config_of, args) -> list[float]:
         configs = [resolve(config_of(r).with_(max_len=first.max_len)) for r in runs]
         left = [c for c in configs if finished(registry, c, any_precision=args.any_precision, corpus=corpus_of(args))
                 is None]
-        out.append(grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
-                                len(ds.labels)).seconds if left else 0.0)
+        out.append((grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val),
+                                 len(ds.test), len(ds.labels)).seconds if left else 0.0, len(left)))
     return out
 
 

@@ -71,10 +71,14 @@ def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(ca
     for name, pool, _, n, seed, settings in runs:  # the report tells each run's name back from its config
         assert name_of(TrainConfig(fraction=None, per_class=n, seed=seed, **settings)) == name
     titles = list(parts)
-    ordered = cheapest_first(list(parts.items()), [float(len(titles) - i) for i in range(len(titles))])
+    estimates = [(float(len(titles) - i), 0 if i == 0 else 2) for i in range(len(titles))]
+    ordered = cheapest_first(list(parts.items()), estimates)
     assert [title for title, _ in ordered] == titles[::-1]
     printed = capsys.readouterr().out
-    assert f"{len(runs)} runs" in printed and printed.index(titles[-1]) < printed.index(titles[0])
+    assert f"{len(runs)} runs, {2 * (len(titles) - 1)} still to run" in printed
+    assert printed.index(titles[-1]) < printed.index(titles[0])
+    assert f"{titles[0]}: {len(parts[titles[0]])} runs, all recorded" in printed  # finished: no estimate
+    assert f"{titles[1]}: {len(parts[titles[1]])} runs, 2 to run, " in printed
     # --pools 0: the parts the step cap cannot touch, before the budget sweep settles it
     assert list(dict(full_parts([5, 20], [0, 1, 2], ["0"]))) == ["fine-tuning", "adapters", "G1 and its control, pool 0"]
 
