@@ -45,6 +45,7 @@ from core import compare  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
 from core.runs import Run, Status  # noqa: E402
 from core.train import TrainConfig, resolve  # noqa: E402
+from core.train.adaptation import RECORD  # noqa: E402
 from core.train.methods.presets import floored  # noqa: E402
 
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
@@ -150,6 +151,20 @@ def estimated(registry, parts: list, config_of, args) -> list[tuple[float, int]]
     return out
 
 
+def adapted_column(registry, corpus: str, report_only: bool) -> Path | None:
+    """The folder of the default adaptation to this corpus's train texts (bench/tapt.py), with its weights: every
+    run on it, recorded or not, is resolved against them (its tokenizer and depth). A fresh home holds only its
+    record, so the adaptation is made again here, or, in a report, its column is left out."""
+    config = point_config({}, corpus)
+    made = adapted(registry, config, train=not report_only)
+    if made is not None and not (made[0] / RECORD).is_file():
+        made = None if report_only else (on_disk(registry, config), made[1])
+    if made is None:
+        print("the adapted backbone is not in this home (nor made now): its column is left out", file=sys.stderr)
+        return None
+    return made[0]
+
+
 def measure(args) -> pd.DataFrame:
     """Run (or reuse) every run of the plan; one row per finished run."""
     opened = open_home(args)
@@ -157,12 +172,8 @@ def measure(args) -> pd.DataFrame:
         raise SystemExit(2)
     spec, registry = opened
     backbones: dict[str, dict] = {"base": {"backbone": None}} if "base" in args.backbones else {}
-    if "adapted" in args.backbones:  # the default adaptation to this corpus's train texts (bench/tapt.py)
-        made = adapted(registry, point_config({}, corpus_of(args).name), train=not args.report_only)
-        if made is None:
-            print("the adapted backbone is not made yet (nor recorded): its column is left out", file=sys.stderr)
-        else:
-            backbones["adapted"] = {"backbone": str(made[0])}
+    if "adapted" in args.backbones and (folder := adapted_column(registry, corpus_of(args).name, args.report_only)):
+        backbones["adapted"] = {"backbone": str(folder)}
     backbones |= {name: SMOLLM2[name] for name in SMOLLM2 if name in args.backbones}
     def config_of(run: tuple) -> TrainConfig:
         n, seed, settings = run[3], run[4], run[5]
@@ -176,9 +187,6 @@ def measure(args) -> pd.DataFrame:
     rows = []
     for name, pool, backbone, n, seed, settings in study:
         config = config_of((name, pool, backbone, n, seed, settings))
-        if backbone == "adapted" and not args.report_only and finished(
-                registry, resolve(config), any_precision=args.any_precision, corpus=corpus_of(args)) is None:
-            on_disk(registry, point_config({}, corpus_of(args).name))  # this run trains on it: have its weights
         run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                        corpus=corpus_of(args))
         if run is None:
