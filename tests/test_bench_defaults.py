@@ -127,10 +127,12 @@ def test_the_adapted_column_has_its_weights_before_any_run_on_it_is_resolved(tmp
     from core.train.adaptation import RECORD
 
     folder, remade = tmp_path / "minilm-tapt-l2r-x", []
+    monkeypatch.setattr(regime, "point_config", lambda point, corpus: ("adapt", corpus))  # reads no corpus here
     monkeypatch.setattr(regime, "adapted", lambda registry, config, train: (folder, {"recorded": True}))
 
     def on_disk(registry, config):
         remade.append(config)
+        assert config == ("adapt", "l2r")
         folder.mkdir()
         (folder / RECORD).write_text("{}")
         return folder
