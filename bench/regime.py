@@ -157,12 +157,12 @@ def adapted_column(registry, corpus: str, report_only: bool) -> Path | None:
     record, so the adaptation is made again here, or, in a report, its column is left out."""
     config = point_config({}, corpus)
     made = adapted(registry, config, train=not report_only)
-    if made is not None and not (made[0] / RECORD).is_file():
-        made = None if report_only else (on_disk(registry, config), made[1])
-    if made is None:
+    folder = None if made is None else made[0]
+    if folder is not None and not (folder / RECORD).is_file():
+        folder = None if report_only else on_disk(registry, config)
+    if folder is None:
         print("the adapted backbone is not in this home (nor made now): its column is left out", file=sys.stderr)
-        return None
-    return made[0]
+    return folder
 
 
 def measure(args) -> pd.DataFrame:
