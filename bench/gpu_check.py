@@ -8,16 +8,18 @@ has its own Python with a CUDA torch and transformers 5.x, no network, and a wor
    The machine's transformers is used as it is; adapters are left out where they cannot import beside it.
 2. In that environment: the device tests (`pytest -m gpu`, tests/test_gpu.py); throughput in texts/s at
    128/256/512 tokens, encoding and training, with GFLOP/s, the peak memory and the share of the device's bf16
-   matrix-product ceiling measured in the same process; then the trained-encoder regime study on L2R at
-   256 tokens (5 and 20 labels a class, pools 0, 1,000 and all, seeds 0-4: fine-tuning, adapters, GAN-BERT G1
-   and G2 at the studio and `tf` presets, and the control), cheapest seeds first, resuming from
+   matrix-product ceiling measured in the same process; then, first, bench/trec.py's study of the GAN-BERT
+   authors' TREC split on MiniLM (where the paper claims its gain: every method and preset, seed by seed), for
+   half of the time left, resuming from `bench/records/trec-gpu.jsonl`; then the trained-encoder regime study on
+   L2R at 256 tokens (5 and 20 labels a class, pools 0, 1,000 and all, seeds 0-4: fine-tuning, adapters, GAN-BERT
+   G1 and G2 at the studio and `tf` presets, and the control), cheapest seeds first, resuming from
    `bench/records/l2r-gpu.jsonl`, until the wall-clock limit, where it stops the run under way and keeps what
    finished.
-3. Into the output folder (`$OUT` where set): `pytest.txt`, `speed.jsonl`, `l2r-gpu.jsonl` (every finished run,
-   with its device), `summary.json`, and the same summary as the last line printed.
+3. Into the output folder (`$OUT` where set): `pytest.txt`, `speed.jsonl`, `trec-gpu.jsonl` and `l2r-gpu.jsonl`
+   (every finished run, with its device), `summary.json`, and the same summary as the last line printed.
 
 `--cpu` (`make gpu-check CPU=1`, run by CI) goes through the same stages on this CPU with a tiny budget: the tiny
-BERT, 2 runs of the study, 60 seconds for it, and the packages the GPU machine lacks hidden from the tests.
+BERT, 2 runs of each study, 60 seconds for them, and the packages the GPU machine lacks hidden from the tests.
 
 Run: python3 bench/gpu_check.py [--cpu] [--kit gpu-kit] [--out DIR] [--limit SECONDS] [--study-limit SECONDS]
      [--work DIR]
@@ -53,6 +55,8 @@ STUDY = {"finetune": {"method": "finetune"}, "adapter": {"method": "adapter"},
          "ganbert-control": {"method": "ganbert", "adversarial": False}}
 POOLS = {"0": 0, "1,000": 1000, "all": None}  # as bench/regime.py's (`unlabeled_limit`)
 RECORDS = "l2r-gpu.jsonl"
+TREC_RECORDS = "trec-gpu.jsonl"  # bench/trec.py's study, run first
+TREC_DRY_RUN = ("finetune-paper", "ganbert-control-tf")  # the dry run's 2 TREC runs: coarse, 2%, seed 0
 DRY_RUN = ("ganbert-noise", "ganbert-control")  # its 2 runs: G1 and its control, 5/class, pool 1,000, seed 0
 DRY_RUN_BUDGET = {"steps": 20, "evaluations": 2}
 MARGIN = 20.0  # seconds kept after the study for the summary and the copies back
@@ -93,7 +97,8 @@ def setup(args: argparse.Namespace) -> int:
         print(f"installing the kit's wheels failed:\n{installed.stderr}", file=sys.stderr)
         return 1
     minilm = restore_minilm(args.kit / "minilm", args.work / "minilm")
-    unpack_corpus(args.kit / "data" / "l2r.tar.xz", args.work / "data")
+    for corpus in ("l2r", "ganbert-trec"):
+        unpack_corpus(args.kit / "data" / f"{corpus}.tar.xz", args.work / "data")
     env = {**os.environ, "STUDIO_MINILM": str(minilm), "STUDIO_HOME": str(args.work / "home"),
            "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     rest = [a for a in sys.argv[1:] if not a.startswith(("--stage", "--started"))]
@@ -165,7 +170,8 @@ def restore_minilm(kit: Path, folder: Path) -> Path:
 
 
 def unpack_corpus(archive: Path, folder: Path) -> None:
-    if not (folder / "l2r" / "train.jsonl").exists():
+    """A corpus archive of the kit into `folder`, under its own name, once."""
+    if not (folder / archive.name.removesuffix(".tar.xz") / "train.jsonl").exists():
         folder.mkdir(parents=True, exist_ok=True)
         with tarfile.open(archive) as tar:
             tar.extractall(folder, filter="data")
@@ -196,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(json.dumps({"bench": "gpu_check", "machine": summary["device"], "device": device.type,
                               "summary": summary["speed"]}, sort_keys=True) + "\n")
     print(f"speed: {json.dumps(summary['speed'])}", flush=True)
+    summary["trec"] = trec_study(args, device, backbone)
     summary["study"] = study(args, device, backbone, adapters=summary["adapters"] == "available")
     summary["seconds"] = round(time.time() - args.started, 1)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -266,49 +273,81 @@ def corpus_texts(folder: Path) -> list[str]:
     return load_file(folder / "train.jsonl")[0]["text"].sample(2000, random_state=0).tolist()
 
 
-def study(args: argparse.Namespace, device, backbone: str | None, adapters: bool) -> dict:
-    """The trained-encoder regime study until the limit: each run through the registry and the records (resumed
-    from them), the run under way cancelled at the limit."""
-    from bench.sample_runs import Corpus, run_once
-    from core.runs import Registry, Status
-    from core.train import TrainConfig
+def trec_study(args: argparse.Namespace, device, backbone: str | None) -> dict:
+    """First, where the paper claims GAN-BERT's gain: bench/trec.py's study on MiniLM (the GPU's minutes are its
+    hours on 2 cores), seed by seed, resumed from `bench/records/trec-gpu.jsonl`, for half of the time the tests
+    and the speed figures leave; the L2R study takes the rest. The dry run: 2 runs with a tiny budget."""
+    from bench import trec
+    from bench.sample_runs import Corpus
+    from core.data import ColumnMapping
 
-    corpus = Corpus("l2r", args.work / "data" / "l2r", {"train": "train.jsonl", "val": "dev.jsonl",
-                                                         "test": "test.jsonl"})
-    records = args.out / RECORDS
-    committed = REPO / "bench" / "records" / RECORDS
+    folder = args.work / "data" / "ganbert-trec"
+    tasks = {task: Corpus(f"trec-{task}", folder, corpus.files, ColumnMapping(label=corpus.mapping.label),
+                          kept_in="trec-gpu") for task, corpus in trec.TASKS.items()}
+    plan = trec.seed_by_seed(list(trec.TASKS), list(trec.AMOUNTS), [0, 1, 2, 3, 4])
+    if args.cpu:
+        plan = [r for r in plan if r[:3] == ("coarse", "2%", 0) and r[3] in TREC_DRY_RUN]
+    more = {"device": device.type, **({"backbone": backbone} if backbone else {}),
+            **(DRY_RUN_BUDGET if args.cpu else {})}
+    return timed_study(args, TREC_RECORDS, plan, lambda r: trec.config_of(*r, "auto", tasks=tasks, **more),
+                       lambda r: tasks[r[0]], args.study_limit / 2 if args.cpu else (remaining(args) - MARGIN) / 2)
+
+
+def timed_study(args: argparse.Namespace, records_name: str, plan: list, config_of, corpus_of, seconds: float
+                ) -> dict:
+    """Each run of `plan` through the registry and the records (resumed from them; `records_name` also names the
+    committed file copied in first), until `seconds` have passed, the run under way cancelled then."""
+    from bench.sample_runs import run_once
+    from core.runs import Registry, Status
+
+    records = args.out / records_name
+    committed = REPO / "bench" / "records" / records_name
     if not args.cpu and committed.exists() and not records.exists():
         shutil.copy2(committed, records)  # what earlier GPU sessions finished, so the file that comes back is whole
-    plan = [r for r in study_plan(adapters) if r[1:] == ("1,000", 5, 0) and r[0] in DRY_RUN] if args.cpu \
-        else study_plan(adapters)
-    ends = time.time() + min(args.study_limit, remaining(args) - MARGIN)
+    ends = time.time() + min(seconds, remaining(args) - MARGIN)
     registry, done, stopped = Registry(), 0, None
     timer = threading.Timer(max(0.0, ends - time.time()), cancel_all, (args.work,))
     timer.daemon = True
     timer.start()
     try:
-        for name, pool, n, seed in plan:
+        for planned in plan:
             if time.time() >= ends:
                 stopped = "the limit"
                 break
-            config = TrainConfig(data=corpus.spec(), fraction=None, per_class=n, seed=seed, tags=("gpu-check",),
-                                 device=device.type, max_len=STUDY_MAX_LEN, backbone=backbone,
-                                 unlabeled_limit=POOLS[pool] if pool in POOLS else None, **STUDY[name],
-                                 **(DRY_RUN_BUDGET if args.cpu else {}))
             try:
-                run = run_once(registry, config, records=records, corpus=corpus)
+                run = run_once(registry, config_of(planned), records=records, corpus=corpus_of(planned))
             except SystemExit:  # cancelled: the limit reached it mid-run
                 stopped = "the limit (the run under way was cancelled and not kept)"
                 break
             ok = run is not None and run.status == Status.DONE
             done += ok
-            print(f"{name:<18} pool {pool:>5} {n:>2}/class seed {seed}: "
+            print(" ".join(map(str, planned)) + ": "
                   + (f"acc {run.metrics['test']['accuracy']:.3f} in {run.metrics['seconds']:.0f} s" if ok
                      else f"{run.status if run else 'not run'} {run.message if run else ''}"), flush=True)
     finally:
         timer.cancel()
     return {"planned": len(plan), "finished": done, "stopped_at": stopped or "the end of the plan",
-            "records": RECORDS, "adapters": "in the plan" if adapters else "left out (not importable here)"}
+            "records": records_name}
+
+
+def study(args: argparse.Namespace, device, backbone: str | None, adapters: bool) -> dict:
+    """The trained-encoder regime study on L2R until the limit (`timed_study`)."""
+    from bench.sample_runs import Corpus
+    from core.train import TrainConfig
+
+    corpus = Corpus("l2r", args.work / "data" / "l2r", {"train": "train.jsonl", "val": "dev.jsonl",
+                                                         "test": "test.jsonl"})
+    plan = [r for r in study_plan(adapters) if r[1:] == ("1,000", 5, 0) and r[0] in DRY_RUN] if args.cpu \
+        else study_plan(adapters)
+
+    def config_of(planned: tuple) -> TrainConfig:
+        name, pool, n, seed = planned
+        return TrainConfig(data=corpus.spec(), fraction=None, per_class=n, seed=seed, tags=("gpu-check",),
+                           device=device.type, max_len=STUDY_MAX_LEN, backbone=backbone,
+                           unlabeled_limit=POOLS[pool] if pool in POOLS else None, **STUDY[name],
+                           **(DRY_RUN_BUDGET if args.cpu else {}))
+    found = timed_study(args, RECORDS, plan, config_of, lambda planned: corpus, args.study_limit)
+    return found | {"adapters": "in the plan" if adapters else "left out (not importable here)"}
 
 
 def study_plan(adapters: bool) -> list[tuple[str, str, int, int]]:

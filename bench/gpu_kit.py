@@ -9,7 +9,8 @@ adapters library, which pins 4.57.6 and cannot install beside 5.x. What is carri
   for this interpreter's version (the CPU dry run installs from the same folder);
 - `minilm/`: the bundled MiniLM's files, its weights stored as fp16 (43 MiB instead of 87; the check writes them
   back as fp32, and compares the GPU against the CPU on the same weights);
-- `data/l2r.tar.xz`: the L2R corpus (12 MB of text, a few compressed);
+- `data/l2r.tar.xz`: the L2R corpus (12 MB of text, a few compressed), and `data/ganbert-trec.tar.xz`, the GAN-BERT
+  authors' TREC split (the check's first study, bench/trec.py);
 - `manifest.json`: what is in it, and its size beside the tracked tree's, which together must stay under the
   device's 64 MiB (printed, and exit 1 when over).
 
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 REPO = Path(__file__).resolve().parents[1]
 KIT = REPO / "gpu-kit"
 L2R = REPO.parent / "shared" / "data" / "l2r"
+TREC = REPO.parent / "shared" / "data" / "ganbert-trec"  # the GAN-BERT authors' split: the check's first study
 LIMIT_MIB = 64  # the device's limit on the working tree that travels: tracked files plus what is carried
 # what the check imports that the GPU machine's image lacks (its package list: docs/testing.md)
 CARRIED = ("setfit", "datasets", "evaluate", "dill", "multiprocess")
@@ -69,10 +71,11 @@ def halve_minilm(source: Path, folder: Path) -> None:
 
 
 def pack_corpus(source: Path, archive: Path) -> None:
+    """A corpus folder's files under its own name (`l2r/`, `ganbert-trec/`)."""
     archive.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(archive, "w:xz", preset=9) as tar:
         for item in sorted(source.iterdir()):
-            tar.add(item, arcname=f"l2r/{item.name}")
+            tar.add(item, arcname=f"{source.name}/{item.name}")
 
 
 def tree_bytes(folder: Path) -> int:
@@ -91,9 +94,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kit", type=Path, default=KIT)
     args = parser.parse_args()
-    if not (L2R / "train.jsonl").exists():
-        print(f"the L2R corpus is not at {L2R}: the kit carries it to the GPU machine", file=sys.stderr)
-        return 2
+    for corpus in (L2R, TREC):
+        if not (corpus / "train.jsonl").exists():
+            print(f"the corpus {corpus.name} is not at {corpus}: the kit carries it to the GPU machine",
+                  file=sys.stderr)
+            return 2
     from core.backbone.locate import default_backbone_path
 
     if args.kit.exists():
@@ -101,9 +106,11 @@ def main() -> int:
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     pins = download_wheels(args.kit / "wheels", sorted({"3.12", here}))
     halve_minilm(default_backbone_path(), args.kit / "minilm")
-    pack_corpus(L2R, args.kit / "data" / "l2r.tar.xz")
+    for corpus in (L2R, TREC):
+        pack_corpus(corpus, args.kit / "data" / f"{corpus.name}.tar.xz")
     kit, tree = tree_bytes(args.kit), tracked_bytes()
-    manifest = {"wheels": pins, "minilm": HALF_WEIGHTS, "corpus": "data/l2r.tar.xz", "kit_mib": round(kit / 2**20, 1),
+    manifest = {"wheels": pins, "minilm": HALF_WEIGHTS, "corpora": ["data/l2r.tar.xz", "data/ganbert-trec.tar.xz"],
+                "kit_mib": round(kit / 2**20, 1),
                 "tree_mib": round(tree / 2**20, 1), "total_mib": round((kit + tree) / 2**20, 1),
                 "limit_mib": LIMIT_MIB}
     (args.kit / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

@@ -147,7 +147,9 @@ def estimated(registry, parts: list, config_of, args) -> list[tuple[float, int]]
         left = [c for c in configs if finished(registry, c, any_precision=args.any_precision, corpus=corpus_of(args))
                 is None]
         out.append((grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val),
-                                 len(ds.test), len(ds.labels)).seconds if left else 0.0, len(left)))
+                                 len(ds.test), len(ds.labels),
+                                 extra=0 if ds.unlabeled is None else len(ds.unlabeled)).seconds if left else 0.0,
+                    len(left)))
     return out
 
 

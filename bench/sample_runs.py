@@ -26,7 +26,7 @@ prepare()  # before torch loads: offline, reproducible sums
 
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
 from core.backbone import attention_dropout  # noqa: E402
-from core.data import DataSpec  # noqa: E402
+from core.data import ColumnMapping, DataSpec  # noqa: E402
 from core.paths import studio_home  # noqa: E402
 from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile  # noqa: E402
 from core.train import TrainConfig, method_for, resolve  # noqa: E402
@@ -52,18 +52,20 @@ class Corpus:
 
     name: str
     folder: Path
-    files: dict[str, str]  # role (train, val, test) → file name in `folder`
+    files: dict[str, str]  # role (train, val, test, unlabeled) → file name in `folder`
+    mapping: ColumnMapping = ColumnMapping()  # which column is the label (TREC's coarse classes: `coarse`)
+    kept_in: str | None = None  # the records' name, where it is not the corpus's (two tasks, one file)
 
     @property
     def records(self) -> Path:
-        return RECORDS_DIR / f"{self.name}.jsonl"
+        return RECORDS_DIR / f"{self.kept_in or self.name}.jsonl"
 
     def spec(self) -> DataSpec | None:
         """Its data spec; None (said on stderr) when the corpus is not beside the checkout."""
         if not (self.folder / self.files["train"]).exists():
             print(f"the corpus {self.name} is not at {self.folder}", file=sys.stderr)
             return None
-        return DataSpec(**{role: str(self.folder / name) for role, name in self.files.items()})
+        return DataSpec(**{role: str(self.folder / name) for role, name in self.files.items()}, mapping=self.mapping)
 
 
 CORPORA = {
@@ -73,6 +75,13 @@ CORPORA = {
     "l2r-dev": Corpus("l2r-dev", DATA_ROOT / "l2r", {"train": "train.jsonl", "test": "dev.jsonl"}),
     # what is reported: the pool, its dev split to validate on, and its test split, never used to choose
     "l2r": Corpus("l2r", DATA_ROOT / "l2r", {"train": "train.jsonl", "val": "dev.jsonl", "test": "test.jsonl"}),
+    # the GAN-BERT authors' TREC split (bench/trec.py): their 109 labeled questions, 5,343 unlabeled and 500 test,
+    # on its coarse classes (6) and its fine ones (the `label` column: 29 labeled, 44 in all)
+    **{f"trec-{task}": Corpus(f"trec-{task}", DATA_ROOT / "ganbert-trec", {"train": "train.jsonl",
+                                                                          "unlabeled": "unlabeled.jsonl",
+                                                                          "test": "test.jsonl"},
+                              ColumnMapping(label=column), kept_in="trec")
+       for task, column in (("coarse", "coarse"), ("fine", "label"))},
 }
 M4 = CORPORA["m4-sample"]
 SAMPLE, RECORDS = M4.folder, M4.records

@@ -5,22 +5,14 @@ from pathlib import Path
 import streamlit as st
 
 from core.backbone.encode import load_tokenizer
-from core.data import (MAX_FILE_BYTES, CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset,
-                       store_upload)
+from core.data import MAX_FILE_BYTES, CleaningConfig, CorpusConfig, DataSpec, load_dataset, store_upload
 from core.errors import InputError
 from core.explore.checks import check_loaded
 from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
+from pages.data_views import reading_inputs
+from pages.markdown import plain
 from pages.widgets import kept_tabs
-
-
-def mapping_inputs(key: str) -> ColumnMapping:
-    with st.expander("Column mapping (for CSV, Parquet or non-standard JSONL)"):
-        c1, c2, c3 = st.columns(3)
-        return ColumnMapping(text=c1.text_input("Text column", "text", key=f"{key}_text", persist_state="session"),
-                             label=c2.text_input("Label column", "label", key=f"{key}_label", persist_state="session"),
-                             source=c3.text_input("Source column (optional)", "source", key=f"{key}_source",
-                                                  persist_state="session"))
 
 
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)
@@ -49,8 +41,8 @@ def try_load(spec: DataSpec) -> None:
 def not_loaded(e: InputError, then: str) -> None:
     """Why a load failed, in the one banner at the top (beside the Current line), kept until the next load: it
     replaces the last failure's, so two never stand on the page at once."""
-    st.session_state.load_error = (f"Not loaded: {str(e).rstrip('.')}. **{st.session_state.dataset.name}** is still "
-                                   f"the loaded dataset (the Current line below); {then}.")
+    st.session_state.load_error = (f"Not loaded: {plain(str(e).rstrip('.'))}. **{plain(st.session_state.dataset.name)}**"
+                                   f" is still the loaded dataset (the Current line below); {then}.")
     st.rerun()
 
 
@@ -90,7 +82,7 @@ st.caption(f"Current: **{st.session_state.dataset.name}**"
 with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
     check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)
     for warning in check.warnings:
-        st.warning(warning)
+        st.warning(plain(warning))
     c1, c2 = st.columns([3, 1])
     c1.markdown("**First train rows**")
     c1.dataframe(check.preview, hide_index=True, placeholder="–",  # class names whole: not "gpt-3.5-turb"
@@ -103,6 +95,7 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     st.dataframe(counts, width="content", hide_index=True, placeholder="–", column_config={counts.columns[0]: (
         st.column_config.TextColumn(width=max(80, 9 * max(map(len, counts.iloc[:, 0].astype(str)), default=0))))})
     st.caption(check.validation_note)
+    st.caption(plain(check.unlabeled_note))
     if check.length_note:  # else a warning above says it
         st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")
 
@@ -129,35 +122,40 @@ with upload:
     kinds, limit = ["jsonl", "json", "csv", "parquet"], MAX_FILE_BYTES // 2**20  # MB, as the readers check it
     train_file = st.file_uploader("Train file", type=kinds, key="up_train", max_upload_size=limit)
     test_file = st.file_uploader("Test file (optional)", type=kinds, key="up_test", max_upload_size=limit)
-    up_mapping = mapping_inputs("up")
+    unlabeled_file = st.file_uploader("Unlabeled texts (optional: GAN-BERT learns from them)", type=kinds,
+                                      key="up_unlabeled", max_upload_size=limit)
+    up = reading_inputs("up")
     if st.button("Load uploaded files", key="up_load", disabled=train_file is None):
         try:
             folder = studio_home() / "uploads"
             paths = {k: str(store_upload(f.getvalue(), f.name, folder)) if f else None
-                     for k, f in (("train", train_file), ("test", test_file))}
+                     for k, f in (("train", train_file), ("test", test_file), ("unlabeled", unlabeled_file))}
         except InputError as e:
             not_loaded(e, "choose another file and load again")
         else:
-            try_load(DataSpec(train=paths["train"], test=paths["test"], mapping=up_mapping))
+            try_load(DataSpec(**paths, mapping=up.mapping, labels=up.labels, unlabeled_rows=up.unlabeled_rows))
 
 with local:
     st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "
-                "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`, or files named `train`, `dev` (or `val`) and `test` "
-                "(`.jsonl`, `.csv` or `.parquet`).")
+                "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`, or files named `train`, `dev` (or `val`), `test` and "
+                "`unlabeled` (`.jsonl`, `.csv` or `.parquet`; the unlabeled file's texts need no label).")
     # from the files loaded now, unless uploaded: a new session (a reload) shows where its dataset came from
     own = {} if Path(spec.train or studio_home()).is_relative_to(studio_home()) else spec.paths
     with st.form("lp_form", border=False):  # Enter in a field loads, as the button does
         train_path = st.text_input("Train file or directory", own.get("train", ""), key="lp_train",
                                    persist_state="session")
         test_path = st.text_input("Test file (optional)", own.get("test", ""), key="lp_test", persist_state="session")
-        lp_mapping = mapping_inputs("lp")
+        unlabeled_path = st.text_input("Unlabeled texts (optional; default: a directory's unlabeled file)",
+                                       own.get("unlabeled", ""), key="lp_unlabeled", persist_state="session")
+        lp = reading_inputs("lp")
         if st.form_submit_button("Load from path", key="lp_load"):
             if not train_path.strip():
                 st.error("Give a train file or directory to load.")
             else:
                 # named from the root, as runs store it: a relative path depends on where the server started
                 try_load(DataSpec(train=train_path.strip(), test=test_path.strip() or None,
-                                  mapping=lp_mapping).absolute())
+                                  unlabeled=unlabeled_path.strip() or None, mapping=lp.mapping, labels=lp.labels,
+                                  unlabeled_rows=lp.unlabeled_rows).absolute())
 
 st.subheader("Cleaning")
 st.caption("Optional text preprocessing. Off by default: punctuation, digits and case are part of a writer's "

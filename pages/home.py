@@ -5,6 +5,7 @@ import streamlit as st
 
 from core import compare
 from core.runs import ACTIVE, Status, pump
+from pages.markdown import plain
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -25,10 +26,9 @@ with c1:
     if ds.synthetic:
         st.info("This is the **built-in synthetic corpus**: six invented writers named after the SemEval-2024 "
                 "Task 8 Subtask B classes, so the studio works offline. Load the official files on the Data page.")
-    absent = ds.absent  # counted once
-    pronoun = "it" if len(absent) == 1 else "them"
-    missing = f" ({', '.join(absent)} without train texts: no model learns {pronoun})" if absent else ""
-    st.markdown(f"**{ds.name}** — {len(ds.labels)} classes{missing}")
+    st.markdown(f"**{plain(ds.name)}** — {len(ds.labels)} classes")
+    if note := ds.absent_note():
+        st.caption(plain(note))
     st.dataframe(ds.class_counts(), width="content", placeholder="–")
 with c2:
     st.subheader("Recent runs")

@@ -12,7 +12,7 @@ from core.errors import InputError
 from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run, outside_work, pump,
                        ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
-                        capped_note, grid_labels, idle_options, option_sections, options, parse_numbers)
+                        capped_note, idle_options, option_sections, options, parse_numbers)
 from pages.adapt_views import adapt_section
 from pages import train_form
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
@@ -36,8 +36,8 @@ train_form.recall(registry)
 st.title("Train")
 st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, "
            f"{'no validation split' if ds.val is None else f'{len(ds.val):,} in the validation split'}, "
-           f"{0 if ds.test is None else len(ds.test):,} test. Defaults suit a CPU laptop: frozen-feature mode, "
-           "where the encoder runs once and only heads (and GAN-BERT's generator) train.")
+           f"{0 if ds.test is None else len(ds.test):,} test{train_form.unlabeled_words(ds)}. Defaults suit a CPU "
+           "laptop: frozen-feature mode, where the encoder runs once and only heads (and GAN-BERT's generator) train.")
 if ds.test is None:
     st.info("This dataset has no test split; load one with a test file on the Data page.")
     st.stop()
@@ -117,7 +117,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     new = not_yet_run(registry, configs)
     if new:
         estimate = grid_seconds(registry, new, len(ds.train), None if ds.val is None else len(ds.val), len(ds.test),
-                                len(ds.labels), texts=ds.texts())
+                                len(ds.labels), texts=ds.texts(), extra=train_form.extra(ds))
         done = (f" of the grid's {len(configs)} (the other {len(configs) - len(new)} are done or queued here already)"
                 if len(new) < len(configs) else "")
         st.markdown(f"**{len(new)} new run(s)** to launch{done}, {estimate.words()} in all, one after another"
@@ -126,8 +126,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             st.caption(busy)
     elif configs:
         st.caption(f"Every run of this grid ({len(configs)}) is done or queued here already; change it to launch more.")
-    if configs:
-        st.caption(grid_labels(configs, ds.class_sizes("train"), ds.class_sizes("val")))
+    train_form.what_runs_read(configs, ds)
     if st.button("Launch", type="primary", disabled=not new, key="tr_launch"):
         set_concurrency(registry, int(concurrency_n))
         try:

@@ -4,7 +4,8 @@ whole form remembered in the studio home, so a reload (a new session) opens on t
 import streamlit as st
 
 from core.runs import Registry, recall_form, remember_form
-from core.train import DEFAULT_METHODS, METHODS, options
+from core.data import Dataset
+from core.train import DEFAULT_METHODS, METHODS, TrainConfig, grid_labels, options, starved_note, unlabeled_read
 
 # the options chosen in the form's first rows, not among the option widgets below them
 CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
@@ -45,3 +46,25 @@ def methods_field(column, frozen: bool) -> list[str]:
     return column.multiselect("Methods", list(METHODS), key=shown, wrap=True, persist_state="session",
                               default=None if shown in st.session_state else list(DEFAULT_METHODS),
                               format_func=lambda m: METHODS[m].label(frozen))
+
+
+def extra(ds: Dataset) -> int:
+    """The unlabeled set beside the train pool."""
+    return 0 if ds.unlabeled is None else len(ds.unlabeled)
+
+
+def unlabeled_words(ds: Dataset) -> str:
+    return f", {extra(ds):,} unlabeled" if extra(ds) else ""
+
+
+def what_runs_read(configs: list[TrainConfig], ds: Dataset) -> None:
+    """Before launch: the labels each run reads, the unlabeled texts GAN-BERT reads, and a warning where it reads
+    none."""
+    if not configs:
+        return
+    train, val = ds.class_sizes("train"), ds.class_sizes("val")
+    if note := starved_note(configs, train, val, extra(ds)):
+        st.warning(f"{note}.")
+    st.caption(grid_labels(configs, train, val))
+    if read := unlabeled_read(configs, train, val, extra(ds)):
+        st.caption(read)

@@ -247,3 +247,66 @@ def test_the_frozen_switch_keeps_the_chosen_methods_in_chromium(server):
         assert chips() == ["GAN-BERT on frozen features"]
         check_page(page, "train-frozen-switch")
         browser.close()
+
+
+TREC = REPO_ROOT.parent / "shared" / "data" / "ganbert-trec"
+
+
+def test_the_authors_split_with_its_unlabeled_file_trains_ganbert_in_chromium(server, tiny_backbone, studio_home):
+    """Issue 76: the GAN-BERT authors' TREC folder loads with its 5,343 unlabeled questions (the page had skipped
+    them without a word), on its coarse classes, and GAN-BERT launched on every labeled row reads them all."""
+    if not (TREC / "unlabeled.jsonl").exists():
+        pytest.skip(f"the authors' split is not at {TREC}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = opened(p, server)
+        page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
+        nav(page, "Data")
+        page.get_by_role("tab", name="Local path").click()
+        page.get_by_role("textbox", name="Train file or directory").fill(str(TREC))
+        page.get_by_text("Columns, classes and unlabeled rows").click()
+        page.get_by_role("textbox", name="Label column").fill("coarse")
+        settle(page)
+        page.get_by_role("button", name="Load from path").click()
+        page.get_by_text("Loaded ganbert-trec · coarse: 109 train, 500 test, 5,343 unlabeled").wait_for()
+        page.get_by_text("Unlabeled texts: the 5,343 of the unlabeled set").wait_for()
+        check_page(page, "trec-1-data")
+
+        nav(page, "Train")
+        page.get_by_text("5,343 unlabeled").first.wait_for()
+        field = page.get_by_test_id("stMultiSelect").filter(has_text="Labeled fractions")
+        for share in ("1%", "5%", "10%", "50%"):  # every labeled row instead: the paper's 2% of TREC
+            field.get_by_role("button", name=f"Remove {share}").click()
+            page.wait_for_timeout(300)
+            settle(page)
+        page.get_by_label("Custom fractions", exact=True).fill("100%")
+        page.get_by_label("Custom fractions", exact=True).press("Enter")
+        page.get_by_label("Epochs (0: default)", exact=True).fill("1")
+        page.get_by_label("Epochs (0: default)", exact=True).press("Enter")
+        picker = page.get_by_test_id("stSelectbox").filter(has_text="Backbone").locator("input")
+        picker.click()
+        picker.press_sequentially("Other")
+        page.get_by_role("option", name="Other: a folder or hub id…").click()
+        page.get_by_label("Folder or hub id", exact=True).fill(str(tiny_backbone))
+        page.get_by_label("Folder or hub id", exact=True).press("Enter")
+        page.get_by_label("Seeds", exact=True).fill("0")
+        page.get_by_label("Seeds", exact=True).press("Enter")
+        page.get_by_text("Unlabeled texts each GAN-BERT run reads: 5,343 at 100%").wait_for()
+        assert page.get_by_text("GAN-BERT reads no unlabeled text").count() == 0
+        page.get_by_text("3 new run(s)").wait_for()
+        check_page(page, "trec-2-train")
+        settle(page)
+        page.get_by_role("button", name="Launch").click()
+        page.get_by_text("Queued 3 run(s)").wait_for()
+        registry = Registry(studio_home)
+        wait_for(lambda: len(registry.list()) == 3 and all(r.status in FINISHED for r in registry.list()),
+                 timeout=400, what="the three runs to finish")
+        runs = registry.list()
+        assert [r.status for r in runs] == ["done"] * 3, [(r.status, r.message) for r in runs]
+        gan = [r for r in runs if r.config.method == "ganbert"]
+        assert len(gan) == 2 and all(r.metrics["unlabeled"] == 5343 and r.metrics["labeled"] == 109 for r in gan)
+        assert all(r.config.data.mapping.label == "coarse" and r.labels_read == 109 for r in runs)
+        page.wait_for_timeout(3000)
+        check_page(page, "trec-3-monitor")
+        browser.close()

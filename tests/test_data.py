@@ -117,9 +117,10 @@ def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
     (b'{"text": "a", "who": 0}\n', "c.jsonl", "no label column 'label'; the columns are text, who. Name the right one with --label-col"),
     (b'{"text": "a", "label": 0}\n{"text": "  ", "label": 1}\n', "t.jsonl", "empty or missing text (the first on line 2)"),
     (b'{"text": "a", "label": 0}\n{"text": null, "label": 1}\n', "t.jsonl", "empty or missing text"),
-    (b'{"text": "a", "label": 0}\n{"text": "b", "label": 9, "model": "x"}\n', "u.jsonl", "unknown label(s) 9 (the first on line 2)"),
+    (b'{"text": "a", "label": 0}\n{"text": "b", "label": 9, "model": "x"}\n', "u.jsonl", "1 unknown label(s) in 1 row(s): '9' (1 row) (the first on line 2)"),
     (b'{"text": "a", "label": "human", "model": "human"}\n{"text": "b", "label": "gpt4", "model": "gpt4"}\n',
-     "u.jsonl", "unknown label(s) gpt4 (the first on line 2); known labels are human, chatGPT"),
+     "u.jsonl", "unknown label(s) in 1 row(s): 'gpt4' (1 row) (the first on line 2); the classes are 'human', "
+                "'chatGPT'"),
     (b"text,label\na,0\n", "x.txt", "unknown file type"),
     (b"not parquet at all", "p.parquet", "not a readable Parquet file"),
 ])
@@ -147,11 +148,19 @@ def test_single_class_is_refused(tmp_path):
         load_dataset(DataSpec(train=str(path)))
 
 
-def test_unknown_label_in_test_file_names_train_labels(tmp_path):
+def test_a_test_class_no_train_row_shows_is_kept_unless_the_classes_are_declared(tmp_path):
+    """As the GAN-BERT authors score TREC's fine classes: a test class without a train text is a class of the
+    dataset, its texts errors for every model; declared classes leave it unknown, named whole with its rows."""
     train = write_jsonl(tmp_path / "train.csv.jsonl", [{"text": f"t{i}", "label": "ab"[i % 2]} for i in range(6)])
-    test = write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": "c"}])
-    with pytest.raises(DataError, match="unknown label.*c.*known labels are a, b"):
-        load_dataset(DataSpec(train=str(train), test=str(test)))
+    test = write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": "ENTY:color"}, {"text": "u", "label": "a"},
+                                                 {"text": "v", "label": "ENTY:color"}])
+    ds = load_dataset(DataSpec(train=str(train), test=str(test)))
+    assert ds.labels == ("ENTY:color", "a", "b") and ds.absent == ["ENTY:color"]
+    assert ds.absent_note() == ("1 class has no labeled example in train (ENTY:color): no model can learn it; its 2 "
+                                "test texts count as errors, so the best possible test accuracy is 0.33")
+    with pytest.raises(DataError, match=r"1 unknown label\(s\) in 2 row\(s\): 'ENTY:color' \(2 rows\) \(the first "
+                                        r"on line 1\); the classes are 'a', 'b'"):
+        load_dataset(DataSpec(train=str(train), test=str(test), labels=("a", "b")))
 
 
 def test_official_directory_without_train_file(tmp_path):

@@ -231,8 +231,10 @@ def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
     assert check.length_note is None  # said once, by the warning
     assert any(w.startswith("Declared but absent from every split: bloomz") for w in check.warnings)
     bloomz = ds.test.iloc[:1].assign(label=ds.labels.index("bloomz"))  # a test text of it: only train lacks it
-    assert replace(ds, test=pd.concat([ds.test, bloomz]), fingerprint="y").absent_note().startswith(
-        "Declared but absent from train: bloomz")
+    assert replace(ds, test=pd.concat([ds.test, bloomz]), fingerprint="y").absent_note() == (
+        "1 class has no labeled example in train (bloomz): no model can learn it; its 1 test text counts as errors, so "
+        "the best possible test accuracy is 0.98")
+    assert check.unlabeled_note.startswith("Unlabeled texts: the train texts a run leaves unlabeled (128 train texts")
     empty = check_loaded(replace(ds, val=ds.test.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
     assert empty.warnings[0].startswith("0 validation rows: the validation file is empty")
     assert not any("tokens" in w for w in empty.warnings)

@@ -15,7 +15,8 @@ def describe(ds: Dataset) -> dict:
     return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
             "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
             "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
-            "absent_classes": ds.absent, "validation": ds.validation_note()}
+            "absent_classes": ds.absent, "absent": ds.absent_note(), "unlabeled": ds.unlabeled_note(),
+            "validation": ds.validation_note()}
 
 
 def cmd_data_check(args: argparse.Namespace) -> int:
@@ -29,4 +30,5 @@ def cmd_data_check(args: argparse.Namespace) -> int:
     if note := ds.absent_note():
         print(f"note: {note}")
     print(f"note: {ds.validation_note()}")
+    print(f"note: {ds.unlabeled_note()}")
     return 0

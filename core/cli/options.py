@@ -12,7 +12,7 @@ import sys
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec
+from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, declared_labels
 from core.errors import InputError
 from core.runs.backends import NAMES
 from core.data import Amount
@@ -49,9 +49,15 @@ class Parser(argparse.ArgumentParser):
 def add_data_args(p: argparse.ArgumentParser, train_flag: bool = False) -> None:
     """Data arguments shared by every command that reads a dataset."""
     if train_flag:
-        p.add_argument("--train", required=True, help="train file, a directory of subtaskB_*.jsonl files, "
-                                                       f"or '{BUILTIN}' for the synthetic corpus")
-        p.add_argument("--unlabeled", help="extra texts for GAN-BERT's unlabeled set (labels in it are ignored)")
+        p.add_argument("--train", required=True, help="train file, a directory of subtaskB_*.jsonl files (or of train, "
+                                                       "dev, test and unlabeled files), or "
+                                                       f"'{BUILTIN}' for the synthetic corpus")
+    p.add_argument("--unlabeled", help="texts without labels, for GAN-BERT's unlabeled set (labels in it are ignored; "
+                                       "default: a directory's unlabeled file, if it has one)")
+    p.add_argument("--unlabeled-rows", action="store_true",
+                   help="train rows without a label are unlabeled texts (default: such a row is an error)")
+    p.add_argument("--labels", help="the classes, comma-separated (default: every class a split's labels name, so "
+                                    "test rows of a class no labeled row shows are kept and scored as errors)")
     p.add_argument("--test", help="test file (labels optional)")
     p.add_argument("--val", help="validation file (runs draw their validation texts from it, by --validation); "
                                   "default: none, and runs draw them from train")
@@ -81,8 +87,9 @@ def spec_from_args(train: str, args: argparse.Namespace) -> DataSpec:
     if train == BUILTIN:
         return DataSpec(builtin=CorpusConfig())
     mapping = ColumnMapping(text=args.text_col, label=args.label_col, source=args.source_col, split=args.split_col)
-    return DataSpec(train=train, test=args.test, val=args.val, unlabeled=getattr(args, "unlabeled", None),
-                    mapping=mapping)
+    return DataSpec(train=train, test=args.test, val=args.val, unlabeled=args.unlabeled, mapping=mapping,
+                    labels=declared_labels(args.labels), unlabeled_rows=args.unlabeled_rows)
+
 
 
 def _add(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, o: Option, flag: str | None = None,

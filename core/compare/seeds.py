@@ -75,6 +75,7 @@ class Paired:
     losses: int
     ties: int
     labels: tuple[float | None, float | None] = (None, None)  # labels each group's runs read, validation included
+    caveat: str = ""  # what keeps the pair from saying what it seems to (GAN-BERT that read no unlabeled text)
 
     @property
     def significant(self) -> bool:

@@ -5,7 +5,7 @@ The statistics they rest on are `core.compare.seeds`'."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +36,12 @@ def ablations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
         if parsed[r.settings]["adversarial"] and control is not None:
             p = find_pair(found, r.group, control)
             if p is not None:
-                out.append(p)
+                out.append(replace(p, caveat=NO_UNLABELED) if getattr(r, "unlabeled", None) == 0 else p)
     return out
+
+
+NO_UNLABELED = ("GAN-BERT read no unlabeled text here, so its discriminator had no real text but the labeled one to "
+                "tell from G's: this pair says nothing of what the game does with unlabeled text")
 
 
 def adaptations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
@@ -90,7 +94,7 @@ def adds_line(p: Paired, part: str = "the adversarial part") -> str:
     else:
         said = "adds nothing that can be told: the 95% interval includes 0"
     return (f"{p.a.split(' @ ')[0]} at {p.a.split(' @ ')[-1]}: {part} {said} ({adds(p)}; {p.test}, "
-            f"p = {p.p_value:.3g}; ahead on {p.wins} of {seeds})")
+            f"p = {p.p_value:.3g}; ahead on {p.wins} of {seeds})" + (f". Caution: {p.caveat}" if p.caveat else ""))
 
 
 def what_seeds_allow(n: int) -> str:

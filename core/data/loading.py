@@ -15,20 +15,22 @@ import pandas as pd
 from core.data.cleaning import CleaningConfig, clean_texts
 from core.data.corpus import SYNTHETIC_NAME, CorpusConfig, generate
 from core.data.labels import SEMEVAL_LABELS
-from core.data.readers import load_file, normalize, require_classes
-from core.data.schema import UNLABELED, DataError, DataSpec, Dataset
+from core.data.readers import ROW_ID, infer_labels, is_semeval, label_values, normalize, read_file, require_classes
+from core.data.schema import UNLABELED, ColumnMapping, DataError, DataSpec, Dataset
 from core.paths import atomic_write_parquet, studio_home
 
 VAL_NAMES = {"val", "valid", "validation", "dev"}
-SPLIT_NAMES = {"train", "test"} | VAL_NAMES
+SPLIT_NAMES = {"train", "test", "unlabeled"} | VAL_NAMES
 
-SPLIT_STEMS = {"train": ("train",), "val": ("dev", "val", "valid", "validation"), "test": ("test",)}
+SPLIT_STEMS = {"train": ("train",), "val": ("dev", "val", "valid", "validation"), "test": ("test",),
+               "unlabeled": ("unlabeled",)}
 SPLIT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 
 def official_files(directory: str | Path) -> dict[str, Path]:
     """The split files in a directory: the official Subtask B files (train, dev as validation, test and its gold
-    labels), or else files named by their split (`train.jsonl`, `dev.csv` or `val.parquet`, `test.jsonl`)."""
+    labels), or else files named by their split (`train.jsonl`, `dev.csv` or `val.parquet`, `test.jsonl`,
+    `unlabeled.jsonl`: texts without labels, as the GAN-BERT authors ship theirs)."""
     directory = Path(directory)
     found: dict[str, Path] = {}
     for split, stem in (("train", "subtaskB_train"), ("val", "subtaskB_dev"), ("test", "subtaskB_test")):
@@ -50,60 +52,89 @@ def official_files(directory: str | Path) -> dict[str, Path]:
     return found
 
 
-def _attach_gold(test: pd.DataFrame, gold_path: Path, labels: tuple[str, ...]) -> pd.DataFrame:
-    gold, _ = load_file(gold_path, labels=labels)
+def _attach_gold(test: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
     by_id = dict(zip(gold["id"], gold["label"]))
     out = test.copy()
     out["label"] = [by_id.get(i, lab) for i, lab in zip(out["id"], out["label"])]
     return out
 
 
-def _split_column(frame: pd.DataFrame, name: str) -> dict[str, pd.DataFrame]:
-    """A file with a split column is divided by it; unknown split names are an error."""
-    if "split" not in frame.columns:
-        return {"train": frame}
-    bad = ~frame["split"].isin(SPLIT_NAMES)
+def _split_column(raw: pd.DataFrame, mapping: ColumnMapping, name: str) -> dict[str, pd.DataFrame]:
+    """A raw file with a split column is cut by it (train, val or dev, test, unlabeled), each row keeping the id its
+    place in the whole file gives it; unknown split names are an error."""
+    if not mapping.split or mapping.split not in raw.columns:
+        return {"train": raw}
+    split = raw[mapping.split].astype(str).str.strip().str.lower()
+    bad = ~split.isin(SPLIT_NAMES)
     if bad.any():
-        raise DataError(f"{name}: split value(s) {', '.join(sorted(set(frame.loc[bad, 'split'])))} not understood; "
-                        "use train, val (or dev) and test")
+        raise DataError(f"{name}: split value(s) {', '.join(sorted(set(split[bad])))} not understood; "
+                        "use train, val (or dev), test and unlabeled")
+    if mapping.id not in raw.columns:
+        raw = raw.assign(**{ROW_ID: [f"{Path(name).stem}-{i}" for i in range(len(raw))]})
     parts = {}
-    for split, group in frame.groupby(frame["split"].map(lambda s: "val" if s in VAL_NAMES else s)):
-        parts[split] = group.drop(columns="split").reset_index(drop=True)
+    for part, group in raw.groupby(split.map(lambda s: "val" if s in VAL_NAMES else s)):
+        parts[str(part)] = group.drop(columns=mapping.split).reset_index(drop=True)
     return parts
+
+
+def _raw_splits(spec: DataSpec) -> dict[str, tuple[pd.DataFrame, str]]:
+    """Every split's raw frame and the name its messages give it: a directory's split files (and an official
+    test's gold labels), or a train file (cut by its split column), then the files the spec names itself."""
+    mapping, train = spec.mapping, Path(spec.train)
+    raws: dict[str, tuple[pd.DataFrame, str]] = {}
+    if train.is_dir():
+        raws = {role: (read_file(path), path.name) for role, path in official_files(train).items()}
+    else:
+        raws = {role: (frame, train.name) for role, frame in _split_column(read_file(train), mapping,
+                                                                          train.name).items()}
+    for role in ("test", "val", "unlabeled"):
+        if (path := getattr(spec, role)) is not None:
+            raws[role] = (read_file(path), Path(path).name)
+    if "train" not in raws:
+        raise DataError(f"{train.name}: no training rows")
+    return raws
+
+
+def label_set(spec: DataSpec, raws: dict[str, tuple[pd.DataFrame, str]]) -> tuple[str, ...]:
+    """The dataset's classes: as declared, else every class the labeled splits name (train, validation, test and
+    gold labels; an unlabeled set's labels are never read). A test class no train row shows is kept, so its texts
+    are scored as errors, as the GAN-BERT authors count TREC's fine classes; Subtask B's files keep its six."""
+    if spec.labels is not None:
+        if len(set(spec.labels)) != len(spec.labels) or not all(str(n).strip() for n in spec.labels):
+            raise DataError(f"declared classes must be distinct and not empty; got {', '.join(spec.labels)}")
+        return tuple(spec.labels)
+    values = pd.concat([label_values(frame, spec.mapping) for role, (frame, _) in raws.items() if role != "unlabeled"],
+                       ignore_index=True)
+    return infer_labels(values, is_semeval(raws["train"][0], spec.mapping))
 
 
 def load_dataset(spec: DataSpec) -> Dataset:
     """Load and validate every file of a spec. A dataset without a validation split keeps every train row in
-    train: runs draw their validation texts themselves (`core.data.sampling.draw_validation`)."""
+    train: runs draw their validation texts themselves (`core.data.sampling.draw_validation`). Train rows without
+    a label are an error, unless the spec reads them as unlabeled texts (`unlabeled_rows`)."""
     if spec.builtin is not None:
         return builtin_dataset(spec.builtin)
     if spec.train is None:
         raise DataError("no training data: give a train file or directory")
-    mapping, parts, name = spec.mapping, {}, Path(spec.train).name
-    if Path(spec.train).is_dir():
-        files = official_files(spec.train)
-        parts["train"], labels = load_file(files["train"], mapping)
-        if "val" in files:
-            parts["val"], _ = load_file(files["val"], mapping, labels)
-        if "test" in files:
-            parts["test"], _ = load_file(files["test"], mapping, labels, require_labels=False)
-            if "gold" in files:
-                parts["test"] = _attach_gold(parts["test"], files["gold"], labels)
-    else:
-        frame, labels = load_file(spec.train, mapping)
-        parts = _split_column(frame, name)
-    for split, path in (("test", spec.test), ("val", spec.val)):
-        if path is not None:
-            parts[split], _ = load_file(path, mapping, labels, require_labels=(split == "val"))
-    if "train" not in parts:
-        raise DataError(f"{name}: no training rows")
-    require_classes(parts["train"], labels, name)
-    unlabeled = None
-    if spec.unlabeled is not None:
-        unlabeled, _ = load_file(spec.unlabeled, mapping, labels, require_labels=False)
-        unlabeled = unlabeled.assign(label=UNLABELED)
-    return Dataset(name=spec.short_name, labels=labels, train=parts["train"], val=parts.get("val"),
-                   test=parts.get("test"), unlabeled=unlabeled, spec=spec)
+    raws = _raw_splits(spec)
+    labels = label_set(spec, raws)
+    need = {"train": not spec.unlabeled_rows, "val": True, "test": False, "gold": True}
+    parts = {role: normalize(frame, name, spec.mapping, labels, require_labels=need.get(role, False),
+                             read_labels=role != "unlabeled")[0] for role, (frame, name) in raws.items()}
+    if "gold" in parts:
+        parts["test"] = _attach_gold(parts["test"], parts.pop("gold"))
+    train, unlabeled = parts["train"], parts.get("unlabeled")
+    if spec.unlabeled_rows:  # train rows without a label join the unlabeled set
+        rows = train["label"] == UNLABELED
+        unlabeled = pd.concat([f for f in (unlabeled, train[rows]) if f is not None], ignore_index=True)
+        train = train[~rows].reset_index(drop=True)
+    name = Path(spec.train).name
+    if train.empty:
+        raise DataError(f"{name}: no labeled training rows")
+    require_classes(train, labels, name)
+    return Dataset(name=spec.short_name, labels=labels, train=train, val=parts.get("val"), test=parts.get("test"),
+                   unlabeled=None if unlabeled is None or unlabeled.empty else unlabeled.assign(label=UNLABELED),
+                   spec=spec)
 
 
 def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | None = None

@@ -23,6 +23,7 @@ from core.paths import atomic_write_bytes
 # The official train file is about 150 MB. Streamlit's uploaders state a limit from half the next unit up in
 # that unit (512 MB read "1GB"), so the limit is 500 MB: .streamlit/config.toml and the uploaders match it.
 MAX_FILE_BYTES = 500 * 2**20
+ROW_ID = "_id"  # a row's id by its place in its file, given before a file is cut by its split column
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -173,30 +174,51 @@ def _label_ids(values: pd.Series, labels: tuple[str, ...], numeric_ids: bool) ->
     return out
 
 
+def is_semeval(raw: pd.DataFrame, mapping: ColumnMapping) -> bool:
+    """A Subtask B file: its rows name the generator in `model`."""
+    return "model" in raw.columns and mapping.text == "text"
+
+
+def label_column(raw: pd.DataFrame, mapping: ColumnMapping) -> str | None:
+    """The column a frame's labels are read from: the mapped one, else a Subtask B file's `model` (the generator's
+    name stands in for a missing label), else none."""
+    return mapping.label if mapping.label in raw.columns else ("model" if is_semeval(raw, mapping) else None)
+
+
+def label_values(raw: pd.DataFrame, mapping: ColumnMapping) -> pd.Series:
+    """A raw frame's label values, rows without one left out: what the label set of a dataset is read from."""
+    column = label_column(raw, mapping)
+    if column is None:
+        return pd.Series([], dtype=object)
+    values = raw[column]
+    return values[~(values.isna() | (values.astype(str).str.strip() == ""))]
+
+
 def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMapping(),
-              labels: tuple[str, ...] | None = None, require_labels: bool = True) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Check a raw frame and bring it to the schema; `labels` fixes the label set (else inferred)."""
+              labels: tuple[str, ...] | None = None, require_labels: bool = True, read_labels: bool = True
+              ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Check a raw frame and bring it to the schema; `labels` fixes the label set (else inferred). `read_labels`
+    off: every row is unlabeled whatever its label column holds (an unlabeled set: the authors' `UNK:UNK`)."""
     cols = [c for c in raw.columns if c != "_where"]
     if mapping.text not in raw.columns:
         raise DataError(f"{name}: no text column '{mapping.text}'; the columns are {', '.join(map(str, cols))}. "
                         "Name the right one with --text-col (CLI) or 'Text column' (on the page)")
-    # Subtask B rows name the generator in `model`; it stands in for a missing label.
-    semeval = "model" in raw.columns and mapping.text == "text"
-    label_col = mapping.label if mapping.label in raw.columns else ("model" if semeval else None)
-    if label_col is None and require_labels:
+    semeval = is_semeval(raw, mapping)
+    label_col = label_column(raw, mapping) if read_labels else None
+    if label_col is None and require_labels and read_labels:
         raise DataError(
             f"{name}: no label column '{mapping.label}'; the columns are {', '.join(map(str, cols))}. "
             "Name the right one with --label-col (CLI) or 'Label column' (on the page)")
 
-    text = raw[mapping.text]
+    text = raw[mapping.text].astype(object)  # a categorical column compares and maps like plain strings
     bad = text.isna() | ~text.map(lambda t: isinstance(t, str)) | (text.astype(str).str.strip() == "")
     if bad.any():
         first = raw.loc[bad, "_where"].iloc[0]
         raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first})")
 
     frame = pd.DataFrame({"text": text.astype(str).values})
-    frame["id"] = raw[mapping.id].astype(str).values if mapping.id in raw.columns else [
-        f"{Path(name).stem}-{i}" for i in range(len(raw))]
+    frame["id"] = (raw[mapping.id].astype(str).values if mapping.id in raw.columns else raw[ROW_ID].values
+                   if ROW_ID in raw.columns else [f"{Path(name).stem}-{i}" for i in range(len(raw))])
     # how the file named its rows, for files written back to it (a submission's ids must match the gold file's)
     frame.attrs["ids"] = ("row" if mapping.id not in raw.columns else
                           "int" if pd.api.types.is_integer_dtype(raw[mapping.id]) else "column")
@@ -208,12 +230,13 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
         frame["label"] = UNLABELED
         return _schema(frame), labels or ()
 
-    values = raw[label_col]
+    values = raw[label_col].astype(object)
     missing = values.isna() | (values.astype(str).str.strip() == "")
-    if missing.any():
-        if require_labels:
-            first = raw.loc[missing, "_where"].iloc[0]
-            raise DataError(f"{name}: {int(missing.sum())} row(s) have no label (the first on {first})")
+    if missing.any() and require_labels:
+        first = raw.loc[missing, "_where"].iloc[0]
+        raise DataError(f"{name}: {int(missing.sum())} row(s) have no label (the first on {first}); if they are "
+                        "unlabeled texts, say so: --unlabeled-rows (CLI) or 'Rows without a label are unlabeled' "
+                        "(on the page)")
     labels = labels or infer_labels(values[~missing], semeval)
     numeric_ids = labels == SEMEVAL_LABELS
     ids = _label_ids(values[~missing], labels, numeric_ids)
@@ -221,9 +244,11 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     unknown = ~missing & ~keys.isin(ids.keys())
     if unknown.any():
         first = raw.loc[unknown, "_where"].iloc[0]
-        shown = ", ".join(sorted(set(keys[unknown]))[:5])
-        raise DataError(f"{name}: unknown label(s) {shown} (the first on {first}); "
-                        f"known labels are {', '.join(labels)}" + (" or their ids 0-5" if numeric_ids else ""))
+        counts = keys[unknown].value_counts()
+        shown = ", ".join(f"'{k}' ({n} row{'s' if n > 1 else ''})" for k, n in sorted(counts.items()))
+        raise DataError(f"{name}: {len(counts)} unknown label(s) in {int(unknown.sum())} row(s): {shown} (the first "
+                        f"on {first}); the classes are {', '.join(repr(k) for k in labels)}"
+                        + (" or their ids 0-5" if numeric_ids else ""))
     frame["label"] = np.where(missing, UNLABELED, keys.map(ids).fillna(UNLABELED)).astype(int)
     return _schema(frame), labels
 
@@ -257,6 +282,12 @@ def load_frame(raw: bytes, name: str, mapping: ColumnMapping = ColumnMapping(),
 def load_file(path: str | Path, mapping: ColumnMapping = ColumnMapping(), labels: tuple[str, ...] | None = None,
               require_labels: bool = True) -> tuple[pd.DataFrame, tuple[str, ...]]:
     return load_frame(read_bytes(path), Path(path).name, mapping, labels, require_labels)
+
+
+def read_file(path: str | Path) -> pd.DataFrame:
+    """A file's raw frame (`read_table`), before its labels are known: a dataset's label set is read from every
+    split's raw frame first."""
+    return read_table(read_bytes(path), Path(path).name)
 
 
 def store_upload(raw: bytes, name: str, folder: Path, max_bytes: int = MAX_FILE_BYTES) -> Path:

@@ -45,6 +45,10 @@ class DataSpec:
     unlabeled: str | None = None
     mapping: ColumnMapping = ColumnMapping()
     builtin: CorpusConfig | None = None  # set: the synthetic corpus instead of files
+    # the classes, declared (`--labels`); None: every class a split's labels name (train, validation and test), so a
+    # test class no labeled row shows is kept and scored as an error, as the GAN-BERT authors' code counts it
+    labels: tuple[str, ...] | None = None
+    unlabeled_rows: bool = False  # train rows without a label are unlabeled texts (else such a row is an error)
 
     @property
     def short_name(self) -> str:
@@ -56,9 +60,11 @@ class DataSpec:
         path = Path(self.train or "")
         generic = path.suffix.lower() in (".jsonl", ".json", ".csv", ".parquet", ".pq") and \
             path.stem.lower() in ("train", "subtaskb_train")
-        if generic and path.parent.name and not HASH_FOLDER.fullmatch(path.parent.name):
-            return path.parent.name
-        return path.name
+        name = path.parent.name if generic and path.parent.name and not HASH_FOLDER.fullmatch(path.parent.name) \
+            else path.name
+        # one folder read by two label columns is two tasks (TREC's fine and coarse classes): named apart
+        own = self.mapping.label not in (None, ColumnMapping().label)
+        return f"{name} · {self.mapping.label}" if own else name
 
     @property
     def paths(self) -> dict[str, str]:
@@ -78,8 +84,10 @@ class DataSpec:
     def from_dict(cls, raw: dict) -> DataSpec:
         """The inverse of `dataclasses.asdict`, as stored in run configs and the workspace."""
         builtin = raw.get("builtin")
+        labels = raw.get("labels")
         return cls(**{**raw, "mapping": ColumnMapping(**raw.get("mapping", {})),
-                      "builtin": CorpusConfig(**builtin) if builtin else None})
+                      "builtin": CorpusConfig(**builtin) if builtin else None,
+                      "labels": tuple(labels) if labels is not None else None})
 
 
 @dataclass
@@ -115,13 +123,34 @@ class Dataset:
         return [c for c, n in self.class_counts()["train"].items() if n == 0]
 
     def absent_note(self) -> str | None:
-        """The absent classes in a sentence: whether any split holds them says whether a test can score them."""
+        """The classes without a train text in a sentence: declared and held nowhere (bloomz in the M4 sample), or
+        held by the test split alone (TREC's fine classes), whose test texts every model gets wrong."""
         if not (absent := self.absent):
             return None
         counts = self.class_counts()
-        nowhere = all(counts.loc[c].sum() == 0 for c in absent)
-        return (f"Declared but absent from {'every split' if nowhere else 'train'}: {', '.join(absent)}; no model can "
-                f"learn {'it' if len(absent) == 1 else 'them'}")
+        them = "it" if len(absent) == 1 else "them"
+        if all(counts.loc[c].sum() == 0 for c in absent):
+            return f"Declared but absent from every split: {', '.join(absent)}; no model can learn {them}"
+        note = (f"{len(absent)} class{'es have' if len(absent) > 1 else ' has'} no labeled example in train "
+                f"({', '.join(absent)}): no model can learn {them}")
+        if self.test is not None and (held := int(counts.loc[absent, "test"].sum())):
+            scored = int((self.test["label"] >= 0).sum())
+            note += (f"; {'their' if len(absent) > 1 else 'its'} {held:,} test text{'s count' if held > 1 else ' counts'}"
+                     f" as errors, so the best possible test accuracy is {1 - held / scored:.2f}")
+        return note
+
+    def unlabeled_note(self) -> str:
+        """How many unlabeled texts a run reads (GAN-BERT learns from them; no other method does): the unlabeled set,
+        and the train texts the run leaves unlabeled."""
+        extra = 0 if self.unlabeled is None else len(self.unlabeled)
+        rest = (f"the train texts a run leaves unlabeled ({len(self.train):,} train texts, less its labeled and "
+                "validation rows)")
+        if not extra:
+            return (f"Unlabeled texts: {rest}; no unlabeled set is loaded (a folder's unlabeled file, an unlabeled "
+                    "file, or train rows without a label read as unlabeled). A run that labels every train text "
+                    "reads none, and GAN-BERT then has nothing to learn from but its labels.")
+        return (f"Unlabeled texts: the {extra:,} of the unlabeled set, and {rest}: a run that labels every train text "
+                f"reads the {extra:,} alone. GAN-BERT learns from them; no other method reads them.")
 
     def validation_note(self) -> str:
         """Where runs on this dataset take their validation texts from, and that each counts as a label read."""
@@ -142,9 +171,12 @@ class Dataset:
         return {i: int(counts.get(i, 0)) for i in range(len(self.labels))}
 
     def class_counts(self) -> pd.DataFrame:
-        """Rows per class and split, with every declared class present (an absent class counts 0)."""
+        """Rows per class and labeled split, with every declared class present (an absent class counts 0); the
+        unlabeled set has no classes to count."""
         out = pd.DataFrame(index=pd.Index(self.labels, name="class"))
         for split, frame in self.splits.items():
+            if split == "unlabeled":
+                continue
             counts = frame.loc[frame["label"] >= 0, "label"].value_counts()
             out[split] = [int(counts.get(i, 0)) for i in range(len(self.labels))]
         return out

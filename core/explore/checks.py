@@ -27,6 +27,7 @@ class LoadCheck:
     max_len: int = 128
 
     validation_note: str = ""
+    unlabeled_note: str = ""
 
     @property
     def length_note(self) -> str | None:
@@ -37,6 +38,7 @@ class LoadCheck:
 
 
 def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed: int = 0) -> LoadCheck:
+    """The check of a loaded dataset; its unlabeled set is counted, never previewed or classed."""
     names = np.array([*ds.labels, "(none)"], dtype=object)
     preview = ds.train.head(rows).assign(label=lambda f: names[f["label"].to_numpy()],
                                          text=lambda f: f["text"].str.slice(0, 160))[["text", "label", "source"]]
@@ -61,5 +63,5 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
                         "and 512 that cuts at most a quarter")
     return LoadCheck(preview.reset_index(drop=True),
                      pd.DataFrame({"id": range(len(ds.labels)), "label": list(ds.labels)}), counts, truncated,
-                     warnings, max_len, ds.validation_note())
+                     warnings, max_len, ds.validation_note(), ds.unlabeled_note())
 

@@ -53,6 +53,8 @@ _EXPORTS = {
     "amounts": "core.train.sweep",
     "capped_note": "core.train.sweep",
     "grid_labels": "core.train.sweep",
+    "starved_note": "core.train.sweep",
+    "unlabeled_read": "core.train.sweep",
     "parse_numbers": "core.train.sweep",
 }
 

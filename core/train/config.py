@@ -140,6 +140,17 @@ class TrainConfig:
                              choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
                                       "notebook": "notebook (ganbert-pytorch)", "seed-report": "seed report"},
                              label="GAN-BERT preset")
+    finetune_preset: str = option("studio", "how fine-tuning runs: studio (defaults measured by bench/defaults.py); "
+                                            "paper, the BERT baseline of the GAN-BERT paper as crux82/ganbert's "
+                                            "bert.py and run_experiment.sh train it: the encoder trained with AdamW "
+                                            "2e-5 (eps 1e-6, weight decay 0.01 off LayerNorm and biases), 10% warm-up "
+                                            "then linear decay, gradients clipped at 1.0, batch 64, 3 epochs counted "
+                                            "as bert.py counts steps (int(labeled / 64 x 3): 5 on the authors' 109 "
+                                            "questions), the pooled CLS with dropout 0.1 under a head drawn from "
+                                            "N(0, 0.02), the labeled rows alone (no validation). A setting given "
+                                            "explicitly overrides the preset's",
+                                  choices={"studio": "studio (measured)", "paper": "paper (crux82/ganbert bert.py)"},
+                                  label="Fine-tuning preset")
     adversarial: bool = option(True, "GAN-BERT's adversarial game; off is its control: the same discriminator on the "
                                      "same rows and budget, trained by the supervised term alone (no generator, no "
                                      "real/fake terms)", choices={True: "on", False: "off: the control"},

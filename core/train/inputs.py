@@ -161,7 +161,8 @@ def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_e
     if config.frozen:
         return frozen_features(config, texts, device, on_event)
     tokenizer = load_tokenizer(config.resolved_backbone())
-    return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"]
+    # a split without texts (no validation: the paper's setting) has no ids; a tokenizer refuses an empty batch
+    return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"] if v else []
             for k, v in texts.items()}
 
 

@@ -123,6 +123,40 @@ def grid_counts(config: TrainConfig, train: Mapping[int, int], val: Mapping[int,
     return sum(labeled.values()), rows
 
 
+def planned_unlabeled(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None, extra: int) -> int:
+    """The unlabeled texts a run of `config` will read (`grid_counts`' class sizes, and `extra`: the dataset's
+    unlabeled set): the train pool's rows it neither labels nor validates on, and the unlabeled set, up to its
+    limit; 0 for a method that reads none."""
+    if not METHODS[config.method].uses_unlabeled:
+        return 0
+    labeled, rows = grid_counts(config, train, val)
+    unlabeled = sum(train.values()) - labeled - ((rows or 0) if val is None else 0) + extra
+    return unlabeled if config.unlabeled_limit is None else min(unlabeled, config.unlabeled_limit)
+
+
+def unlabeled_read(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None,
+                   extra: int) -> str | None:
+    """What a grid's runs that learn from unlabeled text read of it, once per amount and pool, before launch:
+    'Unlabeled texts each GAN-BERT run reads: 5,343 at 100%'; None when no run reads any."""
+    said = {}
+    for c in configs:
+        if METHODS[c.method].uses_unlabeled and c.adversarial:
+            said[f"{planned_unlabeled(c, train, val, extra):,} at {c.amount}"] = None
+    return f"Unlabeled texts each GAN-BERT run reads: {'; '.join(said)}." if said else None
+
+
+def starved_note(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None,
+                 extra: int) -> str | None:
+    """Said before launch: the runs of a grid whose method cannot do what it is for with the unlabeled texts it will
+    read (GAN-BERT with none: `Method.starved`), once, with the amounts they run at."""
+    said, at = None, []
+    for c in configs:
+        if note := METHODS[c.method].starved(c, planned_unlabeled(c, train, val, extra)):
+            said = said or note
+            at.append(c.amount)
+    return None if said is None else f"At {', '.join(dict.fromkeys(at))}: {said}"
+
+
 def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None) -> str:
     """What a grid's runs read, once per amount and rule, with the counts the class sizes give ('5/class + 5/class
     validation = 50 labels', '1% (114) + 114 validation = 228 labels', the references' '5/class, no validation'),

@@ -118,6 +118,11 @@ class Method:
                     + (" and read hidden states alone" if config.features != "hidden" else ""))
         return None
 
+    def starved(self, config: TrainConfig, unlabeled: int) -> str | None:
+        """Why a run of `config` reading `unlabeled` unlabeled texts cannot do what the method is for, or None: a
+        method whose idea rests on unlabeled text (GAN-BERT's game) says so when it has none."""
+        return None
+
     def reports_fake(self, config: TrainConfig) -> bool:
         """Whether the run's fake-class probability means something (GAN-BERT's, but not its control's)."""
         return self.fake_class

@@ -1,6 +1,6 @@
 """How GAN-BERT's sources ran it: one recipe per preset (the official TF code, the PyTorch notebook, the seed
-report and the studio's measured defaults), and how an epoch repeats the labeled rows. Read by the method's
-spec (its defaults and budget, before torch is imported) and by its training steps."""
+report and the studio's measured defaults), how an epoch repeats the labeled rows, and the paper's BERT baseline.
+Read by the methods' specs (their defaults and budgets, before torch is imported) and by their training steps."""
 
 from __future__ import annotations
 
@@ -60,6 +60,17 @@ ATTENTION_DROPOUT = 0.0
 STUDIO = {True: {"lr": 3e-4, "batch_size": 64, "epochs": 30, "max_steps": MAX_STEPS},
           False: {"lr": 5e-5, "batch_size": 16, "epochs": 30, "max_steps": MAX_STEPS,
                   "attention_dropout": ATTENTION_DROPOUT}}
+
+
+# The GAN-BERT paper's BERT baseline (Croce et al., 2020), as crux82/ganbert's run_experiment.sh runs bert.py: its
+# flags (lr 2e-5, batch 64, 3 epochs, 10% warm-up) and BERT's optimization.py (AdamW, eps 1e-6, weight decay 0.01 off
+# LayerNorm and biases, global-norm clipping at 1.0, linear decay), on the pooled CLS output; fine-tuning's `paper`.
+PAPER = {"lr": 2e-5, "batch_size": 64, "epochs": 3, "pooling": "pooled", "eps": 1e-6}
+
+
+def paper(config: TrainConfig) -> bool:
+    """Whether fine-tuning runs as the paper's BERT baseline (`PAPER`)."""
+    return config.finetune_preset == "paper"
 
 
 def recipe_for(config: TrainConfig) -> GanRecipe:

@@ -16,7 +16,7 @@ from core.backbone import attention_dropout
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import STEP_OPTIONS, Method
-from core.train.methods.presets import ATTENTION_DROPOUT, STUDIO, copies, recipe_for
+from core.train.methods.presets import ATTENTION_DROPOUT, PAPER, STUDIO, copies, paper, recipe_for
 
 # bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
@@ -144,14 +144,56 @@ class StepSpec(Method):
 
 
 class FinetuneSpec(StepSpec):
-    """BERT fine-tuning: everything it does is the `StepSpec` default."""
+    """BERT fine-tuning: the `StepSpec` defaults (the studio's measured ones), or the GAN-BERT paper's baseline
+    (`finetune_preset` paper: `presets.PAPER`)."""
 
     name = "finetune"
     title = CATALOG[name].title
+    options = ("finetune_preset",)
+
+    def learning_rate(self, config: TrainConfig) -> float:
+        return config.lr or (PAPER["lr"] if paper(config) else super().learning_rate(config))
+
+    def batch_size(self, config: TrainConfig) -> int:
+        return config.batch_size or (PAPER["batch_size"] if paper(config) else super().batch_size(config))
+
+    def attention_rate(self, config: TrainConfig) -> float | None:
+        """The paper's BERT keeps its own attention dropout (0.1)."""
+        return None if paper(config) else super().attention_rate(config)
+
+    def settle(self, config: TrainConfig) -> TrainConfig:
+        """The paper preset trains the encoder for its 3 epochs on the pooled CLS, and reads the labeled rows alone:
+        bert.py has no validation set, so a validation left at auto reads none."""
+        if paper(config) and config.frozen:
+            config = config.with_(frozen=False, features="hidden")
+        config = super().settle(config)
+        if not paper(config):
+            return config
+        budget = {"epochs": PAPER["epochs"]} if config.steps is None and config.epochs is None else {}
+        rows = {"validation": "none", "selection": "auto"} if config.validation == "auto" else {}
+        return config.with_(**budget, **rows, pooling=config.pooling or PAPER["pooling"])
+
+    def settle_note(self, config: TrainConfig) -> str | None:
+        if paper(config) and config.frozen:
+            return "the paper preset fine-tunes the encoder, as the paper's BERT baseline did, so its runs are not frozen"
+        return super().settle_note(config)
+
+    def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:
+        """The paper's epochs in steps as bert.py counts them: int(texts / batch x epochs), its batches whole."""
+        if not (paper(config) and config.epochs and not config.steps and not config.max_steps):
+            return super().budget(config, epoch_size)
+        batch = self.batch_size(config)
+        steps = max(1, int(epoch_size / batch * config.epochs))
+        return steps, (f"{steps} steps: {config.epochs} epochs of {epoch_size} texts at batch {batch}, counted as "
+                       f"bert.py counts them (int({epoch_size} / {batch} x {config.epochs}))")
 
     def display(self, config: TrainConfig) -> str:
         """With the encoder frozen nothing is fine-tuned: it is a head trained on frozen features."""
-        return "Trained head on frozen features" if config.frozen else self.title
+        return "Trained head on frozen features" if config.frozen else self.title + (
+            ", paper preset" if paper(config) else "")
+
+    def short(self, config: TrainConfig) -> str:
+        return self.name + ("-paper" if paper(config) else "")
 
 
 class AdapterSpec(StepSpec):
@@ -234,6 +276,19 @@ class GanBertSpec(StepSpec):
 
     def short(self, config: TrainConfig) -> str:
         return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
+
+    def starved(self, config: TrainConfig, unlabeled: int) -> str | None:
+        """The game's real texts are the unlabeled ones beside the labeled: a run with none (every train text labeled
+        and no unlabeled set, as the GAN-BERT authors' 109 questions alone) plays it on its labeled texts only, and
+        what it adds over its control is then no claim about unlabeled text. The control reads none anyway."""
+        if not config.adversarial or unlabeled:
+            return None
+        why = ("its unlabeled pool is set to 0" if config.unlabeled_limit == 0 else
+               "every train text is labeled or validates, and the dataset has no unlabeled set")
+        return (f"GAN-BERT reads no unlabeled text: {why}. Its discriminator has no real text but the labeled one to "
+                "tell from the generator's, so the game has nothing to learn from. Load an unlabeled set (the Data "
+                "page: a folder's unlabeled file, an unlabeled file, or train rows without a label; the CLI: "
+                "--unlabeled or --unlabeled-rows)")
 
     def reports_fake(self, config: TrainConfig) -> bool:
         """The control never trains the fake logit, so its fake probability means nothing."""

@@ -28,7 +28,7 @@ from core.train.methods.neural import NeuralMethod
 from core.train.methods.specs import StepSpec, not_learned
 from core.train.metrics import classification_metrics
 from core.train.model import StudioModel
-from core.train.optim import Step, adamw, encoder_and_head
+from core.train.optim import Step, adamw, encoder_and_head, trained_named
 
 MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to rank checkpoints on
 
@@ -164,7 +164,8 @@ class StepMethod(StepSpec, NeuralMethod):
     def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
         """Set up optimizers (and anything else the steps need) and return one optimizer step."""
         params = encoder_and_head(model)
-        opt = adamw(params, self.learning_rate(config))
+        eps, decay_norms = self.adamw_options(config)
+        opt = adamw(trained_named(model), self.learning_rate(config), eps, decay_norms)
         schedule = get_linear_schedule_with_warmup(opt, int(config.warmup * total_steps), total_steps)
 
         def step(rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
@@ -176,6 +177,11 @@ class StepMethod(StepSpec, NeuralMethod):
             schedule.step()
             return {"loss": loss.item()}
         return step
+
+    def adamw_options(self, config: TrainConfig) -> tuple[float, bool]:
+        """AdamW's epsilon, and whether LayerNorm weights and biases are decayed too (torch's default; BERT's own
+        optimizer leaves them out)."""
+        return 1e-8, True
 
     # ------------------------------------------------------------ the loop
 

@@ -1,0 +1,34 @@
+"""The Data page's shared inputs: which columns hold what, which classes there are, and whether train rows without
+a label are unlabeled texts."""
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core.data import ColumnMapping, declared_labels
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the files are read: their column mapping, the classes declared (None: every class a split names), and
+    whether train rows without a label are unlabeled texts."""
+
+    mapping: ColumnMapping
+    labels: tuple[str, ...] | None
+    unlabeled_rows: bool
+
+
+def reading_inputs(key: str) -> Reading:
+    with st.expander("Columns, classes and unlabeled rows (for CSV, Parquet or non-standard JSONL)"):
+        c1, c2, c3 = st.columns(3)
+        mapping = ColumnMapping(
+            text=c1.text_input("Text column", "text", key=f"{key}_text", persist_state="session"),
+            label=c2.text_input("Label column", "label", key=f"{key}_label", persist_state="session"),
+            source=c3.text_input("Source column (optional)", "source", key=f"{key}_source", persist_state="session"))
+        c1, c2 = st.columns([2, 1])
+        labels = c1.text_input("Classes (optional, comma-separated)", key=f"{key}_classes", persist_state="session",
+                               help="Default: every class the train, validation and test labels name. A test class "
+                                    "no train row shows is kept, and its texts are scored as errors.")
+        rows = c2.checkbox("Rows without a label are unlabeled texts", key=f"{key}_unlabeled_rows",
+                           persist_state="session", help="Else a train row without a label is an error.")
+    return Reading(mapping, declared_labels(labels), rows)
