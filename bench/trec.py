@@ -99,14 +99,14 @@ PAIRS = [("ganbert-noise-tf", "ganbert-control-tf", "G1 − control, tf preset (
          ("ganbert-noise-studio", "finetune", "G1 (studio) − fine-tuning (studio)")]
 
 
-def config_of(task: str, amount: str, seed: int, name: str, backbone: str, precision: str,
+def config_of(task: str, amount: str, seed: int, name: str, column: str, precision: str,
               tasks: dict = TASKS, **more) -> TrainConfig:
-    """One run of the study; `tasks` names where each task's files are (the GPU check unpacks its own copy), `more`
-    adds settings (its device, the dry run's budget)."""
+    """One run of the study (`column`: minilm or smollm2); `tasks` names where each task's files are (the GPU check
+    unpacks its own copy), `more` adds settings (its device, the dry run's backbone and budget)."""
     settings = {**FROZEN, **TRAINED}[name]
     return TrainConfig(data=tasks[task].spec(), fraction=AMOUNTS[amount], per_class=None, seed=seed, max_len=MAX_LEN,
                        validation="none", precision=precision, encoder_engine=BENCH_ENGINE, tags=("trec",),
-                       **settings, **(SMOLLM2 if backbone == "smollm2" else {}), **more)
+                       **settings, **(SMOLLM2 if column == "smollm2" else {}), **more)
 
 
 def seed_by_seed(tasks: list[str], amounts: list[str], seeds: list[int]) -> list[tuple]:

@@ -77,7 +77,7 @@ if "loaded_message" in st.session_state:
     for line in st.session_state.pop("same_files", []):
         notice.info(line)
 spec = st.session_state.dataset.spec
-st.caption(f"Current: **{st.session_state.dataset.name}**"
+st.caption(f"Current: **{plain(st.session_state.dataset.name)}**"
            + "".join(f" · {role}: `{path}`" for role, path in spec.paths.items()))
 with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
     check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)

@@ -264,9 +264,10 @@ def test_the_authors_split_with_its_unlabeled_file_trains_ganbert_in_chromium(se
         page.get_by_role("heading", name="GAN-BERT Studio").wait_for()
         nav(page, "Data")
         page.get_by_role("tab", name="Local path").click()
-        page.get_by_role("textbox", name="Train file or directory").fill(str(TREC))
-        page.get_by_text("Columns, classes and unlabeled rows").click()
-        page.get_by_role("textbox", name="Label column").fill("coarse")
+        form = page.get_by_test_id("stForm")  # the upload tab has fields of the same names
+        form.get_by_role("textbox", name="Train file or directory").fill(str(TREC))
+        form.get_by_text("Columns, classes and unlabeled rows").click()
+        form.get_by_role("textbox", name="Label column").fill("coarse")
         settle(page)
         page.get_by_role("button", name="Load from path").click()
         page.get_by_text("Loaded ganbert-trec · coarse: 109 train, 500 test, 5,343 unlabeled").wait_for()

@@ -121,7 +121,7 @@ def test_bad_upload_is_not_stored(studio_home):
     (b"body,label\na,0\n", "nocol.csv", "no text column 'text'"),
     (b"text,label\na,0\nb,0\n", "one.csv", "only one class"),
     (b'{"text": "a", "label": 0, "model": "human"}\n{"text": "b", "label": 7, "model": "x"}\n', "u.jsonl",
-     "unknown label(s) 7"),
+     "unknown label(s) in 1 row(s): '7' (1 row)"),
     (b'{"text": "", "label": 0}\n', "e.jsonl", "empty or missing text"),
 ])
 def test_cli_data_check_refuses_bad_files_with_exit_2(content, name, message, tmp_path, capsys):

@@ -18,7 +18,7 @@ from core.data import ColumnMapping, DataError, DataSpec, load_dataset
 from core.runs import Registry, RunFolder, Status
 from core.runs.estimate import planned_rows, texts_to_encode
 from core.runs.execute import execute_run, logging_into, train_into
-from core.train import TrainConfig, method_for, resolve, run_label, starved_note, unlabeled_read
+from core.train import TrainConfig, grid_labels, method_for, resolve, run_label, starved_note, unlabeled_read
 from core.train.methods.presets import PAPER
 from tests.helpers import open_page, recorded_optimizers
 
@@ -171,6 +171,8 @@ def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tin
                                                              "text is labeled or validates")
     assert starved_note([control], *sizes, 0) is None and starved_note([g1], *sizes, 40) is None
     assert unlabeled_read([g1], *sizes, 40) == "Unlabeled texts each GAN-BERT run reads: 40 at 100%."
+    assert grid_labels([g1], *sizes) == ("Labels each run reads, validation included: 100% (18) + no validation text "
+                                         "left to draw = 18 labels.")  # not "drawn from the train pool": none is left
     registry = Registry()
     for config in (g1, g1.with_(seed=1), control, control.with_(seed=1)):
         run_id = registry.create(config)

@@ -155,3 +155,36 @@ def test_a_run_stored_before_attention_dropout_0_was_the_default_is_found_and_re
     assert run_once(registry, asked, train=False, records=records) is None  # 0 never ran
     restored = run_once(Registry(tmp_path / "other"), asked.with_(attention_dropout=0.1), train=False, records=records)
     assert restored is not None and restored.metrics["test"]["accuracy"] == 0.5
+
+
+def test_the_trec_study_puts_the_papers_comparison_first_and_the_notebooks_long_runs_where_they_fit():
+    """bench/trec.py: frozen first; at each amount (2% first) the paper's BERT, then G1 and its control at the
+    authors' budget; the notebook's 920-step runs on fine at 2% for seeds 0-2 first, the rest of them last; and the
+    GPU check's order, seed by seed over every MiniLM run."""
+    from bench import trec
+
+    stages = trec.plan(list(trec.TASKS), list(trec.AMOUNTS), [0, 1, 2, 3, 4], ["frozen", "trained"])
+    titles = [[title for title, _ in stage] for stage in stages]
+    assert titles[0] == ["frozen features and TF-IDF"] and len(stages) == 4
+    assert titles[1][:2] == ["fine-tuning, paper preset, 2%", "G1 and its control, tf preset, 2%"]
+    notebook = dict(stages[1])["G1 and its control, notebook preset, fine, 2%, seeds 0-2"]
+    assert {run[:3] for run in notebook} == {("fine", "2%", s) for s in (0, 1, 2)} and len(notebook) == 6
+    assert titles[3] == ["G1 and its control, notebook preset, the rest"] and len(stages[3][0][1]) == 34
+    runs = [run for stage in stages for _, part in stage for run in part]
+    assert len(runs) == len(set(runs)) == 2 * 2 * 5 * (len(trec.FROZEN) + len(trec.SMOLLM2_METHODS) + len(trec.TRAINED))
+    pairs = [(a, b) for a, b, _ in trec.PAIRS]
+    assert ("ganbert-noise-tf", "ganbert-control-tf") in pairs and ("ganbert-noise-tf", "finetune-paper") in pairs
+    on_gpu = trec.seed_by_seed(list(trec.TASKS), list(trec.AMOUNTS), [0, 1, 2, 3, 4])
+    assert [seed for _, _, seed, *_ in on_gpu] == sorted(seed for _, _, seed, *_ in on_gpu)  # a cut leaves seeds whole
+    assert {column for *_, column in on_gpu} == {"minilm"}  # SmolLM2 is frozen-only off a GPU and not in the kit
+
+
+def test_the_trec_study_names_its_runs_from_their_configs():
+    from bench import trec
+
+    for name in (*trec.FROZEN, *trec.TRAINED):
+        config = trec.config_of("fine", "1%", 3, name, "minilm", "fp32")
+        assert trec.name_of(config) == name and trec.task_of(config) == "fine" and trec.amount_of(config) == "1%"
+        assert config.validation == "none" and config.max_len == 64 and config.fraction == 0.5
+    smollm2 = trec.config_of("coarse", "2%", 0, "features-lr", "smollm2", "fp32")
+    assert trec.name_of(smollm2) == "features-lr@smollm2" and trec.task_of(smollm2) == "coarse"

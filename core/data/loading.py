@@ -81,7 +81,6 @@ def _raw_splits(spec: DataSpec) -> dict[str, tuple[pd.DataFrame, str]]:
     """Every split's raw frame and the name its messages give it: a directory's split files (and an official
     test's gold labels), or a train file (cut by its split column), then the files the spec names itself."""
     mapping, train = spec.mapping, Path(spec.train)
-    raws: dict[str, tuple[pd.DataFrame, str]] = {}
     if train.is_dir():
         raws = {role: (read_file(path), path.name) for role, path in official_files(train).items()}
     else:

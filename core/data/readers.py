@@ -185,13 +185,17 @@ def label_column(raw: pd.DataFrame, mapping: ColumnMapping) -> str | None:
     return mapping.label if mapping.label in raw.columns else ("model" if is_semeval(raw, mapping) else None)
 
 
+def no_label(values: pd.Series) -> pd.Series:
+    """Which rows hold no label: none at all, or only blanks."""
+    return values.isna() | (values.astype(str).str.strip() == "")
+
+
 def label_values(raw: pd.DataFrame, mapping: ColumnMapping) -> pd.Series:
     """A raw frame's label values, rows without one left out: what the label set of a dataset is read from."""
     column = label_column(raw, mapping)
     if column is None:
         return pd.Series([], dtype=object)
-    values = raw[column]
-    return values[~(values.isna() | (values.astype(str).str.strip() == ""))]
+    return raw[column][~no_label(raw[column])]
 
 
 def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMapping(),
@@ -231,7 +235,7 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
         return _schema(frame), labels or ()
 
     values = raw[label_col].astype(object)
-    missing = values.isna() | (values.astype(str).str.strip() == "")
+    missing = no_label(values)
     if missing.any() and require_labels:
         first = raw.loc[missing, "_where"].iloc[0]
         raise DataError(f"{name}: {int(missing.sum())} row(s) have no label (the first on {first}); if they are "

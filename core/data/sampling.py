@@ -172,6 +172,8 @@ def labels_read(amount: Amount, rule: Validation, labeled: int | None = None, va
         part = "no validation" + (" (a reference reads its labeled rows alone)" if reference else "")
         return f"{chosen}, {part}" + (f" = {labeled:,} labels" if labeled is not None else "")
     count = f" ({val_rows:,})" if val_rows is not None else ""
+    if val_rows == 0 and labeled is not None:  # every train text labeled, no validation split: none left
+        return f"{chosen} + no validation text left to draw = {labeled:,} labels"
     if rule.rule == "auto":
         part = f"{amount.label} validation" if amount.per_class is not None else \
             f"{val_rows:,} validation" if val_rows is not None else "as many validation texts"

@@ -166,7 +166,7 @@ def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mappi
         reference = METHODS[c.method].reference
         labeled, rows = grid_counts(c, train, val)
         said[labels_read(c.labeled, c.validating, labeled, rows, reference=reference)] = None
-    validates = any(c.validating.rule != "none" for c in configs)
+    validates = any(c.validating.rule != "none" and grid_counts(c, train, val)[1] != 0 for c in configs)
     source = "" if not validates else (" Validation texts come from the validation split." if val is not None else
                                        " This dataset has no validation split, so validation texts are drawn from the "
                                        "train pool, apart from the labeled rows.")
