@@ -438,8 +438,10 @@ def gpu_section(runs: list) -> str:
     frame = frame_of(runs)
     if not frame.empty:
         out += ["### The trained-encoder regime study on a GPU (L2R test, 256 tokens; seconds are wall seconds)",
-                results_table(frame, ("seconds", "s")),
-                "### GAN-BERT − its control with the encoder trained, on a GPU (paired by seed)", adds_table(adds(frame))]
+                results_table(frame, ("seconds", "s"))]
+        paired = adds(frame)
+        out += ["### GAN-BERT − its control with the encoder trained, on a GPU (paired by seed)",
+                adds_table(paired) if paired else "No seed has both GAN-BERT and its control on a GPU yet."]
     return "\n\n".join(out)
 
 
@@ -459,7 +461,8 @@ def trec_section(runs: list, gpu_runs: list) -> str:
            "figures (italics) are the paper's Figure 2c, read off its plot, and the PyTorch notebook's stored "
            "output; CPU seconds are per run, on this 2-core machine while other work shared it.", trec.report(frame)]
     if not (on_gpu := trec.frame_of(gpu_runs)).empty:
-        out.append("### On a GPU (the GPU check's runs of the same study)\n\n" + trec.report(on_gpu))
+        out.append("### On a GPU (the GPU check's runs of the same study; its CPU seconds are the GPU machine's "
+                   "process time)\n\n" + trec.report(on_gpu))
     return "\n\n".join(out)
 
 

@@ -40,6 +40,7 @@ prepare()  # before torch loads: offline, reproducible sums
 import pandas as pd  # noqa: E402
 
 from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, finished, open_home, run_once  # noqa: E402
+from core.backbone.locate import sentence_pooling  # noqa: E402
 from core.compare.seeds import mean_ci, paired  # noqa: E402
 from core.runs import Run, Status  # noqa: E402
 from core.runs.estimate import grid_seconds, roughly  # noqa: E402
@@ -111,9 +112,17 @@ def config_of(task: str, amount: str, seed: int, name: str, column: str, precisi
 
 def seed_by_seed(tasks: list[str], amounts: list[str], seeds: list[int]) -> list[tuple]:
     """Every MiniLM run of the study (SmolLM2 is frozen-only where no GPU converts it), seed by seed, each seed's 2%
-    before its 1%: a cut leaves whole seeds of every method (the GPU check's order)."""
+    before its 1%, so a cut leaves whole seeds of every method; the GPU check's order, after the notebook preset's
+    pairs at 2% (`costly_first`)."""
     return [(task, amount, seed, name, "minilm") for seed in seeds for amount in amounts for task in tasks
             for name in (*FROZEN, *TRAINED)]
+
+
+def costly_first(runs: list[tuple]) -> list[tuple]:
+    """`runs` with the notebook preset's pairs at 2% moved to the front, seed by seed: its 920-step runs are the
+    ones 2 CPU cores cannot afford at 5 seeds (about 11 hours), and a GPU runs them in seconds."""
+    first = [r for r in runs if r[1] == "2%" and r[3] in PARTS["G1 and its control, notebook preset"]]
+    return first + [r for r in runs if r not in first]
 
 
 NOTEBOOK_FIRST = {"task": "fine", "amount": "2%", "seeds": (0, 1, 2)}  # the notebook preset's runs that fit first
@@ -144,7 +153,7 @@ def plan(tasks: list[str], amounts: list[str], seeds: list[int], parts: list[str
     return [stage for stage in stages if stage]
 
 
-def estimated(registry, stages: list[list], precision: str) -> list:
+def estimated(registry, stages: list[list], precision: str, any_precision: bool = False) -> list:
     """The parts stage by stage, in `PARTS`' order, each printed with its runs still to run and their time on this
     machine as the studio's estimator (the Train page's) puts it."""
     from core.train import load_data
@@ -156,7 +165,8 @@ def estimated(registry, stages: list[list], precision: str) -> list:
         found = []
         for title, runs in stage:
             configs = [resolve(config_of(*r, precision)) for r in runs]
-            left = [c for c in configs if finished(registry, c, corpus=TASKS["coarse"]) is None]
+            left = [c for c in configs
+                    if finished(registry, c, any_precision=any_precision, corpus=TASKS["coarse"]) is None]
             seconds = grid_seconds(registry, left, *sizes, extra=len(ds.unlabeled)).seconds if left else 0.0
             found.append(((title, runs), seconds, len(left)))
         timed += found
@@ -178,12 +188,12 @@ def measure(args) -> pd.DataFrame:
     precision = args.precision
     stages = plan(args.tasks, args.amounts, args.seeds, args.parts)
     parts = [part for stage in stages for part in stage] if args.report_only else \
-        estimated(registry, stages, precision)
+        estimated(registry, stages, precision, args.any_precision)
     rows = []
     for _, runs in parts:
         for task, amount, seed, name, backbone in runs:
             run = run_once(registry, config_of(task, amount, seed, name, backbone, precision),
-                           train=not args.report_only, corpus=TASKS[task])
+                           train=not args.report_only, any_precision=args.any_precision, corpus=TASKS[task])
             if run is None:
                 continue
             print(f"{task:<6} {amount} seed {seed} {name:<24} {backbone:<7}: {run.status}" + (
@@ -194,15 +204,21 @@ def measure(args) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+POOLER = "+pooler"  # a run that read MiniLM's untrained pooler (before presets read its trained pooling)
+
+
 def name_of(config: TrainConfig) -> str:
-    """A run's name in the study (`FROZEN`, `TRAINED`), told from its config; `@smollm2` on SmolLM2."""
+    """A run's name in the study (`FROZEN`, `TRAINED`), told from its config; `@smollm2` on SmolLM2, and `+pooler`
+    where a preset's run read the pooler of a backbone that never trained it (`authors_pooling` now reads the
+    pooling it trained instead; those runs stay in the tables, apart, as what the untrained pooler did)."""
     on = "@smollm2" if config.backbone == "smollm2-135m" else ""
+    untrained = POOLER if config.pooling == "pooled" and sentence_pooling(config.backbone) else ""
     if config.method == "finetune":
-        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + on
+        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + untrained + on
     if config.method != "ganbert":
         return config.method + on
     game = config.generator if config.adversarial else "control"
-    return f"ganbert-{game}-{'frozen' if config.frozen else config.gan_preset}{on}"
+    return f"ganbert-{game}-{'frozen' if config.frozen else config.gan_preset}{untrained}{on}"
 
 
 def task_of(config: TrainConfig) -> str:
@@ -233,7 +249,9 @@ def cell(values: pd.Series) -> str:
 
 def title_of(name: str) -> str:
     base, _, on = name.partition("@")
-    return TITLES[base] + (", SmolLM2" if on else ", MiniLM" if base in FROZEN and base != "tfidf-lr" else "")
+    base, untrained = base.removesuffix(POOLER), base.endswith(POOLER)
+    return TITLES[base] + (", SmolLM2" if on else ", MiniLM" if base in FROZEN and base != "tfidf-lr" else "") + (
+        ", MiniLM's untrained pooler" if untrained else "")
 
 
 def results_table(frame: pd.DataFrame, task: str) -> str:
@@ -250,7 +268,8 @@ def results_table(frame: pd.DataFrame, task: str) -> str:
         lines.append("| *the PyTorch notebook's stored GAN-BERT (bert-base-cased)* | " + " | ".join(
             f"{NOTEBOOK[(task, a)]:.3f}" if (task, a) in NOTEBOOK else "–" for a in amounts) + " |")
     mine = frame[frame["task"] == task]
-    order = [n for n in (*FROZEN, *(f"{m}@smollm2" for m in SMOLLM2_METHODS), *TRAINED) if n in set(mine["name"])]
+    order = [n for n in (*FROZEN, *(f"{m}@smollm2" for m in SMOLLM2_METHODS), *TRAINED,
+                         *(f"{m}{POOLER}" for m in TRAINED)) if n in set(mine["name"])]
     for name in order:
         cells = []
         for a in amounts:
@@ -266,7 +285,8 @@ def pairs(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
     out = []
     for (task, amount), rows in frame.groupby(["task", "amount"], sort=False):
         by = {name: dict(zip(r["seed"], r[metric])) for name, r in rows.groupby("name")}
-        for a, b, words in PAIRS:
+        for a, b, words in [*PAIRS, *((f"{a}{POOLER}", f"{b}{POOLER}", f"{words}, MiniLM's untrained pooler")
+                                      for a, b, words in PAIRS if "frozen" not in a)]:
             if a in by and b in by and (p := paired(a, b, metric, by[a], by[b])).seeds:
                 out.append({"task": task, "amount": amount, "what": words, "n": len(p.seeds),
                             "difference": p.difference.mean, "low": p.difference.low, "high": p.difference.high,
@@ -306,7 +326,9 @@ def main() -> int:
                         help="frozen: the frozen-feature and closed-form runs; trained: every trained-encoder part; "
                              "or parts by name")
     parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto")
-    parser.add_argument("--any-precision", action="store_true", help=argparse.SUPPRESS)  # open_home reads it
+    parser.add_argument("--any-precision", action="store_true",
+                        help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "
+                             "new runs train at --precision")
     parser.add_argument("--report-only", action="store_true", help="the tables from the runs recorded or in --home")
     args = parser.parse_args()
     frame = measure(args)

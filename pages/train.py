@@ -110,7 +110,9 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             resources = ray_resources(base, place.cpus, place.gpu_fraction) if place.backend == "ray" else None
     except InputError as e:
         st.error(str(e))
-    for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m)) for m in methods)):
+    chosen_settings = {k: v for k, v in values.items() if k in ("backbone", "gan_preset", "finetune_preset", "pooling")}
+    for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m, **chosen_settings))
+                              for m in methods)):
         st.caption(f"{note}; the other runs stay as chosen.")
     if missing:
         offer_download(values["backbone"])

@@ -55,6 +55,34 @@ def test_the_notebook_preset_is_crux82_ganbert_pytorch(tiny_backbone):
     assert (config.lr, config.batch_size, config.epochs, config.pooling) == (5e-5, 64, 10, "pooled")
 
 
+def test_a_presets_pooled_reads_the_pooling_a_sentence_transformer_trained(tiny_backbone, tmp_path):
+    """bert-base-cased trained its pooler (next-sentence prediction); a sentence-transformers backbone did not, so
+    the authors' `pooled` reads the pooling it was trained with there (the bundled MiniLM: mean), says so, and
+    an explicit `--pooling pooled` still reads the pooler."""
+    import shutil
+
+    from core.backbone.locate import sentence_pooling
+    from core.train.methods import method_for
+
+    assert sentence_pooling(None) == "mean"  # the bundled MiniLM's 1_Pooling/config.json
+    sentence = tmp_path / "sentence-bert"
+    shutil.copytree(tiny_backbone, sentence)
+    (sentence / "1_Pooling").mkdir()
+    (sentence / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": false, '
+                                                         '"pooling_mode_mean_tokens": true}')
+    for preset in ("tf", "notebook"):
+        assert tiny(tiny_backbone, gan_preset=preset).pooling == "pooled"  # a BERT folder: its pooler, as the codes
+        config = tiny(sentence, gan_preset=preset)
+        assert config.pooling == "mean"
+        assert "never trained its pooler" in method_for(config).settle_note(
+            TrainConfig(method="ganbert", gan_preset=preset, backbone=str(sentence)))
+        assert tiny(sentence, gan_preset=preset, pooling="pooled").pooling == "pooled"
+    paper = tiny(sentence, method="finetune", finetune_preset="paper")
+    assert paper.pooling == "mean"
+    assert tiny(tiny_backbone, method="finetune", finetune_preset="paper").pooling == "pooled"
+    assert tiny(sentence, gan_preset="studio").resolved_pooling == "mean"  # the studio's own, when trained
+
+
 def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
     """bench/defaults.py's choices (the README's defaults tables): 3e-4 for 30 epochs of 64 on frozen features,
     the notebook's 5e-5 for three times its 10 epochs at 16 with the encoder training."""

@@ -65,15 +65,18 @@ def config(backbone, device: str, **kw) -> TrainConfig:
 
 
 def trained(cfg: TrainConfig, folder, monkeypatch) -> tuple[dict, np.ndarray, set[str]]:
-    """A run's result, its test probabilities, and the devices its model's weights were on when it trained."""
+    """A run's result, its test probabilities, and the devices its model's weights were on when it trained (noted
+    for this run alone: a patch left in place would note the next run's devices too, and a CPU run after a GPU
+    one would show the GPU's weights 'on the CPU', which only a CUDA machine sees)."""
     placed: set[str] = set()
     real = StudioModel.train
 
     def noting(self, mode: bool = True):
         placed.update(p.device.type for p in self.parameters())
         return real(self, mode)
-    monkeypatch.setattr(StudioModel, "train", noting)
-    result = train_into(cfg, RunFolder(folder), lambda e: None, lambda: False)
+    with monkeypatch.context() as patched:
+        patched.setattr(StudioModel, "train", noting)
+        result = train_into(cfg, RunFolder(folder), lambda e: None, lambda: False)
     frame = RunFolder(folder).predictions()
     return result, frame[[c for c in frame.columns if c.startswith("p_")]].to_numpy(), placed
 
@@ -87,7 +90,16 @@ def test_each_method_trains_on_the_device_as_on_the_cpu(name, device, tiny_backb
     if METHODS[name]["method"] in ("finetune", "ganbert", "adapter"):  # the methods of a StudioModel
         assert placed == {device}
     assert on_device["test"]["accuracy"] == pytest.approx(on_cpu["test"]["accuracy"], abs=0.1)
-    assert probs == pytest.approx(cpu_probs, abs=0.02)  # fp32 both: rounding apart, the same run
+    assert probs == pytest.approx(cpu_probs, abs=apart(METHODS[name]))
+
+
+def apart(settings: dict) -> float:
+    """How far a device run's test probabilities may stand from the CPU run's, both fp32. CUDA draws dropout masks
+    and the generator's noise from its own stream, not the CPU's, so the runs differ by those draws: with the
+    encoder training at 5e-5 over 6 steps they moved the probabilities less than 0.02 on the H200; a head on frozen
+    features learns at 3e-4 or more, and there they moved up to 0.05 (the tiny BERT's trained head) and 0.098
+    (MiniLM's frozen GAN-BERT)."""
+    return 0.1 if settings.get("frozen") else 0.02
 
 
 def test_bf16_autocast_on_the_device(device, tiny_backbone, tmp_path, monkeypatch):
@@ -194,5 +206,5 @@ def test_minilm_trains_on_the_device_as_on_the_cpu(frozen, device, tmp_path, mon
     on_device, probs, placed = trained(config(None, device, **kw), tmp_path / device, monkeypatch)
     on_cpu, cpu_probs, _ = trained(config(None, "cpu", **kw), tmp_path / "cpu", monkeypatch)
     assert placed == {device}
-    assert probs == pytest.approx(cpu_probs, abs=0.02)
+    assert probs == pytest.approx(cpu_probs, abs=apart(kw))
     assert on_device["test"]["accuracy"] == pytest.approx(on_cpu["test"]["accuracy"], abs=0.1)

@@ -177,6 +177,10 @@ def test_the_trec_study_puts_the_papers_comparison_first_and_the_notebooks_long_
     on_gpu = trec.seed_by_seed(list(trec.TASKS), list(trec.AMOUNTS), [0, 1, 2, 3, 4])
     assert [seed for _, _, seed, *_ in on_gpu] == sorted(seed for _, _, seed, *_ in on_gpu)  # a cut leaves seeds whole
     assert {column for *_, column in on_gpu} == {"minilm"}  # SmolLM2 is frozen-only off a GPU and not in the kit
+    ordered = trec.costly_first(on_gpu)
+    notebook = [r for r in ordered if "notebook" in r[3]]
+    assert sorted(ordered) == sorted(on_gpu) and ordered[:20] == [r for r in notebook if r[1] == "2%"]
+    assert {(r[0], r[2]) for r in ordered[:20]} == {(t, s) for t in trec.TASKS for s in range(5)}
 
 
 def test_the_trec_study_names_its_runs_from_their_configs():
@@ -186,5 +190,8 @@ def test_the_trec_study_names_its_runs_from_their_configs():
         config = trec.config_of("fine", "1%", 3, name, "minilm", "fp32")
         assert trec.name_of(config) == name and trec.task_of(config) == "fine" and trec.amount_of(config) == "1%"
         assert config.validation == "none" and config.max_len == 64 and config.fraction == 0.5
+    before = trec.config_of("fine", "2%", 0, "ganbert-noise-tf", "minilm", "fp32").with_(pooling="pooled")
+    assert trec.name_of(before) == "ganbert-noise-tf+pooler"  # MiniLM's untrained pooler, as runs read it before
+    assert trec.title_of("ganbert-noise-tf+pooler") == "GAN-BERT G1, tf preset, MiniLM's untrained pooler"
     smollm2 = trec.config_of("coarse", "2%", 0, "features-lr", "smollm2", "fp32")
     assert trec.name_of(smollm2) == "features-lr@smollm2" and trec.task_of(smollm2) == "coarse"

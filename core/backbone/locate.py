@@ -195,6 +195,25 @@ def attention_dropout(spec: str | Path | None) -> float:
     return float(config.get("attention_probs_dropout_prob", config.get("attention_dropout", 0.0)))
 
 
+def sentence_pooling(spec: str | Path | None) -> str | None:
+    """The pooling a sentence-transformers backbone was trained to give its sentence vector with ('mean' or 'cls',
+    from its `1_Pooling/config.json`); None for any other backbone. Such a model never trained BERT's pooler (the
+    bundled MiniLM's holds a zero bias and weights at their initial scale), so its `pooled` output is a random
+    projection of CLS: read as the authors read bert-base-cased's trained pooler, it left TREC's fine classes at
+    one class (bench/trec.py)."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return None
+    try:
+        folder = default_backbone_path() if not text else resolve_backbone(text).folder
+        modes = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    except (InputError, OSError, ValueError):
+        return None
+    if not isinstance(modes, dict):
+        return None
+    return "mean" if modes.get("pooling_mode_mean_tokens") else "cls" if modes.get("pooling_mode_cls_token") else None
+
+
 def config_of(text: str) -> dict:
     """The config file of a backbone spec (the bundled MiniLM when empty); {} when it cannot be read."""
     try:

@@ -80,7 +80,9 @@ class TrainConfig:
                                        "GAN-BERT codes; CLS when the model has none), mean, every layer's mean and "
                                        "CLS (layers; frozen only), or one layer's mean (layer: see Pooled layer). "
                                        "Default: layer for a causal LM (SmolLM2), else layers when frozen and mean "
-                                       "when not (GAN-BERT's tf and notebook presets: pooled)",
+                                       "when not (GAN-BERT's tf and notebook presets and fine-tuning's paper preset: "
+                                       "pooled, or on a sentence-transformers backbone, whose pooler never trained, "
+                                       "the pooling it was trained with: mean for MiniLM)",
                                  choices=("cls", "pooled", "mean", "layers", "layer"), label="Pooling")
     pool_layer: int | None = option(None, "the layer `layer` pooling averages over its tokens (the first token left "
                                           "out: a causal LM's start token sees nothing else); default: SmolLM2's "

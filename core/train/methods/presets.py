@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from core.backbone.locate import sentence_pooling
 from core.train.config import TrainConfig
 
 
@@ -66,6 +67,26 @@ STUDIO = {True: {"lr": 3e-4, "batch_size": 64, "epochs": 30, "max_steps": MAX_ST
 # flags (lr 2e-5, batch 64, 3 epochs, 10% warm-up) and BERT's optimization.py (AdamW, eps 1e-6, weight decay 0.01 off
 # LayerNorm and biases, global-norm clipping at 1.0, linear decay), on the pooled CLS output; fine-tuning's `paper`.
 PAPER = {"lr": 2e-5, "batch_size": 64, "epochs": 3, "pooling": "pooled", "eps": 1e-6}
+
+
+def authors_pooling(pooling: str | None, backbone: str | None) -> str | None:
+    """The sentence vector a preset's `pooled` means on `backbone`: BERT's pooler, which bert-base-cased trained
+    (next-sentence prediction) and both official codes read; on a sentence-transformers backbone, whose pooler never
+    trained, the pooling it was trained with instead (`sentence_pooling`: mean for the bundled MiniLM)."""
+    if pooling == "pooled" and (trained := sentence_pooling(backbone)):
+        return trained
+    return pooling
+
+
+def pooling_note(config: TrainConfig, preset: str) -> str | None:
+    """What `authors_pooling` changed, in one line, or None."""
+    if config.pooling is not None:
+        return None
+    trained = authors_pooling("pooled", config.backbone)
+    if trained == "pooled":
+        return None
+    return (f"the {preset} preset reads BERT's trained pooler, as its authors did on bert-base-cased; this backbone "
+            f"never trained its pooler, so it reads the {trained} pooling it was trained with")
 
 
 def paper(config: TrainConfig) -> bool:

@@ -16,7 +16,8 @@ from core.backbone import attention_dropout
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import STEP_OPTIONS, Method
-from core.train.methods.presets import ATTENTION_DROPOUT, PAPER, STUDIO, copies, paper, recipe_for
+from core.train.methods.presets import (ATTENTION_DROPOUT, PAPER, STUDIO, authors_pooling, copies, paper,
+                                       pooling_note, recipe_for)
 
 # bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
@@ -171,11 +172,14 @@ class FinetuneSpec(StepSpec):
             return config
         budget = {"epochs": PAPER["epochs"]} if config.steps is None and config.epochs is None else {}
         rows = {"validation": "none", "selection": "auto"} if config.validation == "auto" else {}
-        return config.with_(**budget, **rows, pooling=config.pooling or PAPER["pooling"])
+        return config.with_(**budget, **rows,
+                            pooling=config.pooling or authors_pooling(PAPER["pooling"], config.backbone))
 
     def settle_note(self, config: TrainConfig) -> str | None:
         if paper(config) and config.frozen:
             return "the paper preset fine-tunes the encoder, as the paper's BERT baseline did, so its runs are not frozen"
+        if paper(config) and (note := pooling_note(config, "paper")):
+            return note
         return super().settle_note(config)
 
     def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:
@@ -253,12 +257,17 @@ class GanBertSpec(StepSpec):
             if config.gan_preset == "studio" and config.max_steps is None:  # the budget rule (`presets.STUDIO`)
                 changes["max_steps"] = STUDIO[config.frozen]["max_steps"]
         if config.pooling is None and recipe.pooling:
-            changes["pooling"] = recipe.pooling
+            changes["pooling"] = authors_pooling(recipe.pooling, config.backbone)
         if config.batches_without_labels is None and recipe.batches_without_labels is not None:
             changes["batches_without_labels"] = recipe.batches_without_labels
         if not config.adversarial:
             changes["generator"] = "noise"
         return config.with_(**changes)
+
+    def settle_note(self, config: TrainConfig) -> str | None:
+        if recipe_for(config).pooling == "pooled" and (note := pooling_note(config, config.gan_preset)):
+            return note
+        return super().settle_note(config)
 
     def display(self, config: TrainConfig) -> str:
         game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
