@@ -65,7 +65,11 @@ def restored_workspace() -> None:
 
 preloaded()
 if "registry" not in st.session_state:  # one per session: opening it checks the schema
-    st.session_state.registry = Registry()
+    try:
+        st.session_state.registry = Registry()
+    except InputError as e:  # a damaged studio.db, or a full disk on a fresh home
+        st.error(f"The studio cannot open its registry: {e}")
+        st.stop()
 if "dataset" not in st.session_state:
     restored_workspace()
 if "cleaning" not in st.session_state:
@@ -80,5 +84,13 @@ with st.sidebar:
         st.caption("Cleaning on: " + ", ".join(k.replace("_", " ") for k, v in vars(st.session_state.cleaning).items() if v))
     st.markdown("**Device**")
     st.caption(device())
+    try:
+        unreadable = st.session_state.registry.unreadable()
+    except InputError as e:
+        unreadable = []
+        st.error(str(e))
+    if unreadable:
+        st.warning(f"{len(unreadable)} run(s) cannot be read and are left out of every list:\n\n"
+                   + "\n".join(f"- {reason}" for _, reason in unreadable))
 
 nav.run()

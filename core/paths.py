@@ -18,7 +18,8 @@ def studio_home() -> Path:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename: readers never see half a file."""
+    """Write to a temporary file in the same folder, fsync, rename, then fsync the folder: readers never see half
+    a file, and a crash after the call cannot lose the rename (it lives in the folder's entry, not the file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -31,6 +32,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    sync_folder(path.parent)
+
+
+def replace_durably(source: Path, target: Path) -> None:
+    """`os.replace`, then the folder synced (`sync_folder`)."""
+    os.replace(source, target)
+    sync_folder(Path(target).parent)
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder, so the renames in it survive a crash; a no-op where folders cannot be opened (Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def remove_write_leftovers(folder: Path) -> None:

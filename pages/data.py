@@ -10,7 +10,7 @@ from core.errors import InputError
 from core.explore.checks import check_loaded
 from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
-from pages.data_views import reading_inputs
+from pages.data_views import reading_inputs, stored_uploads_section
 from pages.markdown import plain
 from pages.widgets import kept_tabs
 
@@ -134,6 +134,7 @@ with upload:
             not_loaded(e, "choose another file and load again")
         else:
             try_load(DataSpec(**paths, mapping=up.mapping, labels=up.labels, unlabeled_rows=up.unlabeled_rows))
+    stored_uploads_section(st.session_state.registry)
 
 with local:
     st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "

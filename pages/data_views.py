@@ -1,11 +1,12 @@
 """The Data page's shared inputs: which columns hold what, which classes there are, and whether train rows without
-a label are unlabeled texts."""
+a label are unlabeled texts; and the stored uploads."""
 
 from dataclasses import dataclass
 
 import streamlit as st
 
 from core.data import ColumnMapping, declared_labels
+from core.runs import clean_uploads, stored_uploads
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,14 @@ def reading_inputs(key: str) -> Reading:
         rows = c2.checkbox("Rows without a label are unlabeled texts", key=f"{key}_unlabeled_rows",
                            persist_state="session", help="Else a train row without a label is an error.")
     return Reading(mapping, declared_labels(labels), rows)
+
+
+def stored_uploads_section(registry) -> None:
+    """How much the stored uploads hold, and removing those nothing names past an age (`clean_uploads`)."""
+    files, size = stored_uploads(registry)
+    with st.expander(f"Stored uploads: {files} file(s), {size / 2**20:.1f} MB"):
+        st.caption("Uploaded files are kept under the studio home so background runs can read them again. Those "
+                   "no run and no saved workspace names can go once they are old.")
+        days = st.number_input("Older than (days)", 0, 3650, 30, key="up_clean_days")
+        if st.button("Remove unused uploads", key="up_clean", disabled=not files):
+            st.success(clean_uploads(registry, float(days)).words().capitalize() + ".")

@@ -110,9 +110,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             resources = ray_resources(base, place.cpus, place.gpu_fraction) if place.backend == "ray" else None
     except InputError as e:
         st.error(str(e))
-    chosen_settings = {k: v for k, v in values.items() if k in ("backbone", "gan_preset", "finetune_preset", "pooling")}
-    for note in filter(None, (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m, **chosen_settings))
-                              for m in methods)):
+    for note in train_form.settle_notes(methods, frozen, values):
         st.caption(f"{note}; the other runs stay as chosen.")
     if missing:
         offer_download(values["backbone"])

@@ -68,3 +68,10 @@ def what_runs_read(configs: list[TrainConfig], ds: Dataset) -> None:
     st.caption(grid_labels(configs, train, val))
     if read := unlabeled_read(configs, train, val, extra(ds)):
         st.caption(read)
+
+
+def settle_notes(methods: list[str], frozen: bool, values: dict) -> list[str]:
+    """What each method changes in the chosen settings (adapters are never frozen; a preset's pooled CLS on a
+    backbone that never trained its pooler), one line each."""
+    chosen = {k: v for k, v in values.items() if k in ("backbone", "gan_preset", "finetune_preset", "pooling")}
+    return [n for n in (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m, **chosen)) for m in methods) if n]

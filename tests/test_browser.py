@@ -33,13 +33,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture()
-def server(studio_home):
+def need_chromium() -> None:
+    """Skip without Chromium or Playwright, unless this run requires the browser (CI)."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("STUDIO_REQUIRE_BROWSER"):
             pytest.fail(f"no Chromium at {CHROMIUM}, and this run requires the browser test")
         pytest.skip("Debian's chromium is not installed (make browser, or .ci/run, installs it)")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+@pytest.fixture()
+def server(studio_home):
+    need_chromium()
     port = free_port()
     env = {**os.environ, "STUDIO_HOME": str(studio_home)}
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
@@ -310,4 +315,51 @@ def test_the_authors_split_with_its_unlabeled_file_trains_ganbert_in_chromium(se
         assert all(r.config.data.mapping.label == "coarse" and r.labels_read == 109 for r in runs)
         page.wait_for_timeout(3000)
         check_page(page, "trec-3-monitor")
+        browser.close()
+
+
+INJECTED = ("</script><script>window.pwned = (window.pwned || 0) + 1; document.title = 'PWNED'</script>",
+            "<img src=x onerror=\"window.pwned = (window.pwned || 0) + 1\">")
+
+
+def test_a_report_from_a_hostile_file_runs_none_of_its_scripts(tmp_path, studio_home):
+    """Class labels and source names reach the Explore report's Vega specs: a CSV whose labels close the page's
+    script and open one of their own ran 110 scripts of the file's in report.html. Opened in Chromium, its charts
+    draw, with the labels shown as text, and nothing of the file's runs (tooltips included: one is hovered)."""
+    import csv
+
+    from playwright.sync_api import sync_playwright
+
+    from core.cli import main
+
+    need_chromium()
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    for split, n in (("train", 30), ("test", 10)):
+        with (tmp_path / f"{split}.csv").open("w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["text", "label", "source"])
+            for i in range(n):
+                label = INJECTED[i % 2]
+                out.writerow([" ".join(words[(i + j) % 8] for j in range(12 + i % 5)), label, INJECTED[1 - i % 2]])
+    report = tmp_path / "report"
+    assert main(["explore", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
+                 "--out", str(report)]) == 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto((report / "report.html").as_uri())
+        assert page.evaluate("window.pwned") is None, "a script of the file's ran"
+        page.locator(".vega-embed svg, .vega-embed canvas").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        page.locator(".vega-embed").first.hover()
+        page.mouse.move(300, 300)
+        page.wait_for_timeout(500)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report-hostile.png"), full_page=True)
+        assert page.evaluate("window.pwned") is None
+        assert page.title().startswith("Explore: ") and "PWNED" not in page.title()
+        assert page.locator(".vega-embed").count() >= 6  # the charts drew, labels and all
+        assert page.locator("script:not([type='application/json'])").count() <= page.locator(".vega-embed").count() + 1
         browser.close()

@@ -17,7 +17,7 @@ from core.paths import REPO_ROOT
 PAGES = [p for p in (REPO_ROOT / "README.md", REPO_ROOT / "CHANGELOG.md", *sorted((REPO_ROOT / "docs").glob("*.md")))
          if p.exists()]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-COMMAND = re.compile(r"python -m core ((?:data check)|[a-z]+)\b([^`\n]*)")
+COMMAND = re.compile(r"python -m core ((?:data (?:check|clean-uploads))|[a-z]+)\b([^`\n]*)")
 
 
 def test_results_are_what_the_records_say(tmp_path):

@@ -1,4 +1,6 @@
-"""Faults: killed processes, app restarts, a long queue, an unwritable run directory; and bad input."""
+"""Faults: killed processes, app restarts, a long queue, an unwritable run directory; bad input; and what the studio
+must not trust (issue 77): hostile and unbounded files, pids that get reused, weights changed in place, an
+unreadable registry row, a damaged registry or a full disk, a truncated checkpoint, racing processes."""
 
 from __future__ import annotations
 
@@ -6,8 +8,11 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +22,7 @@ from core.data import DataError, load_frame, store_upload
 from core.paths import REPO_ROOT
 from core.train import classify
 from core.runs import Registry, execute_run
+from core.runs.local import LocalBackend
 from tests.helpers import LONG, active_run, cfg, submit, wait_for
 
 
@@ -143,3 +149,395 @@ def test_no_code_path_unpickles():
 def test_server_listens_on_localhost_by_default():
     config = (REPO_ROOT / ".streamlit" / "config.toml").read_text()
     assert re.search(r'^address = "127\.0\.0\.1"$', config, re.M)
+
+
+# ------------------------------------------------------------ readers with bounds (issue 77, item 2)
+
+def test_a_parquet_bomb_is_refused_from_its_footer(tmp_path, monkeypatch):
+    """A few hundred KB that decompress past the limit: refused before a byte of text is decompressed, naming the
+    rows and the size (a 657 KB file of 3.8 GB had passed the 500 MB check and ended as ArrowMemoryError)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from core.data import readers
+
+    path = tmp_path / "bomb.parquet"
+    table = pa.table({"text": ["a" * 2**20] * 40, "label": ["x", "y"] * 20})
+    pq.write_table(table, path, compression="zstd", use_dictionary=False)
+    assert path.stat().st_size < 2**20
+    monkeypatch.setattr(readers, "MAX_TABLE_BYTES", 16 * 2**20)
+    with pytest.raises(DataError, match=r"bomb.parquet holds 40 rows that decompress to 40 MB, over the 16 MB limit"):
+        readers.read_table(path.read_bytes(), path.name)
+    # dictionary-encoded, the footer counts one copy of the text: the batches read are counted instead
+    pq.write_table(table, path, compression="zstd")
+    with pytest.raises(DataError, match=r"decompresses to more than the 16 MB limit .*its footer said 1 MB"):
+        readers.read_table(path.read_bytes(), path.name)
+
+
+def test_rows_are_counted_before_they_are_parsed(tmp_path, monkeypatch):
+    from core.data import readers
+
+    monkeypatch.setattr(readers, "MAX_ROWS", 1000)
+    rows = b'{"text": "a", "label": 0}\n' * 1001
+    with pytest.raises(DataError, match=r"many.jsonl holds 1,001 rows, over the 1,000-row limit"):
+        readers.read_table(rows, "many.jsonl")
+    with pytest.raises(DataError, match=r"many.csv holds more than 1,000 rows"):
+        readers.read_table(b"text,label\n" + b"a,0\n" * 1001, "many.csv")
+    assert len(readers.read_table(rows[: len(rows) // 1001 * 1000], "fine.jsonl")) == 1000
+
+
+def test_jsonl_columns_keep_keys_some_rows_lack():
+    from core.data.readers import read_table
+
+    frame = read_table(b'{"text": "a", "label": 0}\n\n{"text": "b", "source": "s"}\n{"text": "c", "label": 1}\n',
+                       "some.jsonl")
+    assert frame["text"].tolist() == ["a", "b", "c"] and frame["_where"].tolist() == ["line 1", "line 3", "line 4"]
+    assert frame["label"].tolist()[::2] == [0, 1] and frame["label"].isna().tolist() == [False, True, False]
+    assert frame["source"].isna().tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda p: p.symlink_to("/dev/zero"), "a device"),
+    (lambda p: os.mkfifo(p), "a FIFO"),
+])
+def test_only_regular_files_are_read(make, kind, tmp_path, capsys):
+    """/dev/zero read until MemoryError (its size reads 0), and a FIFO would block the reader for ever."""
+    path = tmp_path / "zero.csv"
+    make(path)
+    assert main(["data", "check", str(path)]) == 2
+    assert f"zero.csv is {kind}, not a regular file" in capsys.readouterr().err
+
+
+def test_a_file_is_read_to_the_limit_and_no_further(tmp_path):
+    from core.data.readers import read_bytes
+
+    path = tmp_path / "cpuinfo.csv"
+    path.symlink_to("/proc/self/status")  # a /proc file: regular, its size 0, its content not
+    with pytest.raises(DataError, match="holds more than the 0 MB limit"):
+        read_bytes(path, max_bytes=10)
+
+
+def test_deep_json_and_categorical_parquet_get_the_usual_messages(tmp_path):
+    import pandas as pd
+
+    from core.data.readers import load_frame, read_table
+
+    deep = b'{"text": "a", "label": 0}\n{"text": ' + b"[" * 200_000 + b"]" * 200_000 + b', "label": 1}\n'
+    with pytest.raises(DataError, match="deep.jsonl: line 2 nests its JSON too deeply to read"):
+        read_table(deep, "deep.jsonl")
+    frame = pd.DataFrame({"text": pd.Categorical(["same"] * 4), "label": pd.Categorical(["a", "b", "a", "b"]),
+                          "source": pd.Categorical(["s", None, "s", "t"])})
+    path = tmp_path / "cat.parquet"
+    frame.to_parquet(path)
+    loaded, labels = load_frame(path.read_bytes(), path.name)
+    assert labels == ("a", "b") and loaded["text"].tolist() == ["same"] * 4
+    assert loaded["source"].tolist() == ["s", "", "s", "t"]
+
+
+# ------------------------------------------------------------ processes that are not the studio's (item 3)
+
+def a_stranger() -> subprocess.Popen:
+    """A process of someone else's, in a session of its own as a worker would be (`setsid sleep 600`)."""
+    return subprocess.Popen(["sleep", "600"], start_new_session=True)
+
+
+@pytest.mark.parametrize("recorded", ["token of another process", "no token (a row from before tokens)"])
+def test_a_reused_pid_is_not_the_run_and_is_never_signalled(recorded, tiny_backbone, studio_home, capsys):
+    """A run whose pid now names another process: it is gone, not running for ever; cancel leaves that process
+    alone; and the queue behind it is served (3 queued runs had never started)."""
+    from core.runs.processes import pid_alive
+
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    stranger = a_stranger()
+    try:
+        stuck = reg.create(cfg(tiny_backbone))
+        reg.claim(stuck)
+        reg.mark_running(stuck, stranger.pid, "CPU")
+        token = "another-boot:1" if recorded.startswith("token") else None
+        with sqlite3.connect(reg.path) as db:
+            db.execute("UPDATE runs SET pid_token = ? WHERE id = ?", (token, stuck))
+        assert not LocalBackend().alive(reg.get(stuck))
+        assert main(["cancel", stuck]) == 0
+        assert pid_alive(stranger.pid), "cancel signalled a process that was not the run's"
+        assert reg.get(stuck).status in ("interrupted", "cancelled")
+        queued = [submit(reg, cfg(tiny_backbone, seed=s)) for s in (1, 2, 3)]
+        wait_for(lambda: all(reg.get(i).status == "done" for i in queued), timeout=300, what="the queue served")
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_a_run_is_alive_while_its_heartbeat_is_fresh(tiny_backbone, studio_home):
+    """Its own process (the same pid and start time), beating: alive; twenty beats missed: gone."""
+    from core.runs.backend import STALE, process_alive
+
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    assert process_alive(reg.get(run_id))
+    with sqlite3.connect(reg.path) as db:
+        db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - STALE - 1, run_id))
+    assert not process_alive(reg.get(run_id))
+    reg.beat(run_id)
+    assert process_alive(reg.get(run_id))
+
+
+def test_a_running_worker_beats_while_it_trains(tiny_backbone, studio_home, monkeypatch):
+    from core.runs import execute
+
+    beats = []
+    real = Registry.beat
+    monkeypatch.setattr(Registry, "beat", lambda self, run_id: beats.append(run_id) or real(self, run_id))
+    monkeypatch.setattr(execute, "HEARTBEAT", 0.05)
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone, epochs=3))
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "done"
+    assert beats and set(beats) == {run_id}
+
+
+# ------------------------------------------------------------ caches keyed on what the weights are (item 4)
+
+def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_backbone, tmp_path):
+    """4 KB of model.safetensors overwritten with other bytes of the same size kept the identity, so cached
+    features and the ONNX export of the old weights were reused; a store an earlier studio keyed by names and
+    sizes is taken over while the weights are older than it, and left alone once they are not."""
+    import shutil
+
+    from core.backbone import resolve_backbone
+    from core.backbone.engines import export_folder
+    from core.train.features import feature_store, store_key
+
+    folder = tmp_path / "bert"
+    shutil.copytree(tiny_backbone, folder)
+    home = tmp_path / "home"
+    before = resolve_backbone(str(folder))
+    identity = before.identity
+    legacy = home / "features" / store_key(before, 64, "mean", False, legacy=True)
+    legacy.mkdir(parents=True)
+    (legacy / "shard.safetensors").write_bytes(b"vectors")
+    store = feature_store(home, before, 64, "mean", False)
+    assert store != legacy and (store / "shard.safetensors").read_bytes() == b"vectors" and not legacy.exists()
+    export = export_folder(before, home)
+
+    weights = folder / "model.safetensors"
+    with weights.open("r+b") as f:
+        f.seek(weights.stat().st_size - 4096)
+        f.write(os.urandom(4096))
+    after = resolve_backbone(str(folder))
+    assert weights.stat().st_size == before.folder.joinpath("model.safetensors").stat().st_size
+    assert after.identity != identity and after.legacy_identity == before.legacy_identity
+    assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
+    stale = home / "features" / store_key(after, 64, "mean", False, legacy=True)
+    stale.mkdir(parents=True)
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))  # made before the weights changed
+    assert not feature_store(home, after, 64, "mean", False).exists() and stale.exists()
+
+
+# ------------------------------------------------------------ one bad registry row (item 5)
+
+@pytest.mark.parametrize("stored, reason", [
+    ('{"oops": 1', "its stored config cannot be read (JSONDecodeError"),
+    (None, "its stored config cannot be read (TypeError"),  # a newer studio's: a data setting this one lacks
+])
+def test_an_unreadable_run_is_reported_and_the_rest_work(stored, reason, tiny_backbone, studio_home, capsys):
+    import json
+
+    reg = Registry()
+    good, bad = (reg.create(cfg(tiny_backbone, seed=s)) for s in (0, 1))
+    if stored is None:
+        raw = json.loads(cfg(tiny_backbone).to_json())
+        raw["data"]["sharded_by"] = "language"
+        stored = json.dumps(raw)
+    with sqlite3.connect(reg.path) as db:
+        db.execute("UPDATE runs SET config = ? WHERE id = ?", (stored, bad))
+    assert [r.id for r in reg.list()] == [good]
+    assert [(i, r.split(": ", 1)[1][:len(reason)]) for i, r in reg.unreadable()] == [(bad, reason)]
+    with pytest.raises(jobs.UnreadableRun, match=f"run {bad}: its stored config"):
+        reg.get(bad)
+    assert main(["runs"]) == 0
+    out = capsys.readouterr()
+    assert good in out.out and bad not in out.out and f"warning: run {bad}: {reason}" in out.err
+    wait_for(lambda: reg.get(good).status == "done", timeout=120, what="the readable run served by the queue")
+
+
+# ------------------------------------------------------------ smaller ones (item 6)
+
+def test_a_foreground_run_that_cannot_start_is_never_started_later(tiny_backbone, studio_home, monkeypatch, capsys):
+    """`core train` whose registry write fails as the run starts (a full disk) said it failed; its run must not
+    wait queued for the next `core runs` to start it in the background."""
+    from core.runs import RegistryError
+
+    def full(*a, **k):
+        raise RegistryError("the disk is full: the registry cannot record this")
+    with monkeypatch.context() as patched:
+        patched.setattr(Registry, "mark_running", full)
+        assert main(["train", "--train", "builtin", "--method", "features-lr", "--frozen", "--per-class", "3",
+                     "--backbone", str(tiny_backbone)]) == 2
+    assert "the disk is full" in capsys.readouterr().err
+    reg = Registry()
+    [run] = reg.list()
+    assert run.status == "failed" and "disk is full" in run.message
+    assert main(["runs"]) == 0 and reg.get(run.id).status == "failed"
+
+
+OPEN_AT = """
+import sys, time
+from pathlib import Path
+from core.runs.registry import Registry
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+Registry(Path(sys.argv[1]))
+"""
+
+
+def test_processes_opening_a_fresh_home_at_once_all_succeed(tmp_path):
+    """Four processes setting up one home together: one in five tries had failed with 'duplicate column name:
+    phase'. Each try starts the four at one instant on a registry of the first schema (every migration to make),
+    ten times."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    for attempt in range(10):
+        home = tmp_path / f"home-{attempt}"
+        (home / "runs").mkdir(parents=True)
+        with sqlite3.connect(home / "studio.db") as db:  # the first registry's table: no column added since
+            db.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, created REAL NOT NULL, started REAL, ended REAL, "
+                       "status TEXT NOT NULL, config TEXT NOT NULL, label TEXT NOT NULL, pid INTEGER, device TEXT, "
+                       "heartbeat REAL, progress REAL NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0, "
+                       "samples_per_s REAL, message TEXT, metrics TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0, "
+                       "deleted INTEGER NOT NULL DEFAULT 0)")
+        start = time.time() + 4  # after the four have imported the registry
+        openers = [subprocess.Popen([sys.executable, "-c", OPEN_AT, str(home), str(start)], cwd=REPO_ROOT, env=env,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        failures = [o.stderr.read()[-300:] for o in openers if o.wait(timeout=120)]
+        assert failures == [], failures
+
+
+def test_a_damaged_registry_and_a_full_disk_are_said_so(tiny_backbone, studio_home, monkeypatch, capsys):
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    # a full disk (SQLite's own SQLITE_FULL: no page may be added): lists still answer, writes say why
+    real = sqlite3.connect
+
+    def full(*a, **k):
+        db = real(*a, **k)
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count = {pages}")
+        return db
+    with monkeypatch.context() as patched:
+        patched.setattr(sqlite3, "connect", full)
+        assert [r.id for r in reg.list()] == [run_id] and reg.get(run_id).status == "queued"
+        assert main(["runs"]) == 0
+        assert run_id in capsys.readouterr().out
+        with pytest.raises(jobs.RegistryError, match="the disk is full"):
+            for _ in range(50):  # a page holds several rows: write until one needs a page more
+                reg.create(cfg(tiny_backbone))
+    (studio_home / "studio.db").write_bytes(b"this is not a database" * 500)
+    for suffix in ("-wal", "-shm"):
+        (studio_home / f"studio.db{suffix}").unlink(missing_ok=True)
+    assert main(["runs"]) == 2
+    assert f"the registry at {studio_home / 'studio.db'} is damaged" in capsys.readouterr().err
+
+
+def test_a_truncated_checkpoint_is_named_not_a_traceback(tiny_backbone, studio_home, capsys):
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "done"
+    weights = next(reg.folder(run_id).path.rglob("model.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:300])
+    assert main(["predict", run_id, "some text"]) == 2
+    assert f"run {run_id}'s checkpoint is damaged" in capsys.readouterr().err
+
+
+def test_a_run_id_with_a_trailing_newline_is_refused():
+    from core.runs import RunError, check_run_id
+
+    assert check_run_id("20260101-120000-a1b2c3") == "20260101-120000-a1b2c3"
+    with pytest.raises(RunError):
+        check_run_id("20260101-120000-a1b2c3\n")
+
+
+def test_a_write_syncs_its_folder_after_the_rename(tmp_path, monkeypatch):
+    import stat as stat_module
+
+    from core.paths import atomic_write_text
+
+    synced = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(stat_module.S_ISDIR(os.fstat(fd).st_mode)) or real(fd))
+    atomic_write_text(tmp_path / "a.json", "{}")
+    assert synced == [False, True]  # the file, then its folder
+
+
+def test_old_uploads_nothing_names_are_cleaned(tiny_backbone, studio_home, tmp_path, capsys):
+    from core.data import CleaningConfig, DataSpec
+    from core.runs import Workspace, remember
+
+    folder = studio_home / "uploads"
+    rows = b'{"text": "a b", "label": 0}\n{"text": "c d", "label": 1}\n'
+    used, worked_on, old, new = (store_upload(rows + f'{{"text": "{i}", "label": 0}}\n'.encode(), f"f{i}.jsonl", folder)
+                                 for i in range(4))
+    reg = Registry()
+    reg.create(cfg(tiny_backbone).with_(data=DataSpec(train=str(used))))
+    remember(reg, Workspace(DataSpec(train=str(worked_on)), CleaningConfig()))
+    month = time.time() - 40 * 86400
+    for path in (used, worked_on, old):
+        os.utime(path, (month, month))
+    assert main(["data", "clean-uploads", "--older-than", "30"]) == 0
+    assert "removed 1 upload(s)" in capsys.readouterr().out
+    assert used.exists() and worked_on.exists() and new.exists() and not old.exists()
+    assert main(["data", "clean-uploads", "--older-than", "-1"]) == 2
+
+
+# ------------------------------------------------------------ the fault suite's processes (item 7)
+
+def test_a_worker_killed_mid_run_ends_interrupted_and_the_next_queued_run_starts(tiny_backbone, studio_home):
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    victim = submit(reg, cfg(tiny_backbone, **LONG))
+    after = submit(reg, cfg(tiny_backbone, seed=1))
+    run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.evaluations >= 1 and r,
+                   what="the victim mid-run")
+    assert reg.get(after).status == "queued"
+    os.killpg(run.pid, signal.SIGKILL)
+    wait_for(lambda: jobs.pump(reg) is not None and reg.get(victim).status == "interrupted", what="interrupted")
+    wait_for(lambda: jobs.pump(reg) is not None and reg.get(after).status == "done", timeout=180,
+             what="the queued run to start and finish")
+    assert not list(reg.folder(victim).path.rglob("*.tmp")) and not list(reg.folder(victim).path.rglob("*.partial"))
+
+
+def test_a_disk_that_fills_mid_run_fails_the_run_and_leaves_nothing_partial(tiny_backbone, studio_home,
+                                                                            monkeypatch):
+    from safetensors import SafetensorError
+
+    def full(tensors, filename, *a, **k):
+        with open(filename, "wb") as f:
+            f.write(b"half a checkpoint")
+        raise SafetensorError("Error while serializing: IoError(Os { code: 28, kind: StorageFull, "
+                              "message: \"No space left on device\" })")
+    monkeypatch.setattr("core.train.store.save_file", full)
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "failed"
+    assert "could not write the checkpoint" in reg.get(run_id).message
+    leftovers = [p.name for p in reg.folder(run_id).path.rglob("*") if "model" in p.name]
+    assert leftovers == []
+
+
+def test_two_clis_launching_into_one_home_lose_no_run_and_run_none_twice(tiny_backbone, studio_home):
+    """Two `core sweep` at once into one home: every run queued once, each ends done, and each log
+    shows one start."""
+    env = {**os.environ, "STUDIO_HOME": str(studio_home)}
+    command = [sys.executable, "-m", "core", "sweep", "--train", "builtin", "--methods", "features-lr", "--frozen",
+               "--per-class", "3", "--backbone", str(tiny_backbone)]
+    clis = [subprocess.Popen([*command, "--seeds", *seeds], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for seeds in (["0", "1", "2"], ["3", "4", "5"])]
+    assert [cli.wait(timeout=300) for cli in clis] == [0, 0], [cli.stderr.read() for cli in clis]
+    reg = Registry()
+    wait_for(lambda: jobs.pump(reg) is not None and len(reg.list()) == 6
+             and all(r.status == "done" for r in reg.list()), timeout=300, what="six runs done")
+    assert sorted(r.config.seed for r in reg.list()) == [0, 1, 2, 3, 4, 5]
+    for run in reg.list():
+        assert reg.folder(run.id).log.read_text().count("done: test accuracy") == 1

@@ -23,8 +23,9 @@ import numpy as np
 import torch
 
 from core.backbone.encode import load_encoder, load_tokenizer, pool
-from core.backbone.locate import Backbone
+from core.backbone.locate import Backbone, adopted
 from core.backbone.poolings import reads_probabilities
+from core.paths import replace_durably
 
 ENGINES = ("torch", "onnx", "onnx-int8")
 EXPORT_DIR = "onnx"  # under the studio home
@@ -35,7 +36,11 @@ class ExportError(RuntimeError):
 
 
 def export_folder(backbone: Backbone, home: Path) -> Path:
-    return home / EXPORT_DIR / hashlib.sha1(backbone.identity.encode()).hexdigest()[:16]
+    """The backbone's export under a studio home (an earlier studio's, keyed without modification times, taken
+    over: `adopted`)."""
+    def keyed(identity: str) -> Path:
+        return home / EXPORT_DIR / hashlib.sha1(identity.encode()).hexdigest()[:16]
+    return adopted(keyed(backbone.identity), keyed(backbone.legacy_identity), backbone)
 
 
 class Exportable(torch.nn.Module):
@@ -65,7 +70,7 @@ def exported(backbone: Backbone, home: Path, int8: bool) -> tuple[Path, dict]:
         try:
             meta = export(backbone, tmp / "model.onnx")
             (tmp / "meta.json").write_text(json.dumps(meta))
-            os.replace(tmp, folder)
+            replace_durably(tmp, folder)
         except ExportError as e:
             failed.write_text(str(e))
             raise
@@ -83,7 +88,7 @@ def exported(backbone: Backbone, home: Path, int8: bool) -> tuple[Path, dict]:
 
         partial = folder / f".model.int8.{os.getpid()}.partial.onnx"
         quantize_dynamic(str(folder / "model.onnx"), str(partial), weight_type=QuantType.QInt8)
-        os.replace(partial, quantised)
+        replace_durably(partial, quantised)
     return quantised, meta
 
 

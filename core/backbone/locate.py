@@ -86,19 +86,55 @@ class Backbone:
 
     @property
     def identity(self) -> str:
-        """What the feature cache keys on: the hub id at its revision, or a local folder's config and
-        weight files (name and size), so changed weights never reuse old features; an adapted backbone's record
-        too, as two adaptations of one base have weights of the same sizes."""
+        """What the feature cache, the ONNX export and an adaptation key on: the hub id at its revision (a snapshot
+        never changes), or a local folder's config and weight files, each by name, size and modification time, so
+        changed weights never reuse old features (4 KB of model.safetensors overwritten in place kept the size);
+        an adapted backbone's record too, as two adaptations of one base have weights of the same sizes."""
+        return self._identity(with_times=True)
+
+    @property
+    def legacy_identity(self) -> str:
+        """The identity as studios before modification times keyed it (names and sizes): what `adopted` finds
+        their stores by."""
+        return self._identity(with_times=False)
+
+    def _identity(self, with_times: bool) -> str:
         if self.hub_id:
             return f"hub:{self.hub_id}@{self.revision}"
-        weights = sorted(self.folder.glob("*.safetensors")) + sorted(self.folder.glob("*.bin"))
-        content = (self.folder / "config.json").read_text() + "".join(f"{p.name}{p.stat().st_size}" for p in weights)
+        content = (self.folder / "config.json").read_text() + "".join(
+            f"{p.name}{p.stat().st_size}" + (f"@{p.stat().st_mtime_ns}" if with_times else "")
+            for p in self.weight_files())
         if (self.folder / ADAPTED_RECORD).is_file():
             content += (self.folder / ADAPTED_RECORD).read_text()
         return "folder:" + hashlib.sha1(content.encode()).hexdigest()
 
+    def weight_files(self) -> list[Path]:
+        return sorted(self.folder.glob("*.safetensors")) + sorted(self.folder.glob("*.bin"))
+
+    def changed_after(self, when: float) -> bool:
+        """Whether the config or a weight file was modified after `when` (seconds since the epoch)."""
+        return any(p.stat().st_mtime > when for p in [self.folder / "config.json", *self.weight_files()]
+                   if p.exists())
+
     def describe(self) -> dict:
         return {"name": self.name, "folder": str(self.folder), "hub_id": self.hub_id, "revision": self.revision}
+
+
+def adopted(path: Path, legacy: Path, backbone: Backbone) -> Path:
+    """`path`, a store keyed by `backbone.identity`; where only `legacy` (the same store keyed by the identity of
+    studios before modification times, `legacy_identity`) exists and the backbone's files are older than it, that
+    store is moved to `path` first, so an upgrade re-encodes nothing. A store older than the files it was made
+    from is left where it is: it may hold the old weights' vectors."""
+    if path == legacy or path.exists() or not legacy.exists():
+        return path
+    try:
+        if backbone.changed_after(legacy.stat().st_mtime):
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(legacy, path)
+    except OSError:  # another process adopted it first, or the home is read-only: the new key stays empty
+        pass
+    return path
 
 
 def download_hint(hub_id: str, revision: str | None = None) -> str:

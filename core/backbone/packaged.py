@@ -9,13 +9,13 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import InputError
+from core.paths import replace_durably
 
 CONVERTED_DIR = "converted"  # under the studio home
 DONE = "converted.json"  # written last: a folder without it is a conversion cut short
@@ -108,6 +108,6 @@ def convert(source: Path, folder: Path) -> None:
         settings.write_text(json.dumps(json.loads(settings.read_text()) | {"padding_side": "right"}, indent=2))
         (aside / DONE).write_text(json.dumps({"gguf": source.name, "bytes": source.stat().st_size}))
         shutil.rmtree(folder, ignore_errors=True)  # a conversion cut short
-        os.replace(aside, folder)
+        replace_durably(aside, folder)
     finally:
         shutil.rmtree(aside, ignore_errors=True)

@@ -21,13 +21,18 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "classifiers, compare runs, classify texts.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    data = sub.add_parser("data", help="check a dataset").add_subparsers(dest="data_command", required=True,
+    data = sub.add_parser("data", help="check a dataset; clean stored uploads").add_subparsers(dest="data_command", required=True,
                                                                         parser_class=Parser)
     check = data.add_parser("check", help="validate a dataset and print its class counts")
     check.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
     add_data_args(check)
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
     check.set_defaults(func="data:cmd_data_check")
+    clean = data.add_parser("clean-uploads", help="remove uploaded files no run or workspace names, past an age")
+    clean.add_argument("--older-than", type=float, default=30.0, metavar="DAYS",
+                       help="only uploads not touched for this many days (default: 30)")
+    clean.add_argument("--dry-run", action="store_true", help="say what would go, remove nothing")
+    clean.set_defaults(func="data:cmd_clean_uploads")
 
     exp = sub.add_parser("explore", help="write an HTML exploration report and summary.json")
     exp.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import fields
 
@@ -14,7 +15,7 @@ from tqdm import tqdm
 from core.cli.commands import as_before, ensure_backbone
 from core.cli.options import spec_from_args
 from core.data import CleaningConfig
-from core.runs import Registry, adapting, enqueue, execute_run, logging_into
+from core.runs import Registry, adapting, enqueue, execute_run, failed_on_error, logging_into
 from core.runs.lifecycle import Status
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
@@ -47,8 +48,7 @@ def cmd_adapt(args: argparse.Namespace) -> int:
         run_id = going[0].id if going else enqueue(registry, [config])[0]
         print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status, "backbone": str(out)}))
         return 0
-    run_id = registry.create(config)
-    registry.claim(run_id)
+    run_id = registry.create(config, run_by=os.getpid())  # claimed as it is made: no queue starts it elsewhere
     with tqdm(total=1, desc=config.label, unit="step", file=sys.stderr) as bar, logging_into(registry.folder(run_id)):
         def show(event: dict) -> None:
             if event["type"] in ("progress", "evaluation"):
@@ -58,7 +58,8 @@ def cmd_adapt(args: argparse.Namespace) -> int:
                 bar.refresh()
             elif event["type"] == "status":
                 tqdm.write(event["message"], file=sys.stderr)
-        status = execute_run(registry, run_id, show)
+        with failed_on_error(registry, run_id):
+            status = execute_run(registry, run_id, show)
     run = registry.get(run_id)
     if status != Status.DONE:
         print(f"adaptation {run_id} ended {status}: {run.message} (its log: {registry.folder(run_id).log})",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
-from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, logging_into, not_yet_run, ray_resources,
-                       set_concurrency, use_address, use_storage)
+from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, failed_on_error, logging_into, not_yet_run,
+                       ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
 from core.train.submission import check_format, is_subtask_b, jsonl_format, write_predictions
@@ -104,8 +105,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         run_id, = enqueue(registry, [config], args.backend, resources)
         print(json.dumps({"run_id": run_id, "status": registry.get(run_id).status}))
         return 0
-    run_id = registry.create(config)
-    registry.claim(run_id)
+    run_id = registry.create(config, run_by=os.getpid())  # claimed as it is made: no queue starts it elsewhere
     with tqdm(total=1, desc=run_label(config), unit="step", file=sys.stderr) as bar, \
             logging_into(registry.folder(run_id)):
         def show(event: dict) -> None:
@@ -119,7 +119,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                 tqdm.write(event["message"], file=sys.stderr)
             elif event["type"] == "features":
                 bar.set_postfix_str(f"encoding {event['done']}/{event['total']}")
-        status = execute_run(registry, run_id, show)
+        with failed_on_error(registry, run_id):
+            status = execute_run(registry, run_id, show)
     run = registry.get(run_id)
     if status != Status.DONE:
         print(f"run {run_id} ended {status}: {run.message} (its log: {registry.folder(run_id).log})", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`data check`: what a dataset holds, read without loading a model (no torch), so it answers in a second or
+"""`data check`: what a dataset holds (and `data clean-uploads`), read without loading a model (no torch), so it answers in a second or
 two."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 
 from core.cli.options import spec_from_args
 from core.data import Dataset, load_dataset
+from core.errors import InputError
 
 
 def describe(ds: Dataset) -> dict:
@@ -31,4 +32,15 @@ def cmd_data_check(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"note: {ds.validation_note()}")
     print(f"note: {ds.unlabeled_note()}")
+    return 0
+
+
+def cmd_clean_uploads(args: argparse.Namespace) -> int:
+    """Uploads the studio keeps under its home, removed when nothing names them and they are old."""
+    from core.runs import Registry, clean_uploads
+
+    if args.older_than < 0:
+        raise InputError(f"--older-than must be 0 or more days, got {args.older_than:g}")
+    cleaned = clean_uploads(Registry(), args.older_than, args.dry_run)
+    print(("would have " if args.dry_run else "") + cleaned.words())
     return 0

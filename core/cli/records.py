@@ -5,14 +5,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from core import compare
-from core.runs import ACTIVE, Registry, RunError, cancel_all, pump
+from core.runs import ACTIVE, Registry, RegistryError, RunError, cancel_all, pump
+
+
+def opened() -> Registry:
+    """The registry, its queue pumped where it can be: with the disk full the runs are still listed, and a note
+    on stderr says why nothing was started; the rows that cannot be read are named there too."""
+    registry = Registry()
+    try:
+        pump(registry)
+    except RegistryError as e:
+        print(f"note: the queue was not served: {e}", file=sys.stderr)
+    for run_id, reason in registry.unreadable():
+        print(f"warning: {reason}; it is left out (run {run_id}'s folder is untouched)", file=sys.stderr)
+    return registry
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    registry = Registry()
-    pump(registry)
+    registry = opened()
     runs = registry.list()
     names = compare.distinct_names(runs)  # runs alike but for a setting outside their name say which
     rows = [r.summary | {"name": names[r.id]} for r in runs]
@@ -34,8 +47,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Groups over seeds with 95% intervals, paired tests between groups, and a verdict per amount."""
-    registry = Registry()
-    pump(registry)
+    registry = opened()
     runs = [r for r in registry.list() if not args.tag or set(args.tag) & set(r.config.tags)]
     summary = compare.summarize(compare.runs_frame(runs), args.metric, compare.METRICS)
     if args.json:

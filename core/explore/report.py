@@ -84,10 +84,21 @@ def _section(title: str, body: str, note: str = "") -> str:
     return f"<section><h2>{html.escape(title)}</h2>{note_html}{body}</section>"
 
 
+def script_safe_json(text: str) -> str:
+    """JSON text that no string inside it can end or open an HTML element in: `<`, `>` and `&` as the JSON escapes
+    `\u003c`, `\u003e` and `\u0026`, which `JSON.parse` reads back as the same characters. A class label such as
+    `</script><script>…` stays a label."""
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
 def _chart_html(chart, name: str) -> str:
-    """A chart as an inline Vega embed: the JS is bundled into the page, so it opens offline."""
-    spec = chart.to_json(indent=None)
-    return f"<div id='{name}'></div><script>vegaEmbed('#{name}', {spec}, {{actions: false}});</script>"
+    """A chart as an inline Vega embed: the JS is bundled into the page, so it opens offline. The spec holds class
+    labels and source names from the data file, so it travels as inert JSON (`application/json`, script-safe)
+    that the page parses, never as script text."""
+    spec = script_safe_json(chart.to_json(indent=None))
+    return (f"<div id='{name}'></div><script type='application/json' id='{name}-spec'>{spec}</script>"
+            f"<script>vegaEmbed('#{name}', JSON.parse(document.getElementById('{name}-spec').textContent), "
+            "{actions: false});</script>")
 
 
 def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOptions) -> str:

@@ -10,12 +10,16 @@ import time
 from typing import Protocol
 
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
-from core.runs.processes import pid_alive
+from core.runs.processes import is_process
 from core.runs.registry import Registry, Run
 
 GONE = "the training process ended without recording a result"
 STOPPED = "cancelled while its process was starting"
 STUCK_START = 60.0  # seconds a run may sit in `starting` without a process before it counts as gone
+# seconds without a heartbeat after which a local run counts as gone though a process holds its pid: its worker
+# beats every `execute.HEARTBEAT` seconds whatever the run is doing, so twenty beats missed mean it is hung, or
+# the pid now names another process that /proc cannot tell apart
+STALE = 600.0
 
 
 class Backend(Protocol):
@@ -35,11 +39,15 @@ class Backend(Protocol):
 
 
 def process_alive(run: Run) -> bool:
-    """The rule both backends share: a run lives while its pid does; a run `starting` with no pid yet
-    has a minute to get one."""
+    """The rule both backends share: a run lives while the process recorded for it does (`is_process`: its pid,
+    still the same process, not one that got the pid later), and, run locally, while its heartbeat is fresh; a
+    run `starting` with no pid yet has a minute to get one."""
     if run.pid is None:
         return run.status != Status.STARTING or time.time() - (run.heartbeat or 0) <= STUCK_START
-    return pid_alive(run.pid)
+    if not is_process(run.pid, run.pid_token):
+        return False
+    return not (run.backend == "local" and run.status == Status.RUNNING
+                and time.time() - (run.heartbeat or 0) > STALE)
 
 
 def end_if_gone(registry: Registry, run: Run, backend: Backend) -> bool:

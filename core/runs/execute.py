@@ -192,6 +192,44 @@ def config_to_train(registry: Registry, run: Run) -> TrainConfig:
     return config
 
 
+@contextmanager
+def failed_on_error(registry: Registry, run_id: str):
+    """A foreground run that an error stops before it could record its end (the registry's disk full, say) is
+    marked failed, where it can be: it never lingers as a run to be started again."""
+    try:
+        yield
+    except BaseException as e:
+        try:
+            registry.finish(run_id, Status.FAILED, f"stopped before it could finish: {type(e).__name__}: {e}"[:500])
+        except Exception:  # noqa: BLE001 - it ended already, or the registry cannot be written either
+            pass
+        raise
+
+
+HEARTBEAT = 30.0  # seconds between a running run's heartbeats (`backend.STALE` counts them missed)
+
+
+@contextmanager
+def beating(registry: Registry, run_id: str, every: float):
+    """A thread that refreshes the run's heartbeat while the block runs, whatever the run is doing (a long
+    encode or test pass sends no progress for minutes): a stale heartbeat then means the process is hung or gone.
+    A beat that cannot be written (a full disk) is skipped; the next one tries again."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(every):
+            try:
+                registry.beat(run_id)
+            except Exception:  # noqa: BLE001 - a missed beat is not the run's failure
+                pass
+    thread = threading.Thread(target=beat, name=f"heartbeat-{run_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] = lambda e: None) -> str:
     """Run a registered (and claimed) config to its end and record how it ended; returns the final status.
     A run cancelled before it could start is left as it is."""
@@ -211,10 +249,11 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         extra(event)
 
     folder = registry.folder(run_id)
-    if run.kind == "adapt":
-        ending = train_to_end(lambda: adapt_into(run.config, folder, on_event, stop))
-    else:
-        ending = train_to_end(lambda: train_into(config_to_train(registry, run), folder, on_event, stop))
+    with beating(registry, run_id, HEARTBEAT):
+        if run.kind == "adapt":
+            ending = train_to_end(lambda: adapt_into(run.config, folder, on_event, stop))
+        else:
+            ending = train_to_end(lambda: train_into(config_to_train(registry, run), folder, on_event, stop))
     if ending.trace:
         log.error("%s", ending.trace)  # into the run's log
     try:

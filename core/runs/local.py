@@ -9,9 +9,9 @@ import signal
 
 import torch
 
-from core.runs.backend import process_alive, wait_for_end
+from core.runs.backend import end_if_gone, process_alive, wait_for_end
 from core.runs.lifecycle import IllegalMove, Status
-from core.runs.processes import launch, signal_group
+from core.runs.processes import is_process, launch, signal_group
 from core.runs.registry import Registry, Run, RunError
 
 
@@ -59,8 +59,15 @@ class LocalBackend:
         return started
 
     def cancel(self, registry: Registry, run: Run, grace: float) -> None:
+        """SIGTERM to the run's worker, SIGKILL after `grace`; only ever to the process recorded for the run
+        (`is_process`): a pid reused by another process is never signalled, and the run ends as gone."""
+        if not is_process(run.pid, run.pid_token):
+            end_if_gone(registry, registry.get(run.id), self)
+            return
         signal_group(run.pid, signal.SIGTERM)
         if not wait_for_end(registry, run.id, grace, self):
+            if not is_process(run.pid, run.pid_token):
+                return
             signal_group(run.pid, signal.SIGKILL)
             try:
                 registry.finish(run.id, Status.CANCELLED, f"cancelled (forced after {grace:.0f} s)")

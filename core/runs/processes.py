@@ -53,6 +53,37 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+STUDIO_COMMANDS = ("core.runs.worker", "core.runs.ray.dispatch", "-m\x00core\x00")  # the studio's processes' argv
+
+
+def process_token(pid: int) -> str | None:
+    """An identity for the process `pid` is now: this boot's id and the process's start time (`/proc/PID/stat`,
+    field 22, in clock ticks since boot). A pid is reused after its process ends or the machine restarts; the
+    pair is not. None where /proc cannot tell (not Linux, or the process is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()  # the name, in parentheses, may hold spaces
+    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
+
+
+def is_process(pid: int | None, token: str | None) -> bool:
+    """Whether `pid` is still the process recorded with `token` (`process_token`). A row recorded before tokens,
+    or where /proc cannot tell, counts when the pid runs one of the studio's commands; elsewhere, when it lives."""
+    if not pid or pid <= 0 or not pid_alive(pid):
+        return False
+    now = process_token(pid)
+    if token is not None and now is not None:
+        return now == token
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return now is None  # no /proc to ask (not Linux): a live pid is all there is to go on
+    return any(mark in command for mark in STUDIO_COMMANDS)
+
+
 def runs_module(pid: int, module: str) -> bool:
     """Whether `pid` is alive and is `python -m module` (not another process that got the pid later)."""
     try:

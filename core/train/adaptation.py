@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 
 from core.backbone import resolve_backbone
-from core.backbone.locate import ADAPTED_DIR
+from core.backbone.locate import ADAPTED_DIR, adopted
 from core.data import CleaningConfig, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
@@ -88,12 +88,21 @@ class AdaptConfig:
         """The adapted backbone's folder under the studio home: its base, its data's name, and a hash of its base,
         settings and the texts it reads (not of where they came from): the same adaptation asked twice, from the
         Train page or the CLI, is found, not made twice."""
+        return self._named(legacy=False)
+
+    @property
+    def legacy_folder_name(self) -> str:
+        """`folder_name` as studios before modification times in a backbone's identity named it (`adopted`)."""
+        return self._named(legacy=True)
+
+    def _named(self, legacy: bool) -> str:
         base = resolve_backbone(self.backbone, self.revision)
         stem = "minilm" if base.bundled else (base.hub_id or base.folder.name)
         what = {k: v for k, v in json.loads(self.to_json()).items() if k not in ("data", "cleaning", "splits")}
         if self.texts is None:  # not pinned: the data as named
             what |= {"data": json.loads(self.to_json())["data"], "cleaning": asdict(self.cleaning)}
-        digest = hashlib.sha1(json.dumps(what | {"base": base.identity}, sort_keys=True).encode()).hexdigest()[:8]
+        identity = base.legacy_identity if legacy else base.identity
+        digest = hashlib.sha1(json.dumps(what | {"base": identity}, sort_keys=True).encode()).hexdigest()[:8]
         return f"{slug(stem)}-tapt-{slug(self.data.short_name)}-{digest}"
 
 
@@ -129,7 +138,9 @@ def adapted_folder(config: AdaptConfig):
     """Where the adapted backbone goes (`core.backbone.locate.ADAPTED_DIR` under the studio home)."""
     from core.paths import studio_home
 
-    return studio_home() / ADAPTED_DIR / config.folder_name
+    home = studio_home() / ADAPTED_DIR
+    return adopted(home / config.folder_name, home / config.legacy_folder_name,
+                   resolve_backbone(config.backbone, config.revision))
 
 
 

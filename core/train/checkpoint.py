@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods import Predictor, method_for
 
@@ -29,7 +30,21 @@ def read_description(folder: Path) -> dict:
     return json.loads((folder / DESCRIPTION).read_text())
 
 
+class DamagedCheckpoint(InputError):
+    """A checkpoint that cannot be read back: truncated, edited, or written by a studio that saved other tensors."""
+
+
 def load_predictor(folder: Path, device: torch.device | str = "cpu") -> Predictor:
-    description = read_description(folder)
-    config = TrainConfig.from_json(json.dumps(description["config"]))
-    return method_for(config).load(folder, description, device)
+    """The run's model from its checkpoint; `DamagedCheckpoint`, naming the run, where the files cannot be read
+    (a truncated model.safetensors raised SafetensorError from deep inside a predict)."""
+    from safetensors import SafetensorError
+
+    try:
+        description = read_description(folder)
+        config = TrainConfig.from_json(json.dumps(description["config"]))
+        return method_for(config).load(folder, description, device)
+    except InputError:  # a backbone no longer where the run found it says so itself
+        raise
+    except (SafetensorError, OSError, ValueError, KeyError, TypeError, RuntimeError) as e:
+        raise DamagedCheckpoint(f"run {folder.parent.name}'s checkpoint is damaged and cannot be loaded "
+                                f"({type(e).__name__}: {str(e)[:200]}); train the run again") from None

@@ -13,7 +13,6 @@ never corrupt the store (a text both encoded is simply stored twice).
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,8 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from core.backbone import Backbone
+from core.backbone.locate import adopted
+from core.paths import replace_durably
 
 if TYPE_CHECKING:
     from core.train.config import TrainConfig
@@ -31,13 +32,15 @@ if TYPE_CHECKING:
 STORE_FORMAT = "per-text float32 v2"  # per-split files of earlier versions are never read
 
 
-def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch") -> str:
+def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch",
+              legacy: bool = False) -> str:
     """What a vector depends on besides its text: the backbone's identity (a hub id's revision, a folder's
     files), the encoding options, the precision (bf16 vectors differ from fp32 ones), the engine (ONNX Runtime's,
     int8 above all, differ from torch's; torch's key is as it was before engines, so its stores stay) and the
     format."""
     precision = "fp32" if engine != "torch" else "bf16" if bf16 else "fp32"  # ONNX Runtime computes in fp32
-    blob = f"{backbone.identity}|{max_len}|{pooling}|{precision}|{STORE_FORMAT}"
+    identity = backbone.legacy_identity if legacy else backbone.identity  # legacy: as studios before mtimes
+    blob = f"{identity}|{max_len}|{pooling}|{precision}|{STORE_FORMAT}"
     if engine != "torch":
         blob += f"|{engine}"
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
@@ -45,8 +48,10 @@ def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine
 
 def feature_store(home: Path, backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch"
                   ) -> Path:
-    """The folder of these encoding options' vectors under a studio home."""
-    return home / "features" / store_key(backbone, max_len, pooling, bf16, engine)
+    """The folder of these encoding options' vectors under a studio home (a store an earlier studio keyed
+    without modification times taken over, `adopted`)."""
+    return adopted(home / "features" / store_key(backbone, max_len, pooling, bf16, engine),
+                   home / "features" / store_key(backbone, max_len, pooling, bf16, engine, legacy=True), backbone)
 
 
 def both_store(config: TrainConfig, home: Path, bf16: bool, engine: str) -> Path | None:
@@ -97,7 +102,7 @@ def write_shard(store: Path, hashes: np.ndarray, vectors: np.ndarray) -> None:
     try:
         save_file({"hashes": np.ascontiguousarray(hashes).view(np.uint8).reshape(len(hashes), 20),
                    "vectors": np.ascontiguousarray(vectors, dtype=np.float32)}, str(tmp))
-        os.replace(tmp, store / f"{name}.safetensors")
+        replace_durably(tmp, store / f"{name}.safetensors")
     finally:
         tmp.unlink(missing_ok=True)
 

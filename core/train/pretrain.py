@@ -31,6 +31,7 @@ from core.train.dropout import cheap_dropout
 from core.train.inputs import bucketed_batches
 from core.train.methods.base import Cancelled
 from core.train.optim import adamw
+from core.paths import replace_durably
 
 Event = Callable[[dict], None]
 PROBE = 256  # training texts the loss is measured on before and after, with one fixed masking
@@ -198,6 +199,6 @@ def save(mlm, base_folder: Path, tokenizer, record: dict, out: Path) -> None:
         if (out / RECORD).is_file():
             return  # another job made it first: runs may be reading it, so it stays as it is
         shutil.rmtree(out, ignore_errors=True)  # a folder without its record is one a killed job left
-        os.replace(tmp, out)
+        replace_durably(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

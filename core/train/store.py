@@ -5,15 +5,14 @@ writes through here; the description is written last, so a folder with one is wh
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from core.paths import atomic_write_text
+from core.paths import atomic_write_text, replace_durably
 from core.train.checkpoint import DESCRIPTION, WEIGHTS, CheckpointError
-
 
 
 def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], description: dict,
@@ -24,12 +23,13 @@ def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], description
     try:
         folder.mkdir(parents=True, exist_ok=True)
         save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp))
-        os.replace(tmp, folder / WEIGHTS)
+        replace_durably(tmp, folder / WEIGHTS)
         for name, text in (files or {}).items():
             atomic_write_text(folder / name, text)
         atomic_write_text(folder / DESCRIPTION, json.dumps(description, indent=2))
-    except OSError as e:
-        raise CheckpointError(f"could not write the checkpoint to {folder}: {e.strerror or e}") from e
+    except (OSError, SafetensorError) as e:  # safetensors says a failed write (a full disk) in its own error
+        raise CheckpointError(f"could not write the checkpoint to {folder}: {getattr(e, 'strerror', None) or e}"
+                              ) from e
     finally:
         tmp.unlink(missing_ok=True)
 

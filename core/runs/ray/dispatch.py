@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.environment import STUDIO
-from core.paths import REPO_ROOT
+from core.paths import REPO_ROOT, replace_durably
 from core.errors import InputError
 from core.runs.execute import Ending, config_to_train, ending_line, registry_events
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
@@ -44,7 +44,7 @@ def fetch(uri: str, run_dir: Path) -> None:
     for f in sorted(p for p in incoming.rglob("*") if p.is_file()):
         target = run_dir / f.relative_to(incoming)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(f, target)
+        replace_durably(f, target)
     shutil.rmtree(incoming, ignore_errors=True)
 
 

@@ -178,9 +178,7 @@ class FinetuneSpec(StepSpec):
     def settle_note(self, config: TrainConfig) -> str | None:
         if paper(config) and config.frozen:
             return "the paper preset fine-tunes the encoder, as the paper's BERT baseline did, so its runs are not frozen"
-        if paper(config) and (note := pooling_note(config, "paper")):
-            return note
-        return super().settle_note(config)
+        return (paper(config) and pooling_note(config, "paper")) or super().settle_note(config)
 
     def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:
         """The paper's epochs in steps as bert.py counts them: int(texts / batch x epochs), its batches whole."""
@@ -265,9 +263,8 @@ class GanBertSpec(StepSpec):
         return config.with_(**changes)
 
     def settle_note(self, config: TrainConfig) -> str | None:
-        if recipe_for(config).pooling == "pooled" and (note := pooling_note(config, config.gan_preset)):
-            return note
-        return super().settle_note(config)
+        preset = recipe_for(config).pooling == "pooled" and pooling_note(config, config.gan_preset)
+        return preset or super().settle_note(config)
 
     def display(self, config: TrainConfig) -> str:
         game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
