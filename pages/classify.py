@@ -77,7 +77,7 @@ if text.strip() and picked:
                 model = model_for(run_id)
                 pred = classify(model, [text])[0]
             st.metric("Predicted", pred.label)
-            st.altair_chart(charts.probabilities(pred.probabilities, model.labels, ds.labels))
+            classify_views.probabilities(pred, model.labels, ds.labels)
             if caution := near_chance(tested[run_id].get("accuracy"), len(model.labels)):
                 st.warning(caution)
             elif unsure(pred.probabilities):

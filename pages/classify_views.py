@@ -1,8 +1,13 @@
-"""Classify's callbacks: a drawn test example."""
+"""Classify's callbacks and views: a drawn test example, and a prediction's probabilities with the classes the
+model cannot predict."""
 
 import random
 
 import streamlit as st
+
+from core.compare import charts
+from core.train import unlearned_note
+from pages.markdown import plain
 
 
 def draw_example(test) -> None:
@@ -11,3 +16,11 @@ def draw_example(test) -> None:
     st.session_state.cl_text = row["text"]
     st.session_state.cl_drawn = (row["text"], st.session_state.dataset.labels[row["label"]] if row["label"] >= 0
                                  else None)
+
+
+def probabilities(prediction, model_labels: tuple[str, ...], dataset_labels: tuple[str, ...]) -> None:
+    """The class probabilities, and a caption naming the dataset's classes the model never had a labeled row of:
+    they are not among its bars, and a text of one of them is always an error (TREC's fine classes)."""
+    st.altair_chart(charts.probabilities(prediction.probabilities, model_labels, dataset_labels))
+    if note := unlearned_note(model_labels, dataset_labels):
+        st.caption(plain(note))

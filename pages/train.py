@@ -59,7 +59,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount",
                       persist_state="session")
     if amount == "fraction":
-        fractions = c2.multiselect("Labeled fractions", list(DEFAULT_FRACTIONS), default=list(DEFAULT_FRACTIONS),
+        fractions = c2.multiselect("Labeled fractions", [*DEFAULT_FRACTIONS, 1.0], default=list(DEFAULT_FRACTIONS),
                                    format_func="{:.0%}".format, key="tr_fractions", wrap=True, persist_state="session")
         custom = c3.text_input("Custom fractions", placeholder="e.g. 2%, 0.2", key="tr_custom", persist_state="session")
         per_class_text = ""

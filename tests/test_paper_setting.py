@@ -18,7 +18,8 @@ from core.data import ColumnMapping, DataError, DataSpec, load_dataset
 from core.runs import Registry, RunFolder, Status
 from core.runs.estimate import planned_rows, texts_to_encode
 from core.runs.execute import execute_run, logging_into, train_into
-from core.train import TrainConfig, grid_labels, method_for, resolve, run_label, starved_note, unlabeled_read
+from core.train import (TrainConfig, grid_labels, method_for, resolve, run_label, starved_note, unlabeled_read,
+                        unlearned_note)
 from core.train.methods.presets import PAPER
 from tests.helpers import open_page, recorded_optimizers
 
@@ -154,6 +155,12 @@ def test_test_texts_of_classes_no_labeled_row_shows_are_scored_as_errors(tiny_ba
     assert main(["predict", run_id, "--file", str(paper_split / "test.jsonl"), "--out", str(out)]) == 0
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(written) == 12 and {w["label"] for w in written} <= {"a:x", "b:y", "c:z"}
+    assert unlearned_note(("a:x", "b:y", "c:z"), ds.labels) == ("This model knows 3 of the dataset's 4 classes: it "
+                                                                "never had a labeled text of d:w, so it cannot predict "
+                                                                "it.")
+    at = open_page("pages/classify.py", ds)  # Classify says so under the prediction, the class name whole
+    at.text_area(key="cl_text").set_value("some text").run()
+    assert any(r"never had a labeled text of d\:w" in c.value for c in at.caption), [c.value for c in at.caption]
 
 
 # ------------------------------------------------------------ GAN-BERT with no unlabeled text is said to have none

@@ -37,6 +37,7 @@ _EXPORTS = {
     "Prediction": "core.train.predict",
     "classify": "core.train.predict",
     "classify_frame": "core.train.predict",
+    "unlearned_note": "core.train.predict",
     "readable": "core.train.predict",
     "FAKE_MEANING": "core.train.predict",
     "fake_class_note": "core.train.predict",

@@ -41,6 +41,17 @@ def classify(model: Predictor, texts: list[str], batch_size: int = 32) -> list[P
     return out
 
 
+def unlearned_note(model_labels: tuple[str, ...], dataset_labels: tuple[str, ...]) -> str | None:
+    """The dataset's classes a model never had a labeled row of, in one line (None when it knows them all): it
+    cannot predict them, so their texts are its errors."""
+    missing = [c for c in dataset_labels if c not in set(model_labels)]
+    if not missing:
+        return None
+    shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+    return (f"This model knows {len(model_labels)} of the dataset's {len(dataset_labels)} classes: it never had a "
+            f"labeled text of {shown}, so it cannot predict {'them' if len(missing) > 1 else 'it'}.")
+
+
 def readable(p: float) -> str:
     """A probability as people read it: three decimals, or '<0.001' (GAN-BERT's tiny ones printed 1e-36)."""
     return "<0.001" if p < 0.0005 else f"{p:.3f}"
