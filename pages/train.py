@@ -32,7 +32,7 @@ if "dataset" not in st.session_state:  # a deep link opened before app.py ever r
 ds, registry = st.session_state.dataset, st.session_state.registry
 gpu = describe_device().startswith("GPU")
 
-train_form.recall(registry)
+reset = train_form.recall(registry, ds)
 st.title("Train")
 st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, "
            f"{'no validation split' if ds.val is None else f'{len(ds.val):,} in the validation split'}, "
@@ -46,6 +46,7 @@ if ds.test is None:
 with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open", not registry.list()), key="tr_form",
                  on_change="rerun"):
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
+    train_form.say_reset(reset)
     frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help,
                        persist_state="session")
     methods = train_form.methods_field(c1, frozen)

@@ -3,6 +3,7 @@ whole form remembered in the studio home, so a reload (a new session) opens on t
 
 import streamlit as st
 
+from core.backbone import BUNDLED, adapted_backbones, adapted_name
 from core.runs import Registry, recall_form, remember_form
 from core.data import Dataset
 from core.train import DEFAULT_METHODS, METHODS, TrainConfig, grid_labels, options, starved_note, unlabeled_read
@@ -16,24 +17,55 @@ def methods_key(frozen: bool) -> str:
     return "tr_methods_frozen" if frozen else "tr_methods_full"
 
 
-# the form's widgets, kept in the studio home: a reload opened on the defaults' 60-run grid
+# the form's widgets, kept in the studio home: a reload opened on the defaults' 60-run grid, and on MiniLM where the
+# user had picked SmolLM2 (the backbone picker's keys)
 FORM_KEYS = ("tr_frozen", methods_key(True), methods_key(False), "tr_amount", "tr_fractions", "tr_custom",
              "tr_per_class", "tr_seeds", *(f"tr_{n}" for n in options() if n not in CHOSEN_ABOVE),
-             *dict.fromkeys(f"tr_{f}s" for m in METHODS.values() for f in m.variants))
+             *dict.fromkeys(f"tr_{f}s" for m in METHODS.values() for f in m.variants),
+             "tr_backbone_pick", "tr_backbone", "tr_download")
+SET_FOR = "tr_form_dataset"  # the dataset the form was last set for
+# settings that belong to the data they were chosen for: an authors' recipe reproduces their own experiment
+PRESETS = {"tr_gan_preset": "GAN-BERT preset", "tr_finetune_preset": "Fine-tuning preset"}
 
 
-def recall(registry: Registry) -> None:
-    """Once a session, before any widget draws: the form as the user last left it in this studio home."""
-    if "tr_form_recalled" in st.session_state:
-        return
-    st.session_state.tr_form_recalled = True
-    for key, value in recall_form(registry).items():
-        if key in FORM_KEYS and key not in st.session_state:
-            st.session_state[key] = [m for m in value if m in METHODS] if key.startswith("tr_methods") else value
+def recall(registry: Registry, ds: Dataset) -> list[str]:
+    """Before any widget draws: once a session, the form as the user last left it in this studio home; and on
+    every visit, the settings that belong to another dataset than the one loaded reset, said in the lines
+    returned (an authors' preset chosen for their TREC split had carried over into a grid on L2R)."""
+    if "tr_form_recalled" not in st.session_state:
+        st.session_state.tr_form_recalled = True
+        for key, value in recall_form(registry).items():
+            if key in (*FORM_KEYS, SET_FOR) and key not in st.session_state:
+                st.session_state[key] = [m for m in value if m in METHODS] if key.startswith("tr_methods") else value
+    said = reset_for(registry, ds) if st.session_state.get(SET_FOR) not in (None, ds.spec.short_name) else []
+    st.session_state[SET_FOR] = ds.spec.short_name
+    return said
+
+
+def reset_for(registry: Registry, ds: Dataset) -> list[str]:
+    """The settings chosen for another dataset put back to their defaults: the authors' presets, and a backbone
+    adapted to another dataset's texts."""
+    said = []
+    for key, words in PRESETS.items():
+        if st.session_state.get(key, "studio") != "studio":
+            said.append(f"{words} {st.session_state[key]} → studio")
+            st.session_state[key] = "studio"
+    pick = st.session_state.get("tr_backbone_pick")
+    adapted = {str(folder): record for folder, record in adapted_backbones(registry.home)}
+    if pick in adapted and adapted[pick].get("dataset") != ds.spec.short_name:
+        said.append(f"Backbone {adapted_name(adapted[pick])} → {BUNDLED}")
+        st.session_state["tr_backbone_pick"] = ""
+    return [f"Set for {ds.spec.short_name}: {', '.join(said)} (chosen for {st.session_state[SET_FOR]})"] if said \
+        else []
+
+
+def say_reset(lines: list[str]) -> None:
+    for line in lines:
+        st.info(f"{line}.")
 
 
 def remember(registry: Registry) -> None:
-    remember_form(registry, {k: st.session_state[k] for k in FORM_KEYS if k in st.session_state})
+    remember_form(registry, {k: st.session_state[k] for k in (*FORM_KEYS, SET_FOR) if k in st.session_state})
 
 
 def methods_field(column, frozen: bool) -> list[str]:

@@ -99,6 +99,9 @@ def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
                for folder, record in adapted_backbones(home)}
     names = {"": BUNDLED, **installed_packaged(), **adapted, **found,
              OTHER: "Other: a folder or hub id…"}  # "": a kept None is no choice
+    if (kept := st.session_state.get("tr_backbone_pick")) not in (None, *names):  # removed since it was chosen
+        column.caption(f"The backbone chosen last ({kept}) is no longer here: {BUNDLED} instead.")
+        st.session_state["tr_backbone_pick"] = ""
     choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
                               persist_state="session",
                               help=o.help + ". The list holds the bundled model and the cached ones.")

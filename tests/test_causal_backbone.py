@@ -63,6 +63,35 @@ def test_a_causal_backbone_pools_its_middle_layer_and_stays_frozen_on_a_cpu(tiny
         resolve(config.with_(pool_layer=9))
 
 
+TEXTS = ["one text here", "another, longer text than that", "a third one, with some words in it for length"]
+
+
+@pytest.mark.parametrize("layer", [1, 2, 3])
+def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch):
+    """Layer N's features from an encoder cut after N layers (its final norm dropped with the rest) equal those of
+    the whole model's N-th hidden state: in fp32 to rounding, in bf16 within its tolerance. The cut keeps N of the
+    4 layers and asks for no other layer's states."""
+    from transformers import LlamaModel
+
+    from core.backbone import encode
+
+    asked = []
+    real = LlamaModel.forward
+    monkeypatch.setattr(LlamaModel, "forward", lambda self, *a, **k: asked.append(
+        (len(self.layers), k.get("output_hidden_states"))) or real(self, *a, **k))
+    tokenizer = encode.load_tokenizer(str(tiny_llama))
+    whole, cut = encode.load_encoder(str(tiny_llama)), encode.load_encoder(str(tiny_llama), upto=layer)
+    assert encode.last_layer(f"layer{layer}") == layer and encode.last_layer(f"layer{layer}+probabilities") is None
+    for bf16, tolerance in ((False, 1e-5), (True, 0.05)):
+        full = encode.encode_texts(whole, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
+        short = encode.encode_texts(cut, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
+        assert short == pytest.approx(full, abs=tolerance * np.abs(full).max())
+    assert asked[0] == (4, True) and asked[1] == (layer, False)
+    with pytest.raises(ValueError, match=f"cut after layer {layer}"):  # a cut model read for another pooling
+        encode.encode_texts(cut, tokenizer, TEXTS, pooling="mean")
+    assert len(encode.load_encoder(str(tiny_llama), upto=9).layers) == 4  # past its depth: whole
+
+
 def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):
     from core.runs import RunFolder
     from core.runs.execute import train_into

@@ -92,8 +92,8 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     reg = Registry()
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
     names = {reg.get(i).name for i in ids}  # one name, with the dataset (by its folder) and the texts labeled
-    assert "Trained head on frozen features @ 20% (26 labeled) · seed 0 · m4-sample" in names
-    assert "GAN-BERT G2 (bag of words) on frozen features @ 50% (64 labeled) · seed 0 · m4-sample" in names
+    assert "Trained head on frozen features · tiny-bert0 @ 20% (26 labeled) · seed 0 · m4-sample" in names
+    assert "GAN-BERT G2 (bag of words) on frozen features · tiny-bert0 @ 50% (64 labeled) · seed 0 · m4-sample" in names
 
 
 def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny_backbone, capsys, studio_home,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -103,3 +104,40 @@ def test_a_run_from_before_engines_reloads_and_predicts_as_it_did(tiny_backbone,
     run = registry.get(run_id)
     assert run.config.encoder_engine == "torch"
     assert classify(registry.folder(run_id).load_model(), TEXTS)[0].probabilities == pytest.approx(before)
+
+
+def test_a_file_predicted_with_a_frozen_run_is_encoded_once_per_store(tiny_backbone, studio_home, tmp_path,
+                                                                       monkeypatch):
+    """`predict --file` (and Classify's file tab) reads and fills the feature store training reads: the run's own
+    test texts are not encoded again, a new file is encoded once whichever run of that backbone, layer and length
+    reads it next, and each text's probabilities are what the run scored from the store."""
+    from core.cli import main
+    from core.train import inputs
+
+    registry = Registry()
+    runs = []
+    for method in ("features-lr", "ganbert"):
+        config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method=method, frozen=True, per_class=4,
+                                     fraction=None, max_len=32, steps=3))
+        runs.append(registry.create(config))
+        registry.claim(runs[-1])
+        assert execute_run(registry, runs[-1]) == Status.DONE
+    encoded = []
+    real = inputs.encode_with
+    monkeypatch.setattr(inputs, "encode_with", lambda engine, backbone, home, texts, *a, **k:
+                        encoded.append(len(texts)) or real(engine, backbone, home, texts, *a, **k))
+    test = load_data(config).test
+    own, new = tmp_path / "own.jsonl", tmp_path / "new.jsonl"
+    own.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(test["id"], test["text"])))
+    new.write_text("".join(json.dumps({"id": f"n{i}", "text": f"a text no run has seen, number {i}"}) + "\n"
+                           for i in range(7)))
+    assert main(["predict", runs[0], "--file", str(own), "--out", str(tmp_path / "own.csv")]) == 0
+    assert encoded == []  # its test texts: in the store since it trained
+    for run_id in runs:
+        assert main(["predict", run_id, "--file", str(new), "--out", str(tmp_path / f"{run_id}.csv")]) == 0
+    assert encoded == [7]  # once, by the first run to ask
+    scored = registry.folder(runs[0]).predictions().set_index("id")
+    written = pd.read_csv(tmp_path / "own.csv").set_index("id")
+    columns = [c for c in scored.columns if c.startswith("p_")]
+    np.testing.assert_allclose(written.loc[scored.index.astype(written.index.dtype), columns].to_numpy(),
+                               scored[columns].to_numpy(), atol=1e-6)

@@ -76,8 +76,9 @@ def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone,
     registry = Registry()
     run = registry.get(registry.create(config))
     assert method_name(run) == "Toy linear head on frozen features"
-    assert run.name == "Toy linear head on frozen features @ 50% · seed 0 · built-in (synthetic)"  # queued
-    assert run_label(config, result["labeled"]) == (f"Toy linear head on frozen features @ 50% "
+    # queued; on the tiny BERT, named for it (a backbone other than the bundled one)
+    assert run.name == "Toy linear head on frozen features · tiny-bert0 @ 50% · seed 0 · built-in (synthetic)"
+    assert run_label(config, result["labeled"]) == (f"Toy linear head on frozen features · tiny-bert0 @ 50% "
                                                     f"({result['labeled']} labeled) · seed 0 · built-in (synthetic)")
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from core.compare import mcnemar
 from core.train import TrainConfig, resolve
-from core.data import CorpusConfig, DataSpec, builtin_dataset
+from core.data import CorpusConfig, DataSpec, builtin_dataset, load_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from pages.train_form import methods_key
-from tests.helpers import open_page, wait_for
+from tests.helpers import open_page, semeval_rows, wait_for, write_jsonl
 
 CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
 
@@ -527,6 +527,28 @@ def test_a_new_session_opens_on_the_last_train_form(dataset):
     assert again.multiselect(key=methods_key(True)).value == ["features-lr"]
     assert again.radio(key="tr_amount").value == "per class" and again.text_input(key="tr_per_class").value == "7, 9"
     assert again.text_input(key="tr_seeds").value == "3" and not again.exception
+
+
+def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dataset(dataset, tmp_path):
+    """Issue 78: the backbone fell back to MiniLM on a reload; and an authors' preset chosen for one dataset carried
+    over into a grid on another. The backbone (and its features) is kept; on another dataset the presets go back
+    to the studio's, and the page says so."""
+    at = open_page("pages/train.py", dataset)
+    at.selectbox(key="tr_backbone_pick").set_value("smollm2-135m").run()
+    at.selectbox(key="tr_gan_preset").set_value("notebook").run()
+    at.selectbox(key="tr_features").set_value("both").run()
+    again = open_page("pages/train.py", dataset)  # a reload, on the same dataset: all of it kept
+    assert again.selectbox(key="tr_backbone_pick").value == "smollm2-135m"
+    assert again.selectbox(key="tr_features").value == "both" and again.selectbox(key="tr_gan_preset").value == "notebook"
+    assert not again.info or not any(i.value.startswith("Set for") for i in again.info)
+    files = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "train.jsonl", semeval_rows(8))),
+                                  test=str(write_jsonl(tmp_path / "test.jsonl", semeval_rows(2)))))
+    other = open_page("pages/train.py", files)
+    assert other.selectbox(key="tr_backbone_pick").value == "smollm2-135m"  # a backbone is no dataset's own
+    assert other.selectbox(key="tr_gan_preset").value == "studio"
+    said = [i.value for i in other.info if i.value.startswith("Set for")]
+    assert said == [f"Set for {files.spec.short_name}: GAN-BERT preset notebook → studio (chosen for "
+                    f"{dataset.spec.short_name})."], said
 
 
 def recorded_run(config: TrainConfig, test: dict) -> str:

@@ -62,18 +62,38 @@ def sampled_token_lengths(texts: pd.Series, tokenizer: PreTrainedTokenizerBase, 
     return np.array([len(ids) for ids in tokenizer(sample, verbose=False)["input_ids"]])
 
 
-def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu", lm_head: bool = False
-                 ) -> PreTrainedModel:
+def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu", lm_head: bool = False,
+                 upto: int | None = None) -> PreTrainedModel:
     """The backbone's bare encoder (no head), in eval mode; with `lm_head`, a causal LM with its head, whose
-    token probabilities a pooling reads (`represent` runs its base model and the head apart)."""
+    token probabilities a pooling reads (`represent` runs its base model and the head apart). `upto`: the encoder
+    cut after that many layers (`cut_after`), for a pooling that reads no later one."""
     folder = as_backbone(backbone).folder
     if not lm_head:
-        return AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
+        model = AutoModel.from_pretrained(str(folder), local_files_only=True)
+        return (cut_after(model, upto) if upto is not None else model).to(device).eval()
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
     except ValueError as e:  # an encoder's config has no causal-LM class
         raise BackboneError(f"token probabilities need a causal LM backbone (such as smollm2-135m): {e}") from None
     return model.to(device).eval()
+
+
+def cut_after(model: PreTrainedModel, layers: int) -> PreTrainedModel:
+    """The encoder with its layers after the first `layers` removed, and a causal LM's final norm with them, so its
+    last hidden state is what the whole model's `hidden_states[layers]` holds. SmolLM2's features read layer 20 of
+    30: a third of every pass was thrown away, and every layer's states were kept to pick one. Unchanged where
+    `layers` is the model's depth or more, or the family keeps its layers elsewhere."""
+    stack = getattr(model, "layers", None)  # Llama, Mistral, Qwen2, Phi-3
+    if stack is None and hasattr(model, "encoder"):  # BERT and its kin
+        stack = getattr(model.encoder, "layer", None)
+    if not isinstance(stack, torch.nn.ModuleList) or layers >= len(stack):
+        return model
+    del stack[layers:]
+    if hasattr(model, "norm"):  # applied after the last layer only: the cut layer's output is un-normed
+        model.norm = torch.nn.Identity()
+    model.config.num_hidden_layers = layers
+    model.studio_cut = layers
+    return model
 
 
 def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
@@ -98,8 +118,9 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
         return mean(outputs.last_hidden_state)
     if pooling == "layers":
         return torch.cat([torch.cat([mean(h), h[:, 0]], dim=-1) for h in outputs.hidden_states[1:]], dim=-1)
-    if (layer := pooled_layer(pooling)) is not None:
-        h = outputs.hidden_states[min(layer, len(outputs.hidden_states) - 1)]
+    if (layer := pooled_layer(pooling)) is not None:  # a model cut after it gives it as its last hidden state
+        h = outputs.last_hidden_state if outputs.hidden_states is None else \
+            outputs.hidden_states[min(layer, len(outputs.hidden_states) - 1)]
         rest = mask.clone()
         rest[:, 0] = 0
         return (h * rest).sum(1) / rest.sum(1).clamp(min=1.0)
@@ -115,7 +136,10 @@ def represent(model: PreTrainedModel, enc: dict, pooling: str, inputs_embeds: to
     hidden, probabilities = hidden_pooling(pooling), reads_probabilities(pooling)
     encoder = model.base_model if probabilities else model
     inputs = dict(enc) | ({"input_ids": None, "inputs_embeds": inputs_embeds} if inputs_embeds is not None else {})
-    outputs = encoder(**inputs, output_hidden_states=needs_layers(pooling))
+    cut = getattr(encoder, "studio_cut", None)
+    if cut is not None and (pooled_layer(hidden or "") != cut or probabilities):
+        raise ValueError(f"an encoder cut after layer {cut} gives that layer alone, not the {pooling} pooling")
+    outputs = encoder(**inputs, output_hidden_states=needs_layers(pooling) and cut is None)
     parts = [] if hidden is None else [pool(outputs, enc["attention_mask"], hidden)]
     if probabilities:
         parts.append(token_statistics(model.get_output_embeddings(), outputs.last_hidden_state, enc["input_ids"],
@@ -150,5 +174,12 @@ def embed_texts(texts: list[str], backbone: BackboneLike = None, max_len: int = 
     """Frozen sentence vectors of a backbone as a float32 numpy array."""
     backbone = as_backbone(backbone)
     dev = device if isinstance(device, torch.device) else pick_device(device)
-    return encode_texts(load_encoder(backbone, dev, reads_probabilities(pooling)), load_tokenizer(backbone), texts,
-                        max_len, pooling, batch_size, bf16, on_progress)
+    return encode_texts(load_encoder(backbone, dev, reads_probabilities(pooling), last_layer(pooling)),
+                        load_tokenizer(backbone), texts, max_len, pooling, batch_size, bf16, on_progress)
+
+
+def last_layer(pooling: str) -> int | None:
+    """The last layer a pooling reads, when it reads one layer's hidden states alone (`layerN`): the encoder can
+    stop there (`cut_after`). None for every other pooling, and for token probabilities, which need the whole
+    model."""
+    return None if reads_probabilities(pooling) else pooled_layer(pooling)

@@ -185,9 +185,9 @@ def encode_with(engine: str, backbone: Backbone, home: Path, texts: list[str], m
                 device: torch.device, bf16: bool, on_progress: Callable[[int, int], None] | None = None
                 ) -> np.ndarray:
     """Vectors of `texts` by a usable engine (`usable_engine`); torch at the run's precision."""
-    from core.backbone.encode import encode_texts
+    from core.backbone.encode import encode_texts, last_layer
 
     if engine != "torch":
         return encode_onnx(backbone, home, texts, max_len, pooling, engine == "onnx-int8", on_progress=on_progress)
-    return encode_texts(load_encoder(backbone, device, reads_probabilities(pooling)), load_tokenizer(backbone),
-                        texts, max_len, pooling, bf16=bf16, on_progress=on_progress)
+    return encode_texts(load_encoder(backbone, device, reads_probabilities(pooling), last_layer(pooling)),
+                        load_tokenizer(backbone), texts, max_len, pooling, bf16=bf16, on_progress=on_progress)

@@ -82,6 +82,8 @@ def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...
     the accuracy and macro-F1 (over the classes in the labels or the predictions) with the confusion counts. When
     some labels are of classes it never learned, no scores: `out.attrs["unscored"]` says why."""
     texts = frame["text"].tolist()
+    if (from_store := getattr(model, "from_store", None)) is not None:  # a frozen run reads the feature store
+        model = from_store(texts, on_progress or (lambda done, total: None))
     preds: list[Prediction] = []
     for start in range(0, len(texts), batch_size):
         preds += classify(model, texts[start:start + batch_size], batch_size)

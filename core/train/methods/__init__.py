@@ -4,7 +4,10 @@ package imports no torch; a method's training module is imported when it first f
 """
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
+from core.backbone import backbone_label, depth
+from core.backbone.packaged import PACKAGED
 from core.errors import InputError
 from core.train.config import TrainConfig, options
 from core.train.catalog import CATALOG
@@ -58,8 +61,23 @@ def run_label(config: TrainConfig, labeled: int | None = None, differs: str = ""
     seed, and the dataset."""
     used = f" ({labeled:,} labeled)" if labeled is not None else ""
     apart = f" ({differs})" if differs else ""
-    return (f"{method_for(config).display(config)}{apart} @ {config.amount}{used} · seed {config.seed} · "
-            f"{config.data.short_name}")
+    return (f"{method_for(config).display(config)}{backbone_tag(config)}{apart} @ {config.amount}{used} · seed "
+            f"{config.seed} · {config.data.short_name}")
+
+
+def backbone_tag(config: TrainConfig) -> str:
+    """' · SmolLM2 both': a backbone other than the bundled MiniLM, in every run's name whatever its method, with
+    what a causal LM's frozen run reads of it (hidden states, token probabilities or both). A grid launched on
+    SmolLM2 had been named as one on MiniLM."""
+    if not config.backbone:
+        return ""
+    if config.backbone in PACKAGED:
+        name = PACKAGED[config.backbone].title.split("-")[0]
+    else:
+        label = backbone_label(config.backbone)
+        name = label if label != str(config.backbone) else Path(str(config.backbone)).name or str(config.backbone)
+    reads = f" {config.features}" if depth(config.backbone)[1] and config.frozen else ""
+    return f" · {name}{reads}"
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "method_for", "run_label",

@@ -4,6 +4,7 @@ to build it, what its checkpoint keeps, how to load it and how it predicts texts
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +17,13 @@ from core.backbone.device import use_bf16
 from core.backbone.encode import feature_size, load_encoder, load_tokenizer
 from core.backbone.engines import encode_with, usable_engine
 from core.backbone.poolings import reads_probabilities
+from core.data import clean_texts
 from core.paths import studio_home
 from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, integrated_gradients
 from core.train.dropout import cheap_dropout
 from core.train.explain_statistics import statistics_attribution
-from core.train.inputs import model_inputs
+from core.train.inputs import frozen_features, model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
 from core.train.store import read_tensors, write_checkpoint
@@ -50,8 +52,34 @@ class NeuralPredictor:
                                  return_tensors="pt").to(device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
                 logits = self.model.head_logits(self.model.encode(enc["input_ids"], enc["attention_mask"]))
+        return self.probabilities(logits)
+
+    @torch.inference_mode()
+    def predict_features(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """A frozen run's probabilities from its features (as its feature store holds them)."""
+        device = next(self.model.parameters()).device
+        return self.probabilities(self.model.head_logits(self.model.standardize(torch.from_numpy(features).to(device))))
+
+    def probabilities(self, logits: torch.Tensor) -> tuple[np.ndarray, np.ndarray | None]:
         real, fake = self.method.probabilities(logits)
         return real.cpu().numpy(), fake.cpu().numpy() if self.method.reports_fake(self.config) else None
+
+    def from_store(self, texts: list[str], on_progress: Callable[[int, int], None] = lambda done, total: None
+                   ) -> StoredFeatures | NeuralPredictor:
+        """For a frozen run, a predictor over these texts' features as training reads them: from the feature store
+        the run's backbone, layer, length and precision key (texts any run or earlier predict encoded are read, the
+        others encoded once and stored), so a file scored by three runs of one backbone is encoded once. A
+        predictor that trains its encoder is itself: its features are its own."""
+        if not self.config.frozen:
+            return self
+        cleaned = clean_texts(texts, self.config.cleaning)
+        device = next(self.model.parameters()).device
+
+        def on_event(event: dict) -> None:
+            if event["type"] == "features":
+                on_progress(event["done"], event["total"])
+        features = frozen_features(self.config, {"texts": cleaned}, device, on_event)["texts"]
+        return StoredFeatures(self, cleaned, features)
 
     def attribute(self, text: str, label: str, steps: int) -> Attribution:
         if reads_probabilities(self.model.pooling):  # statistics of the whole text: said in words, not per token
@@ -64,6 +92,19 @@ class NeuralPredictor:
         k = len(self.labels)
         return GradientPath(self.tokenizer, self.config.max_len, self.model.encoder.get_input_embeddings(),
                             lambda embeds, mask: self.model.head_logits(self.model.encode(None, mask, embeds))[:, :k])
+
+
+class StoredFeatures:
+    """A frozen run's predictor over the features of a known set of texts (`NeuralPredictor.from_store`); texts
+    come to `predict` cleaned, as `classify` cleans them."""
+
+    def __init__(self, predictor: NeuralPredictor, texts: list[str], features: np.ndarray):
+        self.predictor, self.features = predictor, features
+        self.config, self.labels = predictor.config, predictor.labels
+        self.rows = {text: i for i, text in enumerate(texts)}
+
+    def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.predictor.predict_features(self.features[[self.rows[t] for t in texts]])
 
 
 class NeuralMethod(Method):
