@@ -30,11 +30,12 @@ def text_flops(texts: list[str], max_len: int, backbone: str | None = None) -> f
     return sum(forward_flops(shape, len(x)) for x in ids) / len(ids)
 
 
-def matmul_ceiling(device: torch.device, size: int, repeats: int = 5) -> float:
-    """GFLOP/s of `size`³ bf16 matrix products on the device (the best of `repeats` after one warm-up): the
-    ceiling the encoder's own figures are shares of."""
-    a = torch.randn(size, size, device=device, dtype=torch.bfloat16)
-    b = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+def matmul_ceiling(device: torch.device, size: int, repeats: int = 5, dtype: torch.dtype = torch.bfloat16) -> float:
+    """GFLOP/s of `size`³ matrix products on the device, bf16 unless `dtype` says (the best of `repeats` after one
+    warm-up): the ceiling the encoder's own figures are shares of. On a CPU whose bf16 is emulated, the fp32
+    product is the ceiling of an fp32 pass (a bf16 one read 0.3 GFLOP/s there)."""
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
     out = torch.empty_like(a)
     best = float("inf")
     for i in range(repeats + 1):

@@ -15,6 +15,8 @@ Each engine's texts/s is also told as GFLOP/s (a text's forward FLOPs at its own
 and as a share of a 2048³ bf16 matrix product's rate measured in the same process.
 
 Run: .venv/bin/python bench/encode.py [--lengths 128 256 512] [--repeats 2] [--seeds 0 1 2 3 4] [--speed-only]
+     .venv/bin/python bench/encode.py --backbone smollm2-135m [--lengths 128 256] [--texts 96]  (the levers of a
+     causal LM: bench/encode_causal.py)
 Ends with one JSON line: auto_engine, auto_over_torch_256, auto_over_torch_512, accuracy_drop_max, the table,
 ceiling_gflops and gflop_per_text.
 """
@@ -43,6 +45,7 @@ from core.backbone import resolve_backbone  # noqa: E402
 from core.backbone.device import native_bf16  # noqa: E402
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer  # noqa: E402
 from core.backbone.engines import encode_onnx, usable_engine  # noqa: E402
+from core.backbone.packaged import PACKAGED  # noqa: E402
 from core.data import load_file  # noqa: E402
 from core.runs import Registry, reconcile  # noqa: E402
 from core.train import TrainConfig  # noqa: E402
@@ -118,7 +121,19 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--home", default=DEFAULT_HOME)
     parser.add_argument("--speed-only", action="store_true", help="no accuracy runs (auto is then not chosen)")
+    parser.add_argument("--backbone", choices=list(PACKAGED), default=None,
+                        help="a packaged causal LM: its levers instead (bench/encode_causal.py)")
+    parser.add_argument("--texts", type=int, default=96, help="with --backbone: how many of the real texts")
+    parser.add_argument("--token-budget", type=int, default=4096, help="with --backbone: tokens a batch")
     args = parser.parse_args()
+    if args.backbone:
+        from bench.encode_causal import measure
+
+        found = measure(args.backbone, args.lengths if args.lengths != [128, 256, 512] else [128, 256],
+                        texts()[:: max(1, 600 // args.texts)][:args.texts], args.repeats, args.token_budget)
+        record_speed("encode-causal", {"backbone": args.backbone, **found})
+        print(json.dumps(found))
+        return 0
     if not all(c.spec() for c in CORPORA.values()):
         return 2
     cpu = torch.device("cpu")

@@ -11,7 +11,8 @@ levers, for hidden states:
 Token probabilities read the whole model and its LM head: `probabilities` and `both` are measured as they run.
 
 Each figure is texts/s, the best of `--repeats` alternating passes, with GFLOP/s (a text's forward FLOPs over the
-layers run, at its own length) and its share of a 2048³ bf16 matrix product's rate measured in the same process.
+layers run, at its own length) and its share of a 2048³ matrix product's rate measured in the same process: bf16
+where the CPU has it natively, else fp32, the precision the pass then runs at.
 Features are compared with today's path: the largest difference over the largest value.
 
 Run: .venv/bin/python bench/encode.py --backbone smollm2-135m [--lengths 128 256] [--texts 96] [--repeats 2]
@@ -19,6 +20,7 @@ Run: .venv/bin/python bench/encode.py --backbone smollm2-135m [--lengths 128 256
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 
@@ -100,9 +102,9 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
         "both": (lambda t, n: encode_texts(lm, tokenizer, t, n, f"{hidden}+probabilities", bf16=bf16),
                  whole.config.num_hidden_layers),
     }
-    ceiling = matmul_ceiling(torch.device("cpu"), 2048)
+    ceiling = matmul_ceiling(torch.device("cpu"), 2048, dtype=torch.bfloat16 if bf16 else torch.float32)
     shape = whole.config
-    found: dict = {"ceiling_gflops": ceiling, "native_bf16": bf16, "threads": torch.get_num_threads(),
+    found: dict = {"ceiling_gflops": ceiling, "ceiling_dtype": "bf16" if bf16 else "fp32", "native_bf16": bf16, "threads": torch.get_num_threads(),
                    "texts": len(sample), "levers": {}}
     for max_len in lengths:
         ids = tokenizer(sample, truncation=True, max_length=max_len, verbose=False)["input_ids"]
@@ -127,9 +129,13 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
     start = time.perf_counter()
     load_encoder(backbone, upto=layer)
     found["load_converted_s"] = round(time.perf_counter() - start, 2)
+    again = backbone.folder.parent / f".bench-{name}"
     start = time.perf_counter()
-    convert(gguf_path(name), backbone.folder.parent / f".bench-{name}")
-    found["convert_s"] = round(time.perf_counter() - start, 2)
+    try:
+        convert(gguf_path(name), again)
+        found["convert_s"] = round(time.perf_counter() - start, 2)
+    finally:
+        shutil.rmtree(again, ignore_errors=True)
     print(f"loading the converted folder: {found['load_converted_s']} s; converting the GGUF file again: "
           f"{found['convert_s']} s", flush=True)
     return found

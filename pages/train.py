@@ -71,6 +71,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name], name in idle) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"], registry.home)
+    train_form.remember(registry)  # before the slow part below: a reload while a new backbone's texts are tokenized
     try:  # what the max length cuts of this dataset's training texts; `auto` resolved here, once, for the grid
         chosen = truncation(ds, repr(ds.spec), values["backbone"], values["max_len"])
         if "max_len" not in idle:
@@ -91,7 +92,6 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
                                     persist_state="session", help="On a CPU they split its cores: not faster")
 
     place = run_place(registry, frozen)
-    train_form.remember(registry)
 
     configs, missing = [], False
     try:

