@@ -708,6 +708,27 @@ def test_a_first_grid_shows_each_queued_runs_time_left_and_the_grids_total(studi
     assert queue_words(reg.list(), 0.0, 1) is None  # nothing going: no line
 
 
+def test_the_queue_says_at_launch_what_the_form_said_when_runs_like_them_have_ended(studio_home):
+    """A grid's form said "about 18 min" and the monitor "about 3 min" right after launch: the queue read the runs
+    alike, which leave out the worker's start and the encoding the form counts. At launch the queue's total is the
+    form's, whatever has ended here."""
+    from core.compare import queue_words
+    from core.runs.estimate import History, grid_seconds, roughly, times_left
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0))
+            for m in ("finetune", "ganbert")]
+    for c in grid:  # runs like these ended here, on another store: the new grid still encodes its texts
+        finished(reg, c.with_(seed=9), 20.0)
+    estimate = grid_seconds(reg, grid, 2000, None, 500, 6)
+    assert estimate.from_history == 2 and estimate.seconds > 40.0 + 10  # the runs' 2 × 20 s, the start, the encoding
+    ids = [reg.create(c, estimate=estimate.each[c.to_json()]) for c in grid]
+    left = times_left(reg.list(), History(reg.list()), now=0.0, slots=1)
+    assert left[ids[-1]] == pytest.approx(estimate.seconds)
+    assert queue_words(reg.list(), 0.0, 1) == f"2 run(s) to go: the last ends in {roughly(estimate.seconds)}."
+
+
 def test_a_run_in_its_first_percent_of_training_reads_its_estimate(studio_home):
     """A walk's monitor raised (0.0 * None) on a training run under 1% of its steps, with no pace yet."""
     from core.runs.estimate import History, time_left

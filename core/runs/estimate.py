@@ -310,7 +310,7 @@ def machine_pace(local: list[Run], left: dict[str, float | None], history: Histo
     launch estimate while the run ahead of them took 6 times its own."""
     ratios = []
     for r in local:
-        expected = history.alike(r.config) or r.estimate
+        expected = r.estimate or history.alike(r.config)  # the launch estimate counts the start and encoding too
         began = r.claimed or r.started
         if r.status == Status.RUNNING and r.phase_started and left[r.id] is not None and expected and began:
             ratios.append((now - began + left[r.id]) / expected)
@@ -319,15 +319,17 @@ def machine_pace(local: list[Run], left: dict[str, float | None], history: Histo
 
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
-    preparing, the runs alike or its grid's estimate (less what has passed since it left the queue, unknown once
+    preparing, its grid's estimate at launch or the runs alike (less what has passed since it left the queue, unknown once
     that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
     own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
     training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the
     square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its
     evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the rest."""
     alike = history.alike(run.config)
-    # before it has a pace: the runs alike, else (none has ended here, a first grid) its grid's estimate at launch
-    whole = alike if alike is not None else run.estimate
+    # before it has a pace: its grid's estimate at launch, the form's own figure with its share of the worker's start
+    # and the encoding (the runs alike alone had put a grid's queue at "about 3 min" where the form said 18); a run
+    # queued without one (the CLI's), the runs alike
+    whole = run.estimate if run.estimate is not None else alike
     if run.status == Status.QUEUED:
         return whole
     if run.status == Status.STARTING or (run.status == Status.RUNNING and not run.phase_started):
