@@ -413,6 +413,26 @@ def test_mcnemar_says_which_run_kept_no_predictions(tmp_path, monkeypatch):
         paired_test(registry, *runs)
 
 
+def test_mcnemar_tells_another_labeling_of_the_same_texts_from_other_texts(tmp_path, monkeypatch):
+    """A TREC walk selected a coarse run and a fine one: the same 500 questions, other labels. McNemar said they
+    were tested on different texts."""
+    import pandas as pd
+
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
+    registry = Registry()
+    runs = [registry.create(TrainConfig(method="tfidf-lr", seed=s)) for s in (0, 1, 2)]
+    frames = [pd.DataFrame({"id": ["a", "b", "c"], "label": labels, "pred": ["x", "x", "y"]})
+              for labels in (["x", "y", "y"], ["X:1", "Y:2", "y"], ["x", "y", "y"])]
+    for run_id, frame in zip(runs, frames):
+        registry.folder(run_id).write_predictions(frame)
+    with pytest.raises(ValueError, match="the same texts with other labels \\(2 of 3 differ"):
+        paired_test(registry, runs[0], runs[1])
+    registry.folder(runs[2]).write_predictions(frames[2].iloc[:2])
+    with pytest.raises(ValueError, match="tested on different texts"):
+        paired_test(registry, runs[0], runs[2])
+    assert paired_test(registry, runs[0], runs[0]).only_a == 0
+
+
 def test_two_datasets_of_one_name_stay_apart_and_are_named_by_their_folders():
     """An upload and the same file loaded by path are two datasets named "train.jsonl": one verdict had ranked
     the groups of both against each other, and their series were named by every path in full."""

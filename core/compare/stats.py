@@ -58,6 +58,10 @@ def paired_test(registry: Registry, run_a: str, run_b: str) -> McNemar:
                          "predictions (restored from a record of metrics, or files removed); McNemar's test needs them")
     pa, pb = registry.folder(run_a).predictions(), registry.folder(run_b).predictions()
     merged = pa.merge(pb, on="id", suffixes=("_a", "_b"))
-    if len(merged) != len(pa) or len(merged) != len(pb) or (merged["label_a"] != merged["label_b"]).any():
+    if len(merged) != len(pa) or len(merged) != len(pb):
         raise ValueError("the two runs were tested on different texts; McNemar needs the same test set")
+    if (relabeled := int((merged["label_a"] != merged["label_b"]).sum())):  # TREC's coarse and fine classes
+        raise ValueError(f"the two runs were tested on the same texts with other labels ({relabeled:,} of "
+                         f"{len(merged):,} differ: two tasks, such as coarse and fine classes); McNemar compares two "
+                         "models on one task")
     return mcnemar(merged["pred_a"] == merged["label_a"], merged["pred_b"] == merged["label_b"])
