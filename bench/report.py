@@ -527,6 +527,23 @@ def smollm2_section(runs: list) -> str:
                          smollm2_encoding(runs)])
 
 
+def smollm2_length_section(runs_of: dict[str, list]) -> str:
+    """Features + LR on SmolLM2 (both) at each max length, by corpus: what `auto` follows for SmolLM2."""
+    from bench.smollm2_length import CUTS, table
+
+    cuts = {e["corpus"]: {int(n): v for n, v in e["cut"].items()} for e in recorded(CUTS)}
+    parts = []
+    for corpus in ("m4-sample", "l2r-dev"):
+        if corpus in cuts and (found := table(runs_of.get(corpus, []), cuts[corpus])):
+            parts.append(f"**{TITLES[corpus]}** (`--corpus {corpus}`)\n\n{found}")
+    if not parts:
+        return ""
+    return ("Features + LR on SmolLM2's layer 20 and token probabilities (`both`), 5 seeds, at each max length: the "
+            "share of the training texts it cuts (SmolLM2's tokenizer), accuracy, the difference with 128 paired by "
+            "seed, and the encoding's seconds over the runs that encoded (each length's store encodes once), on "
+            "this 2-core machine while other work shared it.\n\n" + "\n\n".join(parts))
+
+
 def smollm2_encoding(runs: list) -> str:
     """What encoding the study's texts with SmolLM2 (hidden states and token probabilities, read once for all
     three columns) cost, from the runs that encoded them: their encoding seconds and CPU seconds, summed."""
@@ -563,6 +580,8 @@ def page() -> tuple[str, str]:
                             + regime_section(runs_of["l2r"]))
         if (m4 := smollm2_section(regime_runs(runs_of.get("m4-sample", [])))):
             sections.append("## SmolLM2 on the M4 sample (bench/regime.py --corpus m4-sample)\n\n" + m4)
+        if (lengths := smollm2_length_section(runs_of)):
+            sections.append("## SmolLM2's max length (bench/smollm2_length.py)\n\n" + lengths)
         if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):
             text = tapt_section(made, runs_of["l2r-dev"])
             sections.append("## Adapting the backbone (TAPT): its settings on L2R dev (bench/tapt.py)\n\n"

@@ -1,0 +1,129 @@
+"""SmolLM2's max length, measured where it matters (issue 78): features + LR on SmolLM2's features (layer 20 and
+its token probabilities, `both`) at 128, 256 and 512 tokens, 5 and 20 labels a class, seeds 0-4, on the M4 sample
+(arXiv abstracts and Reddit answers: most of its texts run past 128 tokens) by default, or L2R dev (paragraphs) with
+`--corpus l2r-dev`. Each length's runs share one feature store, so a length's first run encodes the labeled rows
+of every seed it draws and the test texts, and its encoding seconds are what that length costs.
+
+Every run goes through the benches' home and the corpus's records (`bench/records/<corpus>.jsonl`), so the bench
+resumes where it stopped; the runs at 128 are the regime study's own (the same settings). Prints, per length, the
+share of the training texts it cuts, the accuracy at each amount [95% CI], the difference with 128 paired by seed,
+and the encoding's seconds; bench/report.py writes the same table into docs/results.md.
+
+Run: .venv/bin/python bench/smollm2_length.py [--corpus m4-sample] [--lengths 128 256 512] [--seeds 0 1 2 3 4]
+     [--per-class 5 20] [--report-only]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import json  # noqa: E402
+
+from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, open_home, recorded,  # noqa: E402
+                               run_once, sample_parser)
+from core.compare import mean_ci  # noqa: E402
+from core.data import DataSpec  # noqa: E402
+from core.runs import Registry, Run  # noqa: E402
+from core.train import TrainConfig  # noqa: E402
+
+LENGTHS = (128, 256, 512)
+CUTS = RECORDS_DIR / "smollm2-length.jsonl"  # each corpus's share of training texts cut at each length
+SMOLLM2 = {"method": "features-lr", "frozen": True, "backbone": "smollm2-135m", "features": "both",
+           "unlabeled_limit": None}
+
+
+def config_of(spec: DataSpec, max_len: int, per_class: int, seed: int, precision: str) -> TrainConfig:
+    return TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, max_len=max_len,
+                       tags=("smollm2-length",), precision=precision, encoder_engine=BENCH_ENGINE, **SMOLLM2)
+
+
+def is_study_run(run: Run) -> bool:
+    """A finished run of this bench's settings at any length, amount and seed (the regime study's 128 included)."""
+    c = run.config
+    return (run.metrics is not None and c.method == "features-lr" and c.frozen and c.backbone == "smollm2-135m"
+            and c.features == "both" and c.per_class is not None)
+
+
+def cut_shares(spec: DataSpec, lengths: tuple[int, ...]) -> dict[int, float]:
+    """The share of the training texts each length cuts, by SmolLM2's tokenizer (a property of the data, kept in
+    `CUTS` for the report, which reads records alone)."""
+    from core.backbone import resolve_backbone
+    from core.data import load_dataset
+    from core.train.maxlen import train_lengths, truncated_share
+
+    ds = load_dataset(spec)
+    lengths_of = train_lengths(ds, resolve_backbone("smollm2-135m"))
+    return {n: truncated_share(lengths_of, n) for n in lengths}
+
+
+def interval(found, sign: str) -> str:
+    """'0.412 [0.398, 0.426] (n=5)'; a single seed has no interval."""
+    if found.low is None:
+        return f"{found.mean:{sign}.3f} (n={found.n})"
+    return f"{found.mean:{sign}.3f} [{found.low:{sign}.3f}, {found.high:{sign}.3f}] (n={found.n})"
+
+
+def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
+    """Per length: the share cut, accuracy [95% CI] at each amount, its difference with 128 paired by seed (ahead
+    / behind), and the encoding's seconds summed over the runs that encoded."""
+    runs = [r for r in runs if is_study_run(r)]
+    lengths = sorted({r.config.max_len for r in runs})
+    amounts = sorted({r.config.per_class for r in runs})
+    if not runs:
+        return ""
+    by = {(r.config.max_len, r.config.per_class, r.config.seed): r.metrics["test"]["accuracy"] for r in runs}
+    head = ["max length", *(["training texts cut"] if cut else []),
+            *[f"{n}/class: accuracy [95% CI]" for n in amounts], *[f"{n}/class: − 128 (ahead / behind)"
+                                                                    for n in amounts], "encoding s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for length in lengths:
+        cells = [str(length), *([f"{cut[length]:.0%}"] if cut else [])]
+        for n in amounts:
+            scores = [v for (m, k, _), v in by.items() if m == length and k == n]
+            cells.append(interval(mean_ci(scores), "") if scores else "–")
+        for n in amounts:
+            seeds = sorted(s for (m, k, s) in by if m == length and k == n and (128, n, s) in by)
+            if length == 128 or not seeds:
+                cells.append("–")
+                continue
+            diffs = [by[(length, n, s)] - by[(128, n, s)] for s in seeds]
+            cells.append(f"{interval(mean_ci(diffs), '+')} ({sum(d > 0 for d in diffs)} / "
+                         f"{sum(d < 0 for d in diffs)})")
+        encoded = [r.metrics.get("encode_seconds") or 0.0 for r in runs if r.config.max_len == length]
+        cells.append(f"{sum(encoded):,.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = sample_parser(__doc__, DEFAULT_HOME)
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
+    args = parser.parse_args()
+    opened = open_home(args)
+    if opened is None:
+        print(f"{corpus_of(args).name} is not beside the checkout", file=sys.stderr)
+        return 2
+    spec, registry = opened
+    runs = []
+    for length in args.lengths:  # a length's runs together: its store encodes once
+        for n in args.per_class:
+            for seed in args.seeds:
+                run = run_once(registry, config_of(spec, length, n, seed, args.precision),
+                               train=not args.report_only, any_precision=args.any_precision, corpus=corpus_of(args))
+                if run is not None:
+                    runs.append(run)
+                    print(f"{length} tokens {n}/class seed {seed}: accuracy {run.metrics['test']['accuracy']:.3f}, "
+                          f"encoding {run.metrics.get('encode_seconds') or 0:.0f} s", flush=True)
+    cut = cut_shares(spec, tuple(args.lengths))
+    kept = [e for e in recorded(CUTS) if e["corpus"] != corpus_of(args).name]
+    CUTS.write_text("".join(json.dumps(e) + "\n" for e in
+                            [*kept, {"corpus": corpus_of(args).name, "cut": {str(n): round(v, 4) for n, v in cut.items()}}]))
+    print(table(runs, cut))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
