@@ -15,18 +15,17 @@ Run: .venv/bin/python bench/smollm2_length.py [--corpus m4-sample] [--lengths 12
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import json  # noqa: E402
-
 from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, open_home, recorded,  # noqa: E402
                                run_once, sample_parser)
 from core.compare import mean_ci  # noqa: E402
 from core.data import DataSpec  # noqa: E402
-from core.runs import Registry, Run  # noqa: E402
+from core.runs import Run  # noqa: E402
 from core.train import TrainConfig  # noqa: E402
 
 LENGTHS = (128, 256, 512)
@@ -74,7 +73,8 @@ def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
     amounts = sorted({r.config.per_class for r in runs})
     if not runs:
         return ""
-    by = {(r.config.max_len, r.config.per_class, r.config.seed): r.metrics["test"]["accuracy"] for r in runs}
+    latest = {(r.config.max_len, r.config.per_class, r.config.seed): r for r in runs}  # one run a seed, as recorded last
+    by = {key: r.metrics["test"]["accuracy"] for key, r in latest.items()}
     head = ["max length", *(["training texts cut"] if cut else []),
             *[f"{n}/class: accuracy [95% CI]" for n in amounts], *[f"{n}/class: − 128 (ahead / behind)"
                                                                     for n in amounts], "encoding s"]
@@ -92,7 +92,7 @@ def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
             diffs = [by[(length, n, s)] - by[(128, n, s)] for s in seeds]
             cells.append(f"{interval(mean_ci(diffs), '+')} ({sum(d > 0 for d in diffs)} / "
                          f"{sum(d < 0 for d in diffs)})")
-        encoded = [r.metrics.get("encode_seconds") or 0.0 for r in runs if r.config.max_len == length]
+        encoded = [r.metrics.get("encode_seconds") or 0.0 for (m, _, _), r in latest.items() if m == length]
         cells.append(f"{sum(encoded):,.0f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
