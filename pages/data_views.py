@@ -43,4 +43,5 @@ def stored_uploads_section(registry) -> None:
                    "no run and no saved workspace names can go once they are old.")
         days = st.number_input("Older than (days)", 0, 3650, 30, key="up_clean_days")
         if st.button("Remove unused uploads", key="up_clean", disabled=not files):
-            st.success(clean_uploads(registry, float(days)).words().capitalize() + ".")
+            said = clean_uploads(registry, float(days)).words()
+            st.success(said[0].upper() + said[1:] + ".")  # str.capitalize had written "MB" as "mb"

@@ -490,6 +490,21 @@ def test_old_uploads_nothing_names_are_cleaned(tiny_backbone, studio_home, tmp_p
     assert main(["data", "clean-uploads", "--older-than", "-1"]) == 2
 
 
+def test_the_data_pages_cleanup_removes_an_old_upload_and_says_so(studio_home, small_builtin):
+    """The Data page's button, walked in Chromium: it wrote "0.0 mb" (str.capitalize lowercased the unit)."""
+    from tests.helpers import open_page
+
+    old = store_upload(b'{"text": "a b", "label": 0}\n', "old.jsonl", studio_home / "uploads")
+    month = time.time() - 40 * 86400
+    os.utime(old, (month, month))
+    at = open_page("pages/data.py", small_builtin)
+    assert any("Stored uploads: 1 file(s)" in e.label for e in at.expander)
+    at.button(key="up_clean").click().run()
+    assert [s.value for s in at.success] == ["Removed 1 upload(s), 0.0 MB; kept 0 that runs or the workspace name "
+                                             "and 0 newer than the age asked for."]
+    assert not old.exists()
+
+
 # ------------------------------------------------------------ the fault suite's processes (item 7)
 
 def test_a_worker_killed_mid_run_ends_interrupted_and_the_next_queued_run_starts(tiny_backbone, studio_home):
