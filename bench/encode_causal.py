@@ -104,8 +104,8 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
     }
     ceiling = matmul_ceiling(torch.device("cpu"), 2048, dtype=torch.bfloat16 if bf16 else torch.float32)
     shape = whole.config
-    found: dict = {"ceiling_gflops": ceiling, "ceiling_dtype": "bf16" if bf16 else "fp32", "native_bf16": bf16, "threads": torch.get_num_threads(),
-                   "texts": len(sample), "levers": {}}
+    found: dict = {"ceiling_gflops": ceiling, "ceiling_dtype": "bf16" if bf16 else "fp32", "native_bf16": bf16,
+                   "threads": torch.get_num_threads(), "texts": len(sample), "levers": {}}
     for max_len in lengths:
         ids = tokenizer(sample, truncation=True, max_length=max_len, verbose=False)["input_ids"]
         best: dict[str, float] = {}

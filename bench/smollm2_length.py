@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, open_home, recorded,  # noqa: E402
                                run_once, sample_parser)
-from core.compare import mean_ci  # noqa: E402
+from bench.trec import cell  # noqa: E402
 from core.data import DataSpec  # noqa: E402
 from core.runs import Run  # noqa: E402
 from core.train import TrainConfig  # noqa: E402
@@ -58,13 +58,6 @@ def cut_shares(spec: DataSpec, lengths: tuple[int, ...]) -> dict[int, float]:
     return {n: truncated_share(lengths_of, n) for n in lengths}
 
 
-def interval(found, sign: str) -> str:
-    """'0.412 [0.398, 0.426] (n=5)'; a single seed has no interval."""
-    if found.low is None:
-        return f"{found.mean:{sign}.3f} (n={found.n})"
-    return f"{found.mean:{sign}.3f} [{found.low:{sign}.3f}, {found.high:{sign}.3f}] (n={found.n})"
-
-
 def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
     """Per length: the share cut, accuracy [95% CI] at each amount, its difference with 128 paired by seed (ahead
     / behind), and the encoding's seconds summed over the runs that encoded."""
@@ -73,7 +66,8 @@ def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
     amounts = sorted({r.config.per_class for r in runs})
     if not runs:
         return ""
-    latest = {(r.config.max_len, r.config.per_class, r.config.seed): r for r in runs}  # one run a seed, as recorded last
+    # one run a seed, as recorded last
+    latest = {(r.config.max_len, r.config.per_class, r.config.seed): r for r in runs}
     by = {key: r.metrics["test"]["accuracy"] for key, r in latest.items()}
     head = ["max length", *(["training texts cut"] if cut else []),
             *[f"{n}/class: accuracy [95% CI]" for n in amounts], *[f"{n}/class: − 128 (ahead / behind)"
@@ -83,15 +77,14 @@ def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
         cells = [str(length), *([f"{cut[length]:.0%}"] if cut else [])]
         for n in amounts:
             scores = [v for (m, k, _), v in by.items() if m == length and k == n]
-            cells.append(interval(mean_ci(scores), "") if scores else "–")
+            cells.append(cell(scores) if scores else "–")
         for n in amounts:
             seeds = sorted(s for (m, k, s) in by if m == length and k == n and (128, n, s) in by)
             if length == 128 or not seeds:
                 cells.append("–")
                 continue
             diffs = [by[(length, n, s)] - by[(128, n, s)] for s in seeds]
-            cells.append(f"{interval(mean_ci(diffs), '+')} ({sum(d > 0 for d in diffs)} / "
-                         f"{sum(d < 0 for d in diffs)})")
+            cells.append(f"{cell(diffs, '+')} ({sum(d > 0 for d in diffs)} / {sum(d < 0 for d in diffs)})")
         encoded = [r.metrics.get("encode_seconds") or 0.0 for (m, _, _), r in latest.items() if m == length]
         cells.append(f"{sum(encoded):,.0f}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -119,8 +112,8 @@ def main() -> int:
                           f"encoding {run.metrics.get('encode_seconds') or 0:.0f} s", flush=True)
     cut = cut_shares(spec, tuple(args.lengths))
     kept = [e for e in recorded(CUTS) if e["corpus"] != corpus_of(args).name]
-    CUTS.write_text("".join(json.dumps(e) + "\n" for e in
-                            [*kept, {"corpus": corpus_of(args).name, "cut": {str(n): round(v, 4) for n, v in cut.items()}}]))
+    mine = {"corpus": corpus_of(args).name, "cut": {str(n): round(v, 4) for n, v in cut.items()}}
+    CUTS.write_text("".join(json.dumps(e) + "\n" for e in [*kept, mine]))
     print(table(runs, cut))
     return 0
 

@@ -242,9 +242,11 @@ def frame_of(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame([row_of(r) for r in runs if r.status == Status.DONE and "trec" in r.config.tags])
 
 
-def cell(values: pd.Series) -> str:
-    ci = mean_ci(values.tolist())
-    return f"{ci.mean:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else "") + f" (n={ci.n})"
+def cell(values: pd.Series | list[float], sign: str = "") -> str:
+    """'0.412 [0.398, 0.426] (n=5)' (`sign` '+': a difference, signed); a single value has no interval."""
+    ci = mean_ci(list(values))
+    return (f"{ci.mean:{sign}.3f}" + (f" [{ci.low:{sign}.3f}, {ci.high:{sign}.3f}]" if ci.low is not None else "")
+            + f" (n={ci.n})")
 
 
 def title_of(name: str) -> str:

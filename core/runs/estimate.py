@@ -319,8 +319,8 @@ def machine_pace(local: list[Run], left: dict[str, float | None], history: Histo
 
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
-    preparing, its grid's estimate at launch or the runs alike (less what has passed since it left the queue, unknown once
-    that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
+    preparing, its grid's estimate at launch or the runs alike (less what has passed since it left the queue,
+    unknown once that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
     own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
     training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the
     square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its
