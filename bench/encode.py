@@ -16,7 +16,7 @@ and as a share of a 2048³ bf16 matrix product's rate measured in the same proce
 
 Run: .venv/bin/python bench/encode.py [--lengths 128 256 512] [--repeats 2] [--seeds 0 1 2 3 4] [--speed-only]
      .venv/bin/python bench/encode.py --backbone smollm2-135m [--lengths 128 256] [--texts 96]  (the levers of a
-     causal LM: bench/encode_causal.py)
+     causal LM: bench/encode_causal.py; with --int8-accuracy N, what int8 weights cost in accuracy instead)
 Ends with one JSON line: auto_engine, auto_over_torch_256, auto_over_torch_512, accuracy_drop_max, the table,
 ceiling_gflops and gflop_per_text.
 """
@@ -78,6 +78,25 @@ def speed(name: str, sample: list[str], max_len: int, home: Path) -> float:
     return len(sample) / (time.perf_counter() - start)
 
 
+def batch_speeds(lengths: list[int], repeats: int) -> dict[str, dict[int, float]]:
+    """MiniLM's torch pass (fp32) in batches of 32 texts against the studio's batches of up to 4,096 tokens on a
+    CPU, texts/s at each length, alternating: the token budget was measured on SmolLM2, and MiniLM reads it too."""
+    from core.backbone.encode import CPU_BATCH_TOKENS
+
+    sample, backbone = texts(), resolve_backbone(None)
+    model, tokenizer = load_encoder(backbone, "cpu"), load_tokenizer(backbone)
+    kinds = {"32 texts": None, f"{CPU_BATCH_TOKENS:,} tokens": CPU_BATCH_TOKENS}
+    best: dict[str, dict[int, float]] = {k: {} for k in kinds}
+    for max_len in lengths:
+        for _ in range(repeats):
+            for kind, budget in kinds.items():
+                start = time.perf_counter()
+                encode_texts(model, tokenizer, sample, max_len, "layers", budget=budget)
+                best[kind][max_len] = max(best[kind].get(max_len, 0.0), len(sample) / (time.perf_counter() - start))
+        print(f"{max_len} tokens: " + ", ".join(f"batches of {k} {best[k][max_len]:.1f}/s" for k in kinds), flush=True)
+    return best
+
+
 def speeds(lengths: list[int], repeats: int, home: Path) -> dict[str, dict[int, float]]:
     sample = texts()
     for name in ("onnx", "onnx-int8"):  # exported once, before any timing
@@ -125,7 +144,23 @@ def main() -> int:
                         help="a packaged causal LM: its levers instead (bench/encode_causal.py)")
     parser.add_argument("--texts", type=int, default=96, help="with --backbone: how many of the real texts")
     parser.add_argument("--token-budget", type=int, default=4096, help="with --backbone: tokens a batch")
+    parser.add_argument("--batches", action="store_true", help="MiniLM's batches of texts against batches of "
+                        "tokens instead (recorded as encode-batches)")
+    parser.add_argument("--int8-accuracy", type=int, metavar="TEST_TEXTS", default=0,
+                        help="with --backbone: features + LR on fp32 and int8 features (M4 sample, L2R dev with this "
+                             "many of its dev texts), 5 and 20/class, --seeds; recorded apart")
     args = parser.parse_args()
+    if args.batches:
+        found = batch_speeds(args.lengths, args.repeats)
+        record_speed("encode-batches", {"backbone": "minilm", "texts": 600, "texts_per_s": found})
+        return 0
+    if args.backbone and args.int8_accuracy:
+        from bench.encode_causal import accuracy_corpora, int8_accuracy
+
+        found = int8_accuracy(args.backbone, accuracy_corpora(args.backbone, args.int8_accuracy), args.seeds, [5, 20])
+        record_speed("encode-causal-int8", {"backbone": args.backbone, "test_texts": args.int8_accuracy, **found})
+        print(json.dumps(found))
+        return 0
     if args.backbone:
         from bench.encode_causal import measure
 

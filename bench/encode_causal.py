@@ -1,10 +1,11 @@
 """Frozen encoding on a causal LM (`bench/encode.py --backbone smollm2-135m`): what a SmolLM2 pass costs and which
 levers pay, each measured side by side in one process on the same real texts, its features compared with today's.
 
-Today's path runs all 30 layers and keeps every layer's states to pool layer 20 (`output_hidden_states`). The
-levers, for hidden states:
+Today's path (before issue 78) runs all 30 layers and keeps every layer's states to pool layer 20
+(`output_hidden_states`), in batches of 32 texts sorted by their characters' length. The levers, for hidden states:
 - the cut: the encoder stops at the pooled layer (`encode.cut_after`) and keeps no other layer's states;
-- batches cut by tokens rather than by texts (`--token-budget` tokens a batch, the texts sorted by length);
+- batches cut by tokens rather than by texts (`--token-budget` tokens a batch, the texts sorted by their tokens:
+  the studio's `encode_texts` on a CPU), against 32 texts a batch;
 - attention by the eager kernel against SDPA (the studio's: transformers' default for Llama);
 - bf16 weights against bf16 autocast, and torch's int8 dynamic quantisation of the linear layers;
 - loading the converted folder (fp32 safetensors, converted once from the GGUF file) against converting again.
@@ -32,39 +33,25 @@ from core.backbone import resolve_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer, pool
 from core.backbone.packaged import PACKAGED, convert, gguf_path
-from core.backbone.probabilities import token_statistics
 
-
-def by_tokens(model, tokenizer, texts: list[str], max_len: int, pooling: str, budget: int, bf16: bool
-              ) -> np.ndarray:
-    """`encode_texts` with batches cut at `budget` tokens (padded length × texts) instead of 32 texts."""
-    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]]
-    order = np.argsort(lengths, kind="stable")
-    out: list = [None] * len(texts)
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and lengths[order[end]] * (end + 1 - start) <= budget:
-            end += 1
-        idx = order[start:end]
-        out_batch = encode_texts(model, tokenizer, [texts[i] for i in idx], max_len, pooling, len(idx), bf16)
-        for i, v in zip(idx, out_batch):
-            out[i] = v
-        start = end
-    return np.stack(out)
+TODAY = "hidden, today (30 layers, every state kept)"  # the pass before the cut, which every lever is held to
 
 
 @torch.inference_mode()
 def today_path(model, tokenizer, texts: list[str], max_len: int, pooling: str, bf16: bool) -> np.ndarray:
-    """The pass as the studio ran it before the cut: every layer run, every layer's states kept."""
-    out = []
+    """The pass as the studio ran it before the cut: every layer run, every layer's states kept, batches of 32
+    texts in order of their characters' length."""
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    out: list = [None] * len(texts)
     for start in range(0, len(texts), 32):
-        enc = tokenizer(texts[start:start + 32], truncation=True, max_length=max_len, padding=True,
+        idx = order[start:start + 32]
+        enc = tokenizer([texts[i] for i in idx], truncation=True, max_length=max_len, padding=True,
                         return_tensors="pt")
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             outputs = model(**enc, output_hidden_states=True)
-            out.append(pool(outputs, enc["attention_mask"], pooling).float().numpy())
-    return np.concatenate(out)
+        for i, v in zip(idx, pool(outputs, enc["attention_mask"], pooling).float().numpy()):
+            out[i] = v
+    return np.stack(out)
 
 
 def timed(run: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
@@ -89,11 +76,11 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
                                                   dtype=torch.qint8)
     lm = load_encoder(backbone, lm_head=True)
     levers: dict[str, tuple[Callable, int]] = {  # name → (pass on texts at a length, layers it runs)
-        "hidden, today (30 layers, every state kept)": (lambda t, n: today_path(whole, tokenizer, t, n, hidden, bf16),
-                                                        whole.config.num_hidden_layers),
-        "hidden, cut at the pooled layer": (lambda t, n: encode_texts(cut, tokenizer, t, n, hidden, bf16=bf16), layer),
-        f"hidden, cut, batches of {budget} tokens": (lambda t, n: by_tokens(cut, tokenizer, t, n, hidden, budget,
-                                                                            bf16), layer),
+        TODAY: (lambda t, n: today_path(whole, tokenizer, t, n, hidden, bf16), whole.config.num_hidden_layers),
+        "hidden, cut at the pooled layer, batches of 32 texts": (
+            lambda t, n: encode_texts(cut, tokenizer, t, n, hidden, bf16=bf16, budget=None), layer),
+        f"hidden, cut, batches of {budget:,} tokens (the studio's)": (
+            lambda t, n: encode_texts(cut, tokenizer, t, n, hidden, bf16=bf16, budget=budget), layer),
         "hidden, cut, eager attention": (lambda t, n: encode_texts(eager, tokenizer, t, n, hidden, bf16=bf16), layer),
         "hidden, cut, bf16 weights": (lambda t, n: encode_texts(bf16_weights, tokenizer, t, n, hidden), layer),
         "hidden, cut, int8 linear layers": (lambda t, n: encode_texts(int8, tokenizer, t, n, hidden), layer),
@@ -114,7 +101,7 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
             for lever, (run, _layers) in levers.items():
                 seconds, features[lever] = timed(lambda: run(sample, max_len))
                 best[lever] = max(best.get(lever, 0.0), len(sample) / seconds)
-        reference = features["hidden, today (30 layers, every state kept)"]
+        reference = features[TODAY]
         for lever, (_run, layers) in levers.items():
             per_text = sum(forward_flops(shape, len(x)) for x in ids) / len(ids) / shape.num_hidden_layers * layers
             gflops = best[lever] * per_text / 1e9
@@ -139,3 +126,106 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
     print(f"loading the converted folder: {found['load_converted_s']} s; converting the GGUF file again: "
           f"{found['convert_s']} s", flush=True)
     return found
+
+
+def int8_accuracy(name: str, corpora: dict[str, tuple[list[str], np.ndarray, list[str], np.ndarray, int]],
+                  seeds: list[int], amounts: list[int]) -> dict:
+    """What int8 linear layers cost in accuracy: features + LR (standardized, the studio's C) on the cut pass's
+    features in fp32 and with int8 weights, the same labeled rows for both at each seed and amount, per corpus
+    (its pool texts, their labels, its test texts, their labels, the max length). Mean accuracy of each and the
+    largest fall."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from core.data.sampling import Amount, sample_labeled
+    from core.train.methods.specs import FeaturesLRSpec
+
+    backbone, layer = resolve_backbone(name), PACKAGED[name].layer
+    tokenizer = load_tokenizer(backbone)
+    fp32 = load_encoder(backbone, upto=layer)
+    int8 = torch.ao.quantization.quantize_dynamic(load_encoder(backbone, upto=layer), {torch.nn.Linear},
+                                                  dtype=torch.qint8)
+    found: dict = {}
+    for corpus, (texts_pool, pool_y, test, test_y, max_len) in corpora.items():
+        masks = {(n, seed): sample_labeled(pool_y, Amount(per_class=n), seed) for n in amounts for seed in seeds}
+        rows = np.flatnonzero(np.any(list(masks.values()), axis=0))  # every seed's labeled rows, encoded once
+        scores: dict[str, dict[str, list[float]]] = {}
+        for engine, model in (("fp32", fp32), ("int8", int8)):
+            texts = [texts_pool[i] for i in rows] + test
+            x = encode_texts(model, tokenizer, texts, max_len, f"layer{layer}")
+            by_row, x_test = dict(zip(rows, x[:len(rows)])), x[len(rows):]
+            for (n, seed), mask in masks.items():
+                labeled = np.flatnonzero(mask)
+                scaler = StandardScaler().fit(np.stack([by_row[i] for i in labeled]))
+                lr = LogisticRegression(C=FeaturesLRSpec.default_c, max_iter=5000).fit(
+                    scaler.transform(np.stack([by_row[i] for i in labeled])), pool_y[labeled])
+                accuracy = float((lr.predict(scaler.transform(x_test)) == test_y).mean())
+                scores.setdefault(f"{n}/class", {}).setdefault(engine, []).append(accuracy)
+        found[corpus] = {amount: {engine: round(float(np.mean(v)), 4) for engine, v in by.items()}
+                         | {"fall": round(float(np.mean(by["fp32"]) - np.mean(by["int8"])), 4),
+                            "seeds": len(seeds)} for amount, by in scores.items()}
+        print(f"int8 linear layers on {corpus} ({max_len} tokens): " + ", ".join(
+            f"{a} fp32 {v['fp32']:.3f}, int8 {v['int8']:.3f}" for a, v in found[corpus].items()), flush=True)
+    return found
+
+
+def accuracy_corpora(name: str, test_texts: int) -> dict:
+    """The M4 sample (tested on its dev texts) and L2R dev (its train pool; `test_texts` of its dev split drawn by
+    seed 0), each at the max length `auto` chooses for the backbone there."""
+    from bench.sample_runs import CORPORA
+    from core.data import load_dataset
+    from core.train.maxlen import auto_max_len
+
+    out = {}
+    for corpus in ("m4-sample", "l2r-dev"):
+        ds = load_dataset(CORPORA[corpus].spec())
+        test = ds.test.sample(min(test_texts, len(ds.test)), random_state=0)
+        out[corpus] = (ds.train["text"].tolist(), ds.train["label"].to_numpy(), test["text"].tolist(),
+                       test["label"].to_numpy(), auto_max_len(ds, resolve_backbone(name)).tokens)
+    return out
+
+
+def table(entry: dict) -> str:
+    """A recorded measurement (`speed.jsonl`'s `encode-causal`) as the results page shows it: each lever's texts/s
+    against today's pass, its GFLOP/s share of the ceiling and its features' distance from today's."""
+    s = entry["summary"]
+    levers = s["levers"]
+    today = levers[TODAY]
+    lengths = list(today)
+    lines = [(f"**bench/encode.py --backbone {s['backbone']}** ({entry['machine']}; {s['texts']} real texts, the "
+              "best of alternating passes): texts/s (× today's pass), share of the ceiling, and the features' "
+              "largest difference from today's over their largest value"),
+             "", "| lever | " + " | ".join(f"{n} tokens" for n in lengths) + " |", "|---|" + "---:|" * len(lengths)]
+    for lever, by in levers.items():
+        lines.append(f"| {lever} | " + " | ".join(
+            f"{by[n]['texts_s']:.1f} (×{by[n]['texts_s'] / today[n]['texts_s']:.2f}), {by[n]['ceiling_share']:.2f}"
+            + ("" if by[n]["feature_gap"] is None else f", {by[n]['feature_gap']:.4f}") for n in lengths) + " |")
+    lines.append(f"\nThe ceiling: 2048³ {s['ceiling_dtype']} matrix products in the same process, "
+                 f"{s['ceiling_gflops']:.0f} GFLOP/s (native bf16: {s['native_bf16']}); a text's FLOPs are counted at "
+                 "its own truncated length over the layers a pass runs. Loading the converted folder took "
+                 f"{s['load_converted_s']} s; converting the GGUF file again {s['convert_s']} s.")
+    return "\n".join(lines)
+
+
+def int8_table(entry: dict) -> str:
+    """A recorded `encode-causal-int8`: features + LR's mean accuracy on fp32 and int8 features, and the fall."""
+    s = entry["summary"]
+    rows = [(corpus, amount, v) for corpus in ("m4-sample", "l2r-dev") for amount, v in s.get(corpus, {}).items()]
+    lines = [f"**int8 linear layers against fp32** (bench/encode.py --backbone {s['backbone']} --int8-accuracy "
+             f"{s['test_texts']}: L2R dev tested on {s['test_texts']} of its texts): features + LR on the cut pass's "
+             f"features, mean accuracy over {rows[0][2]['seeds']} seeds, the same rows for both", "",
+             "| corpus | amount | fp32 | int8 | fall |", "|---|---|---:|---:|---:|"]
+    lines += [f"| {corpus} | {amount} | {v['fp32']:.3f} | {v['int8']:.3f} | {v['fall']:+.3f} |"
+              for corpus, amount, v in rows]
+    return "\n".join(lines)
+
+
+def batches_table(entry: dict) -> str:
+    """A recorded `encode-batches`: MiniLM's texts/s in batches of texts and of tokens at each length."""
+    speeds = entry["summary"]["texts_per_s"]
+    kinds = list(speeds)
+    lengths = list(speeds[kinds[0]])
+    return "\n".join([f"**MiniLM's batches** (bench/encode.py --batches, {entry['summary']['texts']} real texts, "
+                      "fp32 torch): texts/s", "", "| batches of | " + " | ".join(f"{n} tokens" for n in lengths)
+                      + " |", "|---|" + "---:|" * len(lengths),
+                      *(f"| {k} | " + " | ".join(f"{speeds[k][n]:.1f}" for n in lengths) + " |" for k in kinds)])

@@ -13,12 +13,15 @@ page launches them) in a fresh studio home, three times:
 The grids (`GRIDS`): on the M4 sample (`--corpus m4-sample`), every frozen method and GAN-BERT's control
 on its whole pool; on L2R (`--corpus l2r`: train as the pool, validated on dev, tested on test), frozen GAN-BERT
 G1 at pools of 0 and 1,000 unlabeled texts and its control at 1,000, beside features + LR and TF-IDF + LR.
+`--backbone smollm2-135m` runs the grid on SmolLM2's features (its defaults: hidden states, the length from the
+data), whose encoding is most of a first grid's time.
 
 Each line prints the estimate, the measured wall time from queueing to the last end, and their ratio
 (estimate / actual: above 1 promises too long); ends with one JSON line holding `first_grid_ratio`,
 `repeated_grid_ratio` and `other_amount_ratio`.
 
-Run: .venv/bin/python bench/estimates.py [--corpus m4-sample|l2r] [--home DIR] [--seeds 0 1] [--per-class 5 20]
+Run: .venv/bin/python bench/estimates.py [--corpus m4-sample|l2r] [--backbone smollm2-135m] [--home DIR]
+     [--seeds 0 1] [--per-class 5 20]
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from core.environment import prepare  # noqa: E402
 prepare()  # before torch loads: offline, reproducible sums
 
 from bench.sample_runs import CORPORA, RECORDS_DIR  # noqa: E402
+from core.backbone.packaged import PACKAGED  # noqa: E402
 from core.data import load_dataset  # noqa: E402
 from core.runs import FINISHED, Registry, Status, enqueue, grid_seconds, pump  # noqa: E402
 from core.runs.estimate import ROWS, History, planned_rows, run_estimate, train_seconds  # noqa: E402
@@ -87,6 +91,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", help="a studio home to use (default: a fresh temporary one)")
     parser.add_argument("--corpus", choices=list(GRIDS), default="m4-sample")
+    parser.add_argument("--backbone", choices=list(PACKAGED), default=None, help="a packaged backbone (default: "
+                        "the bundled MiniLM)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--per-class", type=int, nargs=2, default=[5, 20], help="the first amount, then another")
     args = parser.parse_args()
@@ -100,8 +106,8 @@ def main() -> int:
     sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
-        return [resolve(TrainConfig(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s, **run))
-                for run in GRIDS[args.corpus] for s in seeds]
+        return [resolve(TrainConfig(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s,
+                                    backbone=args.backbone, **run)) for run in GRIDS[args.corpus] for s in seeds]
 
     shift = max(args.seeds) + 1
     plans = [("first grid, no history", grid(args.seeds, args.per_class[0])),
@@ -120,7 +126,8 @@ def main() -> int:
     first, repeated, other = ratios.values()
     print(f"first grid within a factor of {max(first, 1 / first):.2f} (goal 2), a grid done before within "
           f"{max(repeated, 1 / repeated):.2f} (goal 1.5)")
-    line = {"corpus": args.corpus, "runs": len(plans[0][1]), "first_grid_ratio": round(first, 3),
+    line = {"corpus": args.corpus, "backbone": args.backbone or "minilm", "runs": len(plans[0][1]),
+            "first_grid_ratio": round(first, 3),
             "repeated_grid_ratio": round(repeated, 3), "other_amount_ratio": round(other, 3), "grids": grids}
     print(json.dumps(line))
     with RECORD.open("a") as f:  # the estimates' record, read by bench/report.py

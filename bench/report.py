@@ -29,6 +29,8 @@ prepare()  # before torch loads: offline, reproducible sums
 
 import pandas as pd  # noqa: E402
 
+from bench.encode_causal import batches_table, int8_table  # noqa: E402
+from bench.encode_causal import table as causal_table  # noqa: E402
 from bench.sample_runs import CORPORA, RECORDS_DIR, on_gpu, recorded, restore  # noqa: E402
 from core import compare  # noqa: E402
 from core.backbone import attention_dropout  # noqa: E402
@@ -300,6 +302,10 @@ def speed_section() -> str:
     encode = [e for e in entries if e["bench"] == "encode"]
     if encode:
         out.append(encode_table(encode))
+    for bench, render in (("encode-causal", causal_table), ("encode-causal-int8", int8_table),
+                          ("encode-batches", batches_table)):
+        if found := [e for e in entries if e["bench"] == bench]:
+            out.append(render(found[-1]))
     train = [e for e in entries if e["bench"] == "train"]
     if train:
         out.append(train_table(train))
@@ -307,14 +313,16 @@ def speed_section() -> str:
 
 
 def estimates_section() -> str:
-    """The Train page's time estimates against the time grids took (bench/estimates.py), the latest per corpus."""
-    latest = {e["corpus"]: e for e in recorded(RECORDS_DIR / "estimates.jsonl")}
+    """The Train page's time estimates against the time grids took (bench/estimates.py), the latest per corpus and
+    backbone (records before the backbone was recorded are MiniLM's)."""
+    latest = {(e["corpus"], e.get("backbone", "minilm")): e for e in recorded(RECORDS_DIR / "estimates.jsonl")}
     if not latest:
         return ""
-    rows = ["| corpus | grid | runs | estimated s | took s | estimate ÷ actual |", "|---|---|---:|---:|---:|---:|"]
-    for corpus, e in latest.items():
+    rows = ["| corpus | backbone | grid | runs | estimated s | took s | estimate ÷ actual |",
+            "|---|---|---|---:|---:|---:|---:|"]
+    for (corpus, backbone), e in latest.items():
         for grid, g in e["grids"].items():
-            rows.append(f"| {corpus} ({e['date']}) | {grid} | {g['runs']} | {g['estimated_s']:,.0f} | "
+            rows.append(f"| {corpus} ({e['date']}) | {backbone} | {grid} | {g['runs']} | {g['estimated_s']:,.0f} | "
                         f"{g['took_s']:,.0f} | {g['estimated_s'] / g['took_s']:.2f} |")
     return ("## Time estimates (bench/estimates.py)\n\nFrozen grids through the real queue in a fresh studio home: the "
             "first with no history (the methods' models at laptop figures), then the same grid with other seeds and "
@@ -544,6 +552,26 @@ def smollm2_length_section(runs_of: dict[str, list]) -> str:
             "this 2-core machine while other work shared it.\n\n" + "\n\n".join(parts))
 
 
+def default_backbone_section(runs_of: dict[str, list]) -> str:
+    """bench/default_backbone.py: MiniLM against SmolLM2's hidden states and both feature sets at each one's auto
+    length, per corpus, then what each costs in time (issue 78's decision, docs/methods.md)."""
+    from bench.default_backbone import LENGTHS, costs, table
+
+    out = []
+    for entry in recorded(LENGTHS):
+        if (found := table(runs_of.get(entry["corpus"], []), entry["lengths"], entry["precision"])):
+            out.append(f"**{TITLES[entry['corpus']]}** (`--corpus {entry['corpus']}`)\n\n{found}")
+    if not out:
+        return ""
+    return ("Features + LR, 5 seeds, each backbone at the length `auto` chooses for it on the corpus; the difference "
+            "with MiniLM is paired by seed (the same labeled rows), and the encoding's seconds are summed over the "
+            "runs that encoded, on this 2-core machine while other work shared it. SmolLM2's hidden-state runs read "
+            "the features its `both` runs had encoded (a store of both holds either), hence their 0.\n\n" + "\n\n".join(out)
+            + "\n\n**What each costs in time** (bench/estimates.py's grid on L2R: frozen GAN-BERT at pools of 0 and "
+            "1,000 and its control, features + LR and TF-IDF + LR, seeds 0-1, through the real queue; the repeated "
+            "grid is the same with other seeds)\n\n" + costs())
+
+
 def smollm2_encoding(runs: list) -> str:
     """What encoding the study's texts with SmolLM2 (hidden states and token probabilities, read once for all
     three columns) cost, from the runs that encoded them: their encoding seconds and CPU seconds, summed."""
@@ -582,6 +610,8 @@ def page() -> tuple[str, str]:
             sections.append("## SmolLM2 on the M4 sample (bench/regime.py --corpus m4-sample)\n\n" + m4)
         if (lengths := smollm2_length_section(runs_of)):
             sections.append("## SmolLM2's max length (bench/smollm2_length.py)\n\n" + lengths)
+        if (default := default_backbone_section(runs_of)):
+            sections.append("## The default backbone for frozen runs (bench/default_backbone.py)\n\n" + default)
         if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):
             text = tapt_section(made, runs_of["l2r-dev"])
             sections.append("## Adapting the backbone (TAPT): its settings on L2R dev (bench/tapt.py)\n\n"

@@ -15,6 +15,7 @@ import os
 import statistics
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -210,6 +211,27 @@ def from_record(raw: dict, folder: Path = SAMPLE) -> TrainConfig:
     if backbone and backbone.startswith(IN_HOME):
         backbone = str(studio_home() / backbone.removeprefix(IN_HOME))
     return TrainConfig.from_json(json.dumps({**raw, "data": data, "backbone": backbone}))
+
+
+def run_each(registry: Registry, args: argparse.Namespace, configs: list[TrainConfig],
+             name: Callable[[TrainConfig], str]) -> list[Run]:
+    """Each config's finished run, found or trained by `run_once` under a sample bench's flags (`sample_parser`),
+    each said as it comes by its `name`, its accuracy and its encoding's seconds; with --report-only, those found."""
+    runs = []
+    for config in configs:
+        run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
+                       corpus=corpus_of(args))
+        if run is not None:
+            runs.append(run)
+            print(f"{name(run.config)}: accuracy {run.metrics['test']['accuracy']:.3f}, encoding "
+                  f"{run.metrics.get('encode_seconds') or 0:.0f} s", flush=True)
+    return runs
+
+
+def keep_for_corpus(records: Path, entry: dict) -> None:
+    """A record file of one line a corpus (what a bench measured of its data): `entry` in place of its corpus's."""
+    kept = [e for e in recorded(records) if e["corpus"] != entry["corpus"]]
+    records.write_text("".join(json.dumps(e) + "\n" for e in [*kept, entry]))
 
 
 def record_speed(bench: str, summary: dict) -> None:

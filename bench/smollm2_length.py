@@ -15,14 +15,13 @@ Run: .venv/bin/python bench/smollm2_length.py [--corpus m4-sample] [--lengths 12
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, open_home, recorded,  # noqa: E402
-                               run_once, sample_parser)
+from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus,  # noqa: E402
+                               open_home, run_each, sample_parser)
 from bench.trec import cell  # noqa: E402
 from core.data import DataSpec  # noqa: E402
 from core.runs import Run  # noqa: E402
@@ -95,25 +94,15 @@ def main() -> int:
     parser = sample_parser(__doc__, DEFAULT_HOME)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     args = parser.parse_args()
-    opened = open_home(args)
-    if opened is None:
-        print(f"{corpus_of(args).name} is not beside the checkout", file=sys.stderr)
+    if (opened := open_home(args)) is None:  # the corpus is not there, as its spec has said
         return 2
     spec, registry = opened
-    runs = []
-    for length in args.lengths:  # a length's runs together: its store encodes once
-        for n in args.per_class:
-            for seed in args.seeds:
-                run = run_once(registry, config_of(spec, length, n, seed, args.precision),
-                               train=not args.report_only, any_precision=args.any_precision, corpus=corpus_of(args))
-                if run is not None:
-                    runs.append(run)
-                    print(f"{length} tokens {n}/class seed {seed}: accuracy {run.metrics['test']['accuracy']:.3f}, "
-                          f"encoding {run.metrics.get('encode_seconds') or 0:.0f} s", flush=True)
+    # a length's runs together: its store encodes once
+    runs = run_each(registry, args, [config_of(spec, length, n, seed, args.precision) for length in args.lengths
+                                     for n in args.per_class for seed in args.seeds],
+                    lambda c: f"{c.max_len} tokens {c.per_class}/class seed {c.seed}")
     cut = cut_shares(spec, tuple(args.lengths))
-    kept = [e for e in recorded(CUTS) if e["corpus"] != corpus_of(args).name]
-    mine = {"corpus": corpus_of(args).name, "cut": {str(n): round(v, 4) for n, v in cut.items()}}
-    CUTS.write_text("".join(json.dumps(e) + "\n" for e in [*kept, mine]))
+    keep_for_corpus(CUTS, {"corpus": corpus_of(args).name, "cut": {str(n): round(v, 4) for n, v in cut.items()}})
     print(table(runs, cut))
     return 0
 

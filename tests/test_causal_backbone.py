@@ -16,6 +16,7 @@ import torch
 from core.backbone import backbone_label, depth, resolve_backbone
 from core.backbone.encode import embed_texts, pool
 from core.backbone.packaged import PACKAGED, converted_folder, gguf_path
+from core.backbone.poolings import last_layer
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
 from core.train import TrainConfig, load_data, method_for, resolve
@@ -81,7 +82,7 @@ def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch)
         (len(self.layers), k.get("output_hidden_states"))) or real(self, *a, **k))
     tokenizer = encode.load_tokenizer(str(tiny_llama))
     whole, cut = encode.load_encoder(str(tiny_llama)), encode.load_encoder(str(tiny_llama), upto=layer)
-    assert encode.last_layer(f"layer{layer}") == layer and encode.last_layer(f"layer{layer}+probabilities") is None
+    assert last_layer(f"layer{layer}") == layer and last_layer(f"layer{layer}+probabilities") is None
     for bf16, tolerance in ((False, 1e-5), (True, 0.05)):
         full = encode.encode_texts(whole, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
         short = encode.encode_texts(cut, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
@@ -90,6 +91,29 @@ def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch)
     with pytest.raises(ValueError, match=f"cut after layer {layer}"):  # a cut model read for another pooling
         encode.encode_texts(cut, tokenizer, TEXTS, pooling="mean")
     assert len(encode.load_encoder(str(tiny_llama), upto=9).layers) == 4  # past its depth: whole
+
+
+def test_a_cpu_batch_holds_a_budget_of_tokens_and_the_features_stay_those_of_single_texts(tiny_llama):
+    """Issue 78's lever that paid: on a CPU, batches hold up to 4,096 tokens of texts of like length (1.09x batches
+    of 32 texts at 256 tokens on SmolLM2). Whatever the batching, a text's features are its own alone, within
+    rounding: the padding is masked out."""
+    from core.backbone import encode
+
+    lengths = [3, 120, 7, 64, 64, 200, 1, 33]
+    cut = encode.batches(lengths, 32, 256)
+    assert [i for b in cut for i in b] == sorted(range(8), key=lambda i: (lengths[i], i))  # each text once, by length
+    assert all(max(lengths[i] for i in b) * len(b) <= 256 or len(b) == 1 for b in cut)
+    assert [len(b) for b in cut] == [4, 2, 1, 1]  # 1, 3, 7, 33 | 64, 64 | 120 | 200
+    assert [len(b) for b in encode.batches(lengths, 3, None)] == [3, 3, 2]  # a GPU's batches of texts
+    texts = [" ".join(["word"] * n) for n in (2, 40, 5, 90, 17, 3)]
+    tokenizer, model = encode.load_tokenizer(str(tiny_llama)), encode.load_encoder(str(tiny_llama))
+    alone = np.stack([encode.encode_texts(model, tokenizer, [t], 128, "layer2")[0] for t in texts])
+    for budget in (None, 64, 4096):
+        together = encode.encode_texts(model, tokenizer, texts, 128, "layer2", batch_size=4, budget=budget)
+        assert together == pytest.approx(alone, abs=1e-5 * np.abs(alone).max())
+    seen = []
+    encode.encode_texts(model, tokenizer, texts, 128, "layer2", budget=64, on_progress=lambda d, n: seen.append(d))
+    assert seen[-1] == len(texts) and seen == sorted(seen) and len(seen) > 1
 
 
 def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):

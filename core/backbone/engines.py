@@ -24,7 +24,7 @@ import torch
 
 from core.backbone.encode import load_encoder, load_tokenizer, pool
 from core.backbone.locate import Backbone, adopted
-from core.backbone.poolings import reads_probabilities
+from core.backbone.poolings import last_layer, reads_probabilities
 from core.paths import replace_durably
 
 ENGINES = ("torch", "onnx", "onnx-int8")
@@ -185,7 +185,7 @@ def encode_with(engine: str, backbone: Backbone, home: Path, texts: list[str], m
                 device: torch.device, bf16: bool, on_progress: Callable[[int, int], None] | None = None
                 ) -> np.ndarray:
     """Vectors of `texts` by a usable engine (`usable_engine`); torch at the run's precision."""
-    from core.backbone.encode import encode_texts, last_layer
+    from core.backbone.encode import encode_texts
 
     if engine != "torch":
         return encode_onnx(backbone, home, texts, max_len, pooling, engine == "onnx-int8", on_progress=on_progress)

@@ -72,11 +72,16 @@ def installed_packaged() -> dict[str, str]:
     return found
 
 
+def is_converted(name: str, home: Path) -> bool:
+    """Whether a packaged backbone's folder is made under `home`: asking for it otherwise converts it."""
+    return (home / CONVERTED_DIR / name / DONE).is_file()
+
+
 def converted_folder(name: str, home: Path) -> Path:
     """The Hugging Face folder of a packaged backbone under `home`, converted from its GGUF file on first use
     (some 25 s on a CPU), once even when processes ask at the same moment."""
     folder = home / CONVERTED_DIR / name
-    if (folder / DONE).is_file():
+    if is_converted(name, home):
         return folder
     source = gguf_path(name)
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -28,3 +28,10 @@ def pooled_layer(pooling: str) -> int | None:
     """The layer a `layerN` pooling averages ('layer15' → 15); None for any other pooling."""
     hidden = hidden_pooling(pooling) or ""
     return int(hidden[5:]) if hidden.startswith("layer") and hidden[5:].isdigit() else None
+
+
+def last_layer(pooling: str) -> int | None:
+    """The last layer a pooling reads, when it reads one layer's hidden states alone (`layerN`): the encoder can
+    stop there (`cut_after`). None for every other pooling, and for token probabilities, which need the whole
+    model."""
+    return None if reads_probabilities(pooling) else pooled_layer(pooling)

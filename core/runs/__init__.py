@@ -7,6 +7,7 @@ from core.lazy import exports
 # name -> the module that defines it: imported on first use, so that the statuses and the backends' names
 # (`core.runs.lifecycle`, `core.runs.backends`) read without torch
 _EXPORTS = {
+    "backbone_advice": "core.runs.advice",
     "grid_seconds": "core.runs.estimate",
     "outside_work": "core.runs.estimate",
     "roughly": "core.runs.estimate",

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from core.data import clean_texts
 from core.backbone import depth, width
-from core.backbone.poolings import reads_probabilities
+from core.backbone.packaged import PACKAGED, is_converted
+from core.backbone.poolings import last_layer, reads_probabilities
 from core.paths import studio_home
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
@@ -60,11 +61,13 @@ def roughly(seconds: float) -> str:
 
 def encoding_cost(config: TrainConfig) -> float:
     """A text's encoding against MiniLM's (6 layers of width 384), the backbone the speeds are kept for: an
-    encoder's work grows with its layers × width², and token probabilities add the LM head and a softmax over
-    the vocabulary (1.5x an encoding pass of SmolLM2, measured). SmolLM2 (30 of 576): 11.25x, where this machine
-    measured 140 and 13 texts/s in bf16. 1 for a backbone whose config cannot be read."""
+    encoder's work grows with the layers it runs × width², and token probabilities add the LM head and a softmax
+    over the vocabulary (1.5x a whole pass of SmolLM2, measured). A pass that stops at its pooled layer
+    (`last_layer`) runs only those: SmolLM2's layer 20 is 7.5x MiniLM, both feature sets 16.9x. 1 for a backbone
+    whose config cannot be read."""
     layers, hidden = depth(config.backbone)[0], width(config.backbone)
-    scale = layers * hidden ** 2 / (6 * 384 ** 2) if layers and hidden else 1.0
+    run = min(layers, last_layer(config.resolved_pooling) or layers)
+    scale = run * hidden ** 2 / (6 * 384 ** 2) if run and hidden else 1.0
     return scale * (1.5 if reads_probabilities(config.resolved_pooling) else 1.0)
 
 
@@ -231,6 +234,15 @@ def texts_to_encode(configs: list[TrainConfig], pool: int, split: int | None, te
     return union(pool, from_pool) + union(split, from_split) + union(extra, from_extra) + test
 
 
+def store_of(config: TrainConfig) -> Path | tuple:
+    """A frozen config's feature store; for a packaged backbone not converted here yet, a key of its own (nothing of
+    it can be cached, and asking for its folder would convert it: some 25 s for an estimate)."""
+    if config.backbone in PACKAGED and not is_converted(config.backbone, studio_home()):
+        return (config.backbone, config.max_len, config.resolved_pooling, config.precision, config.encoder_engine)
+    return feature_store(studio_home(), config.resolved_backbone(), config.max_len, config.resolved_pooling,
+                         config.precision == "bf16", config.encoder_engine)
+
+
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
                  classes: int, texts: Sequence[str] = (), extra: int = 0) -> Estimate:
     """The whole grid run one after another in one worker process (its start counted once), plus the encoding
@@ -245,19 +257,20 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
         seconds, measured = run_estimate(history, c, planned_rows(c, pool, split, test, classes, extra))
         each[c.to_json()] += seconds
         known += measured
-    stores: dict[Path, list[TrainConfig]] = {}
+    stores: dict[Path | tuple, list[TrainConfig]] = {}
     for c in configs:
         if c.frozen:
-            stores.setdefault(feature_store(studio_home(), c.resolved_backbone(), c.max_len, c.resolved_pooling,
-                                            c.precision == "bf16", c.encoder_engine), []).append(c)
+            stores.setdefault(store_of(c), []).append(c)
     for store, frozen in stores.items():
         max_len = max(c.max_len for c in frozen)
         fallback = FALLBACK_ENCODE["bf16" if frozen[0].precision == "bf16" else "fp32"]
         speed = float(registry.setting(ENCODE_SPEED) or fallback) * 128 / max_len / encoding_cost(frozen[0])
         needed = texts_to_encode(frozen, pool, split, test, classes, extra)
-        wider = both_store(frozen[0], studio_home(), frozen[0].precision == "bf16", frozen[0].encoder_engine)
-        cleaned = clean_texts(list(texts), frozen[0].cleaning)  # a store of both holds either alone
-        cached = max(cached_share(s, cleaned) for s in (store, wider) if s is not None) if texts else 0.0
+        cached = 0.0
+        if texts and isinstance(store, Path):
+            wider = both_store(frozen[0], studio_home(), frozen[0].precision == "bf16", frozen[0].encoder_engine)
+            cleaned = clean_texts(list(texts), frozen[0].cleaning)  # a store of both holds either alone
+            cached = max(cached_share(s, cleaned) for s in (store, wider) if s is not None)
         each[frozen[0].to_json()] += needed * (1 - cached) / speed
     return Estimate(sum(each.values()), known, len(configs) - known, each)
 
@@ -320,11 +333,12 @@ def machine_pace(local: list[Run], left: dict[str, float | None], history: Histo
 def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
     preparing, its grid's estimate at launch or the runs alike (less what has passed since it left the queue,
-    unknown once that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the encoding's
-    own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its pace since
-    training began, blended with the estimate before a third of the steps, the pace's weight growing from 0 as the
-    square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run faster than its
-    evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the rest."""
+    unknown once that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the
+    encoding's own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its
+    pace since training began, blended with the estimate before a third of the steps, the pace's weight growing
+    from 0 as the square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run
+    faster than its evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the
+    rest."""
     alike = history.alike(run.config)
     # before it has a pace: its grid's estimate at launch, the form's own figure with its share of the worker's start
     # and the encoding (the runs alike alone had put a grid's queue at "about 3 min" where the form said 18); a run

@@ -1,0 +1,49 @@
+"""The other backbone a frozen grid could run on, said beside the form's estimate with its measured difference and
+what it would cost here: MiniLM stays the default (fast, nothing to convert, every method on a CPU), and the user
+weighs SmolLM2's accuracy against its time with the figures in front of them (issue 78's decision,
+docs/methods.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.backbone.packaged import PACKAGED, installed_packaged
+from core.runs.estimate import grid_seconds, roughly
+from core.runs.registry import Registry
+from core.train import TrainConfig, method_for
+
+
+@dataclass(frozen=True)
+class Gain:
+    """Features + LR on a backbone's features against MiniLM's, paired by seed (bench/default_backbone.py)."""
+    corpus: str  # as the form names it
+    records: str  # the bench's corpus, whose records hold the runs
+    per_class: int
+    difference: float  # mean accuracy difference over the seeds
+    ahead: int  # seeds it was ahead on
+    seeds: int
+
+
+# bench/default_backbone.py, each backbone at its auto length, 5 seeds; tests/test_docs.py holds these to the records
+SMOLLM2 = "smollm2-135m"
+MEASURED = (Gain("L2R dev", "l2r-dev", 20, 0.109, 5, 5), Gain("the M4 sample", "m4-sample", 20, 0.145, 5, 5))
+
+
+def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: float, pool: int, split: int | None,
+                    test: int, classes: int, texts: Sequence[str] = (), extra: int = 0) -> str | None:
+    """For a grid whose encoder runs are all frozen on the bundled MiniLM (estimated at `here` seconds), with
+    SmolLM2 installed: SmolLM2's hidden states' measured gain, and this grid's estimate on them beside `here`; None
+    for any other grid."""
+    encoded = [c for c in configs if method_for(c).encoder != "none"]  # TF-IDF + LR reads no backbone
+    if not encoded or any(not c.frozen or c.backbone is not None for c in encoded) \
+            or SMOLLM2 not in installed_packaged():
+        return None
+    # at the grid's max length, so as not to convert SmolLM2 (some 25 s) to read its tokenizer for an estimate
+    other = [c.with_(backbone=SMOLLM2, features="hidden", pooling=None, pool_layer=None)
+             if method_for(c).encoder != "none" else c for c in configs]
+    there = grid_seconds(registry, other, pool, split, test, classes, texts, extra).seconds
+    measured = " and ".join(f"{g.difference:+.3f} on {g.corpus} ({g.per_class} labels a class, ahead on {g.ahead} of "
+                            f"{g.seeds} seeds)" for g in MEASURED)
+    return (f"On {PACKAGED[SMOLLM2].title.split(' (')[0]}'s hidden states instead of MiniLM's, features + LR scored "
+            f"{measured}. This grid on it: {roughly(there)} here, against {roughly(here)}.")
