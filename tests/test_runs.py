@@ -761,6 +761,46 @@ def test_the_queue_says_at_launch_what_the_form_said_when_runs_like_them_have_en
     assert queue_words(reg.list(), 0.0, 1) == f"2 run(s) to go: the last ends in {roughly(estimate.seconds)}."
 
 
+def test_each_run_of_a_grid_carries_the_encoding_of_the_texts_it_adds(studio_home):
+    """Issue 78's walk on L2R: a head run (its test and labeled texts) then GAN-BERT (the 11,396 pool texts too)
+    on one feature store. The head run had been given the whole store's encoding, so once its own encoding pace
+    took over, the queue read "about 2 min" under the form's "about 1 h 13 min". Each run now carries the texts it
+    adds, in queue order, and the grid's total is unchanged."""
+    from core.runs.estimate import grid_seconds, texts_to_encode
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    head, g1 = (resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0))
+                for m in ("finetune", "ganbert"))
+    g2 = g1.with_(generator="bow")
+    grid = [head, g1, g2]
+    alone = {c.to_json(): grid_seconds(reg, [c], 10_000, None, 1_000, 6).seconds for c in grid}
+    estimate = grid_seconds(reg, grid, 10_000, None, 1_000, 6)
+    share = [estimate.each[c.to_json()] for c in grid]
+    encoding = {n: texts_to_encode(grid[:n], 10_000, None, 1_000, 6) for n in (1, 2, 3)}
+    assert encoding[1] < 1_100 < 9_000 < encoding[2] == encoding[3]  # test + its draw; then the pool; then none
+    assert share[0] == pytest.approx(alone[head.to_json()])  # the worker's start, its training, its own texts
+    assert share[1] > 5 * share[0] and share[1] > share[2]  # G1 encodes the pool, G2 reads it
+    assert sum(share) == pytest.approx(estimate.seconds)
+
+
+def test_a_run_in_its_first_percent_of_encoding_reads_what_is_left_of_its_estimate(studio_home):
+    """Issue 78's walk: GAN-BERT starting to encode L2R's pool with SmolLM2 had no pace yet, and the queue line
+    read "2 run(s) to go; their time is not known yet" a few seconds after the form's "about 36 min"."""
+    from core.runs.estimate import History, time_left
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    run_id = reg.create(resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert")),
+                        estimate=600.0)
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.update_progress(run_id, 0.002, 0, phase="encoding", message="encoding texts: 20 of 11,421 (0%)")
+    run = reg.get(run_id)
+    assert time_left(run, History([]), run.claimed + 100.0) == pytest.approx(500.0)
+    assert time_left(run, History([]), run.claimed + 700.0) is None  # past it: unknown, not "0m 00s"
+
+
 def test_a_run_in_its_first_percent_of_training_reads_its_estimate(studio_home):
     """A walk's monitor raised (0.0 * None) on a training run under 1% of its steps, with no pace yet."""
     from core.runs.estimate import History, time_left

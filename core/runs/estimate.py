@@ -148,8 +148,9 @@ class Estimate:
     seconds: float
     from_history: int  # runs whose time came from finished runs here (settings alike, or scaled)
     guessed: int  # runs with no history: laptop figures
-    # each run's share by its config's JSON: its own time, the first run its worker's start, and the first run of a
-    # feature store its encoding; the registry keeps it, for a queued run's time left before any run like it ended
+    # each run's share by its config's JSON: its own time, the first run its worker's start, and each run of a
+    # feature store the texts it adds to it; the registry keeps it, for a queued run's time left before any run
+    # like it ended
     each: dict[str, float] = field(default_factory=dict)
 
     def words(self) -> str:
@@ -265,13 +266,19 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
         max_len = max(c.max_len for c in frozen)
         fallback = FALLBACK_ENCODE["bf16" if frozen[0].precision == "bf16" else "fp32"]
         speed = float(registry.setting(ENCODE_SPEED) or fallback) * 128 / max_len / encoding_cost(frozen[0])
-        needed = texts_to_encode(frozen, pool, split, test, classes, extra)
         cached = 0.0
         if texts and isinstance(store, Path):
             wider = both_store(frozen[0], studio_home(), frozen[0].precision == "bf16", frozen[0].encoder_engine)
             cleaned = clean_texts(list(texts), frozen[0].cleaning)  # a store of both holds either alone
             cached = max(cached_share(s, cleaned) for s in (store, wider) if s is not None)
-        each[frozen[0].to_json()] += needed * (1 - cached) / speed
+        # each run's share is what it adds to the store, in queue order: a walk's head run (its test and labeled
+        # texts) had been given GAN-BERT's 11,396 pool texts too, so the queue read "about 2 min" under the form's
+        # "about 1 h 13 min" once the head run's own pace took over
+        before = 0.0
+        for i, c in enumerate(frozen):
+            upto = texts_to_encode(frozen[:i + 1], pool, split, test, classes, extra)
+            each[c.to_json()] += (upto - before) * (1 - cached) / speed
+            before = upto
     return Estimate(sum(each.values()), known, len(configs) - known, each)
 
 
@@ -334,7 +341,7 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
     preparing, its grid's estimate at launch or the runs alike (less what has passed since it left the queue,
     unknown once that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the
-    encoding's own pace plus the training that follows (`run_estimate` on the rows it drew); while it trains, its
+    encoding's own pace (before its first percent, what is left of that estimate) plus the training that follows (`run_estimate` on the rows it drew); while it trains, its
     pace since training began, blended with the estimate before a third of the steps, the pace's weight growing
     from 0 as the square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run
     faster than its evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the
@@ -346,20 +353,21 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     whole = run.estimate if run.estimate is not None else alike
     if run.status == Status.QUEUED:
         return whole
+    began = run.claimed or run.started
+    # what is left of its estimate, with no pace yet; past it, unknown rather than "0m 00s"
+    rest = None if whole is None or began is None or whole - (now - began) <= 0 else whole - (now - began)
     if run.status == Status.STARTING or (run.status == Status.RUNNING and not run.phase_started):
-        began = run.claimed or run.started  # its process starting, the backbone and data loading: no pace yet
-        rest = None if whole is None or began is None else whole - (now - began)
-        return rest if rest is not None and rest > 0 else None  # past the runs alike: unknown, not "0m 00s"
+        return rest  # its process starting, the backbone and data loading: no pace yet
     if run.status != Status.RUNNING:
         return None
     elapsed = now - run.phase_started
     pace = elapsed * (1 - run.progress) / run.progress if run.progress > 0.01 else None
     if run.phase == "encoding":  # its own pace, then its training (unknown for a run from before runs kept rows)
+        if pace is None:  # its first percent: a walk's queue read "their time is not known yet" there
+            return rest
         training = alike or (run_estimate(history, run.config, tuple(run.rows[k] for k in ROWS))[0]
                              if run.rows else None)
-        if pace is None or training is None:
-            return None
-        return pace + training
+        return None if training is None else pace + training
     if run.progress < EARLY:
         estimate = alike or (run_estimate(history, run.config, tuple(run.rows[k] for k in ROWS))[0]
                              if run.rows else None)
