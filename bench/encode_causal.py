@@ -196,7 +196,10 @@ def table(entry: dict) -> str:
               "best of alternating passes): texts/s (× today's pass), share of the ceiling, and the features' "
               "largest difference from today's over their largest value"),
              "", "| lever | " + " | ".join(f"{n} tokens" for n in lengths) + " |", "|---|" + "---:|" * len(lengths)]
-    for lever, by in levers.items():
+    order = [TODAY, *sorted(k for k in levers if k.startswith("hidden") and k != TODAY),
+             *(k for k in levers if not k.startswith("hidden"))]  # the record's keys are sorted alphabetically
+    for lever in order:
+        by = levers[lever]
         lines.append(f"| {lever} | " + " | ".join(
             f"{by[n]['texts_s']:.1f} (×{by[n]['texts_s'] / today[n]['texts_s']:.2f}), {by[n]['ceiling_share']:.2f}"
             + ("" if by[n]["feature_gap"] is None else f", {by[n]['feature_gap']:.4f}") for n in lengths) + " |")

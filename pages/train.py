@@ -9,8 +9,8 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
-from core.runs import (ACTIVE, backbone_advice, cancel_all, concurrency, enqueue, grid_seconds, not_yet_run,
-                       outside_work, pump, ray_resources, set_concurrency, use_address, use_storage)
+from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, not_yet_run, pump, ray_resources, set_concurrency,
+                       use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
                         capped_note, idle_options, option_sections, options, parse_numbers)
 from pages.adapt_views import adapt_section
@@ -117,17 +117,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         offer_download(values["backbone"])
     new = not_yet_run(registry, configs)
     if new:
-        sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
-        estimate = grid_seconds(registry, new, *sizes, texts=ds.texts(), extra=train_form.extra(ds))
-        done = (f" of the grid's {len(configs)} (the other {len(configs) - len(new)} are done or queued here already)"
-                if len(new) < len(configs) else "")
-        st.markdown(f"**{len(new)} new run(s)** to launch{done}, {estimate.words()} in all, one after another"
-                    + ("; Ray runs them side by side, as its workers allow." if place.backend == "ray" else "."))
-        if place.backend != "ray" and (busy := outside_work(registry, time.time())):
-            st.caption(busy)
-        if advice := backbone_advice(registry, new, estimate.seconds, *sizes, texts=ds.texts(),
-                                     extra=train_form.extra(ds)):
-            st.caption(advice)
+        estimate = train_form.say_estimate(registry, new, len(configs), ds, place.backend == "ray")
     elif configs:
         st.caption(f"Every run of this grid ({len(configs)}) is done or queued here already; change it to launch more.")
     train_form.what_runs_read(configs, ds)

@@ -1,10 +1,13 @@
 """The Train page's form kept: its Methods field, one per mode, that keeps the choice across a switch, and the
 whole form remembered in the studio home, so a reload (a new session) opens on the user's last form."""
 
+import time
+
 import streamlit as st
 
 from core.backbone import BUNDLED, adapted_backbones, adapted_name
-from core.runs import Registry, recall_form, remember_form
+from core.runs import Registry, backbone_advice, grid_seconds, outside_work, recall_form, remember_form
+from core.runs.estimate import Estimate
 from core.data import Dataset
 from core.train import DEFAULT_METHODS, METHODS, TrainConfig, grid_labels, options, starved_note, unlabeled_read
 
@@ -87,6 +90,22 @@ def extra(ds: Dataset) -> int:
 
 def unlabeled_words(ds: Dataset) -> str:
     return f", {extra(ds):,} unlabeled" if extra(ds) else ""
+
+
+def say_estimate(registry: Registry, new: list[TrainConfig], grid: int, ds: Dataset, ray: bool) -> Estimate:
+    """The new runs of a `grid`-run grid and their estimated time; other work slowing this machine; and, for a frozen
+    grid on MiniLM, what SmolLM2 measured and would take here."""
+    sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
+    estimate = grid_seconds(registry, new, *sizes, texts=ds.texts(), extra=extra(ds))
+    done = (f" of the grid's {grid} (the other {grid - len(new)} are done or queued here already)"
+            if len(new) < grid else "")
+    st.markdown(f"**{len(new)} new run(s)** to launch{done}, {estimate.words()} in all, one after another"
+                + ("; Ray runs them side by side, as its workers allow." if ray else "."))
+    if not ray and (busy := outside_work(registry, time.time())):
+        st.caption(busy)
+    if advice := backbone_advice(registry, new, estimate.seconds, *sizes, texts=ds.texts(), extra=extra(ds)):
+        st.caption(advice)
+    return estimate
 
 
 def what_runs_read(configs: list[TrainConfig], ds: Dataset) -> None:
