@@ -3,7 +3,7 @@ hidden states (layer 20) and its hidden states with token probabilities (`both`)
 for features + LR at 5 and 20 labels a class, seeds 0-4, on the M4 sample (`--corpus m4-sample`) and L2R dev
 (`--corpus l2r-dev`). Runs with the same seed read the same labeled rows, so SmolLM2 − MiniLM is paired by seed.
 
-What each costs comes from the other benches' records, read by `costs`: the CPU time of a first and a repeated grid
+What each costs comes from the other benches' records, read by `costs`: the time a first and a repeated grid took
 on L2R (bench/estimates.py, with and without `--backbone smollm2-135m`), and SmolLM2's first-use conversion and its
 reload (bench/encode.py --backbone smollm2-135m). bench/report.py writes both into docs/results.md.
 

@@ -341,11 +341,11 @@ def time_left(run: Run, history: History, now: float) -> float | None:
     """Seconds until a run ends, not counting a queued run's wait (`times_left` adds it): queued, starting or
     preparing, its grid's estimate at launch or the runs alike (less what has passed since it left the queue,
     unknown once that is all of it: a walk read "0m 00s" left on a run not yet started); while it encodes, the
-    encoding's own pace (before its first percent, what is left of that estimate) plus the training that follows (`run_estimate` on the rows it drew); while it trains, its
-    pace since training began, blended with the estimate before a third of the steps, the pace's weight growing
-    from 0 as the square of the share of that third run: a 12-s run read "2 s left" at its first steps, which run
-    faster than its evaluations and its test pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the
-    rest."""
+    encoding's own pace (before its first percent, what is left of that estimate) plus the training that follows
+    (`run_estimate` on the rows it drew); while it trains, its pace since training began, blended with the
+    estimate before a third of the steps, the pace's weight growing from 0 as the square of the share of that
+    third run: a 12-s run read "2 s left" at its first steps, which run faster than its evaluations and its test
+    pass, and a 100-s run "3m 34s" at 2%, its first steps slower than the rest."""
     alike = history.alike(run.config)
     # before it has a pace: its grid's estimate at launch, the form's own figure with its share of the worker's start
     # and the encoding (the runs alike alone had put a grid's queue at "about 3 min" where the form said 18); a run
