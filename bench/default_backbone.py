@@ -26,10 +26,10 @@ from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_o
 from bench.trec import cell  # noqa: E402
 from core.data import DataSpec  # noqa: E402
 from core.runs import Run  # noqa: E402
+from core.runs.advice import SMOLLM2  # noqa: E402  (the backbone whose gain the Train page gives from this bench)
 from core.train import TrainConfig  # noqa: E402
 from core.train.methods.specs import FeaturesLRSpec  # noqa: E402
 
-SMOLLM2 = "smollm2-135m"
 LENGTHS = RECORDS_DIR / "default-backbone.jsonl"  # each corpus's auto length per backbone and precision, for the report
 CHOICES = {"MiniLM (bundled)": {"backbone": None},  # the backbone's name in the table → its settings
            "SmolLM2 hidden": {"backbone": SMOLLM2, "features": "hidden"},

@@ -35,13 +35,13 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
     """For a grid whose encoder runs are all frozen on the bundled MiniLM (estimated at `here` seconds), with
     SmolLM2 installed: SmolLM2's hidden states' measured gain, and this grid's estimate on them beside `here`; None
     for any other grid."""
-    encoded = [c for c in configs if method_for(c).encoder != "none"]  # TF-IDF + LR reads no backbone
-    if not encoded or any(not c.frozen or c.backbone is not None for c in encoded) \
+    encodes = [method_for(c).encoder != "none" for c in configs]  # TF-IDF + LR reads no backbone
+    if not any(encodes) or any(not c.frozen or c.backbone is not None for c, e in zip(configs, encodes) if e) \
             or SMOLLM2 not in installed_packaged():
         return None
     # at the grid's max length, so as not to convert SmolLM2 (some 25 s) to read its tokenizer for an estimate
-    other = [c.with_(backbone=SMOLLM2, features="hidden", pooling=None, pool_layer=None)
-             if method_for(c).encoder != "none" else c for c in configs]
+    other = [c.with_(backbone=SMOLLM2, features="hidden", pooling=None, pool_layer=None) if e else c
+             for c, e in zip(configs, encodes)]
     there = grid_seconds(registry, other, pool, split, test, classes, texts, extra).seconds
     measured = " and ".join(f"{g.difference:+.3f} on {g.corpus} ({g.per_class} labels a class, ahead on {g.ahead} of "
                             f"{g.seeds} seeds)" for g in MEASURED)
