@@ -28,7 +28,7 @@ from core.data import DataSpec  # noqa: E402
 from core.runs import Run  # noqa: E402
 from core.runs.advice import SMOLLM2  # noqa: E402  (the backbone whose gain the Train page gives from this bench)
 from core.train import TrainConfig  # noqa: E402
-from core.train.methods.specs import FeaturesLRSpec  # noqa: E402
+from core.train.methods.direct_specs import FeaturesLRSpec  # noqa: E402
 
 LENGTHS = RECORDS_DIR / "default-backbone.jsonl"  # each corpus's auto length per backbone and precision, for the report
 CHOICES = {"MiniLM (bundled)": {"backbone": None},  # the backbone's name in the table → its settings

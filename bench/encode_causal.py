@@ -138,7 +138,7 @@ def int8_accuracy(name: str, corpora: dict[str, tuple[list[str], np.ndarray, lis
     from sklearn.preprocessing import StandardScaler
 
     from core.data.sampling import Amount, sample_labeled
-    from core.train.methods.specs import FeaturesLRSpec
+    from core.train.methods.direct_specs import FeaturesLRSpec
 
     backbone, layer = resolve_backbone(name), PACKAGED[name].layer
     tokenizer = load_tokenizer(backbone)

@@ -309,7 +309,29 @@ def speed_section() -> str:
     train = [e for e in entries if e["bench"] == "train"]
     if train:
         out.append(train_table(train))
+    out += [backbone_train_table(e) for e in entries if e["bench"] == "train-backbone"]
     return "\n\n".join(out)
+
+
+def backbone_train_table(entry: dict) -> str:
+    """One run of bench/train.py --backbone: a causal LM's trained steps, the studio's (cut at the pooled layer)
+    against the Trainer on the whole model, each method's step priced against fine-tuning's, and MiniLM's."""
+    s = entry["summary"]
+    lengths = [k.rsplit("_", 1)[1] for k in s if k.startswith("texts_per_s_")]
+    lines = [f"**bench/train.py --backbone {s['backbone']}** ({entry['machine']}, {s['precision']}, batch "
+             f"{s['batch_size']}, {s['texts']} L2R texts): a training step, texts/s; the studio trains the layers up "
+             f"to the pooled one, the Trainer the whole model as it ships; shares of 2048³ {s['precision']} matrix "
+             f"products at {s['ceiling_gflops']:.0f} GFLOP/s in the same process (a step counted as three forward "
+             "passes over the layers up to the pooled one)", "",
+             "| max length | HF Trainer (share) | studio fine-tuning (× Trainer, share) | LoRA | adapters | "
+             "GAN-BERT G1 | its control | MiniLM fine-tuning (× this backbone) |", "|---|" + "---:|" * 7]
+    for n in lengths:
+        t, share, over = s[f"texts_per_s_{n}"], s[f"ceiling_share_{n}"], s[f"over_finetune_step_{n}"]
+        lines.append(f"| {n} | {t['trainer']:.2f} ({share['trainer']:.2f}) | {t['finetune']:.2f} "
+                     f"(×{s[f'over_trainer_{n}']:.2f}, {share['finetune']:.2f}) | "
+                     + " | ".join(f"{t[k]:.2f} (step ×{over[k]:.2f})" for k in ("lora", "adapter", "ganbert", "control"))
+                     + f" | {t['minilm']:.1f} (×{s[f'cost_over_minilm_{n}']:.1f}) |")
+    return "\n".join(lines)
 
 
 def estimates_section() -> str:

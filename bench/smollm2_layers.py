@@ -37,7 +37,7 @@ from core.backbone import resolve_backbone  # noqa: E402
 from core.backbone.device import pinned_precision  # noqa: E402
 from core.backbone.encode import load_encoder, load_tokenizer, pool  # noqa: E402
 from core.data import Amount, load_dataset, sample_labeled  # noqa: E402
-from core.train.methods.specs import FeaturesLRSpec  # noqa: E402
+from core.train.methods.direct_specs import FeaturesLRSpec  # noqa: E402
 
 RECORD = RECORDS_DIR / "smollm2-layers.jsonl"
 POOL_SIZE = 11_421  # L2R's train pool, which a whole-pool run encodes once

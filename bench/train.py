@@ -41,10 +41,13 @@ import torch.nn.functional as F  # noqa: E402
 
 from bench.ceiling import matmul_ceiling, text_flops  # noqa: E402
 from bench.sample_runs import CORPORA, record_speed  # noqa: E402
+from core.backbone import depth  # noqa: E402
 from core.backbone.device import native_bf16  # noqa: E402
+from core.backbone.poolings import last_layer  # noqa: E402
 from core.backbone.encode import load_tokenizer  # noqa: E402
 from core.data import load_file  # noqa: E402
 from core.train import TrainConfig, bucketed_batches, pad_batch, resolve  # noqa: E402
+from core.train.methods.adapter import Adapter, Lora  # noqa: E402
 from core.train.methods.finetune import Finetune  # noqa: E402
 from core.train.methods.ganbert import GanBert  # noqa: E402
 
@@ -57,6 +60,9 @@ def sample(n: int) -> tuple[list[str], np.ndarray]:
     return frame["text"].tolist(), frame["label"].to_numpy()
 
 
+STEPPERS = {"finetune": Finetune, "ganbert": GanBert, "lora": Lora, "adapter": Adapter}
+
+
 def studio_config(method: str, max_len: int, batch_size: int, **kw) -> TrainConfig:
     """As a launch resolves it on this machine (precision `auto` pinned), with the encoder training."""
     return resolve(TrainConfig(method=method, max_len=max_len, batch_size=batch_size, device="cpu", **kw))
@@ -66,14 +72,14 @@ def studio(texts, labels, max_len, batch_size, method: str = "finetune", epochs:
            **settings) -> tuple[float, float, list[float]]:
     """The studio's path, as `StepMethod.fit` runs it: (texts/s over the last epoch, mean seconds per step, texts/s
     of each epoch). `compiled`: the encoder under `torch.compile`, with dynamic shapes or ("static") batches padded
-    to a multiple of 64 tokens; `settings` go into the config (attention dropout)."""
+    to a multiple of 64 tokens; `settings` go into the config (attention dropout, the backbone)."""
     config = studio_config(method, max_len, batch_size, **settings)
     torch.manual_seed(0)
-    trainer = Finetune() if method == "finetune" else GanBert()
+    trainer = STEPPERS[method]()
     model = trainer.build_model(config, NAMES, CPU).train()
     if compiled:
         model.encoder = torch.compile(model.encoder, dynamic=compiled == "dynamic")
-    tok = load_tokenizer()
+    tok = load_tokenizer(config.resolved_backbone())
     ids = tok(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]
     batches = bucketed_batches(np.array([len(x) for x in ids]), batch_size, np.random.default_rng(0))
     step = trainer.start(model, config, None, len(batches) * epochs)
@@ -115,43 +121,48 @@ def levers(texts, labels, batch_size: int) -> dict:
 
 
 class Classifier(torch.nn.Module):
-    """The same model for the Trainer: MiniLM as it ships, mean pooling, a linear head; returns the loss."""
+    """The same model for the Trainer: the backbone as it ships (every layer; MiniLM by default), the studio's
+    pooling (MiniLM: the mean; a causal LM: its pooled layer's mean, read from every layer's states as a whole
+    model gives them), a linear head; returns the loss."""
 
-    def __init__(self, max_len: int, batch_size: int):
+    def __init__(self, max_len: int, batch_size: int, backbone: str | None = None):
         super().__init__()
-        config = studio_config("finetune", max_len, batch_size).with_(attention_dropout=None)
+        config = studio_config("finetune", max_len, batch_size, backbone=backbone).with_(attention_dropout=None)
         torch.manual_seed(0)
         from core.backbone.encode import load_encoder
         from core.train.methods.neural import NeuralMethod
 
-        self.encoder = load_encoder(None, CPU).train()
+        self.pooling = config.resolved_pooling
+        self.encoder = load_encoder(backbone, CPU).train()
         self.head = NeuralMethod().build_head(config, len(NAMES), self.encoder.config.hidden_size,
                                               self.encoder.config.hidden_size)[0]
 
     def forward(self, input_ids, attention_mask, labels, token_type_ids=None):
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        logits = self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+        from core.backbone.encode import pool
+
+        outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                               output_hidden_states=self.pooling.startswith("layer"))
+        logits = self.head(pool(outputs, attention_mask, self.pooling))
         return {"loss": F.cross_entropy(logits.float(), labels), "logits": logits}
 
 
-def trainer(texts, labels, max_len, batch_size) -> float:
+def trainer(texts, labels, max_len, batch_size, backbone: str | None = None) -> float:
     """Hugging Face's Trainer, one epoch, `group_by_length`, fused AdamW at the studio's rate, bf16 where the
     studio runs bf16; texts/s from its own `train_runtime`."""
     import datasets
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
-    tok = load_tokenizer()
+    tok = load_tokenizer(backbone)
     encoded = tok(texts, truncation=True, max_length=max_len, verbose=False)
     data = datasets.Dataset.from_dict({"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"],
                                        "labels": [int(x) for x in labels]})
-    config = studio_config("finetune", max_len, batch_size)
+    config = studio_config("finetune", max_len, batch_size, backbone=backbone)
     args = TrainingArguments(output_dir=str(Path("/tmp") / "bench-trainer"), per_device_train_batch_size=batch_size,
                              num_train_epochs=1, learning_rate=config.lr, group_by_length=True, use_cpu=True,
                              bf16=config.precision == "bf16", optim="adamw_torch_fused", max_grad_norm=1.0,
                              warmup_ratio=0.1, lr_scheduler_type="linear", report_to="none", save_strategy="no",
                              logging_strategy="no", disable_tqdm=True, dataloader_num_workers=0, seed=0)
-    result = Trainer(model=Classifier(max_len, batch_size), args=args, train_dataset=data,
+    result = Trainer(model=Classifier(max_len, batch_size, backbone), args=args, train_dataset=data,
                      data_collator=DataCollatorWithPadding(tok)).train()
     return len(texts) / result.metrics["train_runtime"]
 
@@ -163,8 +174,11 @@ def main() -> int:
     parser.add_argument("--max-len", type=int, nargs="+", default=[128, 256])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--levers", action="store_true", help="also attention dropout 0 and torch.compile")
+    parser.add_argument("--backbone", help="a causal LM such as smollm2-135m: its trained steps (bench_backbone)")
     args = parser.parse_args()
     texts, labels = sample(args.samples)
+    if args.backbone:
+        return bench_backbone(args.backbone, texts, labels, args.max_len, args.batch_size, args.repeats)
     ceiling = matmul_ceiling(CPU, 2048)
     print(f"{torch.get_num_threads()} threads; precision {studio_config('finetune', 256, 16).precision} "
           f"(native bf16: {native_bf16(CPU)}); 2048³ bf16 matrix products at {ceiling:.0f} GFLOP/s")
@@ -190,6 +204,50 @@ def main() -> int:
     if args.levers:
         summary["levers_256"] = levers(texts, labels, args.batch_size)
     record_speed("train", summary)
+    print(json.dumps(summary))
+    return 0
+
+
+def bench_backbone(backbone: str, texts: list[str], labels: np.ndarray, lengths: list[int], batch_size: int,
+                   repeats: int) -> int:
+    """A backbone's trained steps (issue 83): the studio's fine-tuning (cut at the pooled layer) against the Trainer
+    on the whole model as it ships; LoRA, adapters, a GAN-BERT G1 step and its control's priced against a
+    fine-tuning step; and MiniLM's fine-tuning step on the same texts, the ratio the estimates weigh this backbone's
+    training by (`core.train.methods.specs.TRAINING_COST`). Alternating, best of `repeats`."""
+    dtype = torch.float32 if studio_config("finetune", 128, 16, backbone=backbone).precision == "fp32" else torch.bfloat16
+    ceiling = matmul_ceiling(CPU, 2048, dtype=dtype)
+    config = studio_config("finetune", 128, batch_size, backbone=backbone)
+    layers = last_layer(config.resolved_pooling)
+    whole = depth(backbone)[0]
+    print(f"{backbone}: {torch.get_num_threads()} threads, precision {config.precision} (native bf16: "
+          f"{native_bf16(CPU)}); trained up to layer {layers} of {whole}; 2048³ {dtype} products at {ceiling:.0f} "
+          f"GFLOP/s", flush=True)
+    summary: dict = {"backbone": backbone, "ceiling_gflops": ceiling, "precision": config.precision,
+                     "texts": len(texts), "batch_size": batch_size}
+    kinds = {"finetune": {}, "lora": {}, "adapter": {}, "ganbert": {}, "control": {"adversarial": False}}
+    for max_len in lengths:
+        best = dict.fromkeys(("trainer", "minilm", *kinds), 0.0)
+        for _ in range(repeats):  # alternating: a busy core slows them alike
+            best["trainer"] = max(best["trainer"], trainer(texts, labels, max_len, batch_size, backbone))
+            for kind, settings in kinds.items():
+                method = "ganbert" if kind == "control" else kind
+                speed, _, _ = studio(texts, labels, max_len, batch_size, method, backbone=backbone, **settings)
+                best[kind] = max(best[kind], speed)
+            best["minilm"] = max(best["minilm"], studio(texts, labels, max_len, batch_size)[0])
+        # the FLOPs a step needs: the layers up to the pooled one, whatever a path runs beyond them
+        flops = text_flops(texts, max_len, backbone) * (layers or whole) / whole
+        gflops = {k: 3 * best[k] * flops / 1e9 for k in ("finetune", "trainer")}
+        summary[f"texts_per_s_{max_len}"] = best
+        summary[f"over_trainer_{max_len}"] = best["finetune"] / best["trainer"]
+        summary[f"ceiling_share_{max_len}"] = {k: v / ceiling for k, v in gflops.items()}
+        summary[f"over_finetune_step_{max_len}"] = {k: best["finetune"] / best[k] for k in kinds}
+        summary[f"cost_over_minilm_{max_len}"] = best["minilm"] / best["finetune"]
+        print(f"max_len {max_len}: Trainer {best['trainer']:.2f} texts/s | studio fine-tuning {best['finetune']:.2f} "
+              f"(x{best['finetune'] / best['trainer']:.2f}, {gflops['finetune'] / ceiling:.2f} of the ceiling, the "
+              f"Trainer {gflops['trainer'] / ceiling:.2f}) | LoRA {best['lora']:.2f}, adapters {best['adapter']:.2f}, "
+              f"GAN-BERT G1 {best['ganbert']:.2f}, control {best['control']:.2f} | MiniLM fine-tuning "
+              f"{best['minilm']:.2f} ({best['minilm'] / best['finetune']:.1f}x this backbone)", flush=True)
+    record_speed("train-backbone", summary)
     print(json.dumps(summary))
     return 0
 

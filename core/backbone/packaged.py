@@ -68,7 +68,7 @@ def installed_packaged() -> dict[str, str]:
             gguf_path(name)
         except PackagedError:
             continue
-        found[name] = f"{model.title}: a causal LM, frozen features only on a CPU"
+        found[name] = f"{model.title}: a causal LM that keeps style"
     return found
 
 

@@ -19,8 +19,8 @@ from core.cli.options import UsageError, config_from_args, spec_from_args, sweep
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
-from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, failed_on_error, logging_into, not_yet_run,
-                       ray_resources, set_concurrency, use_address, use_storage)
+from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, failed_on_error, grid_seconds, logging_into,
+                       not_yet_run, ray_resources, set_concurrency, training_notes, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
 from core.train.submission import check_format, is_subtask_b, jsonl_format, write_predictions
@@ -77,6 +77,19 @@ def say_settled(config: TrainConfig, methods: list[str]) -> None:
             print(f"note: {note}", file=sys.stderr)
 
 
+def say_estimate(registry: Registry, configs: list[TrainConfig], ds: Dataset) -> None:
+    """The runs' estimated time on stderr, as the Train page gives it, and what a CPU without native bf16 means for
+    a run that trains a causal LM."""
+    if not configs:
+        return
+    sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
+    estimate = grid_seconds(registry, configs, *sizes, texts=ds.texts(),
+                            extra=0 if ds.unlabeled is None else len(ds.unlabeled))
+    print(f"estimate: {len(configs)} run(s), {estimate.words()}", file=sys.stderr)
+    for note in training_notes(configs, estimate):
+        print(f"note: {note}", file=sys.stderr)
+
+
 def say_capped(chosen: list[Amount], ds: Dataset) -> None:
     """Warn on stderr when a count per class asks for more than a class holds (the sampler caps it)."""
     if note := capped_note(chosen, ds.class_counts()["train"].to_dict()):
@@ -97,7 +110,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     chosen = as_before(registry, config_from_args(args))
     say_settled(chosen, [chosen.method])
     config = resolve(chosen)
-    say_capped([config.labeled], load_data(config))  # bad data: exit 2 now, not a failed run later
+    ds = load_data(config)
+    say_capped([config.labeled], ds)  # bad data: exit 2 now, not a failed run later
+    say_estimate(registry, [config], ds)
     if args.backend != "local" and not args.background:
         raise UsageError("--backend ray runs in the background: add --background")
     if args.background:
@@ -141,6 +156,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if len(configs) < len(grid):
         print(f"note: {len(grid) - len(configs)} of the grid's {len(grid)} runs are done or queued here already; "
               f"queueing the other {len(configs)}", file=sys.stderr)
+    say_estimate(registry, configs, load_data(base))
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)
     run_ids = enqueue(registry, configs, args.backend, backend_from_args(args, registry, base))

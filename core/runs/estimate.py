@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.data import clean_texts
-from core.backbone import depth, width
+from core.backbone import depth, pass_work
 from core.backbone.packaged import PACKAGED, is_converted
-from core.backbone.poolings import last_layer, reads_probabilities
+from core.backbone.poolings import reads_probabilities
 from core.paths import studio_home
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
@@ -60,15 +60,33 @@ def roughly(seconds: float) -> str:
 
 
 def encoding_cost(config: TrainConfig) -> float:
-    """A text's encoding against MiniLM's (6 layers of width 384), the backbone the speeds are kept for: an
-    encoder's work grows with the layers it runs × width², and token probabilities add the LM head and a softmax
-    over the vocabulary (1.5x a whole pass of SmolLM2, measured). A pass that stops at its pooled layer
-    (`last_layer`) runs only those: SmolLM2's layer 20 is 7.5x MiniLM, both feature sets 16.9x. 1 for a backbone
-    whose config cannot be read."""
-    layers, hidden = depth(config.backbone)[0], width(config.backbone)
-    run = min(layers, last_layer(config.resolved_pooling) or layers)
-    scale = run * hidden ** 2 / (6 * 384 ** 2) if run and hidden else 1.0
-    return scale * (1.5 if reads_probabilities(config.resolved_pooling) else 1.0)
+    """A text's encoding against MiniLM's (`pass_work`: SmolLM2's layer 20 is 7.5x MiniLM); token probabilities add
+    the LM head and a softmax over the vocabulary (1.5x a whole pass of SmolLM2, measured): both feature sets 16.9x."""
+    return pass_work(config.backbone, config.resolved_pooling) * (
+        1.5 if reads_probabilities(config.resolved_pooling) else 1.0)
+
+
+def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[str]:
+    """For runs that train a causal LM's layers on a CPU without native bf16, what that means for their time, one
+    line per method with its longest run's estimate; none for other runs. Such a CPU trains in fp32, and a CPU with
+    AMX runs the same steps in bf16 several times faster (bench/train.py --backbone smollm2-135m on both)."""
+    slow: dict[str, float] = {}
+    for c in configs:
+        if c.frozen or method_for(c).encoder == "none" or not depth(c.backbone)[1] or not fp32_cpu(c):
+            continue
+        name = f"{method_for(c).display(c)} on {c.backbone}"
+        slow[name] = max(slow.get(name, 0.0), estimate.each.get(c.to_json(), 0.0))
+    return [f"{name} trains its layers in fp32 here, as this CPU has no native bf16 (AVX512-BF16 or AMX): "
+            f"{roughly(seconds)} a run; a CPU with AMX trains in bf16, and a GPU takes minutes"
+            for name, seconds in slow.items()]
+
+
+def fp32_cpu(config: TrainConfig) -> bool:
+    """Whether the run's device is a CPU without native bf16."""
+    from core.backbone.device import native_bf16, pick_device  # torch: asked only of runs that train a causal LM
+
+    device = pick_device(config.device)
+    return device.type == "cpu" and not native_bf16(device)
 
 
 def remember_encoding(registry: Registry, texts: int, seconds: float, config: TrainConfig) -> None:

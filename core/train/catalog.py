@@ -25,13 +25,14 @@ CATALOG = {
                       "core.train.methods.finetune:Finetune"),
     "adapter": Entry("BERT + adapters", "core.train.methods.specs:AdapterSpec",
                      "core.train.methods.adapter:Adapter"),
+    "lora": Entry("BERT + LoRA", "core.train.methods.specs:LoraSpec", "core.train.methods.adapter:Lora"),
     "ganbert": Entry("GAN-BERT", "core.train.methods.specs:GanBertSpec",
                      "core.train.methods.ganbert:GanBert", ("generator", "adversarial", "unlabeled_limit")),
-    "setfit": Entry("SetFit", "core.train.methods.specs:SetFitSpec",
+    "setfit": Entry("SetFit", "core.train.methods.direct_specs:SetFitSpec",
                     "core.train.methods.setfit:SetFit"),
-    "tfidf-lr": Entry("TF-IDF + LR", "core.train.methods.specs:TfidfLRSpec",
+    "tfidf-lr": Entry("TF-IDF + LR", "core.train.methods.direct_specs:TfidfLRSpec",
                       "core.train.methods.linear:TfidfLR"),
-    "features-lr": Entry("Frozen features + LR", "core.train.methods.specs:FeaturesLRSpec",
+    "features-lr": Entry("Frozen features + LR", "core.train.methods.direct_specs:FeaturesLRSpec",
                          "core.train.methods.linear:FeaturesLR"),
 }
 VARIANTS = tuple(dict.fromkeys(v for entry in CATALOG.values() for v in entry.variants))  # every method's

@@ -124,6 +124,10 @@ class TrainConfig:
     adapter_kind: str = option("houlsby", "adapter architecture: Houlsby (double_seq_bn) or Pfeiffer (seq_bn)",
                                choices=tuple(ADAPTER_KINDS), flag="--adapter", label="Adapter")
     reduction_factor: int = option(16, "adapter bottleneck: hidden size / this", low=1, label="Reduction factor")
+    lora_rank: int = option(8, "LoRA's rank r: the low-rank update of each attention query and value matrix (Hu et al. "
+                               "2021 trained RoBERTa-base on GLUE at 8)", low=1, high=1024, label="LoRA rank")
+    lora_alpha: float = option(8.0, "LoRA's alpha: the update is scaled by alpha / rank (Hu et al. 2021: alpha = rank, "
+                                    "so a scale of 1)", low=0.0, high=4096.0, label="LoRA alpha")
     gan_preset: str = option("studio", "how GAN-BERT runs: studio (defaults measured by bench/defaults.py); tf "
                                        "(crux82/ganbert ganbert.py and run_experiment.sh: dropout 0.1, AdamW 2e-5 "
                                        "with eps 1e-6 and weight decay 0.01 off LayerNorm and biases, 10% warm-up "

@@ -26,19 +26,12 @@ def resolve(config: TrainConfig) -> TrainConfig:
 
 
 def check_causal(config: TrainConfig) -> None:
-    """A causal LM (SmolLM2) is a frozen feature extractor on a CPU: training its 135M parameters through 30
-    layers as an encoder would take hours a run there. Token probabilities are frozen features and need one, and a
-    pooled layer must be one the backbone has."""
+    """Token probabilities are frozen features and need a causal LM, and a pooled layer must be one the backbone
+    has. A causal LM (SmolLM2) trains like any encoder, on a GPU or a CPU, cut at the layer its head reads; what it
+    costs here is the run's estimate (`core.runs.estimate.training_note` says it where the CPU has no native bf16)."""
     if config.features != "hidden" and not config.frozen:  # after `settle`: a frozen-only method is frozen by then
         raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     layers, causal = depth(config.backbone)
-    if causal and not config.frozen and pick_device(config.device).type == "cpu":
-        method = method_for(config)
-        remedy = ("turn on frozen-feature mode" if method.encoder == "either" else
-                  f"{method.title} trains inside the encoder, so on this backbone it runs only on a GPU; on a CPU, the "
-                  "frozen methods (features + LR, the trained head, GAN-BERT) read its layer untuned")
-        raise InputError(f"{config.backbone or 'this backbone'} is a causal LM: on a CPU it serves frozen-feature "
-                         f"methods only (training it as an encoder would take hours a run); {remedy}")
     if config.features != "hidden" and not causal:
         raise InputError(f"token-probability features need a causal LM backbone (smollm2-135m); "
                          f"{config.backbone or 'the bundled MiniLM'} is an encoder, which scores no tokens")

@@ -1,5 +1,6 @@
-"""BERT with bottleneck adapters (AdapterHub's `adapters`): the encoder stays fixed, small adapter
-layers inside it and the head train, and only those are saved."""
+"""Encoders with small trained parts inside and the rest fixed, through AdapterHub's `adapters`: bottleneck
+adapters (Houlsby, Pfeiffer) and LoRA's low-rank updates of attention. Only those parts and the head train, and
+only they are saved with the head."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from transformers import PreTrainedModel
 
 from core.errors import InputError
 from core.train.config import ADAPTER_KINDS, TrainConfig
-from core.train.methods.specs import AdapterSpec
+from core.train.methods.specs import AdapterSpec, LoraSpec
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
 
@@ -36,21 +37,37 @@ def quiet_activation() -> Iterator[None]:
         log.removeFilter(drop)
 
 
-class Adapter(AdapterSpec, StepMethod):
+class AdapterLibrary(StepMethod):
+    """A method whose trained part inside the encoder is an AdapterHub configuration (`library_config`)."""
+
+    def library_config(self, config: TrainConfig) -> adapters.AdapterConfig:
+        raise NotImplementedError
+
     def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
-        """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) adapters; afterwards only they require gradients."""
+        """The method's adapter added and made the one that trains; afterwards only it requires gradients."""
         try:
             adapters.init(encoder)
         except (ValueError, KeyError, NotImplementedError) as e:
             raise InputError(f"the adapters library does not support {encoder.config.model_type} models ({e}); "
                              "choose another backbone or method") from None
-        adapter_config = adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind],
-                                                     reduction_factor=config.reduction_factor)
-        encoder.add_adapter("studio", config=adapter_config)
+        encoder.add_adapter("studio", config=self.library_config(config))
         with quiet_activation():
             encoder.train_adapter("studio")  # freezes the rest and makes the adapter the active one
 
     def saved_state(self, model: StudioModel) -> dict[str, torch.Tensor]:
-        """Adapters, head and buffers: the rest of the encoder is the unchanged backbone."""
+        """The adapter, head and buffers: the rest of the encoder is the unchanged backbone."""
         keep = {f"encoder.{n}" for n, p in model.encoder.named_parameters() if p.requires_grad}
         return {k: v for k, v in super().saved_state(model).items() if not k.startswith("encoder.") or k in keep}
+
+
+class Adapter(AdapterSpec, AdapterLibrary):
+    def library_config(self, config: TrainConfig) -> adapters.AdapterConfig:
+        """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) bottleneck adapters."""
+        return adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind], reduction_factor=config.reduction_factor)
+
+
+class Lora(LoraSpec, AdapterLibrary):
+    def library_config(self, config: TrainConfig) -> adapters.AdapterConfig:
+        """LoRA on the self-attention query and value matrices, as Hu et al. trained RoBERTa on GLUE."""
+        return adapters.LoRAConfig(r=config.lora_rank, alpha=config.lora_alpha, attn_matrices=["q", "v"],
+                                   selfattn_lora=True, intermediate_lora=False, output_lora=False, dropout=0.0)

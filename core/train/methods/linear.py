@@ -19,7 +19,7 @@ from core.train.attribution import Attribution, ngram_weights
 from core.train.config import TrainConfig
 from core.train.methods.base import Fitted, Job
 from core.train.methods.neural import NeuralMethod
-from core.train.methods.specs import FeaturesLRSpec, TfidfLRSpec
+from core.train.methods.direct_specs import FeaturesLRSpec, TfidfLRSpec
 from core.train.metrics import classification_metrics
 from core.train.store import read_tensors, write_checkpoint
 

@@ -4,6 +4,7 @@ to build it, what its checkpoint keeps, how to load it and how it predicts texts
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from transformers import PreTrainedModel
 from core.backbone.device import use_bf16
 from core.backbone.encode import feature_size, load_encoder, load_tokenizer
 from core.backbone.engines import encode_with, usable_engine
-from core.backbone.poolings import reads_probabilities
+from core.backbone.poolings import last_layer, reads_probabilities
 from core.data import clean_texts
 from core.paths import studio_home
 from core.train.config import TrainConfig
@@ -107,6 +108,23 @@ class StoredFeatures:
         return self.predictor.predict_features(self.features[[self.rows[t] for t in texts]])
 
 
+# An encoder layer's weights in a checkpoint: BERT and its kin (`encoder.layer.N.`), Llama and its kin (`layers.N.`)
+LAYER_KEY = re.compile(r"^encoder\.(?:encoder\.layer|layers)\.(\d+)\.")
+
+
+def without_cut_layers(state: dict[str, torch.Tensor], cut: int | None) -> dict[str, torch.Tensor]:
+    """A checkpoint's weights without those of layers above `cut` (and a causal LM's final norm, which follows the
+    last layer only): runs that trained a `layerN` pooling before encoders were cut at it saved every layer, and
+    their checkpoints load into the cut model unchanged in what they predict."""
+    if cut is None:
+        return state
+
+    def kept(key: str) -> bool:
+        layer = LAYER_KEY.match(key)
+        return not (layer and int(layer.group(1)) >= cut) and not key.startswith("encoder.norm.")
+    return {k: v for k, v in state.items() if kept(k)}
+
+
 class NeuralMethod(Method):
     """Defaults describe a linear head on the sentence representation."""
 
@@ -148,9 +166,11 @@ class NeuralMethod(Method):
         return inputs
 
     def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:
-        """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head."""
+        """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head. The encoder
+        stops at the layer its pooling reads (`cut_after`): layers above it are never built, run, trained or saved,
+        a third of SmolLM2's 30 at its layer 20."""
         pooling = config.resolved_pooling
-        encoder = load_encoder(config.resolved_backbone(), device, reads_probabilities(pooling))
+        encoder = load_encoder(config.resolved_backbone(), device, reads_probabilities(pooling), last_layer(pooling))
         hidden = encoder.config.hidden_size
         feature_dim = feature_size(encoder.config, pooling)
         if config.frozen:
@@ -171,7 +191,7 @@ class NeuralMethod(Method):
         """Rebuild the model from its description and load the weights (safetensors only)."""
         config = TrainConfig.from_json(json.dumps(description["config"]))
         model = self.build_model(config, tuple(description["labels"]), torch.device(device))
-        state = read_tensors(folder, device)
+        state = without_cut_layers(read_tensors(folder, device), getattr(model.encoder, "studio_cut", None))
         _, unexpected = model.load_state_dict(state, strict=False)
         if unexpected:
             raise ValueError(f"checkpoint in {folder} has weights this model does not: {unexpected[:3]}")

@@ -6,8 +6,7 @@ The head reads, by default, every layer's mean and CLS vectors of the tuned body
 this task the last layer holds topic more than style, and SetFit as published (the body's own sentence
 embedding) scores near chance on real M4 text; `setfit_features="sentence"` gives the published head. On a
 causal LM (SmolLM2) the head reads the run's pooled layer instead: a causal LM's first token has seen nothing,
-so it has no CLS, and that layer is the one measured best (`core.backbone.packaged`). Tuning a causal LM's body
-runs only on a GPU (`core.train.resolution.check_causal`).
+so it has no CLS, and that layer is the one measured best (`core.backbone.packaged`).
 No pickle: the `setfit` package saves its head with joblib, so the studio saves the body as a
 sentence-transformers folder (safetensors) and the head's weights in safetensors.
 """
@@ -32,7 +31,7 @@ from core.train.inputs import Prepared
 from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Fitted, Job
 from core.train.methods.linear import fit_logistic, softmax, val_record
-from core.train.methods.specs import SetFitSpec
+from core.train.methods.direct_specs import SetFitSpec
 from core.train.store import read_tensors, write_checkpoint
 
 BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder

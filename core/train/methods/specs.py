@@ -1,5 +1,5 @@
-"""What each method is, said without torch: its names, options, defaults, budget, how it settles a config and
-how long a run takes. The registry, Compare, the time estimates and the CLI read these; `python -m core runs`
+"""What each method trained by optimizer steps is, said without torch: its names, options, defaults, budget, how it
+settles a config and how long a run takes (the methods that fit their own way: `direct_specs.py`). The registry, Compare, the time estimates and the CLI read these; `python -m core runs`
 must not wait seconds for torch. Each method's training module subclasses its spec with the steps that need
 torch, and the spec hands `fit` and `load` to it (`Method.implementation`).
 """
@@ -12,10 +12,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from core.backbone import attention_dropout
+from core.backbone import attention_dropout, pass_work
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
-from core.train.methods.base import STEP_OPTIONS, Method
+from core.train.methods.base import Method
 from core.train.methods.presets import (ATTENTION_DROPOUT, PAPER, STUDIO, authors_pooling, copies, paper,
                                        pooling_note, recipe_for)
 
@@ -28,7 +28,12 @@ CHECKPOINT_SLOWDOWN = 1.53
 # longest, L2R's pool); once a run like it has finished, its seeds' estimates come from it.
 ATTENTION_DROPOUT_SLOWDOWN = 1.42
 FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 CPU threads
-SETFIT_CPU_MAX_STEPS = 100  # SetFit's default budget's cap without a GPU: ~6 min at 3.5 s a step (128 tokens)
+# bench/train.py --backbone smollm2-135m (AMD EPYC, 2 threads, fp32, 96 L2R texts at 128 tokens, 2026-12-05): MiniLM's
+# fine-tuning step over each method's step on SmolLM2 cut at layer 20, texts/s against texts/s (MiniLM 13.3; SmolLM2
+# fine-tuning 2.13, LoRA 2.97, adapters 2.92, GAN-BERT G1 2.04, its control 2.06). A backbone not measured is weighed
+# by the layers it runs × width² (`pass_work`: SmolLM2 7.5, near the 6.2 measured).
+TRAINING_COST = {"smollm2-135m": {"finetune": 6.2, "lora": 4.5, "adapter": 4.5, "ganbert": 6.5}}
+MINILM_TRAINING_SPEED = 22.0  # what `StepSpec.cpu_speed` says of MiniLM's fine-tuning step, the costs' unit
 
 
 def not_learned(steps: int) -> str:
@@ -60,7 +65,7 @@ class StepSpec(Method):
     # the encoder trains, 128 tokens, batch 16: bench/train.py's studio step ran 28.2 texts/s at 128 tokens and
     # 13.4 at 256 on 2 idle cores (2026-11-28); a walk's GAN-BERT run, 50 steps in 79 s at 256 on a busy one (20 at
     # 128 tokens), was estimated at 22 min for its 13 when this read 13
-    cpu_speed: ClassVar[float] = 22.0
+    cpu_speed: ClassVar[float] = MINILM_TRAINING_SPEED
     head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
     # Attention dropout while the encoder trains, where the user left it: 0 lets attention take its fused kernel
     # (1.4x a step at 256 tokens on 2 CPU cores, bench/train.py --levers), and bench/defaults.py found accuracy
@@ -140,8 +145,17 @@ class StepSpec(Method):
             return (samples + config.evaluations * val + test) / self.head_speed
         scale = config.max_len / 128
         train = (samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
-                 * self.attention_cost(config))
-        return train + (config.evaluations * val + test) / (FORWARD_SPEED / scale)
+                 * self.attention_cost(config) * self.training_cost(config))
+        forward = pass_work(config.backbone, config.resolved_pooling)
+        return train + (config.evaluations * val + test) / (FORWARD_SPEED / scale) * forward
+
+    def training_cost(self, config: TrainConfig) -> float:
+        """A trained step's time on the run's backbone against this method's on MiniLM (`cpu_speed`): measured for
+        SmolLM2 (`TRAINING_COST`), else the backbone's layers × width² against MiniLM's."""
+        measured = TRAINING_COST.get(str(config.backbone), {}).get(self.name)
+        if measured is not None:
+            return measured * self.cpu_speed / MINILM_TRAINING_SPEED
+        return pass_work(config.backbone, config.resolved_pooling)
 
 
 class FinetuneSpec(StepSpec):
@@ -210,6 +224,21 @@ class AdapterSpec(StepSpec):
     encoder_lr = 1e-3
     cpu_speed = 21.0
     attention_dropout = None  # unmeasured for adapters: the backbone's own rate
+
+
+class LoraSpec(StepSpec):
+    """LoRA (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models"): the encoder's weights stay fixed
+    and each self-attention query and value matrix learns a rank-r update B·A, scaled by alpha / r; the head trains
+    with it. The preset is the paper's GLUE recipe on RoBERTa-base: r 8, alpha 8, the query and value matrices,
+    batch 16, AdamW at 4e-4 to 5e-4 (5e-4 here), no LoRA dropout. AdapterHub's `LoRAConfig` implements it on BERT's
+    kin and Llama's (`adapter.Lora`). Its step on MiniLM is not measured apart: fine-tuning's `cpu_speed`."""
+
+    name = "lora"
+    title = CATALOG[name].title
+    options = ("lora_rank", "lora_alpha")
+    encoder = "trained"  # the low-rank updates sit inside the encoder's attention
+    encoder_lr = 5e-4
+    attention_dropout = None  # the backbone's own rate, as the paper trained RoBERTa
 
 
 class GanBertSpec(StepSpec):
@@ -318,82 +347,3 @@ class GanBertSpec(StepSpec):
         if config.adversarial:
             return 1.0
         return labeled * self.copies(config, labeled, unlabeled) / self.epoch_size(config, labeled, unlabeled)
-
-
-class SetFitSpec(Method):
-    name = "setfit"
-    title = CATALOG[name].title
-    options = ("setfit_features", "setfit_iterations", "lr_c")
-    encoder = "trained"
-    uses_unlabeled = True  # up to `setfit.STAT_ROWS` of them join the head's standardization statistics
-    ignores = ("validation",)  # it trains to its budget, as published: no checkpoint to select
-
-    def display(self, config: TrainConfig) -> str:
-        return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
-
-    def short(self, config: TrainConfig) -> str:
-        return self.name + ("-sentence" if config.setfit_features == "sentence" else "")
-
-    def batch_size(self, config: TrainConfig) -> int:
-        return config.batch_size or 16  # pairs per step, SetFit's default
-
-    def learning_rate(self, config: TrainConfig) -> float:
-        return config.lr or 2e-5  # SetFit's default body learning rate
-
-    def budget(self, config: TrainConfig, labeled: int, gpu: bool) -> tuple[int, str]:
-        pairs = config.setfit_iterations * 2 * labeled
-        per_pass = max(1, math.ceil(pairs / self.batch_size(config)))
-        if config.steps:
-            return config.steps, f"{config.steps} steps of {self.batch_size(config)} pairs, as chosen"
-        if config.epochs:
-            return config.epochs * per_pass, f"{config.epochs} passes over {pairs} pairs, as chosen"
-        if gpu or per_pass <= SETFIT_CPU_MAX_STEPS:
-            return per_pass, f"{per_pass} steps: {config.setfit_iterations} pairs per labeled text, once"
-        return SETFIT_CPU_MAX_STEPS, (f"{SETFIT_CPU_MAX_STEPS} steps: the CPU cap on {per_pass} "
-                                      f"({config.setfit_iterations} pairs per labeled text)")
-
-    def step_sequences(self, config: TrainConfig) -> int:
-        return 2 * self.batch_size(config)  # both texts of each pair
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        """At CPU speeds, with the CPU's budget unless the run asked for the GPU."""
-        steps, _ = self.budget(config, labeled, config.device == "cuda")
-        scale = config.max_len / 128
-        pairs_per_s = 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
-        train = steps * self.batch_size(config) / pairs_per_s * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
-        return train + (labeled + val + test) / (FORWARD_SPEED / scale)
-
-
-class FeaturesLRSpec(Method):
-    """Logistic regression on the cached frozen features of the run's backbone, pooling and max length."""
-
-    name = "features-lr"
-    title = CATALOG[name].title
-    options = ("lr_c",)
-    ignores = STEP_OPTIONS
-    reference = True
-    encoder = "frozen"
-    default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        return 0.2 + labeled / 1000  # bench/estimates.py: 0.2-0.6 s at 25 and 100 labels (2026-11-29)
-
-
-class TfidfLRSpec(Method):
-    """TF-IDF word and character n-grams (vocabulary and IDF from the labeled texts) with logistic regression."""
-
-    name = "tfidf-lr"
-    title = CATALOG[name].title
-    options = ("lr_c",)
-    # no backbone: a walk's TF-IDF runs were named and grouped apart by the backbone the grid chose for the others
-    ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision", "backbone", "encoder_engine", "features",
-               "pool_layer")
-    reference = True
-    encoder = "none"
-    default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
-
-    def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
-                checkpointing: bool) -> float:
-        return 0.3 + (labeled + val + test) / 2000  # bench/estimates.py: 0.8 s on the M4 sample, 3.5 on L2R
