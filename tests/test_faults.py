@@ -268,8 +268,11 @@ def test_a_reused_pid_is_not_the_run_and_is_never_signalled(recorded, tiny_backb
         stranger.wait()
 
 
-def test_a_run_is_alive_while_its_heartbeat_is_fresh(tiny_backbone, studio_home):
-    """Its own process (the same pid and start time), beating: alive; twenty beats missed: gone."""
+def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(tiny_backbone, studio_home,
+                                                                             monkeypatch):
+    """Its own process, proven by its start-time token, lives whatever its heartbeat's age (issue 87: a clock jump
+    or a suspend); where no token proves it (/proc cannot tell), twenty beats missed: gone."""
+    import core.runs.backend
     from core.runs.backend import STALE, process_alive
 
     reg = Registry()
@@ -278,10 +281,68 @@ def test_a_run_is_alive_while_its_heartbeat_is_fresh(tiny_backbone, studio_home)
     reg.mark_running(run_id, os.getpid(), "CPU")
     assert process_alive(reg.get(run_id))
     with sqlite3.connect(reg.path) as db:
-        db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - STALE - 1, run_id))
+        db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - STALE - 300, run_id))
+    assert process_alive(reg.get(run_id))
+    monkeypatch.setattr(core.runs.backend, "process_token", lambda pid: None)  # a /proc that cannot tell
     assert not process_alive(reg.get(run_id))
     reg.beat(run_id)
     assert process_alive(reg.get(run_id))
+
+
+def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_backbone, studio_home):
+    """Issue 87: a running run's heartbeat 900 s old while its worker lives. It is not marked interrupted, no
+    second worker takes its slot, and its result is recorded done; the queued run follows in the same worker."""
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    first = submit(reg, cfg(tiny_backbone, epochs=40, evaluations=40))
+    second = submit(reg, cfg(tiny_backbone, seed=1, epochs=2))
+    run = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.evaluations >= 1 and r,
+                   what="the first run training")
+    with sqlite3.connect(reg.path) as db:
+        db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - 900, first))
+    assert jobs.reconcile(reg) == [] and reg.get(first).status == "running"
+    jobs.pump(reg)
+    assert reg.get(second).status == "queued"  # no second worker in the first run's slot
+    wait_for(lambda: reg.get(first).status == "done", timeout=300, what="the first run to finish")
+    wait_for(lambda: reg.get(second).status == "done", timeout=300, what="the second run to finish")
+    assert reg.get(second).pid == run.pid
+
+
+def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_home):
+    """Issue 87: `core cancel R & core cancel R`. The second SIGTERM reaches the worker after R ended cancelled and
+    the worker took on the next queued run: that run goes on to its end. A SIGTERM that no cancel explains still
+    stops a run."""
+    reg = Registry()
+    jobs.set_concurrency(reg, 1)
+    first = submit(reg, cfg(tiny_backbone, **LONG))
+    second = submit(reg, cfg(tiny_backbone, seed=1, epochs=30, evaluations=30))
+    worker = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.pid, what="the first running")
+    assert jobs.cancel(reg, first) == "cancelled"
+    wait_for(lambda: (r := active_run(reg, second)).status == "running" and r.evaluations >= 1, what="the next run")
+    assert reg.get(second).pid == worker
+    os.kill(worker, signal.SIGTERM)  # the second cancel's signal, late
+    wait_for(lambda: reg.get(second).status in ("done", "cancelled"), timeout=300, what="the next run to end")
+    assert reg.get(second).status == "done"
+    third = submit(reg, cfg(tiny_backbone, **LONG))
+    pid = wait_for(lambda: (r := active_run(reg, third)).status == "running" and r.evaluations >= 1 and r.pid,
+                   what="a third run")
+    with sqlite3.connect(reg.path) as db:  # its earlier cancel long past: a SIGTERM now is someone else's
+        db.execute("UPDATE runs SET ended = ended - 600 WHERE id = ?", (first,))
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: reg.get(third).status not in ("queued", "starting", "running"), timeout=120, what="the stop")
+    assert reg.get(third).status == "cancelled"
+
+
+@pytest.mark.parametrize("stored", ["abc", "0", "-3", "2.5"])
+def test_a_concurrency_setting_that_is_no_count_is_named_and_the_queue_still_runs(tiny_backbone, studio_home,
+                                                                                 stored, capsys):
+    """Issue 87: a hand-edited settings row had crashed every command ('abc') or stalled the queue (0)."""
+    reg = Registry()
+    reg.set_setting("max_concurrent", stored)
+    assert main(["runs"]) == 0
+    assert f"warning: the registry's max_concurrent setting is {stored!r}, not a whole number" in capsys.readouterr().err
+    run_id = submit(reg, cfg(tiny_backbone, epochs=2))
+    wait_for(lambda: reg.get(run_id).status == "done", timeout=300, what="the run served at the default concurrency")
 
 
 def test_a_running_worker_beats_while_it_trains(tiny_backbone, studio_home, monkeypatch):

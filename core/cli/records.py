@@ -9,6 +9,7 @@ import sys
 
 from core import compare
 from core.runs import ACTIVE, Registry, RegistryError, RunError, cancel_all, pump
+from core.runs.queue import concurrency_problem
 
 
 def opened() -> Registry:
@@ -19,6 +20,8 @@ def opened() -> Registry:
         pump(registry)
     except RegistryError as e:
         print(f"note: the queue was not served: {e}", file=sys.stderr)
+    if problem := concurrency_problem(registry):
+        print(f"warning: {problem}", file=sys.stderr)
     for run_id, reason in registry.unreadable():
         print(f"warning: {reason}; it is left out (run {run_id}'s folder is untouched)", file=sys.stderr)
     return registry

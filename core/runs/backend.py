@@ -10,15 +10,14 @@ import time
 from typing import Protocol
 
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
-from core.runs.processes import is_process
+from core.runs.processes import is_process, process_token
 from core.runs.registry import Registry, Run
 
 GONE = "the training process ended without recording a result"
 STOPPED = "cancelled while its process was starting"
 STUCK_START = 60.0  # seconds a run may sit in `starting` without a process before it counts as gone
-# seconds without a heartbeat after which a local run counts as gone though a process holds its pid: its worker
-# beats every `execute.HEARTBEAT` seconds whatever the run is doing, so twenty beats missed mean it is hung, or
-# the pid now names another process that /proc cannot tell apart
+# seconds without a heartbeat after which a local run counts as gone though a process holds its pid, where /proc
+# cannot prove that process is the run's own (no start-time token): twenty beats of `execute.HEARTBEAT` missed
 STALE = 600.0
 
 
@@ -40,12 +39,17 @@ class Backend(Protocol):
 
 def process_alive(run: Run) -> bool:
     """The rule both backends share: a run lives while the process recorded for it does (`is_process`: its pid,
-    still the same process, not one that got the pid later), and, run locally, while its heartbeat is fresh; a
-    run `starting` with no pid yet has a minute to get one."""
+    still the same process, not one that got the pid later). A process proven to be the run's own (its start-time
+    token) lives whatever its heartbeat says: a clock jump or a suspend had aged a live worker's heartbeat past
+    `STALE`, its run was marked interrupted, a second worker took its slot, and its result was never recorded.
+    Where the token cannot prove it, a local run also needs a fresh heartbeat. A run `starting` with no pid yet has
+    a minute to get one."""
     if run.pid is None:
         return run.status != Status.STARTING or time.time() - (run.heartbeat or 0) <= STUCK_START
     if not is_process(run.pid, run.pid_token):
         return False
+    if run.pid_token is not None and process_token(run.pid) == run.pid_token:
+        return True
     return not (run.backend == "local" and run.status == Status.RUNNING
                 and time.time() - (run.heartbeat or 0) > STALE)
 

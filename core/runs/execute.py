@@ -50,17 +50,22 @@ def logging_into(folder: RunFolder) -> Iterator[None]:
 
 
 class StopFlag:
-    """Set by SIGTERM or by a cancel request: `requested()` asks the registry (or, on Ray, the hub) and is
-    called at most every 2 s, since training polls this every batch."""
+    """Set by a cancel request, or by SIGTERM unless the signal was meant for an earlier run of this process
+    (`stale()`): a second `core cancel` of a run reached its worker after that run had ended and the worker had taken
+    on the next one, which the signal then cancelled. `requested()` asks the registry (or, on Ray, the hub) and is
+    called at most every 2 s, since training polls this every batch, and at once after a signal."""
 
-    def __init__(self, requested: Callable[[], bool]):
-        self.requested = requested
-        self.signalled, self.checked = False, 0.0
+    def __init__(self, requested: Callable[[], bool], stale: Callable[[], bool] = lambda: False):
+        self.requested, self.stale = requested, stale
+        self.signalled, self.poked, self.checked = False, False, 0.0
 
     def handle(self, signum, frame) -> None:
-        self.signalled = True
+        self.poked = True  # judged by the loop's next poll, outside the handler: it reads the registry
 
     def __call__(self) -> bool:
+        if self.poked and not self.signalled:
+            self.poked = False
+            self.signalled = self.requested() or not self.stale()
         if not self.signalled and time.monotonic() - self.checked > 2.0:
             self.checked = time.monotonic()
             self.signalled = self.requested()
@@ -230,11 +235,22 @@ def beating(registry: Registry, run_id: str, every: float):
         done.set()
 
 
+LATE_SIGNAL = 30.0  # seconds after a run of this process was cancelled in which a SIGTERM may still be its cancel's
+
+
+def cancelled_here(registry: Registry, run_id: str) -> bool:
+    """Whether this process ran another run that was cancelled as asked in the last `LATE_SIGNAL` seconds: a SIGTERM
+    now is that cancel's, late. Any other SIGTERM (a user's, the system's) stops the run as before."""
+    recent = time.time() - LATE_SIGNAL
+    return any(r.pid == os.getpid() and r.id != run_id and r.cancel_requested and (r.ended or 0) > recent
+               for r in registry.list(include_deleted=True, statuses=(Status.CANCELLED,), kind=None))
+
+
 def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] = lambda e: None) -> str:
     """Run a registered (and claimed) config to its end and record how it ended; returns the final status.
     A run cancelled before it could start is left as it is."""
     run = registry.get(run_id)
-    stop = StopFlag(lambda: registry.get(run_id).cancel_requested)
+    stop = StopFlag(lambda: registry.get(run_id).cancel_requested, lambda: cancelled_here(registry, run_id))
     if threading.current_thread() is threading.main_thread():  # signals can only be set there
         signal.signal(signal.SIGTERM, stop.handle)
     try:

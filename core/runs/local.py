@@ -10,8 +10,9 @@ import signal
 import torch
 
 from core.runs.backend import end_if_gone, process_alive, wait_for_end
-from core.runs.lifecycle import IllegalMove, Status
+from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.processes import is_process, launch, signal_group
+from core.runs.queue import CONCURRENCY, stored_concurrency
 from core.runs.registry import Registry, Run, RunError
 
 
@@ -30,13 +31,16 @@ def threads_per_run(slots: int) -> int | None:
 
 
 def concurrency(registry: Registry) -> int:
-    return int(registry.setting("max_concurrent") or default_concurrency())
+    """The runs that may run here at once: the setting, else the default. A stored value that is not a whole number of
+    at least 1 (a registry edited by hand) is not used: 'abc' had crashed every command, and 0 stalled the queue
+    without a word; `concurrency_problem` says what was found."""
+    return stored_concurrency(registry) or default_concurrency()
 
 
 def set_concurrency(registry: Registry, n: int) -> None:
     if n < 1:
         raise RunError(f"concurrency must be at least 1, got {n}")
-    registry.set_setting("max_concurrent", str(n))
+    registry.set_setting(CONCURRENCY, str(n))
 
 
 class LocalBackend:
@@ -60,7 +64,11 @@ class LocalBackend:
 
     def cancel(self, registry: Registry, run: Run, grace: float) -> None:
         """SIGTERM to the run's worker, SIGKILL after `grace`; only ever to the process recorded for the run
-        (`is_process`): a pid reused by another process is never signalled, and the run ends as gone."""
+        (`is_process`): a pid reused by another process is never signalled, and the run ends as gone. A run that has
+        ended by now is not signalled: its worker may have taken on the next run (the worker also judges a late
+        signal, `execute.StopFlag`)."""
+        if registry.get(run.id).status not in ACTIVE:
+            return
         if not is_process(run.pid, run.pid_token):
             end_if_gone(registry, registry.get(run.id), self)
             return

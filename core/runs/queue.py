@@ -16,6 +16,24 @@ from core.train import TrainConfig
 from core.train.adaptation import AdaptConfig
 
 
+CONCURRENCY = "max_concurrent"  # the registry's setting of the local runs at once (`local.concurrency`)
+
+
+def stored_concurrency(registry: Registry) -> int | None:
+    """The local runs at once the registry holds, or None where it holds none or no whole number of at least 1."""
+    raw = registry.setting(CONCURRENCY)
+    return int(raw) if raw is not None and raw.strip().isdigit() and int(raw) >= 1 else None
+
+
+def concurrency_problem(registry: Registry) -> str | None:
+    """What is wrong with the stored concurrency, in one line, or None: a registry edited by hand is not trusted."""
+    raw = registry.setting(CONCURRENCY)
+    if raw is None or stored_concurrency(registry) is not None:
+        return None
+    return (f"the registry's {CONCURRENCY} setting is {raw[:40]!r}, not a whole number of at least 1, so the default "
+            "is used (one run at once on a CPU, one per GPU); `python -m core sweep --concurrency N` sets it")
+
+
 def reconcile(registry: Registry) -> list[str]:
     """Mark runs whose process is gone as interrupted (their folders swept of half-written files); returns
     their ids. Cheap: call it on every look."""
