@@ -11,6 +11,7 @@ from core.runs import Status
 from core.train import (FAKE_MEANING, calibration, classify, classify_frame, explain, fake_class_note, is_subtask_b,
                         jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
 from pages import classify_views
+from pages.markdown import plain
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -66,17 +67,17 @@ if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is No
 text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", persist_state="session")
 drawn, truth = st.session_state.get("cl_drawn", (None, None))
 if truth and text == drawn:  # not under a text the user typed since
-    st.caption(f"True label of the drawn example: **{truth}**")
+    st.caption(f"True label of the drawn example: **{plain(truth)}**")
 
 if text.strip() and picked:
     cols = st.columns(min(3, len(picked)))
     for i, run_id in enumerate(picked):
         with cols[i % len(cols)]:  # the spinner inside its column: drawn above the page's flow, it overlaid "Batch"
-            st.markdown(f"**{distinct[run_id]}**")
+            st.markdown(f"**{plain(distinct[run_id])}**")
             with st.spinner("Loading the model…"):
                 model = model_for(run_id)
                 pred = classify(model, [text])[0]
-            st.metric("Predicted", pred.label)
+            st.metric("Predicted", plain(pred.label))
             classify_views.probabilities(pred, model.labels, ds.labels)
             if caution := near_chance(tested[run_id].get("accuracy"), len(model.labels)):
                 st.warning(caution)
@@ -93,7 +94,7 @@ if text.strip() and picked:
                 if warning:
                     st.warning(warning)
             st.caption(f"{pred.seconds * 1000:.0f} ms")
-            if st.toggle(f"Why {pred.label}?", key=f"cl_why_{run_id}",
+            if st.toggle(f"Why {plain(pred.label)}?", key=f"cl_why_{run_id}",
                          help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR; for "
                               "token-probability features, their statistics in words)"):
                 try:
@@ -108,9 +109,9 @@ if text.strip() and picked:
                 if why.unread_from is not None:
                     st.caption(f"The model reads the first {model.config.max_len} tokens (its max length); the "
                                "grey rest of the text played no part in this prediction.")
-                st.caption(f"{why.method}: toward {why.label}, " + ", ".join(  # quoted: a token may be a comma
+                st.caption(plain(f"{why.method}: toward {why.label}, " + ", ".join(  # quoted: a token may be a comma
                     f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
-                    f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(False)))
+                    f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(False))))
 
 st.subheader("Batch")
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",
@@ -157,7 +158,7 @@ if upload is not None and picked:
                                                                     f"{done:,} of {total:,}"))
                 bar.empty()
             out, metrics = batch["runs"][run_id]
-            st.markdown(f"**{label}**")
+            st.markdown(f"**{plain(label)}**")
             if "unscored" in out.attrs:
                 st.warning(out.attrs["unscored"])
             if metrics:

@@ -7,6 +7,7 @@ from core import compare, plotting
 from core.compare import METRIC_NAMES, charts
 from core.runs import ACTIVE, FINISHED, Status, pump
 from pages.compare_views import verdicts
+from pages.markdown import plain
 from pages.run_views import keep_selection_on_runs
 
 
@@ -119,7 +120,7 @@ else:
     named = {f"{p.a}  vs  {p.b}": p for p in pairs}
     pair = named[st.selectbox("Groups", list(named), key="cmp_pair")]
     a_is, b_is, *rest = pair.explain()
-    st.markdown(f"**{a_is}**  \n**{b_is}**  \n" + "  \n".join(f"{line}." for line in rest))
+    st.markdown(f"**{plain(a_is)}**  \n**{plain(b_is)}**  \n" + "  \n".join(f"{plain(line)}." for line in rest))
     st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
 
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []

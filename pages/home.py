@@ -41,7 +41,7 @@ with c2:
     for run in recent:
         test = (run.metrics or {}).get("test", {})
         score = f" · accuracy {test['accuracy']:.3f}, macro-F1 {test['macro_f1']:.3f}" if test else ""  # the verdict's too
-        st.markdown(f"`{run.status}` {names[run.id]}{score}")
+        st.markdown(f"`{run.status}` {plain(names[run.id])}{score}")
 
 st.subheader("Next steps")
 here = [r for r in runs if r.config.data == ds.spec.absolute()]  # the current dataset's runs (stored from the root)

@@ -217,6 +217,31 @@ def test_a_file_is_read_to_the_limit_and_no_further(tmp_path):
         read_bytes(path, max_bytes=10)
 
 
+def test_an_error_names_no_content_of_a_file_that_is_no_table(tmp_path, capsys):
+    """Issue 87: a symlink to a secret file read as CSV made its first line the one column an error named. A message
+    names columns only where the file has a table's header."""
+    secret = tmp_path / "secret"
+    secret.write_text("root:$y$j9T$abcdefSECRETHASH:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n")
+    path = tmp_path / "data.csv"
+    path.symlink_to(secret)
+    assert main(["data", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "no text column 'text'; the file reads as no table with named columns" in err
+    assert "SECRET" not in err and "root" not in err
+    with pytest.raises(DataError, match="the columns are body, who"):  # a real header is still named
+        load_frame(b"body,who\na,1\n", "t.csv")
+
+
+def test_rows_that_share_an_id_are_refused_at_load_with_their_lines(capsys, tmp_path):
+    """Issue 87: 8,000 test rows sharing one id had McNemar take 20 s and 7.5 GB to say "different texts"."""
+    rows = "".join(f'{{"id": "same", "text": "text {i}", "label": {i % 2}}}\n' for i in range(8000))
+    with pytest.raises(DataError, match=r"t.jsonl: 8000 rows share their id with another row \(id 'same' on line 1 "
+                                        r"and line 2\).*remove the 'id' column"):
+        load_frame(rows.encode(), "t.jsonl")
+    frame, _ = load_frame(b'{"text": "a", "label": 0}\n{"text": "a", "label": 1}\n', "rows.jsonl")
+    assert frame["id"].is_unique  # rows without ids are numbered
+
+
 def test_deep_json_and_categorical_parquet_get_the_usual_messages(tmp_path):
     import pandas as pd
 

@@ -630,3 +630,29 @@ def test_verdicts_over_two_datasets_lead_with_the_dataset(dataset):
     at = open_page("pages/compare.py", dataset)
     verdicts = next(d for d in at.dataframe if "runner_up" in d.value.columns)
     assert len(verdicts.value) == 2 and list(verdicts.proto.column_order)[:2] == ["dataset", "amount"]
+
+
+def test_classify_shows_labels_as_plain_text(tmp_path):
+    """Issue 87: a class named like a Markdown image had the browser fetch it, and 'ENTY:color' showed as 'ENTY'.
+    Every label Classify writes is escaped: the metric, the drawn example's truth, the toggle and the caption."""
+    from pages.markdown import plain
+
+    image, colon = "![x](http://127.0.0.1:8999/x.png)", "ENTY:color"
+    rows = [{"text": f"{word} text number {i} about {word}", "label": label}
+            for i in range(12) for word, label in (("apples", image), ("rivers", colon))]
+    spec = DataSpec(train=str(write_jsonl(tmp_path / "train.jsonl", rows)),
+                    test=str(write_jsonl(tmp_path / "test.jsonl", rows[:8])))
+    ds = load_dataset(spec)
+    reg = Registry()
+    run_id = reg.create(resolve(TrainConfig(data=spec, method="tfidf-lr", per_class=4, fraction=None)))
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "done"
+    at = open_page("pages/classify.py", ds)
+    at.button(key="cl_draw").click().run()
+    at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
+    assert not at.exception
+    shown = [at.metric[0].value, *(c.value for c in at.caption), *(m.value for m in at.markdown),
+             at.toggle(key=f"cl_why_{run_id}").label]
+    assert at.metric[0].value in (plain(image), plain(colon))
+    assert not any(image in s or colon in s for s in shown)  # never the raw label, which Markdown would read
+    assert any(plain(image) in s or plain(colon) in s for s in shown[1:])

@@ -279,6 +279,30 @@ def label_values(raw: pd.DataFrame, mapping: ColumnMapping) -> pd.Series:
     return raw[column][~no_label(raw[column])]
 
 
+COLUMN_NAME = re.compile(r"^[\w .()/-]{1,64}$")  # what a table's header names look like
+
+
+def columns_named(cols: list) -> str:
+    """The columns a message names: a table's header, and no other content of the file. A file that is no table
+    (a symlink to /etc/shadow read as CSV) has its first line as a one-column header, which an error had echoed."""
+    if not cols or not all(COLUMN_NAME.match(str(c)) for c in cols):
+        return "the file reads as no table with named columns (is it CSV, JSONL or Parquet with a header?)"
+    return f"the columns are {', '.join(map(str, cols[:50]))}" + (f" and {len(cols) - 50} more" if len(cols) > 50 else "")
+
+
+def check_unique_ids(ids: pd.Series, where: pd.Series, name: str, column: str) -> None:
+    """Each row's id its own: predictions, submissions and McNemar's pairs go by id, and 8,000 test rows sharing one
+    had McNemar take 20 s and 7.5 GB to say "different texts"."""
+    shared = ids.duplicated(keep=False).to_numpy()
+    if not shared.any():
+        return
+    first = ids[shared].iloc[0]
+    lines = where[shared & (ids == first).to_numpy()].head(2).tolist()
+    raise DataError(f"{name}: {int(shared.sum())} rows share their id with another row (id {str(first)[:40]!r} on "
+                    f"{lines[0]} and {lines[1]}); predictions and paired tests go by id, so each row needs one of its "
+                    f"own: fix the ids, or remove the '{column}' column to have the rows numbered")
+
+
 def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMapping(),
               labels: tuple[str, ...] | None = None, require_labels: bool = True, read_labels: bool = True
               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -288,13 +312,13 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     raw = raw.apply(lambda c: c.astype(object) if isinstance(c.dtype, pd.CategoricalDtype) else c)
     cols = [c for c in raw.columns if c != "_where"]
     if mapping.text not in raw.columns:
-        raise DataError(f"{name}: no text column '{mapping.text}'; the columns are {', '.join(map(str, cols))}. "
+        raise DataError(f"{name}: no text column '{mapping.text}'; {columns_named(cols)}. "
                         "Name the right one with --text-col (CLI) or 'Text column' (on the page)")
     semeval = is_semeval(raw, mapping)
     label_col = label_column(raw, mapping) if read_labels else None
     if label_col is None and require_labels and read_labels:
         raise DataError(
-            f"{name}: no label column '{mapping.label}'; the columns are {', '.join(map(str, cols))}. "
+            f"{name}: no label column '{mapping.label}'; {columns_named(cols)}. "
             "Name the right one with --label-col (CLI) or 'Label column' (on the page)")
 
     text = raw[mapping.text].astype(object)  # a categorical column compares and maps like plain strings
@@ -306,6 +330,8 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     frame = pd.DataFrame({"text": text.astype(str).values})
     frame["id"] = (raw[mapping.id].astype(str).values if mapping.id in raw.columns else raw[ROW_ID].values
                    if ROW_ID in raw.columns else [f"{Path(name).stem}-{i}" for i in range(len(raw))])
+    check_unique_ids(frame["id"], raw["_where"] if "_where" in raw.columns else
+                     pd.Series([f"row {i + 1}" for i in range(len(raw))]), name, mapping.id)
     # how the file named its rows, for files written back to it (a submission's ids must match the gold file's)
     frame.attrs["ids"] = ("row" if mapping.id not in raw.columns else
                           "int" if pd.api.types.is_integer_dtype(raw[mapping.id]) else "column")
