@@ -242,6 +242,22 @@ def test_rows_that_share_an_id_are_refused_at_load_with_their_lines(capsys, tmp_
     assert frame["id"].is_unique  # rows without ids are numbered
 
 
+@pytest.mark.parametrize("values, labels", [
+    (["01", "1", "2"], ("01", "1", "2")),  # '01' is no integer as written: three labels, not two
+    (["²", "1"], ("1", "²")),  # '²' passes str.isdigit but is no integer: it had ended in a traceback
+    (["--3", "3"], ("--3", "3")),
+    (["A", "a", "b"], ("A", "a", "b")),  # apart, not merged by case
+    (["-0", "0"], ("-0", "0")),
+    (["10", "-2", "3"], ("-2", "3", "10")),  # integers written canonically sort as numbers
+])
+def test_labels_are_strings_unless_every_one_is_an_integer_written_canonically(values, labels):
+    """Issue 87: '01'/'1', '²', '--3', 'A'/'a' and '-0'/'0'."""
+    rows = "".join(f'{{"text": "text {i} {v}", "label": "{v}"}}\n' for i, v in enumerate(values * 2))
+    frame, found = load_frame(rows.encode(), "t.jsonl")
+    assert found == labels
+    assert [found[i] for i in frame["label"]] == values * 2  # each row keeps its own label
+
+
 def test_deep_json_and_categorical_parquet_get_the_usual_messages(tmp_path):
     import pandas as pd
 

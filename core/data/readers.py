@@ -233,24 +233,33 @@ def _label_key(value: object) -> str:
     return str(value).strip()
 
 
+CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")  # how an integer is written once: not 01, -0, ², --3 or +3
+
+
 def infer_labels(values: pd.Series, semeval: bool) -> tuple[str, ...]:
-    """The label set of a training file: Subtask B's when the file is in its form, else sorted values."""
+    """The label set of a training file: Subtask B's when the file is in its form, else the values sorted as
+    integers when every one is an integer written canonically, else as strings: '01' and '1', '-0' and '0', or 'A'
+    and 'a' are labels apart, and '²' or '--3' no integer (one had ended in a traceback)."""
     keys = {_label_key(v) for v in values}
     if semeval or {k.lower() for k in keys} <= {n.lower() for n in SEMEVAL_LABELS}:
         return SEMEVAL_LABELS  # normalize() reports values outside it, with their line
-    if all(k.lstrip("-").isdigit() for k in keys):
+    if all(CANONICAL_INT.fullmatch(k) for k in keys):
         return tuple(str(k) for k in sorted(int(k) for k in keys))
     return tuple(sorted(keys))
 
 
 def _label_ids(values: pd.Series, labels: tuple[str, ...], numeric_ids: bool) -> dict[str, int]:
-    """Map each distinct raw value to an id; names match case-insensitively, ids only when allowed."""
-    by_name = {n.lower(): i for i, n in enumerate(labels)}
+    """Map each distinct raw value to an id: a label as it is written; for Subtask B's labels (`numeric_ids`) also
+    its name in any case and its id."""
+    exact = {n: i for i, n in enumerate(labels)}
+    by_name = {n.lower(): i for i, n in enumerate(labels)} if numeric_ids else {}
     out: dict[str, int] = {}
     for key in {_label_key(v) for v in values}:
-        if key.lower() in by_name:
+        if key in exact:
+            out[key] = exact[key]
+        elif key.lower() in by_name:
             out[key] = by_name[key.lower()]
-        elif numeric_ids and key.isdigit() and int(key) < len(labels):
+        elif numeric_ids and CANONICAL_INT.fullmatch(key) and 0 <= int(key) < len(labels):
             out[key] = int(key)
     return out
 
