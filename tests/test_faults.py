@@ -258,6 +258,34 @@ def test_labels_are_strings_unless_every_one_is_an_integer_written_canonically(v
     assert [found[i] for i in frame["label"]] == values * 2  # each row keeps its own label
 
 
+def test_a_nul_anywhere_and_a_text_of_invisible_characters_are_refused(tmp_path):
+    """Issue 87: a NUL after the first 8 KB of a CSV was read into a text, and a text of zero-width spaces passed."""
+    body = "text,label\n" + "".join(f"row number {i} of the file,{i % 2}\n" for i in range(600))
+    late_nul = body.encode() + b"a text with a \x00 inside,1\n"
+    assert late_nul.index(b"\x00") > 8192
+    with pytest.raises(DataError, match=r"nul.csv looks like a binary file \(it holds a NUL byte, on line 602\)"):
+        load_frame(late_nul, "nul.csv")
+    zero_width = '{"text": "fine", "label": 0}\n{"text": "\u200b\u200b\ufeff\u200d", "label": 1}\n'
+    with pytest.raises(DataError, match=r"1 row\(s\) have an empty or missing text \(the first on line 2\); a text of "
+                                        "invisible characters alone"):
+        load_frame(zero_width.encode(), "zw.jsonl")
+    frame, _ = load_frame('{"text": "a\u200bb", "label": 0}\n{"text": "ok", "label": 1}\n'.encode(), "fine.jsonl")
+    assert frame["text"].tolist() == ["a\u200bb", "ok"]  # an invisible character inside a text is kept
+
+
+def test_predicting_with_a_run_that_did_not_finish_warns(tiny_backbone, studio_home, capsys):
+    """Issue 87: predict on an interrupted run exited 0 with no word that its checkpoint was never tested."""
+    reg = Registry()
+    run_id = submit(reg, cfg(tiny_backbone, epochs=2))
+    wait_for(lambda: reg.get(run_id).status == "done", timeout=300, what="the run")
+    with sqlite3.connect(reg.path) as db:
+        db.execute("UPDATE runs SET status = 'interrupted', message = 'the training process ended' WHERE id = ?",
+                   (run_id,))
+    assert main(["predict", run_id, "a text to score"]) == 0
+    assert (f"warning: run {run_id} is interrupted (the training process ended): it predicts with the checkpoint it "
+            "had kept when it stopped") in capsys.readouterr().err
+
+
 def test_deep_json_and_categorical_parquet_get_the_usual_messages(tmp_path):
     import pandas as pd
 

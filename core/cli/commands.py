@@ -172,6 +172,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     folder = registry.folder(args.run_id)
     if not folder.has_checkpoint():
         raise UsageError(f"run {run.id} is {run.status} and has no checkpoint to predict with")
+    if run.status != Status.DONE:  # its checkpoint is what it had kept when it stopped, never tested
+        print(f"warning: run {run.id} is {run.status} ({run.message or 'no message'}): it predicts with the checkpoint "
+              "it had kept when it stopped, which was never scored on the test set", file=sys.stderr)
     if args.file:
         target = Path(args.out) if args.out else folder.predictions_for(Path(args.file))
         check_format(target)  # a format the studio cannot write is refused before any work

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -72,8 +73,10 @@ def _format_of(name: str) -> str:
 
 
 def _decode(raw: bytes, name: str) -> str:
-    if b"\x00" in raw[:8192]:
-        raise DataError(f"{name} looks like a binary file (it holds NUL bytes), not UTF-8 text")
+    """UTF-8 text without NUL bytes anywhere (a NUL after the first 8 KB had been read into a text)."""
+    if (at := raw.find(b"\x00")) >= 0:
+        line = raw.count(b"\n", 0, at) + 1
+        raise DataError(f"{name} looks like a binary file (it holds a NUL byte, on line {line}), not UTF-8 text")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -312,6 +315,15 @@ def check_unique_ids(ids: pd.Series, where: pd.Series, name: str, column: str) -
                     f"own: fix the ids, or remove the '{column}' column to have the rows numbered")
 
 
+INVISIBLE = {"Zs", "Zl", "Zp", "Cc", "Cf"}  # spaces, separators, controls and format characters (U+200B, U+FEFF)
+
+
+def blank(text: str) -> bool:
+    """Whether a text holds nothing to read: only whitespace or invisible characters (a text of zero-width spaces
+    had been accepted as one)."""
+    return not text.strip() or all(unicodedata.category(c) in INVISIBLE for c in text)
+
+
 def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMapping(),
               labels: tuple[str, ...] | None = None, require_labels: bool = True, read_labels: bool = True
               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -331,10 +343,11 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
             "Name the right one with --label-col (CLI) or 'Label column' (on the page)")
 
     text = raw[mapping.text].astype(object)  # a categorical column compares and maps like plain strings
-    bad = text.isna() | ~text.map(lambda t: isinstance(t, str)) | (text.astype(str).str.strip() == "")
+    bad = text.isna() | ~text.map(lambda t: isinstance(t, str) and not blank(t))
     if bad.any():
         first = raw.loc[bad, "_where"].iloc[0]
-        raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first})")
+        raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first}); a text of "
+                        "invisible characters alone (zero-width spaces) is empty too")
 
     frame = pd.DataFrame({"text": text.astype(str).values})
     frame["id"] = (raw[mapping.id].astype(str).values if mapping.id in raw.columns else raw[ROW_ID].values
