@@ -123,7 +123,8 @@ def show_maps() -> None:
     epochs_slot.empty()
     sample = explore.scatter_sample(points)
     st.caption(explore.map_note(ds, points, sample))
-    st.altair_chart(charts.scatter_map(sample, labels, f"TF-IDF {method.upper()}"))
+    if not points.empty:
+        st.altair_chart(charts.scatter_map(sample, labels, f"TF-IDF {method.upper()}"))
     st.subheader("Density per class and split")
     bins = explore.hexbin(points, explore.hexbin_grid(points))
     if explore.shows_density(bins):

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data import DataSpec, load_dataset
-from tests.helpers import REPO_ROOT, open_page
+from tests.helpers import REPO_ROOT, open_page, write_jsonl
 
 
 def test_home_shows_the_synthetic_corpus():
@@ -38,6 +38,22 @@ def test_explore_on_builtin_corpus(small_builtin):
     assert len(open_tab(at, "Words").get("image")) == 6  # one word cloud per class
     assert len(open_tab(at, "Maps").get("vega_lite_chart")) == 2  # the TF-IDF map and its hexbins
     assert open_tab(at, "Train/test shift").metric[0].label.startswith("KL")
+
+
+@pytest.mark.parametrize("n, sentences", [(4, False), (8, False), (12, False), (4, True)])
+def test_explore_on_a_few_short_rows_says_what_it_cannot_draw(tmp_path, n, sentences, capsys):
+    """Issue 87: 4 to 12 rows of a word or a short sentence each had ended in sklearn's "empty vocabulary" and
+    "n_components=2 must be ..." on every tab and in `core explore`."""
+    from core.cli import main
+
+    words = ["the cat sat on the mat", "a dog ran to the park", "the park cat", "a mat"]
+    rows = [{"text": words[i % 4] if sentences else f"w{i}", "label": i % 2} for i in range(n)]
+    train, test = write_jsonl(tmp_path / "train.jsonl", rows), write_jsonl(tmp_path / "test.jsonl", rows)
+    assert main(["explore", str(train), "--test", str(test), "--out", str(tmp_path / "out"), "--no-cache"]) == 0
+    assert (tmp_path / "out" / "report.html").exists()
+    at = open_page("pages/explore.py", load_dataset(DataSpec(train=str(train), test=str(test))))
+    for tab in ("Lengths", "Words", "Maps", "Train/test shift"):
+        assert not open_tab(at, tab).exception, tab
 
 
 def test_the_map_method_is_chosen_per_dataset(small_builtin):

@@ -224,4 +224,4 @@ def sample_per_group(frame: pd.DataFrame, group: str, strata: str, at_most: int,
             continue
         codes = pd.factorize(rows[strata])[0]
         parts.append(rows[stratified_mask(codes, seed, share(at_most / len(rows)))])
-    return pd.concat(parts).reset_index(drop=True)
+    return pd.concat(parts).reset_index(drop=True) if parts else frame.iloc[:0]

@@ -128,7 +128,8 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
         *[_section(f"Top {n}-grams", _chart_html(charts.top_ngrams(views[f'ngrams_{n}'], labels), f"ng{n}"))
           for n in (1, 2, 3)],
         _section(f"TF-IDF map ({options.map_method.upper()})",
-                 _chart_html(charts.scatter_map(drawn, labels, ""), "map"), note=explore.map_note(ds, points, drawn)),
+                 _chart_html(charts.scatter_map(drawn, labels, ""), "map") if len(points) else "",
+                 note=explore.map_note(ds, points, drawn)),
     ]
     bins = explore.hexbin(points, options.hex_gridsize or explore.hexbin_grid(points))
     sections.append(_section("Density per class and split", _chart_html(charts.hexbin_map(bins, labels), "hex"))

@@ -128,7 +128,11 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
     def compute() -> pd.DataFrame:
         rows = _labeled_splits(ds, (split,))
         vec = CountVectorizer(dtype=np.int32, **words.vectorizer_options(stop_words, n))
-        counts = vec.fit_transform(rows["text"])
+        empty = pd.DataFrame(columns=["class", "ngram", "count", "rank"])
+        try:
+            counts = vec.fit_transform(rows["text"])
+        except ValueError:  # no n-gram at all (a few short texts): sklearn's "empty vocabulary"
+            return empty
         vocab = vec.get_feature_names_out()
         out = []
         for name in ds.labels:
@@ -140,7 +144,7 @@ def top_ngrams(ds: Dataset, n: int, stop_words: bool, k: int = 20, split: str = 
             top = top[totals[top] > 0]
             out.append(pd.DataFrame({"class": name, "ngram": vocab[top], "count": totals[top],
                                      "rank": np.arange(1, len(top) + 1)}))
-        return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["class", "ngram", "count", "rank"])
+        return pd.concat(out, ignore_index=True) if out else empty
     key = cache_key("ngrams", data=ds.fingerprint, n=n, stop=stop_words, keep=max(k, NGRAM_KEEP), split=split,
                     words=words.VERSION)
     table = load_or_compute(cache, key, compute)
@@ -170,8 +174,13 @@ def tfidf_map(ds: Dataset, method: str = "pca", max_points: int = 6000, seed: in
         vec = TfidfVectorizer(max_features=20000, sublinear_tf=True, min_df=2, dtype=np.float32,
                               **words.vectorizer_options())
         train_mask = (rows["split"] == "train").to_numpy()
-        vec.fit(rows.loc[train_mask, "text"])
+        try:
+            vec.fit(rows.loc[train_mask, "text"])
+        except ValueError:  # no word in two train texts (a few short ones): nothing to map
+            return pd.DataFrame(columns=["split", "class", "x", "y", "sampled_from"])
         x = vec.transform(rows["text"])
+        if min(x[train_mask].shape) < 3:  # PCA's two axes (arpack) need three words in three train texts
+            return pd.DataFrame(columns=["split", "class", "x", "y", "sampled_from"])
         if method == "pca":
             pca = PCA(n_components=2, svd_solver="arpack", random_state=seed).fit(x[train_mask])
             xy = pca.transform(x)
@@ -216,6 +225,8 @@ def scatter_sample(points: pd.DataFrame, per_split: int = DRAWN_PER_SPLIT, seed:
 def map_note(ds: Dataset, points: pd.DataFrame, drawn: pd.DataFrame) -> str:
     """What a map shows, in words: the texts of each split it places and how many of them are drawn as points.
     UMAP's status had said 7,868 texts were placed where the caption said 3,001 of 13,288 were shown."""
+    if points.empty:  # a few short texts: fewer than two words in two train texts
+        return "No map: the train texts share too few words (a word counts once it is in two texts) to place them."
     mapped, total = points.groupby("split").size(), int(points["sampled_from"].iloc[0])
     parts = [f"{split} {mapped[split]:,}" + ("" if mapped[split] == len(ds.splits[split])
                                              else f" of {len(ds.splits[split]):,}")
@@ -246,7 +257,9 @@ def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
     Points are snapped to the nearer of two offset rectangular lattices; with the y step scaled by
     sqrt(3) the cells are regular hexagons. Returns centres in data units and counts.
     """
-    x, y = points["x"].to_numpy(), points["y"].to_numpy()
+    if points.empty:  # no map (`tfidf_map` on a few short texts): no bins
+        return pd.DataFrame(columns=["split", "class", "x", "y", "count", "cell"])
+    x, y = points["x"].to_numpy(dtype=float), points["y"].to_numpy(dtype=float)
     xmin, xmax, ymin = x.min(), x.max(), y.min()
     sx = (xmax - xmin) / gridsize or 1.0
     sy = sx * np.sqrt(3)
