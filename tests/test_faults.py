@@ -286,6 +286,30 @@ def test_predicting_with_a_run_that_did_not_finish_warns(tiny_backbone, studio_h
             "had kept when it stopped") in capsys.readouterr().err
 
 
+def test_many_classes_bound_the_shift_matrix_and_the_tfidf_fit():
+    """Issue 87 (part): 5,000 classes made 25 M class pairs in Explore's KL matrix and a 7.4 GB TF-IDF + LR fit. The
+    matrix holds the 40 largest train classes (and the whole split's figure), and each TF-IDF vectorizer keeps fewer
+    n-grams as classes grow, so the fit's weights stay within 40 MB."""
+    import pandas as pd
+
+    from core.data import Dataset
+    from core.explore.stats import KL_CLASSES, kl_shift
+    from core.train.methods.linear import MAX_FEATURES, VECTORIZERS, WEIGHT_BYTES, features_for
+
+    labels = tuple(f"c{i}" for i in range(60))
+    def split(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"id": [f"r{i}" for i in range(n)], "text": [f"word{i % 7} other{i % 60} text" for i in
+                                                                          range(n)],
+                             "label": [i % 60 if i < n - 30 else i % 20 for i in range(n)], "source": ""})
+    ds = Dataset(name="many", train=split(600), val=None, test=split(300), labels=labels)
+    shift = kl_shift(ds)
+    assert set(shift["train"]) - {"all"} == set(shift["test"]) - {"all"}
+    assert len(set(shift["train"]) - {"all"}) == KL_CLASSES and len(shift) == KL_CLASSES ** 2 + 1
+    assert {f"c{i}" for i in range(20)} <= set(shift["train"])  # the largest train classes
+    assert features_for(6) == MAX_FEATURES
+    assert features_for(5000) * len(VECTORIZERS) * 5000 * 8 <= WEIGHT_BYTES
+
+
 def test_deep_json_and_categorical_parquet_get_the_usual_messages(tmp_path):
     import pandas as pd
 

@@ -277,15 +277,32 @@ def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- shift between train and test
 
-def _class_word_counts(ds: Dataset, max_features: int = 50000) -> tuple[dict[tuple[str, str], np.ndarray], int]:
-    """Word counts per (split, class) over one vocabulary shared by train and test."""
+KL_CLASSES = 40  # classes the train/test matrix holds at most: the largest in train (5,000 made 25 M pairs)
+
+
+def _class_word_counts(ds: Dataset, max_features: int = 50000, classes: set[str] | None = None
+                       ) -> tuple[dict[tuple[str, str], np.ndarray], int]:
+    """Word counts per (split, class) over one vocabulary shared by train and test, for `classes` (None: every one),
+    and per split over every class under the class "all"."""
     rows = _labeled_splits(ds)
     vec = CountVectorizer(max_features=max_features, dtype=np.int32, **words.vectorizer_options())
-    counts = vec.fit_transform(rows["text"])
+    try:
+        counts = vec.fit_transform(rows["text"])
+    except ValueError:  # no word at all (a few short texts): nothing to count
+        return {}, 0
     out = {}
     for (split, name), idx in rows.groupby(["split", "class"]).indices.items():
-        out[(split, name)] = np.asarray(counts[idx].sum(axis=0)).ravel().astype(np.float64)
+        if classes is None or name in classes:
+            out[(split, name)] = np.asarray(counts[idx].sum(axis=0)).ravel().astype(np.float64)
+    for split, idx in rows.groupby("split").indices.items():
+        out[(split, "all")] = np.asarray(counts[idx].sum(axis=0)).ravel().astype(np.float64)
     return out, counts.shape[1]
+
+
+def kl_classes(ds: Dataset) -> set[str]:
+    """The classes the train/test matrix holds: every one up to `KL_CLASSES`, else the largest in train."""
+    sizes = ds.class_counts()["train"].sort_values(ascending=False, kind="stable")
+    return set(map(str, sizes.index[:KL_CLASSES]))
 
 
 def kl_divergence(p_counts: np.ndarray, q_counts: np.ndarray, alpha: float = 0.5) -> float:
@@ -303,14 +320,15 @@ def kl_shift(ds: Dataset, alpha: float = 0.5, cache: Path | None = None) -> pd.D
     def compute() -> pd.DataFrame:
         if ds.test is None:
             return pd.DataFrame(columns=["train", "test", "kl"])
-        counts, _ = _class_word_counts(ds)
-        train = {c: v for (s, c), v in counts.items() if s == "train" and c != "(none)"}
-        test = {c: v for (s, c), v in counts.items() if s == "test" and c != "(none)"}
+        counts, _ = _class_word_counts(ds, classes=kl_classes(ds))
+        if ("train", "all") not in counts or ("test", "all") not in counts:
+            return pd.DataFrame(columns=["train", "test", "kl"])
+        train = {c: v for (s, c), v in counts.items() if s == "train" and c not in ("(none)", "all")}
+        test = {c: v for (s, c), v in counts.items() if s == "test" and c not in ("(none)", "all")}
         rows = [{"train": a, "test": b, "kl": kl_divergence(pa, qb, alpha)}
                 for a, pa in train.items() for b, qb in test.items()]
-        all_train = sum(v for (s, _), v in counts.items() if s == "train")
-        all_test = sum(v for (s, _), v in counts.items() if s == "test")
-        rows.append({"train": "all", "test": "all", "kl": kl_divergence(all_train, all_test, alpha)})
+        rows.append({"train": "all", "test": "all",
+                     "kl": kl_divergence(counts[("train", "all")], counts[("test", "all")], alpha)})
         return pd.DataFrame(rows)
     return load_or_compute(cache, cache_key("kl", data=ds.fingerprint, alpha=alpha, words=words.VERSION), compute)
 

@@ -28,6 +28,15 @@ NOT_SELECTED = "fixed: logistic regression converges to one solution, so there i
 VECTORIZERS = {"word": {"analyzer": "word", "ngram_range": (1, 2)},
                "char": {"analyzer": "char_wb", "ngram_range": (2, 5)}}
 MAX_FEATURES = 50_000  # per vectorizer
+# The bytes of weights a fit may hold: scikit-learn's L-BFGS keeps some 25 copies of them (its history, gradients),
+# so 40 MB bounds a fit near 1 GB. 5,000 classes × 100,000 n-grams had taken 7.4 GB; there each vectorizer keeps
+# the 500 most frequent, and at Subtask B's 6 classes the cap stays MAX_FEATURES.
+WEIGHT_BYTES = 40e6
+
+
+def features_for(classes: int) -> int:
+    """The n-grams each vectorizer keeps for a fit over `classes` classes (`WEIGHT_BYTES`)."""
+    return int(min(MAX_FEATURES, max(100, WEIGHT_BYTES // (8 * len(VECTORIZERS) * max(classes, 1)))))
 
 
 def fit_logistic(x, y: np.ndarray, classes: int, c: float) -> tuple[np.ndarray, np.ndarray, int]:
@@ -121,7 +130,11 @@ class TfidfLR(TfidfLRSpec):
         data = job.data
         job.on_event({"type": "status", "message": "fitting TF-IDF n-grams and logistic regression"})
         texts = [data.pool_texts[i] for i in data.labeled]
-        vectorizers = {k: TfidfVectorizer(sublinear_tf=True, max_features=MAX_FEATURES, **v).fit(texts)
+        kept = features_for(len(data.classes))
+        if kept < MAX_FEATURES:
+            job.on_event({"type": "status", "message": f"{len(data.classes):,} classes: each vectorizer keeps the "
+                                                       f"{kept:,} most frequent n-grams, so the fit stays near 1 GB"})
+        vectorizers = {k: TfidfVectorizer(sublinear_tf=True, max_features=kept, **v).fit(texts)
                        for k, v in VECTORIZERS.items()}
         predictor = TfidfPredictor(job.config, data.labels, vectorizers, np.zeros(0), np.zeros(0))
         coef, bias, iterations = fit_logistic(predictor.features(texts), data.targets[data.labeled],
