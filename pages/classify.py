@@ -109,9 +109,7 @@ if text.strip() and picked:
                 if why.unread_from is not None:
                     st.caption(f"The model reads the first {model.config.max_len} tokens (its max length); the "
                                "grey rest of the text played no part in this prediction.")
-                st.caption(plain(f"{why.method}: toward {why.label}, " + ", ".join(  # quoted: a token may be a comma
-                    f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(True)) + "; against: " + ", ".join(
-                    f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(False))))
+                st.caption(classify_views.strongest_tokens(why))
 
 st.subheader("Batch")
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",

@@ -24,3 +24,11 @@ def probabilities(prediction, model_labels: tuple[str, ...], dataset_labels: tup
     st.altair_chart(charts.probabilities(prediction.probabilities, model_labels, dataset_labels))
     if note := unlearned_note(model_labels, dataset_labels):
         st.caption(plain(note))
+
+
+def strongest_tokens(why) -> str:
+    """An explanation's strongest tokens toward its label and against it, quoted (a token may be a comma), as plain
+    text: a label or a token may hold what Markdown reads."""
+    def listed(toward: bool) -> str:
+        return ", ".join(f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(toward))
+    return plain(f"{why.method}: toward {why.label}, {listed(True)}; against: {listed(False)}")

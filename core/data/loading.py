@@ -15,7 +15,8 @@ import pandas as pd
 from core.data.cleaning import CleaningConfig, clean_texts
 from core.data.corpus import SYNTHETIC_NAME, CorpusConfig, generate
 from core.data.labels import SEMEVAL_LABELS
-from core.data.readers import ROW_ID, infer_labels, is_semeval, label_values, normalize, read_file, require_classes
+from core.data.labels import infer_labels
+from core.data.readers import ROW_ID, is_semeval, label_values, normalize, read_file, require_classes
 from core.data.schema import UNLABELED, ColumnMapping, DataError, DataSpec, Dataset
 from core.paths import atomic_write_parquet, studio_home
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.data.labels import SEMEVAL_LABELS
+from core.data.labels import SEMEVAL_LABELS, _label_ids, _label_key, infer_labels, no_label
 from core.data.schema import UNLABELED, ColumnMapping, DataError
 from core.paths import atomic_write_bytes
 
@@ -229,44 +229,6 @@ def read_table(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> pd.Dat
 
 # ---------------------------------------------------------------- labels and schema
 
-def _label_key(value: object) -> str:
-    """Labels compare as stripped strings; 3, 3.0 and "3" are one label."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
-
-
-CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")  # how an integer is written once: not 01, -0, ², --3 or +3
-
-
-def infer_labels(values: pd.Series, semeval: bool) -> tuple[str, ...]:
-    """The label set of a training file: Subtask B's when the file is in its form, else the values sorted as
-    integers when every one is an integer written canonically, else as strings: '01' and '1', '-0' and '0', or 'A'
-    and 'a' are labels apart, and '²' or '--3' no integer (one had ended in a traceback)."""
-    keys = {_label_key(v) for v in values}
-    if semeval or {k.lower() for k in keys} <= {n.lower() for n in SEMEVAL_LABELS}:
-        return SEMEVAL_LABELS  # normalize() reports values outside it, with their line
-    if all(CANONICAL_INT.fullmatch(k) for k in keys):
-        return tuple(str(k) for k in sorted(int(k) for k in keys))
-    return tuple(sorted(keys))
-
-
-def _label_ids(values: pd.Series, labels: tuple[str, ...], numeric_ids: bool) -> dict[str, int]:
-    """Map each distinct raw value to an id: a label as it is written; for Subtask B's labels (`numeric_ids`) also
-    its name in any case and its id."""
-    exact = {n: i for i, n in enumerate(labels)}
-    by_name = {n.lower(): i for i, n in enumerate(labels)} if numeric_ids else {}
-    out: dict[str, int] = {}
-    for key in {_label_key(v) for v in values}:
-        if key in exact:
-            out[key] = exact[key]
-        elif key.lower() in by_name:
-            out[key] = by_name[key.lower()]
-        elif numeric_ids and CANONICAL_INT.fullmatch(key) and 0 <= int(key) < len(labels):
-            out[key] = int(key)
-    return out
-
-
 def is_semeval(raw: pd.DataFrame, mapping: ColumnMapping) -> bool:
     """A Subtask B file: its rows name the generator in `model`."""
     return "model" in raw.columns and mapping.text == "text"
@@ -276,11 +238,6 @@ def label_column(raw: pd.DataFrame, mapping: ColumnMapping) -> str | None:
     """The column a frame's labels are read from: the mapped one, else a Subtask B file's `model` (the generator's
     name stands in for a missing label), else none."""
     return mapping.label if mapping.label in raw.columns else ("model" if is_semeval(raw, mapping) else None)
-
-
-def no_label(values: pd.Series) -> pd.Series:
-    """Which rows hold no label: none at all, or only blanks."""
-    return values.isna() | (values.astype(str).str.strip() == "")
 
 
 def label_values(raw: pd.DataFrame, mapping: ColumnMapping) -> pd.Series:
