@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import tempfile
@@ -68,6 +69,16 @@ def atomic_write_parquet(path: Path, frame) -> None:
     buf = io.BytesIO()
     frame.to_parquet(buf, index=False)
     atomic_write_bytes(path, buf.getvalue())
+
+
+def cache_parquet(path: Path, frame) -> None:
+    """A cache's frame written atomically, or not at all on a full disk: a cache saves time and holds no result, so
+    a full studio home (explore, the data check, the built-in corpus) computes on instead of ending in a traceback."""
+    try:
+        atomic_write_parquet(path, frame)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -310,6 +310,41 @@ def test_many_classes_bound_the_shift_matrix_and_the_tfidf_fit():
     assert features_for(5000) * len(VECTORIZERS) * 5000 * 8 <= WEIGHT_BYTES
 
 
+@pytest.fixture()
+def full_disk(tmp_path):
+    """A real full disk: a 3 MB tmpfs (root mounts it, as on CI), filled to its last byte."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_said_so_and_nothing_half_written_is_left(full_disk, tmp_path, monkeypatch, capsys):
+    """Issue 87: on a full 3 MB tmpfs `core runs` called the registry damaged, explore and the data check ended in
+    an OSError traceback, and explore left summary.json without report.html."""
+    home = full_disk / "home"
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    assert main(["runs"]) == 0  # the registry made while there was room
+    (full_disk / "filler").write_bytes(b"")
+    with open(full_disk / "filler", "wb") as f, pytest.raises(OSError):
+        while True:
+            f.write(b"\0" * 65536)
+            f.flush()
+    capsys.readouterr()
+    main(["runs"])
+    err = capsys.readouterr().err
+    assert "the disk is full" in err and "damaged" not in err
+    assert main(["data", "check", "builtin"]) == 0  # its caches skipped, its answer given
+    assert main(["explore", "builtin", "--out", str(full_disk / "report")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith("error: the disk is full: no space left to write")
+    assert not [p for p in (full_disk / "report").rglob("*")]  # neither file, nor a temporary one
+    assert main(["explore", "builtin", "--out", str(tmp_path / "elsewhere")]) == 0  # a report where there is room
+    assert {p.name for p in (tmp_path / "elsewhere").iterdir()} == {"report.html", "summary.json"}
+
+
 def test_deep_json_and_categorical_parquet_get_the_usual_messages(tmp_path):
     import pandas as pd
 

@@ -7,6 +7,7 @@ Exit codes: 0 success, 2 bad input or usage (with a one-line message on stderr),
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 import importlib
@@ -106,3 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stopped by Ctrl+C", file=sys.stderr)
         return 130
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        print(f"error: the disk is full: no space left to write {e.filename or 'a file'}; free some space and run it "
+              "again (nothing half-written is kept)", file=sys.stderr)
+        return 1

@@ -18,7 +18,7 @@ from core.data.labels import SEMEVAL_LABELS
 from core.data.labels import infer_labels
 from core.data.readers import ROW_ID, is_semeval, label_values, normalize, read_file, require_classes
 from core.data.schema import UNLABELED, ColumnMapping, DataError, DataSpec, Dataset
-from core.paths import atomic_write_parquet, studio_home
+from core.paths import cache_parquet, studio_home
 
 VAL_NAMES = {"val", "valid", "validation", "dev"}
 SPLIT_NAMES = {"train", "test", "unlabeled"} | VAL_NAMES
@@ -149,8 +149,7 @@ def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | No
         return tuple(both[both["_split"] == name].drop(columns="_split").reset_index(drop=True)  # type: ignore
                      for name in ("train", "test"))
     train, test = generate(config, on_progress)
-    atomic_write_parquet(path, pd.concat([train.assign(_split="train"), test.assign(_split="test")],
-                                         ignore_index=True))
+    cache_parquet(path, pd.concat([train.assign(_split="train"), test.assign(_split="test")], ignore_index=True))
     return train, test
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.paths import atomic_write_parquet
+from core.paths import cache_parquet
 
 
 def cache_key(name: str, **parts: object) -> str:
@@ -22,7 +22,8 @@ def cache_key(name: str, **parts: object) -> str:
 
 
 def load_or_compute(folder: Path | None, key: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-    """The cached frame under `key`, or `compute()` stored there; no folder means no caching."""
+    """The cached frame under `key`, or `compute()` stored there; no folder means no caching, and a full disk none
+    either (a cache is a saving, not a result: explore had ended in a traceback there)."""
     if folder is None:
         return compute()
     path = folder / f"{key}.parquet"
@@ -32,5 +33,5 @@ def load_or_compute(folder: Path | None, key: str, compute: Callable[[], pd.Data
         except Exception:  # a foreign or damaged file: recompute and overwrite it
             path.unlink(missing_ok=True)
     frame = compute()
-    atomic_write_parquet(path, frame)
+    cache_parquet(path, frame)
     return frame

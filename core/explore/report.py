@@ -18,7 +18,7 @@ import pandas as pd
 from core.data import Dataset
 from core.explore import charts
 from core.explore import stats as explore
-from core.paths import atomic_write_text
+from core.paths import replace_durably
 from core.plotting import class_colors
 
 
@@ -158,11 +158,21 @@ KL_EXPLANATION = ("KL(train‖test) of smoothed word distributions, in nats: 0 m
 
 def write_report(ds: Dataset, tokenizer, out_dir: Path, options: ExploreOptions = ExploreOptions(),
                  cache: Path | None = None, on_step: Callable[[str], None] = lambda name: None) -> dict:
-    """Write `report.html` and `summary.json` into `out_dir`; returns the summary."""
+    """Write `report.html` and `summary.json` into `out_dir`, both or neither (a full disk had left the summary of a
+    report never written); returns the summary."""
     views = compute_views(ds, tokenizer, options, cache, on_step)
     on_step("report")
     out_dir.mkdir(parents=True, exist_ok=True)
     data = summary(ds, views)
-    atomic_write_text(out_dir / "summary.json", json.dumps(data, indent=2))
-    atomic_write_text(out_dir / "report.html", render_html(ds, views, options))
+    written = {out_dir / "report.html": render_html(ds, views, options), out_dir / "summary.json":
+               json.dumps(data, indent=2)}
+    partial = {path: path.with_name(f".{path.name}.partial") for path in written}
+    try:  # both written in full before either replaces what the folder held
+        for path, text in written.items():
+            partial[path].write_text(text, encoding="utf-8")
+        for path in written:
+            replace_durably(partial[path], path)
+    finally:
+        for temporary in partial.values():
+            temporary.unlink(missing_ok=True)
     return data

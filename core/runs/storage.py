@@ -4,6 +4,7 @@ errors a user can act on (a damaged file, a full disk)."""
 from __future__ import annotations
 
 import errno
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -58,7 +59,10 @@ def explained(error: BaseException, path: Path) -> RegistryError | None:
     """A SQLite or OS error in words a user can act on (the disk is full, the file is damaged), or None for any
     other, which stays the internal failure it is."""
     text = str(error).lower()
-    if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "disk is full" in text:
+    # SQLite says a full disk as "disk I/O error" where it cannot even grow its journal (a 3 MB tmpfs, filled): the
+    # free space tells it from a damaged file, which a user would have moved aside for nothing
+    if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "disk is full" in text or (
+            "disk i/o error" in text and disk_full(path)):
         return RegistryError(f"the disk is full: the registry at {path} cannot record this; free some space "
                              "(finished runs are listed and read as before)")
     if isinstance(error, sqlite3.DatabaseError) and any(
@@ -66,6 +70,17 @@ def explained(error: BaseException, path: Path) -> RegistryError | None:
         return RegistryError(f"the registry at {path} is damaged ({error}); move it aside to start a new one: the "
                              "runs' folders beside it keep their configs, logs, results and checkpoints")
     return None
+
+
+FULL = 1 << 20  # bytes free under which a disk counts as full
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the filesystem that holds `path` has (nearly) no space left."""
+    try:
+        return shutil.disk_usage(path.parent).free < FULL
+    except OSError:
+        return False
 
 
 def wal(db: sqlite3.Connection, seconds: float = 30.0) -> None:
