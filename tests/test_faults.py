@@ -461,7 +461,7 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
     assert reg.get(third).status == "cancelled"
 
 
-@pytest.mark.parametrize("stored", ["abc", "0", "-3", "2.5"])
+@pytest.mark.parametrize("stored", ["abc", "0", "-3", "2.5", "²"])
 def test_a_concurrency_setting_that_is_no_count_is_named_and_the_queue_still_runs(tiny_backbone, studio_home,
                                                                                  stored, capsys):
     """Issue 87: a hand-edited settings row had crashed every command ('abc') or stalled the queue (0)."""

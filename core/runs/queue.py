@@ -6,6 +6,7 @@ on its queued runs; a finishing worker pumps too, so the queue moves on with nob
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from core.runs.backend import end_if_gone
@@ -22,7 +23,7 @@ CONCURRENCY = "max_concurrent"  # the registry's setting of the local runs at on
 def stored_concurrency(registry: Registry) -> int | None:
     """The local runs at once the registry holds, or None where it holds none or no whole number of at least 1."""
     raw = registry.setting(CONCURRENCY)
-    return int(raw) if raw is not None and raw.strip().isdigit() and int(raw) >= 1 else None
+    return int(raw) if raw is not None and re.fullmatch(r"[0-9]{1,6}", raw.strip()) and int(raw) >= 1 else None
 
 
 def concurrency_problem(registry: Registry) -> str | None:
