@@ -136,7 +136,7 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "estimate: 1 run(s), " in err
-    assert f"note: BERT fine-tuning on {tiny_llama} trains its layers in fp32 here, as this CPU has no native bf16" in err
+    assert f"note: BERT fine-tuning on {tiny_llama.name} trains its layers in fp32 here, as this CPU has no native bf16" in err
     assert json.loads(Registry().list()[0].config.to_json())["backbone"] == str(tiny_llama)
 
     configs = [resolve(TrainConfig(data=DATA, method=m, backbone=str(tiny_llama), per_class=4, fraction=None,

@@ -74,11 +74,18 @@ def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[s
     for c in configs:
         if c.frozen or method_for(c).encoder == "none" or not depth(c.backbone)[1] or not fp32_cpu(c):
             continue
-        name = f"{method_for(c).display(c)} on {c.backbone}"
+        name = f"{method_for(c).display(c)} on {backbone_name(c.backbone)}"
         slow[name] = max(slow.get(name, 0.0), estimate.each.get(c.to_json(), 0.0))
     return [f"{name} trains its layers in fp32 here, as this CPU has no native bf16 (AVX512-BF16 or AMX): "
             f"{roughly(seconds)} a run; a CPU with native bf16, or a GPU, trains it several times faster"
             for name, seconds in slow.items()]
+
+
+def backbone_name(backbone: str) -> str:
+    """A backbone as the pages name it: a packaged one by its title ('SmolLM2-135M'), a folder by its name."""
+    if backbone in PACKAGED:
+        return PACKAGED[backbone].title.split(" (")[0]
+    return Path(backbone).name or backbone
 
 
 def fp32_cpu(config: TrainConfig) -> bool:

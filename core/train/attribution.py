@@ -175,5 +175,5 @@ def near_chance(test_accuracy: float | None, n_classes: int, margin: float = 2.0
     if test_accuracy is None or test_accuracy != test_accuracy or test_accuracy >= margin / n_classes:
         return None
     return (f"Near chance: this model scored {test_accuracy:.3f} accuracy on its test texts, where guessing scores "
-            f"{1 / n_classes:.3f} ({n_classes} classes). Read its prediction and probabilities as little better "
-            "than a guess.")
+            f"{1 / n_classes:.3f} ({n_classes} classes). Read its prediction and probabilities as "
+            + ("no better than a guess." if test_accuracy <= 1 / n_classes else "little better than a guess."))
