@@ -11,7 +11,7 @@ _EXPORTS = {
     "grid_seconds": "core.runs.estimate",
     "outside_work": "core.runs.estimate",
     "roughly": "core.runs.estimate",
-    "training_notes": "core.runs.estimate",
+    "training_notes": "core.runs.advice",
     "execute_run": "core.runs.execute",
     "failed_on_error": "core.runs.execute",
     "logging_into": "core.runs.execute",

@@ -1,15 +1,18 @@
-"""The other backbone a frozen grid could run on, said beside the form's estimate with its measured difference and
-what it would cost here: MiniLM stays the default (fast, nothing to convert, every method on a CPU), and the user
-weighs SmolLM2's accuracy against its time with the figures in front of them (issue 78's decision,
+"""What the form and the CLI say of a grid's backbone beside its estimate: for a run that trains a causal LM on a CPU
+without native bf16, what that costs here (`training_notes`); and the other backbone a frozen grid could run on,
+with its measured difference and what it would cost here. MiniLM stays the default (fast, nothing to convert), and
+the user weighs SmolLM2's accuracy against its time with the figures in front of them (issue 78's decision,
 docs/methods.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from core.backbone import depth
 from core.backbone.packaged import PACKAGED, installed_packaged
-from core.runs.estimate import grid_seconds, roughly
+from core.runs.estimate import Estimate, grid_seconds, roughly
 from core.runs.registry import Registry
 from core.train import TrainConfig, method_for
 
@@ -47,3 +50,33 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
                             f"{g.seeds} seeds)" for g in MEASURED)
     return (f"On {PACKAGED[SMOLLM2].title.split(' (')[0]}'s hidden states instead of MiniLM's, features + LR scored "
             f"{measured}. This grid on it: {roughly(there)} here, against {roughly(here)}.")
+
+
+def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[str]:
+    """For runs that train a causal LM's layers on a CPU without native bf16, what that means for their time, one
+    line per method with its longest run's estimate; none for other runs. Such a CPU trains in fp32, and a CPU with
+    AMX runs the same steps in bf16 several times faster (bench/train.py --backbone smollm2-135m on both)."""
+    slow: dict[str, float] = {}
+    for c in configs:
+        if c.frozen or method_for(c).encoder == "none" or not depth(c.backbone)[1] or not fp32_cpu(c):
+            continue
+        name = f"{method_for(c).display(c)} on {backbone_name(c.backbone)}"
+        slow[name] = max(slow.get(name, 0.0), estimate.each.get(c.to_json(), 0.0))
+    return [f"{name} trains its layers in fp32 here, as this CPU has no native bf16 (AVX512-BF16 or AMX): "
+            f"{roughly(seconds)} a run; a CPU with native bf16, or a GPU, trains it several times faster"
+            for name, seconds in slow.items()]
+
+
+def backbone_name(backbone: str) -> str:
+    """A backbone as the pages name it: a packaged one by its title ('SmolLM2-135M'), a folder by its name."""
+    if backbone in PACKAGED:
+        return PACKAGED[backbone].title.split(" (")[0]
+    return Path(backbone).name or backbone
+
+
+def fp32_cpu(config: TrainConfig) -> bool:
+    """Whether the run's device is a CPU without native bf16."""
+    from core.backbone.device import native_bf16, pick_device  # torch: asked only of runs that train a causal LM
+
+    device = pick_device(config.device)
+    return device.type == "cpu" and not native_bf16(device)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.data import clean_texts
-from core.backbone import depth, pass_work
+from core.backbone import pass_work
 from core.backbone.packaged import PACKAGED, is_converted
 from core.backbone.poolings import reads_probabilities
 from core.paths import studio_home
@@ -64,36 +64,6 @@ def encoding_cost(config: TrainConfig) -> float:
     the LM head and a softmax over the vocabulary (1.5x a whole pass of SmolLM2, measured): both feature sets 16.9x."""
     return pass_work(config.backbone, config.resolved_pooling) * (
         1.5 if reads_probabilities(config.resolved_pooling) else 1.0)
-
-
-def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[str]:
-    """For runs that train a causal LM's layers on a CPU without native bf16, what that means for their time, one
-    line per method with its longest run's estimate; none for other runs. Such a CPU trains in fp32, and a CPU with
-    AMX runs the same steps in bf16 several times faster (bench/train.py --backbone smollm2-135m on both)."""
-    slow: dict[str, float] = {}
-    for c in configs:
-        if c.frozen or method_for(c).encoder == "none" or not depth(c.backbone)[1] or not fp32_cpu(c):
-            continue
-        name = f"{method_for(c).display(c)} on {backbone_name(c.backbone)}"
-        slow[name] = max(slow.get(name, 0.0), estimate.each.get(c.to_json(), 0.0))
-    return [f"{name} trains its layers in fp32 here, as this CPU has no native bf16 (AVX512-BF16 or AMX): "
-            f"{roughly(seconds)} a run; a CPU with native bf16, or a GPU, trains it several times faster"
-            for name, seconds in slow.items()]
-
-
-def backbone_name(backbone: str) -> str:
-    """A backbone as the pages name it: a packaged one by its title ('SmolLM2-135M'), a folder by its name."""
-    if backbone in PACKAGED:
-        return PACKAGED[backbone].title.split(" (")[0]
-    return Path(backbone).name or backbone
-
-
-def fp32_cpu(config: TrainConfig) -> bool:
-    """Whether the run's device is a CPU without native bf16."""
-    from core.backbone.device import native_bf16, pick_device  # torch: asked only of runs that train a causal LM
-
-    device = pick_device(config.device)
-    return device.type == "cpu" and not native_bf16(device)
 
 
 def remember_encoding(registry: Registry, texts: int, seconds: float, config: TrainConfig) -> None:

@@ -28,7 +28,7 @@ def resolve(config: TrainConfig) -> TrainConfig:
 def check_causal(config: TrainConfig) -> None:
     """Token probabilities are frozen features and need a causal LM, and a pooled layer must be one the backbone
     has. A causal LM (SmolLM2) trains like any encoder, on a GPU or a CPU, cut at the layer its head reads; what it
-    costs here is the run's estimate (`core.runs.estimate.training_note` says it where the CPU has no native bf16)."""
+    costs here is the run's estimate (`core.runs.advice.training_notes` say it where the CPU has no native bf16)."""
     if config.features != "hidden" and not config.frozen:  # after `settle`: a frozen-only method is frozen by then
         raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     layers, causal = depth(config.backbone)
