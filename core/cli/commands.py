@@ -150,13 +150,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     base = as_before(registry, config_from_args(args, sweep=True))
     say_settled(base, args.method)
     sweep = sweep_of(args)
-    say_capped(sweep.amounts, load_data(base))
+    ds = load_data(base)
+    say_capped(sweep.amounts, ds)
     grid = sweep.configs(base)
     configs = not_yet_run(registry, grid)
     if len(configs) < len(grid):
         print(f"note: {len(grid) - len(configs)} of the grid's {len(grid)} runs are done or queued here already; "
               f"queueing the other {len(configs)}", file=sys.stderr)
-    say_estimate(registry, configs, load_data(base))
+    say_estimate(registry, configs, ds)
     if args.concurrency is not None:
         set_concurrency(registry, args.concurrency)
     run_ids = enqueue(registry, configs, args.backend, backend_from_args(args, registry, base))
