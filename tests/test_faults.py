@@ -422,7 +422,8 @@ def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_bac
     second worker takes its slot, and its result is recorded done; the queued run follows in the same worker."""
     reg = Registry()
     jobs.set_concurrency(reg, 1)
-    first = submit(reg, cfg(tiny_backbone, epochs=40, evaluations=40))
+    # about a tenth of LONG (some seconds): 40 epochs had ended on CI before the test saw it running
+    first = submit(reg, cfg(tiny_backbone, steps=5_500, evaluations=100, patience=1000))
     second = submit(reg, cfg(tiny_backbone, seed=1, epochs=2))
     run = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.evaluations >= 1 and r,
                    what="the first run training")
