@@ -4,6 +4,7 @@ unreadable registry row, a damaged registry or a full disk, a truncated checkpoi
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -19,6 +20,7 @@ import pytest
 from core import runs as jobs
 from core.cli import main
 from core.data import DataError, load_frame, store_upload
+from core.data.schema import MAX_TEXT_CHARS
 from core.paths import REPO_ROOT
 from core.train import classify
 from core.runs import Registry, execute_run
@@ -97,13 +99,73 @@ def test_unwritable_run_directory_fails_the_run_clearly(tiny_backbone, studio_ho
 def test_text_of_a_million_characters_loads_and_classifies(tiny_backbone, studio_home, tmp_path):
     raw = ('{"text": "' + "word " * 200_000 + '", "label": 0}\n{"text": "short", "label": 1}\n').encode()
     frame, _ = load_frame(raw, "long.jsonl")
-    assert len(frame["text"].iloc[0]) == 1_000_000
+    assert len(frame["text"].iloc[0]) == MAX_TEXT_CHARS and frame.attrs["cut"] == 1
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     execute_run(reg, run_id)
     pred = classify(reg.folder(run_id).load_model(), [frame["text"].iloc[0]])[0]
     assert pred.label and sum(pred.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_a_long_text_is_cut_as_it_is_read_and_the_dataset_says_so(fmt, tmp_path, capsys):
+    """Issue 87, item 1: a text past MAX_TEXT_CHARS is read to its first MAX_TEXT_CHARS characters in every format,
+    the rest of its row and the other rows untouched, and the check says how many were cut."""
+    import pandas as pd
+
+    from core.data import DataSpec, load_dataset
+
+    long = "\u00e9crit " * (MAX_TEXT_CHARS // 6 + 10)  # é is two bytes in UTF-8: characters are counted
+    rows = pd.DataFrame({"id": ["a", "b", "c", "d"], "text": ["short one", long, "short two", "short three"],
+                         "source": ["s", "t" * (MAX_TEXT_CHARS + 1), "s", "s"], "label": ["x", "y", "x", "y"]})
+    path = tmp_path / f"train.{fmt}"
+    {"jsonl": lambda: rows.to_json(path, orient="records", lines=True, force_ascii=False),
+     "csv": lambda: rows.to_csv(path, index=False), "parquet": lambda: rows.to_parquet(path)}[fmt]()
+    ds = load_dataset(DataSpec(train=str(path)))
+    assert ds.train["text"].tolist() == ["short one", long[:MAX_TEXT_CHARS], "short two", "short three"]
+    assert ds.train["id"].tolist() == ["a", "b", "c", "d"] and ds.labels == ("x", "y")
+    assert ds.cut == 1  # the text column's cut alone is a text cut; the long source is cut too, and not counted
+    assert ds.train["source"].str.len().max() == MAX_TEXT_CHARS
+    assert main(["data", "check", str(path)]) == 0
+    assert "note: 1 text is longer than 100,000 characters: each is read to its first 100,000" in capsys.readouterr().out
+    assert load_dataset(DataSpec(train=str(path), labels=("x", "y"))).cut == 1
+
+
+LONG_TEXT_MEMORY = """
+import json, resource, sys, tempfile
+from pathlib import Path
+from core.backbone.encode import load_tokenizer
+from core.data import DataSpec, load_dataset
+from core.explore.checks import check_loaded
+from core.explore.report import write_report
+
+folder, words = Path(sys.argv[1]), int(sys.argv[2])
+def explore(n_words):
+    rows = [{"text": f"short text number {i} about things", "label": i % 2} for i in range(10)]
+    rows.append({"text": "word " * n_words, "label": 1})
+    path = folder / f"train{n_words}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\\n" for r in rows))
+    ds = load_dataset(DataSpec(train=str(path)))
+    tokenizer = load_tokenizer(None)
+    check_loaded(ds, tokenizer)
+    write_report(ds, tokenizer, folder / f"out{n_words}")
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = explore(10)
+print(json.dumps({"before": before, "after": explore(words)}))
+"""
+
+
+def test_a_20_mb_text_is_checked_and_explored_in_memory_bounded_by_its_length(tmp_path):
+    """Issue 87, item 1: one 20 MB text among 10 short rows. The Data page's check and Explore's report had tokenized
+    it whole (2 GB for 10 MB; `core explore` was killed at 19.6 GB on a 200 MB text); now the process grows by no more
+    than a few copies of the file, whatever the text's length (0.6 GB for 200 MB on the EPYC)."""
+    words = 4 * 2**20  # 20 MB
+    out = subprocess.run([sys.executable, "-c", LONG_TEXT_MEMORY, str(tmp_path), str(words)], cwd=REPO_ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    peak = json.loads(out.stdout.strip().splitlines()[-1])
+    assert peak["after"] - peak["before"] < 8 * 5 * words, peak  # under 160 MB more than for ten short rows
 
 
 def test_upload_over_the_limit_is_refused_and_not_stored(studio_home):
@@ -159,13 +221,13 @@ def test_a_parquet_bomb_is_refused_from_its_footer(tmp_path, monkeypatch):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from core.data import readers
+    from core.data import readers, tables
 
     path = tmp_path / "bomb.parquet"
     table = pa.table({"text": ["a" * 2**20] * 40, "label": ["x", "y"] * 20})
     pq.write_table(table, path, compression="zstd", use_dictionary=False)
     assert path.stat().st_size < 2**20
-    monkeypatch.setattr(readers, "MAX_TABLE_BYTES", 16 * 2**20)
+    monkeypatch.setattr(tables, "MAX_TABLE_BYTES", 16 * 2**20)
     with pytest.raises(DataError, match=r"bomb.parquet holds 40 rows that decompress to 40 MB, over the 16 MB limit"):
         readers.read_table(path.read_bytes(), path.name)
     # dictionary-encoded, the footer counts one copy of the text: the batches read are counted instead
@@ -175,9 +237,9 @@ def test_a_parquet_bomb_is_refused_from_its_footer(tmp_path, monkeypatch):
 
 
 def test_rows_are_counted_before_they_are_parsed(tmp_path, monkeypatch):
-    from core.data import readers
+    from core.data import readers, tables
 
-    monkeypatch.setattr(readers, "MAX_ROWS", 1000)
+    monkeypatch.setattr(tables, "MAX_ROWS", 1000)
     rows = b'{"text": "a", "label": 0}\n' * 1001
     with pytest.raises(DataError, match=r"many.jsonl holds 1,001 rows, over the 1,000-row limit"):
         readers.read_table(rows, "many.jsonl")

@@ -29,6 +29,8 @@ from core.runs.lifecycle import Status
 
 def cmd_explore(args: argparse.Namespace) -> int:
     ds = load_dataset(spec_from_args(args.path, args))
+    if note := ds.cut_note():
+        print(f"note: {note}", file=sys.stderr)
     tokenizer = load_tokenizer(args.backbone)
     options = ExploreOptions(max_len=args.max_len, map_method=args.map)
     cache = None if args.no_cache else studio_home() / "explore"

@@ -16,7 +16,7 @@ def describe(ds: Dataset) -> dict:
     return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
             "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
             "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
-            "absent_classes": ds.absent, "absent": ds.absent_note(), "unlabeled": ds.unlabeled_note(),
+            "absent_classes": ds.absent, "absent": ds.absent_note(), "cut": ds.cut_note(), "unlabeled": ds.unlabeled_note(),
             "validation": ds.validation_note()}
 
 
@@ -28,8 +28,9 @@ def cmd_data_check(args: argparse.Namespace) -> int:
         return 0
     print(f"{info['dataset']}: " + ", ".join(f"{n} {s}" for s, n in info["rows"].items()) + " rows")
     print(ds.class_counts().to_string())
-    if note := ds.absent_note():
-        print(f"note: {note}")
+    for note in (ds.absent_note(), ds.cut_note()):
+        if note:
+            print(f"note: {note}")
     print(f"note: {ds.validation_note()}")
     print(f"note: {ds.unlabeled_note()}")
     return 0

@@ -134,7 +134,7 @@ def load_dataset(spec: DataSpec) -> Dataset:
     require_classes(train, labels, name)
     return Dataset(name=spec.short_name, labels=labels, train=train, val=parts.get("val"), test=parts.get("test"),
                    unlabeled=None if unlabeled is None or unlabeled.empty else unlabeled.assign(label=UNLABELED),
-                   spec=spec)
+                   spec=spec, cut=sum(part.attrs.get("cut", 0) for part in parts.values()))
 
 
 def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | None = None

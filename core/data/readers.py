@@ -6,10 +6,7 @@ schema), so a path, a directory of official files and an upload are checked the 
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import os
 import re
 import stat
@@ -21,17 +18,10 @@ import pandas as pd
 
 from core.data.labels import SEMEVAL_LABELS, _label_ids, _label_key, infer_labels, no_label
 from core.data.schema import UNLABELED, ColumnMapping, DataError
+from core.data.tables import INTERNAL, MAX_FILE_BYTES, read_table
 from core.paths import atomic_write_bytes
 
-# The official train file is about 150 MB. Streamlit's uploaders state a limit from half the next unit up in
-# that unit (512 MB read "1GB"), so the limit is 500 MB: .streamlit/config.toml and the uploaders match it.
-MAX_FILE_BYTES = 500 * 2**20
 ROW_ID = "_id"  # a row's id by its place in its file, given before a file is cut by its split column
-# Rows a table may hold: the official Subtask B train file holds 71k, Subtask A's about 120k and all of M4 about
-# 150k; 2 M tiny JSONL rows (50 MB) took 29 s and 1.2 GB to read before rows were counted first.
-MAX_ROWS = 1_000_000
-MAX_TABLE_BYTES = 2 * 2**30  # a Parquet table's data once decompressed: four times the largest file taken
-FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 # ---------------------------------------------------------------- reading bytes
@@ -63,168 +53,6 @@ def read_bytes(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     if len(raw) > max_bytes:
         raise DataError(f"{path.name} holds more than the {max_bytes / 2**20:.0f} MB limit")
     return raw
-
-
-def _format_of(name: str) -> str:
-    fmt = FORMATS.get(Path(name).suffix.lower())
-    if fmt is None:
-        raise DataError(f"{name}: unknown file type; use .jsonl, .csv or .parquet")
-    return fmt
-
-
-def _decode(raw: bytes, name: str) -> str:
-    """UTF-8 text without NUL bytes anywhere (a NUL after the first 8 KB had been read into a text)."""
-    if (at := raw.find(b"\x00")) >= 0:
-        line = raw.count(b"\n", 0, at) + 1
-        raise DataError(f"{name} looks like a binary file (it holds a NUL byte, on line {line}), not UTF-8 text")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise DataError(
-            f"{name} is not UTF-8 text: byte 0x{raw[e.start]:02x} on line {line} cannot be decoded. "
-            "Save the file as UTF-8."
-        ) from None
-
-
-def too_many_rows(name: str, rows: int | None = None) -> DataError:
-    """The message for a table past `MAX_ROWS` (`rows` where they were counted without being read)."""
-    held = f"{rows:,} rows" if rows else f"more than {MAX_ROWS:,} rows"
-    return DataError(f"{name} holds {held}, over the {MAX_ROWS:,}-row limit; split it, or keep the rows a study "
-                     "reads")
-
-
-def _read_jsonl(text: str, name: str) -> pd.DataFrame:
-    """JSON Lines as the format defines it: records end at `\n` alone (a trailing `\r` is dropped), so a text
-    holding U+0085, U+2028 or a form feed stays one record (`str.splitlines` broke there), and a line number in a
-    message is the file's own. Rows are counted before any is parsed (`MAX_ROWS`), and values go straight into
-    columns: a frame built from a list of row dicts took 1.2 GB for 2 M tiny rows."""
-    lines = text.split("\n")
-    if (rows := sum(1 for line in lines if line.strip())) > MAX_ROWS:
-        raise too_many_rows(name, rows)
-    columns: dict[str, list] = {}
-    where: list[str] = []
-    for lineno, line in enumerate(lines, 1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"{name}: malformed JSON on line {lineno}: {e.msg} (column {e.colno})") from None
-        except RecursionError:
-            raise DataError(f"{name}: line {lineno} nests its JSON too deeply to read") from None
-        if not isinstance(row, dict):
-            raise DataError(f"{name}: line {lineno} is a JSON {type(row).__name__}, not an object")
-        at = len(where)
-        for key, value in row.items():
-            column = columns.setdefault(str(key), [])
-            column.extend([None] * (at - len(column)))  # a key the earlier rows lacked
-            column.append(value)
-        where.append(f"line {lineno}")
-    for column in columns.values():
-        column.extend([None] * (len(where) - len(column)))
-    frame = pd.DataFrame(columns)
-    frame["_where"] = where
-    return frame
-
-
-def _read_csv(text: str, name: str) -> pd.DataFrame:
-    """CSV by the standard library's reader, which keeps quoted line breaks inside their field and ends records
-    at `\n`, `\r\n` or `\r` only: each row's `_where` is the line it starts on in the file, which a quoted
-    multi-line text would have thrown off had rows been counted as lines."""
-    csv.field_size_limit(max(csv.field_size_limit(), MAX_FILE_BYTES))  # one text may be long; the file is capped
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header, rows, lines, start = None, [], [], 1
-    try:
-        for record in reader:
-            if record:  # a blank line is no row
-                if header is None:
-                    header = record
-                elif len(record) > len(header):
-                    raise DataError(f"{name}: malformed CSV: line {start} has {len(record)} fields, the header "
-                                    f"{len(header)}")
-                elif len(rows) == MAX_ROWS:
-                    raise too_many_rows(name)
-                else:
-                    rows.append(record + [""] * (len(header) - len(record)))
-                    lines.append(start)
-            start = reader.line_num + 1
-    except csv.Error as e:
-        raise DataError(f"{name}: malformed CSV near line {reader.line_num}: {e}") from None
-    if header is None:
-        raise DataError(f"{name} has no data rows")
-    frame = pd.DataFrame(rows, columns=_unique(header), dtype=str)
-    frame["_where"] = [f"line {n}" for n in lines]
-    return frame
-
-
-def amount(size: int) -> str:
-    """Bytes in words: '3.8 GB', '20 MB'."""
-    return f"{size / 2**30:.1f} GB" if size >= 2**30 else f"{size / 2**20:.0f} MB"
-
-
-def _read_parquet(raw: bytes, name: str) -> pd.DataFrame:
-    """A Parquet file, bounded before it is decompressed: its footer's row count and uncompressed size are read
-    first (a 657 KB file can hold 3.8 GB of text), and the batches read after are counted too, since a footer is
-    the writer's word."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        file = pq.ParquetFile(io.BytesIO(raw))
-        meta = file.metadata
-        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a file that is not Parquet
-        raise DataError(f"{name} is not a readable Parquet file ({type(e).__name__})") from None
-    if meta.num_rows > MAX_ROWS:
-        raise too_many_rows(name, meta.num_rows)
-    if size > MAX_TABLE_BYTES:
-        raise DataError(f"{name} holds {meta.num_rows:,} rows that decompress to {amount(size)}, over the "
-                        f"{amount(MAX_TABLE_BYTES)} limit on a table's data")
-    batches, read = [], 0
-    try:
-        for batch in file.iter_batches(batch_size=4096):
-            read += batch.nbytes
-            if read > MAX_TABLE_BYTES:
-                raise DataError(f"{name} decompresses to more than the {amount(MAX_TABLE_BYTES)} limit on a "
-                                f"table's data (its footer said {amount(size)})")
-            batches.append(batch)
-        table = pa.Table.from_batches(batches, schema=file.schema_arrow)
-        return table.to_pandas()
-    except DataError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise DataError(f"{name} is not a readable Parquet file ({type(e).__name__})") from None
-
-
-def _unique(names: list[str]) -> list[str]:
-    """Column names made distinct as pandas makes them (`a`, `a.1`), so a repeated header cannot hide a column."""
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        out.append(n if n not in seen else f"{n}.{seen[n]}")
-        seen[n] = seen.get(n, 0) + 1
-    return out
-
-
-def read_table(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> pd.DataFrame:
-    """Parse JSONL, CSV or Parquet bytes into a raw frame with a `_where` column for error messages."""
-    if len(raw) > max_bytes:
-        raise DataError(f"{name} is {len(raw) / 2**20:.0f} MB, over the {max_bytes / 2**20:.0f} MB limit")
-    fmt = _format_of(name)
-    if not raw.strip():
-        raise DataError(f"{name} is empty")
-    if fmt == "parquet":
-        frame = _read_parquet(raw, name)
-        frame["_where"] = [f"row {i + 1}" for i in range(len(frame))]
-    elif fmt == "jsonl":
-        frame = _read_jsonl(_decode(raw, name), name)
-    else:
-        frame = _read_csv(_decode(raw, name), name)
-    if frame.empty or len(frame.columns) == 1:
-        raise DataError(f"{name} has no data rows")
-    return frame
 
 
 # ---------------------------------------------------------------- labels and schema
@@ -288,7 +116,7 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     off: every row is unlabeled whatever its label column holds (an unlabeled set: the authors' `UNK:UNK`)."""
     # a Parquet file's categorical columns as plain values: fillna and `~` on a Categorical fail
     raw = raw.apply(lambda c: c.astype(object) if isinstance(c.dtype, pd.CategoricalDtype) else c)
-    cols = [c for c in raw.columns if c != "_where"]
+    cols = [c for c in raw.columns if c not in INTERNAL]
     if mapping.text not in raw.columns:
         raise DataError(f"{name}: no text column '{mapping.text}'; {columns_named(cols)}. "
                         "Name the right one with --text-col (CLI) or 'Text column' (on the page)")
@@ -315,6 +143,8 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     frame.attrs["ids"] = ("row" if mapping.id not in raw.columns else
                           "int" if pd.api.types.is_integer_dtype(raw[mapping.id]) else "column")
     frame["source"] = raw[mapping.source].fillna("").astype(str).values if mapping.source in raw.columns else ""
+    # texts the reader cut to their first MAX_TEXT_CHARS characters, said by the dataset's `cut_note`
+    frame.attrs["cut"] = int(raw["_cut"].map(lambda c: mapping.text in c).sum()) if "_cut" in raw.columns else 0
     if mapping.split and mapping.split in raw.columns:
         frame["split"] = raw[mapping.split].astype(str).str.strip().str.lower().values
 
@@ -361,7 +191,7 @@ def require_classes(frame: pd.DataFrame, labels: tuple[str, ...], name: str) -> 
 
 def columns_of(raw: bytes, name: str) -> list[str]:
     """A file's own columns, so a column mapping can be offered from them."""
-    return [str(c) for c in read_table(raw, name).columns if c != "_where"]
+    return [str(c) for c in read_table(raw, name).columns if c not in INTERNAL]
 
 
 def load_frame(raw: bytes, name: str, mapping: ColumnMapping = ColumnMapping(),

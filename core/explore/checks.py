@@ -53,8 +53,7 @@ def check_loaded(ds: Dataset, tokenizer, max_len: int = 128, rows: int = 5, seed
                 "val": ": the validation file is empty; runs will draw their validation texts from train instead",
                 "test": ": runs need a test split to be scored; add a test file",
                 "train": ""}[split])
-    if note := ds.absent_note():
-        warnings.append(note)
+    warnings += [note for note in (ds.absent_note(), ds.cut_note()) if note]
     lengths = sampled_token_lengths(ds.train["text"], tokenizer, seed)
     truncated = float(np.mean(lengths > max_len)) if len(lengths) else 0.0
     if truncated > LONG_SHARE:
