@@ -44,9 +44,11 @@ def kl(fingerprint: str, _ds):
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
 ds = cleaned(st.session_state.dataset.fingerprint, st.session_state.cleaning, st.session_state.dataset)
-key, labels = ds.fingerprint, ds.labels
+key, labels = ds.fingerprint, explore.chart_classes(ds)  # every class, or the 40 largest of thousands
 st.title("Explore")
 st.caption("Data: the built-in **synthetic** corpus." if ds.synthetic else f"Data: **{ds.name}**.")
+if note := explore.chart_classes_note(ds):
+    st.info(note + ".")
 
 
 def show_overview() -> None:

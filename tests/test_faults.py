@@ -355,7 +355,7 @@ def test_many_classes_bound_the_shift_matrix_and_the_tfidf_fit():
     import pandas as pd
 
     from core.data import Dataset
-    from core.explore.stats import KL_CLASSES, kl_shift
+    from core.explore.stats import CHART_CLASSES, kl_shift
     from core.train.methods.linear import MAX_FEATURES, VECTORIZERS, WEIGHT_BYTES, features_for
 
     labels = tuple(f"c{i}" for i in range(60))
@@ -366,10 +366,45 @@ def test_many_classes_bound_the_shift_matrix_and_the_tfidf_fit():
     ds = Dataset(name="many", train=split(600), val=None, test=split(300), labels=labels)
     shift = kl_shift(ds)
     assert set(shift["train"]) - {"all"} == set(shift["test"]) - {"all"}
-    assert len(set(shift["train"]) - {"all"}) == KL_CLASSES and len(shift) == KL_CLASSES ** 2 + 1
+    assert len(set(shift["train"]) - {"all"}) == CHART_CLASSES and len(shift) == CHART_CLASSES ** 2 + 1
     assert {f"c{i}" for i in range(20)} <= set(shift["train"])  # the largest train classes
     assert features_for(6) == MAX_FEATURES
     assert features_for(5000) * len(VECTORIZERS) * 5000 * 8 <= WEIGHT_BYTES
+
+
+def test_many_classes_explore_with_the_largest_classes_charted(tmp_path):
+    """Issue 87, item 6: 5,000 classes made a class-count chart of 10,000 rows (Altair refuses past 5,000: `core
+    explore` ended in MaxRowsError) and 5,000 word clouds. Each per-class chart shows the 40 largest train classes,
+    the report says so, and summary.json keeps every class; a source bar still counts every text."""
+    import pandas as pd
+
+    from core.backbone.encode import load_tokenizer
+    from core.data import Dataset
+    from core.explore import charts, write_report
+    from core.explore.stats import CHART_CLASSES, chart_classes, source_breakdown
+
+    labels = tuple(f"c{i}" for i in range(5000))
+    counts = pd.DataFrame({"train": [2] * 5000, "test": [1] * 5000}, index=pd.Index(labels, name="class"))
+    shown = labels[-CHART_CLASSES:]
+    def rows(chart) -> list[dict]:
+        return [row for data in chart.to_dict()["datasets"].values() for row in data]
+    assert len(rows(charts.class_counts(counts, shown))) == 2 * CHART_CLASSES
+
+    n = 60
+    def split(rows: int, source: str) -> pd.DataFrame:
+        return pd.DataFrame({"id": [f"{source}{i}" for i in range(rows)], "text": [
+            f"alpha{i % 9} beta{i % n} gamma delta{i % 5} epsilon words here" for i in range(rows)],
+            "label": [i % n if i < rows - 2 * n else i % 10 for i in range(rows)], "source": source})
+    ds = Dataset(name="many", train=split(400, "a"), test=split(200, "b"), labels=tuple(f"c{i}" for i in range(n)))
+    shown = chart_classes(ds)
+    assert len(shown) == CHART_CLASSES and set(shown) >= {f"c{i}" for i in range(10)}  # the largest in train
+    assert list(shown) == sorted(shown, key=lambda c: int(c[1:]))  # in class order
+    sources = rows(charts.source_breakdown(source_breakdown(ds), shown))
+    assert sum(row["count"] for row in sources) == 600 and {r["class"] for r in sources} == {*shown, charts.OTHER}
+    summary = write_report(ds, load_tokenizer(), tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert page.count("<figure>") == CHART_CLASSES and "60 classes: each per-class chart shows the 40" in page
+    assert len(summary["class_counts"]["train"]) == n and len(summary["top_ngrams"]["1"]) == n
 
 
 @pytest.fixture()

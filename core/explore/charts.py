@@ -13,8 +13,13 @@ KL_CELL = 44  # px per class in the KL matrix: "0.48" in 11 px type with room ar
 HEXAGON = "M0,-1L0.866,-0.5L0.866,0.5L0,1L-0.866,0.5L-0.866,-0.5Z"
 
 
+def kept(frame: pd.DataFrame, labels: tuple[str, ...]) -> pd.DataFrame:
+    """The rows of the classes a chart is given (`stats.chart_classes`: at most 40), and of all classes together."""
+    return frame[frame["class"].isin({*labels, "all"})]
+
+
 def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
-    tidy = counts.reset_index().melt(id_vars="class", var_name="split", value_name="rows")
+    tidy = kept(counts.reset_index().melt(id_vars="class", var_name="split", value_name="rows"), labels)
     return alt.Chart(tidy).mark_bar().encode(
         x=alt.X("class:N", sort=list(labels), title=None, axis=category_axis()),
         y=alt.Y("rows:Q", title="texts"),
@@ -24,6 +29,7 @@ def class_counts(counts: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     ).properties(width=180, height=200)
 
 
+OTHER = "(the other classes)"
 LENGTH_PANEL = 220  # px a length panel is wide
 LABEL_CHAR = 5.5  # px a character of a 9-px label takes
 
@@ -35,6 +41,7 @@ def length_histogram(hist: pd.DataFrame, labels: tuple[str, ...], measure: str,
     no bar there but squeezed every bar into a corner of its panel. The last bin, when it holds the longest 1%,
     says from where above its bar, ending at its right edge, unless the rule would cross the words (a walk saw
     "≥ 560" over the 512 rule): then its tooltip alone says it."""
+    hist = kept(hist, labels)
     low, high = float(hist["start"].min()), float(hist["end"].max())
     x_scale = alt.Scale(domain=[low, high], nice=False)
     rule = max_len is not None and measure == "tokens" and max_len_off_bars(hist, max_len) is None
@@ -73,7 +80,7 @@ def max_len_off_bars(hist: pd.DataFrame, max_len: int) -> str | None:
 def top_ngrams(ngrams: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
     """One panel per class, two a row: whole trigram labels (up to ~200 px on real text) beside 230 px of bars
     keep two panels within the page, where three ran 1,150 px wide."""
-    return alt.Chart(ngrams).mark_bar().encode(
+    return alt.Chart(kept(ngrams, labels)).mark_bar().encode(
         x=alt.X("count:Q", title="count", axis=alt.Axis(tickMinStep=1, format="d")),  # counts are whole
         y=alt.Y("ngram:N", sort="-x", title=None, axis=category_axis()),
         color=alt.Color("class:N", scale=class_scale(labels), legend=None),
@@ -94,6 +101,7 @@ def scatter_map(points: pd.DataFrame, labels: tuple[str, ...], title: str) -> al
     """The splits side by side on shared axes, coloured by class; the axes span the points (UMAP's sit far from
     0, and an axis from 0 left half the plot empty), and a few hundred points are drawn larger than thousands.
     Three splits (train, val, test) share the width two had."""
+    points = kept(points, labels)
     size = min(60.0, max(12.0, 12_000 / max(1, len(points))))
     width = 340 if points["split"].nunique() < 3 else 270
     return alt.Chart(points).mark_circle(size=size, opacity=0.6).encode(
@@ -117,6 +125,7 @@ def hexbin_map(bins: pd.DataFrame, labels: tuple[str, ...], width: int = HEX_PAN
     """Density per class (rows) and split (columns) as hexagons that tile the grid: a class's splits side by side,
     and panels wide enough for hexagons to read as hexagons (six classes across had left 105 px each). One pixel
     scale on both axes keeps the lattice's hexagons regular, so a panel is as tall as the map's shape asks."""
+    bins = kept(bins, labels)
     cell = float(bins["cell"].iloc[0])
     pad = 0.6 * cell  # a hexagon's half-width, and some: edge hexagons drawn whole
     x_domain = [float(bins["x"].min()) - pad, float(bins["x"].max()) + pad]
@@ -160,6 +169,13 @@ def kl_matrix(shift: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
 
 
 def source_breakdown(sources: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:
+    """Texts per source and split, stacked by class; the classes a chart does not show stack as one, so each bar
+    still counts every text of its source."""
+    other = ~sources["class"].isin(labels)
+    if other.any():
+        sources = sources.assign(**{"class": sources["class"].where(~other, OTHER)}).groupby(
+            ["split", "source", "class"], as_index=False, sort=False)["count"].sum()
+        labels = (*labels, OTHER)
     return alt.Chart(sources).mark_bar().encode(
         x=alt.X("count:Q", title="texts"),
         y=alt.Y("source:N", title=None, axis=category_axis()),

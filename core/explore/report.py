@@ -104,14 +104,14 @@ def _chart_html(chart, name: str) -> str:
 def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOptions) -> str:
     import vl_convert as vlc
 
-    labels = ds.labels
+    labels = explore.chart_classes(ds)
     lens = views["lengths"]
     colors = class_colors(labels)
     clouds = "".join(
         f"<figure><img alt='{html.escape(c)}' src='data:image/png;base64,"
         f"{base64.b64encode(charts.word_cloud_png(g, colors[c])).decode()}'/><figcaption>{html.escape(c)}"
         f"</figcaption></figure>"
-        for c, g in views["wordcloud"].groupby("class"))
+        for c, g in views["wordcloud"].groupby("class") if c in colors)
     trunc = explore.truncation_share(lens, options.max_len, ds.labels)
     trunc_rows = "".join(f"<tr><td>{html.escape(r['class'])}</td><td>{r['share']:.1%}</td></tr>"
                          for _, r in trunc.iterrows())
@@ -142,13 +142,15 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
         sections.append(_section("Sources", _chart_html(charts.source_breakdown(views["sources"], labels), "src")))
     scripts = f"<script>{vlc.javascript_bundle()}</script>"
     badge = " <span class='badge'>synthetic</span>" if ds.synthetic else ""
+    capped = (f"<p class='note'>{html.escape(note)}, and summary.json holds every class.</p>"
+              if (note := explore.chart_classes_note(ds)) else "")
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Explore: {html.escape(ds.name)}</title>
 {scripts}
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}} section{{margin-bottom:2.5em}}
 .note{{color:#555}} .clouds{{display:flex;flex-wrap:wrap;gap:1em}} figure{{margin:0}}
 table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
 .badge{{background:#f28e2b;color:white;border-radius:4px;padding:1px 6px;font-size:0.7em}}</style></head>
-<body><h1>Explore: {html.escape(ds.name)}{badge}</h1>{''.join(sections)}</body></html>"""
+<body><h1>Explore: {html.escape(ds.name)}{badge}</h1>{capped}{''.join(sections)}</body></html>"""
 
 
 KL_EXPLANATION = ("KL(train‖test) of smoothed word distributions, in nats: 0 means the test texts of a class use "

@@ -277,7 +277,9 @@ def hexbin(points: pd.DataFrame, gridsize: int = 30) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- shift between train and test
 
-KL_CLASSES = 40  # classes the train/test matrix holds at most: the largest in train (5,000 made 25 M pairs)
+# Classes a per-class chart or the train/test matrix shows at most: the largest in train. 5,000 classes had made 25 M
+# class pairs, 10,000 bars (past Altair's 5,000-row limit) and 5,000 word clouds; summary.json keeps every class.
+CHART_CLASSES = 40
 
 
 def _class_word_counts(ds: Dataset, max_features: int = 50000, classes: set[str] | None = None
@@ -299,10 +301,20 @@ def _class_word_counts(ds: Dataset, max_features: int = 50000, classes: set[str]
     return out, counts.shape[1]
 
 
-def kl_classes(ds: Dataset) -> set[str]:
-    """The classes the train/test matrix holds: every one up to `KL_CLASSES`, else the largest in train."""
+def chart_classes(ds: Dataset) -> tuple[str, ...]:
+    """The classes the charts show, in class order: every one up to `CHART_CLASSES`, else the largest in train."""
+    if len(ds.labels) <= CHART_CLASSES:
+        return ds.labels
     sizes = ds.class_counts()["train"].sort_values(ascending=False, kind="stable")
-    return set(map(str, sizes.index[:KL_CLASSES]))
+    largest = set(map(str, sizes.index[:CHART_CLASSES]))
+    return tuple(c for c in ds.labels if c in largest)
+
+
+def chart_classes_note(ds: Dataset) -> str | None:
+    if len(ds.labels) <= CHART_CLASSES:
+        return None
+    return (f"{len(ds.labels):,} classes: each per-class chart shows the {CHART_CLASSES} with the most train texts; "
+            "a figure over all classes counts every one")
 
 
 def kl_divergence(p_counts: np.ndarray, q_counts: np.ndarray, alpha: float = 0.5) -> float:
@@ -320,7 +332,7 @@ def kl_shift(ds: Dataset, alpha: float = 0.5, cache: Path | None = None) -> pd.D
     def compute() -> pd.DataFrame:
         if ds.test is None:
             return pd.DataFrame(columns=["train", "test", "kl"])
-        counts, _ = _class_word_counts(ds, classes=kl_classes(ds))
+        counts, _ = _class_word_counts(ds, classes=set(chart_classes(ds)))
         if ("train", "all") not in counts or ("test", "all") not in counts:
             return pd.DataFrame(columns=["train", "test", "kl"])
         train = {c: v for (s, c), v in counts.items() if s == "train" and c not in ("(none)", "all")}
