@@ -73,7 +73,9 @@ if groups.empty:
 st.subheader("Groups over seeds (mean and 95% CI)")
 st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
            "labeled rows, so groups compare seed by seed below. *Labels read* counts every label a group's runs "
-           "read, validation included: a comparison of groups that read different numbers says so.")
+           "read, validation included: a comparison of groups that read different numbers says so. Macro-F1 "
+           "averages over the classes the test texts hold, the same list for every run on a test set, whatever a "
+           "run predicts.")
 # the chosen metric's mean and interval beside the groups' names, the others' means after, under short headers
 # (the subheader says they are means): twelve columns had run past the page
 shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}

@@ -15,7 +15,7 @@ from core.environment import prepare
 prepare()  # as every entry point does, before anything imports torch
 from core.data import CorpusConfig, builtin_dataset  # noqa: E402
 from core.paths import REPO_ROOT  # noqa: E402
-from tests.helpers import make_tiny_backbone  # noqa: E402
+from tests.helpers import make_tiny_backbone, need_shared  # noqa: E402
 
 M4_DIR = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 L2R_DIR = REPO_ROOT.parent / "shared" / "data" / "l2r"
@@ -77,15 +77,13 @@ def small_builtin():
 
 @pytest.fixture(scope="session")
 def m4_dir() -> Path:
-    if not (M4_DIR / "train.jsonl").exists():
-        pytest.skip(f"the shared M4 sample is not at {M4_DIR}")
+    need_shared(M4_DIR / "train.jsonl", "the shared M4 sample")
     return M4_DIR
 
 
 @pytest.fixture(scope="session")
 def l2r_dir() -> Path:
-    if not (L2R_DIR / "train.jsonl").exists():
-        pytest.skip(f"the shared L2R corpus is not at {L2R_DIR}")
+    need_shared(L2R_DIR / "train.jsonl", "the shared L2R corpus")
     return L2R_DIR
 
 

@@ -4,11 +4,13 @@ here, so no test module imports another."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
@@ -204,3 +206,12 @@ def recorded_optimizers(monkeypatch) -> list:
             made.append(self)
     monkeypatch.setattr(torch.optim, "AdamW", Recorded)
     return made
+
+
+def need_shared(path: Path, what: str) -> None:
+    """Skip a test whose real text (`../shared/data`) is missing, unless this run requires it (CI sets
+    STUDIO_REQUIRE_DATA=1: it has the data, so a missing folder is a failure, not 37 quiet skips)."""
+    if not path.exists():
+        if os.environ.get("STUDIO_REQUIRE_DATA"):
+            pytest.fail(f"{what} is not at {path.parent}, and this run requires the shared data")
+        pytest.skip(f"{what} is not at {path.parent}")

@@ -19,7 +19,7 @@ import pytest
 
 from core.paths import REPO_ROOT
 from core.runs import FINISHED, Registry
-from tests.helpers import wait_for
+from tests.helpers import need_shared, wait_for
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO_ROOT / "artifacts" / "browser"
@@ -260,8 +260,7 @@ TREC = REPO_ROOT.parent / "shared" / "data" / "ganbert-trec"
 def test_the_authors_split_with_its_unlabeled_file_trains_ganbert_in_chromium(server, tiny_backbone, studio_home):
     """Issue 76: the GAN-BERT authors' TREC folder loads with its 5,343 unlabeled questions (the page had skipped
     them without a word), on its coarse classes, and GAN-BERT launched on every labeled row reads them all."""
-    if not (TREC / "unlabeled.jsonl").exists():
-        pytest.skip(f"the authors' split is not at {TREC}")
+    need_shared(TREC / "unlabeled.jsonl", "the authors' split")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -298,7 +297,7 @@ def test_the_authors_split_with_its_unlabeled_file_trains_ganbert_in_chromium(se
         page.get_by_label("Folder or hub id", exact=True).press("Enter")
         page.get_by_label("Seeds", exact=True).fill("0")
         page.get_by_label("Seeds", exact=True).press("Enter")
-        page.get_by_text("Unlabeled texts each GAN-BERT run reads: 5,343 at 100%").wait_for()
+        page.get_by_text("Unlabeled texts each run reads: GAN-BERT G1 (noise) 5,343 at 100%").wait_for()
         assert page.get_by_text("GAN-BERT reads no unlabeled text").count() == 0
         page.get_by_text("3 new run(s)").wait_for()
         check_page(page, "trec-2-train")

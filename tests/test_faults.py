@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -601,8 +600,8 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
     shutil.copytree(tiny_backbone, folder)
     home = tmp_path / "home"
     before = resolve_backbone(str(folder))
-    identity = before.identity
-    legacy = home / "features" / store_key(before, 64, "mean", False, legacy=True)
+    identity, names_and_sizes = before.identity, before.past_identities[-1]
+    legacy = home / "features" / store_key(before, 64, "mean", False, identity=names_and_sizes)
     legacy.mkdir(parents=True)
     (legacy / "shard.safetensors").write_bytes(b"vectors")
     store = feature_store(home, before, 64, "mean", False)
@@ -615,11 +614,47 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
         f.write(os.urandom(4096))
     after = resolve_backbone(str(folder))
     assert weights.stat().st_size == before.folder.joinpath("model.safetensors").stat().st_size
-    assert after.identity != identity and after.legacy_identity == before.legacy_identity
+    assert after.identity != identity and after.past_identities[-1] == names_and_sizes
     assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
-    stale = home / "features" / store_key(after, 64, "mean", False, legacy=True)
+    stale = home / "features" / store_key(after, 64, "mean", False, identity=names_and_sizes)
     stale.mkdir(parents=True)
     os.utime(stale, (time.time() - 3600, time.time() - 3600))  # made before the weights changed
+    assert not feature_store(home, after, 64, "mean", False).exists() and stale.exists()
+
+
+def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_its_stores(tiny_backbone, tmp_path):
+    """Issue 84, item 5: a folder's identity hashed its config and weights only, so a tokenizer edited beside the
+    same weights reused the features the old one had encoded. The tokenizer's files key the stores too; a store
+    of the studio before (keyed without them) is taken over while the tokenizer is older than it, never after."""
+    import shutil
+
+    from core.backbone import resolve_backbone
+    from core.backbone.engines import export_folder
+    from core.train.features import feature_store, store_key
+
+    folder = tmp_path / "bert"
+    shutil.copytree(tiny_backbone, folder)
+    home = tmp_path / "home"
+    before = resolve_backbone(str(folder))
+    identity = before.identity  # a property: read now, before the file changes
+    assert "vocab.txt" in {p.name for p in before.tokenizer_files()}
+    previous = home / "features" / store_key(before, 64, "mean", False, identity=before.past_identities[0])
+    previous.mkdir(parents=True)
+    (previous / "shard.safetensors").write_bytes(b"vectors")
+    store = feature_store(home, before, 64, "mean", False)
+    assert (store / "shard.safetensors").read_bytes() == b"vectors" and not previous.exists()  # an upgrade re-encodes nothing
+    export = export_folder(before, home)
+
+    vocab = folder / "vocab.txt"
+    vocab.write_text(vocab.read_text().replace("the\n", "teh\n", 1) if "the\n" in vocab.read_text()
+                     else vocab.read_text() + "extra\n")
+    after = resolve_backbone(str(folder))
+    assert (folder / "model.safetensors").read_bytes() == (tiny_backbone / "model.safetensors").read_bytes()
+    assert after.identity != identity
+    assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
+    stale = home / "features" / store_key(after, 64, "mean", False, identity=after.past_identities[0])
+    stale.mkdir(parents=True)
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))  # made before the tokenizer changed
     assert not feature_store(home, after, 64, "mean", False).exists() and stale.exists()
 
 

@@ -177,7 +177,7 @@ def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tin
     assert starved_note([g1, control], *sizes, 0).startswith("At 100%: GAN-BERT reads no unlabeled text: every train "
                                                              "text is labeled or validates")
     assert starved_note([control], *sizes, 0) is None and starved_note([g1], *sizes, 40) is None
-    assert unlabeled_read([g1], *sizes, 40) == "Unlabeled texts each GAN-BERT run reads: 40 at 100%."
+    assert unlabeled_read([g1], *sizes, 40) == "Unlabeled texts each run reads: GAN-BERT G1 (noise) 40 at 100%."
     assert grid_labels([g1], *sizes) == ("Labels each run reads, validation included: 100% (18) + no validation text "
                                          "left to draw = 18 labels.")  # not "drawn from the train pool": none is left
     registry = Registry()
@@ -193,6 +193,24 @@ def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tin
     summary = compare.summarize(compare.runs_frame(runs), "accuracy", compare.METRICS)
     assert summary.ablations and "Caution: GAN-BERT read no unlabeled text here" in compare.adds_line(
         summary.ablations[0])
+
+
+def test_the_form_names_each_method_with_the_unlabeled_texts_and_labels_it_reads(tiny_backbone, paper_split):
+    """Issue 84, item 9: with SetFit in the grid, 'Unlabeled texts each GAN-BERT run reads: 1,839 at 20/class;
+    1,919 at 20/class' had counted SetFit (whose head standardizes on up to 1,000 of them) as GAN-BERT, and the
+    control (which learns from none) was never told apart; the labels line repeated its counts naming no method."""
+    ds = load_dataset(DataSpec(train=str(paper_split)))
+    sizes = (ds.class_sizes("train"), ds.class_sizes("val"))
+    g1, control, setfit, tfidf = (paper_config(tiny_backbone, ds.spec, method=m, fraction=None, per_class=2, adversarial=a)
+                                  for m, a in (("ganbert", True), ("ganbert", False), ("setfit", True),
+                                               ("tfidf-lr", True)))
+    assert unlabeled_read([g1, control, setfit], *sizes, 40) == (
+        "Unlabeled texts each run reads: GAN-BERT G1 (noise) 46 at 2/class; SetFit 52 at 2/class.")  # SetFit: no validation
+    assert unlabeled_read([control, tfidf], *sizes, 40) is None
+    assert grid_labels([g1, tfidf], *sizes) == (
+        "Labels each run reads, validation included: 2/class + 2/class validation = 12 labels (GAN-BERT G1 (noise)); "
+        "2/class, no validation (a reference reads its labeled rows alone) = 6 labels (TF-IDF + LR). This dataset has "
+        "no validation split, so validation texts are drawn from the train pool, apart from the labeled rows.")
 
 
 def test_estimates_count_the_unlabeled_set(tiny_backbone, paper_split):

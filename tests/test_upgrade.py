@@ -118,3 +118,29 @@ def test_old_ganbert_runs_read_as_repeating_their_labels_by_the_authors_rule(old
         assert method.copies(run.config, 10, 10990) == 10  # the authors' rule at 0.09%; a floor would add copies
         assert method.settle(run.config).batches_without_labels == (
             None if run.config.gan_preset in ("tf", "notebook") else 0.05)
+
+
+def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are_rescored(tiny_backbone,
+                                                                                           studio_home):
+    """Issue 84, item 1: macro-F1 had averaged over the classes in the truth or the predictions, so a run that
+    predicted a class no test text holds (TREC fine: 15 of its 44 classes) changed its own denominator. It averages
+    over the test set's classes now, and a run stored with the old figure reads the new one, from its confusion."""
+    from sklearn.metrics import f1_score
+
+    from core.train.metrics import classification_metrics
+    from tests.helpers import cfg
+
+    truth, guessed, stayed = [0, 0, 1, 1], [0, 2, 1, 1], [0, 1, 1, 1]
+    labels = ("a", "b", "c")
+    wide, narrow = classification_metrics(truth, guessed, labels), classification_metrics(truth, stayed, labels)
+    assert wide["macro_f1"] == pytest.approx((2 / 3 + 1) / 2) and wide["macro_f1_classes"] == 2
+    assert narrow["macro_f1"] == pytest.approx((2 / 3 + 0.8) / 2)
+    assert f1_score(truth, guessed, average="macro") == pytest.approx(5 / 9)  # what was stored before
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    reg.mark_running(run_id, 0, "cpu")
+    stored = {"test": {**wide, "macro_f1": 5 / 9}}
+    reg.finish(run_id, "done", "finished", stored)
+    assert reg.get(run_id).metrics["test"]["macro_f1"] == pytest.approx(5 / 6)
+    assert reg.get(run_id).summary["macro_f1"] == pytest.approx(5 / 6)

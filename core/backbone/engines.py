@@ -40,7 +40,7 @@ def export_folder(backbone: Backbone, home: Path) -> Path:
     over: `adopted`)."""
     def keyed(identity: str) -> Path:
         return home / EXPORT_DIR / hashlib.sha1(identity.encode()).hexdigest()[:16]
-    return adopted(keyed(backbone.identity), keyed(backbone.legacy_identity), backbone)
+    return adopted(keyed(backbone.identity), [keyed(i) for i in backbone.past_identities], backbone)
 
 
 class Exportable(torch.nn.Module):

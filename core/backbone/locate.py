@@ -8,6 +8,7 @@ import importlib.resources
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,10 @@ def hub_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(xdg).expanduser() / "huggingface" / "hub"
 
+# A tokenizer's files, by the names transformers reads them from
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                   "vocab.txt", "vocab.json", "merges.txt", "*.model", "*.tiktoken")
+
 
 @dataclass(frozen=True)
 class Backbone:
@@ -88,23 +93,25 @@ class Backbone:
     @property
     def identity(self) -> str:
         """What the feature cache, the ONNX export and an adaptation key on: the hub id at its revision (a snapshot
-        never changes), or a local folder's config and weight files, each by name, size and modification time, so
-        changed weights never reuse old features (4 KB of model.safetensors overwritten in place kept the size);
-        an adapted backbone's record too, as two adaptations of one base have weights of the same sizes."""
-        return self._identity(with_times=True)
+        never changes), or a local folder's config, weight and tokenizer files, each by name, size and modification
+        time, so changed weights never reuse old features (4 KB of model.safetensors overwritten in place kept the
+        size), nor does a changed tokenizer beside the same weights; an adapted backbone's record too, as two
+        adaptations of one base have weights of the same sizes."""
+        return self._identity(with_times=True, with_tokenizer=True)
 
     @property
-    def legacy_identity(self) -> str:
-        """The identity as studios before modification times keyed it (names and sizes): what `adopted` finds
-        their stores by."""
-        return self._identity(with_times=False)
+    def past_identities(self) -> tuple[str, ...]:
+        """The identity as earlier studios keyed it, newest first: without the tokenizer's files, then without
+        modification times. What `adopted` finds their stores by."""
+        return self._identity(with_times=True, with_tokenizer=False), self._identity(with_times=False,
+                                                                                     with_tokenizer=False)
 
-    def _identity(self, with_times: bool) -> str:
+    def _identity(self, with_times: bool, with_tokenizer: bool) -> str:
         if self.hub_id:
             return f"hub:{self.hub_id}@{self.revision}"
+        files = self.weight_files() + (self.tokenizer_files() if with_tokenizer else [])
         content = (self.folder / "config.json").read_text() + "".join(
-            f"{p.name}{p.stat().st_size}" + (f"@{p.stat().st_mtime_ns}" if with_times else "")
-            for p in self.weight_files())
+            f"{p.name}{p.stat().st_size}" + (f"@{p.stat().st_mtime_ns}" if with_times else "") for p in files)
         if (self.folder / ADAPTED_RECORD).is_file():
             content += (self.folder / ADAPTED_RECORD).read_text()
         return "folder:" + hashlib.sha1(content.encode()).hexdigest()
@@ -112,21 +119,28 @@ class Backbone:
     def weight_files(self) -> list[Path]:
         return sorted(self.folder.glob("*.safetensors")) + sorted(self.folder.glob("*.bin"))
 
+    def tokenizer_files(self) -> list[Path]:
+        """The files a tokenizer is read from (a fast tokenizer's JSON, a vocabulary, merges, a SentencePiece
+        model, their configs): text that tokenizes differently encodes differently."""
+        return sorted(p for pattern in TOKENIZER_FILES for p in self.folder.glob(pattern) if p.is_file())
+
     def changed_after(self, when: float) -> bool:
-        """Whether the config or a weight file was modified after `when` (seconds since the epoch)."""
-        return any(p.stat().st_mtime > when for p in [self.folder / "config.json", *self.weight_files()]
-                   if p.exists())
+        """Whether the config, a weight file or a tokenizer file was modified after `when` (seconds since the
+        epoch)."""
+        return any(p.stat().st_mtime > when for p in [self.folder / "config.json", *self.weight_files(),
+                                                      *self.tokenizer_files()] if p.exists())
 
     def describe(self) -> dict:
         return {"name": self.name, "folder": str(self.folder), "hub_id": self.hub_id, "revision": self.revision}
 
 
-def adopted(path: Path, legacy: Path, backbone: Backbone) -> Path:
-    """`path`, a store keyed by `backbone.identity`; where only `legacy` (the same store keyed by the identity of
-    studios before modification times, `legacy_identity`) exists and the backbone's files are older than it, that
-    store is moved to `path` first, so an upgrade re-encodes nothing. A store older than the files it was made
-    from is left where it is: it may hold the old weights' vectors."""
-    if path == legacy or path.exists() or not legacy.exists():
+def adopted(path: Path, past: Sequence[Path], backbone: Backbone) -> Path:
+    """`path`, a store keyed by `backbone.identity`; where it is missing and a `past` one (the same store keyed by
+    an earlier studio's identity, `past_identities`, newest first) exists and the backbone's files are older than
+    it, that store is moved to `path` first, so an upgrade re-encodes nothing. A store older than the files it was
+    made from is left where it is: it may hold the old weights' (or the old tokenizer's) vectors."""
+    legacy = next((p for p in past if p != path and p.exists()), None)
+    if path.exists() or legacy is None:
         return path
     try:
         if backbone.changed_after(legacy.stat().st_mtime):

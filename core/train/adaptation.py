@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 
 from core.backbone import resolve_backbone
-from core.backbone.locate import ADAPTED_DIR, adopted
+from core.backbone.locate import ADAPTED_DIR, Backbone, adopted
 from core.data import CleaningConfig, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
@@ -88,20 +88,20 @@ class AdaptConfig:
         """The adapted backbone's folder under the studio home: its base, its data's name, and a hash of its base,
         settings and the texts it reads (not of where they came from): the same adaptation asked twice, from the
         Train page or the CLI, is found, not made twice."""
-        return self._named(legacy=False)
+        base = resolve_backbone(self.backbone, self.revision)
+        return self._named(base, base.identity)
 
     @property
-    def legacy_folder_name(self) -> str:
-        """`folder_name` as studios before modification times in a backbone's identity named it (`adopted`)."""
-        return self._named(legacy=True)
-
-    def _named(self, legacy: bool) -> str:
+    def past_folder_names(self) -> list[str]:
+        """`folder_name` as earlier studios named it, by the base's `past_identities` (`adopted`)."""
         base = resolve_backbone(self.backbone, self.revision)
+        return [self._named(base, identity) for identity in base.past_identities]
+
+    def _named(self, base: Backbone, identity: str) -> str:
         stem = "minilm" if base.bundled else (base.hub_id or base.folder.name)
         what = {k: v for k, v in json.loads(self.to_json()).items() if k not in ("data", "cleaning", "splits")}
         if self.texts is None:  # not pinned: the data as named
             what |= {"data": json.loads(self.to_json())["data"], "cleaning": asdict(self.cleaning)}
-        identity = base.legacy_identity if legacy else base.identity
         digest = hashlib.sha1(json.dumps(what | {"base": identity}, sort_keys=True).encode()).hexdigest()[:8]
         return f"{slug(stem)}-tapt-{slug(self.data.short_name)}-{digest}"
 
@@ -139,7 +139,7 @@ def adapted_folder(config: AdaptConfig):
     from core.paths import studio_home
 
     home = studio_home() / ADAPTED_DIR
-    return adopted(home / config.folder_name, home / config.legacy_folder_name,
+    return adopted(home / config.folder_name, [home / name for name in config.past_folder_names],
                    resolve_backbone(config.backbone, config.revision))
 
 

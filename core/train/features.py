@@ -33,13 +33,13 @@ STORE_FORMAT = "per-text float32 v2"  # per-split files of earlier versions are 
 
 
 def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch",
-              legacy: bool = False) -> str:
+              identity: str | None = None) -> str:
     """What a vector depends on besides its text: the backbone's identity (a hub id's revision, a folder's
     files), the encoding options, the precision (bf16 vectors differ from fp32 ones), the engine (ONNX Runtime's,
     int8 above all, differ from torch's; torch's key is as it was before engines, so its stores stay) and the
     format."""
     precision = "fp32" if engine != "torch" else "bf16" if bf16 else "fp32"  # ONNX Runtime computes in fp32
-    identity = backbone.legacy_identity if legacy else backbone.identity  # legacy: as studios before mtimes
+    identity = identity or backbone.identity  # or one of its `past_identities`, as earlier studios keyed it
     blob = f"{identity}|{max_len}|{pooling}|{precision}|{STORE_FORMAT}"
     if engine != "torch":
         blob += f"|{engine}"
@@ -49,9 +49,10 @@ def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine
 def feature_store(home: Path, backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch"
                   ) -> Path:
     """The folder of these encoding options' vectors under a studio home (a store an earlier studio keyed
-    without modification times taken over, `adopted`)."""
+    without the tokenizer's files or modification times taken over, `adopted`)."""
     return adopted(home / "features" / store_key(backbone, max_len, pooling, bf16, engine),
-                   home / "features" / store_key(backbone, max_len, pooling, bf16, engine, legacy=True), backbone)
+                   [home / "features" / store_key(backbone, max_len, pooling, bf16, engine, identity)
+                    for identity in backbone.past_identities], backbone)
 
 
 def both_store(config: TrainConfig, home: Path, bf16: bool, engine: str) -> Path | None:

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
-from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+from sklearn.metrics import accuracy_score, confusion_matrix
 
 from core.data import clean_texts
 from core.train.methods import Predictor
+from core.train.metrics import macro_f1
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,7 @@ def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...
             "The predictions are below; accuracy against these labels would measure the mismatch, not the model.")
         return out, None
     classes = [c for c in model.labels if c in set(truth) | set(out["predicted"])]
+    confusion = confusion_matrix(truth, out["predicted"], labels=classes)
     metrics = {"rows": len(out), "accuracy": float(accuracy_score(truth, out["predicted"])),
-               "macro_f1": float(f1_score(truth, out["predicted"], labels=classes, average="macro", zero_division=0)),
-               "classes": classes,
-               "confusion": confusion_matrix(truth, out["predicted"], labels=classes).tolist()}
+               "macro_f1": macro_f1(confusion), "classes": classes, "confusion": confusion.tolist()}
     return out, metrics

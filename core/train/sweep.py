@@ -136,13 +136,16 @@ def planned_unlabeled(config: TrainConfig, train: Mapping[int, int], val: Mappin
 
 def unlabeled_read(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None,
                    extra: int) -> str | None:
-    """What a grid's runs that learn from unlabeled text read of it, once per amount and pool, before launch:
-    'Unlabeled texts each GAN-BERT run reads: 5,343 at 100%'; None when no run reads any."""
-    said = {}
+    """What a grid's runs that learn from unlabeled text read of it, per method, amount and pool, before launch:
+    'Unlabeled texts each run reads: GAN-BERT G1 (noise) 5,343 at 100%; SetFit 1,000 at 100%' (SetFit's head
+    standardizes on up to 1,000 of them; it had been counted as a GAN-BERT run); None when no run reads any."""
+    said: dict[str, dict[str, None]] = {}
     for c in configs:
-        if METHODS[c.method].uses_unlabeled and c.adversarial:
-            said[f"{planned_unlabeled(c, train, val, extra):,} at {c.amount}"] = None
-    return f"Unlabeled texts each GAN-BERT run reads: {'; '.join(said)}." if said else None
+        method = METHODS[c.method]
+        if read := method.unlabeled_read(c, planned_unlabeled(c, train, val, extra)):
+            said.setdefault(method.display(c), {})[f"{read:,} at {c.amount}"] = None
+    return ("Unlabeled texts each run reads: " + "; ".join(f"{name} {', '.join(at)}" for name, at in said.items())
+            + ".") if said else None
 
 
 def starved_note(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None,
@@ -161,13 +164,16 @@ def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mappi
     """What a grid's runs read, once per amount and rule, with the counts the class sizes give ('5/class + 5/class
     validation = 50 labels', '1% (114) + 114 validation = 228 labels', the references' '5/class, no validation'),
     and where validation texts come from when any run validates: the validation split, or else the train pool."""
-    said = {}
+    said: dict[str, dict[str, None]] = {}
     for c in configs:
-        reference = METHODS[c.method].reference
+        method = METHODS[c.method]
         labeled, rows = grid_counts(c, train, val)
-        said[labels_read(c.labeled, c.validating, labeled, rows, reference=reference)] = None
+        said.setdefault(labels_read(c.labeled, c.validating, labeled, rows, reference=method.reference), {})[
+            method.display(c)] = None
     validates = any(c.validating.rule != "none" and grid_counts(c, train, val)[1] != 0 for c in configs)
     source = "" if not validates else (" Validation texts come from the validation split." if val is not None else
                                        " This dataset has no validation split, so validation texts are drawn from the "
                                        "train pool, apart from the labeled rows.")
-    return f"Labels each run reads, validation included: {'; '.join(said)}.{source}"
+    # the methods named where runs read differently: '20/class = 80 labels' twice had named neither
+    lines = list(said) if len(said) == 1 else [f"{text} ({', '.join(names)})" for text, names in said.items()]
+    return f"Labels each run reads, validation included: {'; '.join(lines)}.{source}"

@@ -127,6 +127,10 @@ class Method:
         """Whether the run's fake-class probability means something (GAN-BERT's, but not its control's)."""
         return self.fake_class
 
+    def unlabeled_read(self, config: TrainConfig, available: int) -> int:
+        """Of `available` unlabeled texts, how many a run learns from (said before launch)."""
+        return available if self.uses_unlabeled else 0
+
     def display(self, config: TrainConfig) -> str:
         """The line a run belongs to in comparisons."""
         return self.title + (" on frozen features" if config.frozen and self.encoder == "either" else "")

@@ -18,8 +18,12 @@ class SetFitSpec(Method):
     title = CATALOG[name].title
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
-    uses_unlabeled = True  # up to `setfit.STAT_ROWS` of them join the head's standardization statistics
+    uses_unlabeled = True  # up to `STAT_ROWS` of them join the head's standardization statistics
     ignores = ("validation",)  # it trains to its budget, as published: no checkpoint to select
+    STAT_ROWS = 1000  # unlabeled rows that join the labeled ones for the standardization statistics
+
+    def unlabeled_read(self, config: TrainConfig, available: int) -> int:
+        return min(available, self.STAT_ROWS)
 
     def display(self, config: TrainConfig) -> str:
         return self.title + (" (published head)" if config.setfit_features == "sentence" else "")

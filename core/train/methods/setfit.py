@@ -35,7 +35,7 @@ from core.train.methods.direct_specs import SetFitSpec
 from core.train.store import read_tensors, write_checkpoint
 
 BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
-STAT_ROWS = 1000  # unlabeled rows that join the labeled ones for the standardization statistics
+STAT_ROWS = SetFitSpec.STAT_ROWS
 
 
 def head_pooling(config: TrainConfig) -> str:

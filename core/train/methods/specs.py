@@ -329,6 +329,10 @@ class GanBertSpec(StepSpec):
         """The control never trains the fake logit, so its fake probability means nothing."""
         return config.adversarial
 
+    def unlabeled_read(self, config: TrainConfig, available: int) -> int:
+        """The control draws the same pool and learns from none of it."""
+        return available if config.adversarial else 0
+
     def copies(self, config: TrainConfig, labeled: int, unlabeled: int) -> int:
         """How often an epoch repeats each labeled row (`presets.copies`)."""
         return copies(labeled, unlabeled, self.batch_size(config), config.batches_without_labels)
