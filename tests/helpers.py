@@ -20,6 +20,7 @@ from core.compare.names import dataset_names
 from core.compare.seeds import group_key
 from core.runs import ACTIVE, Registry, Run
 from core.train import TrainConfig, method_for, resolve
+from core.train.methods import backbone_tag
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 # A run that lasts about a minute: a frozen head on many steps, evaluated every 55 steps so that its first
@@ -172,7 +173,8 @@ def hand_runs_frame(runs: list[tuple[TrainConfig, float]]) -> pd.DataFrame:
     for every metric; later rows are later runs."""
     datasets = dataset_names([c.data for c, _ in runs])
     return pd.DataFrame([{
-        "status": "done", "method": method_for(c).display(c), "dataset": datasets[c.data], "amount": c.amount,
+        "status": "done", "method": method_for(c).display(c), "backbone_tag": backbone_tag(c),
+        "dataset": datasets[c.data], "amount": c.amount,
         "labeled": 100 * c.fraction, "labels read": 100 * c.fraction * (1 + method_for(c).selects),
         "reference": method_for(c).reference, "seed": c.seed, "settings": group_key(c),
         "run_id": f"r{i}", "created": pd.Timestamp(2026, 1, 1) + pd.Timedelta(seconds=i),

@@ -213,10 +213,10 @@ def test_groups_pairs_and_verdicts():
     summary = summarize(frame_of(rows), "accuracy", METRICS)
     g = summary.groups.set_index("group")
     assert len(g) == 5 and g["n"].sum() == len(rows)  # never averaged across datasets, amounts or settings
-    finetune = g.loc["BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled)"]
+    finetune = g.loc["BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled + 10 validation)"]
     assert finetune["accuracy_mean"] == pytest.approx(0.52)
     assert finetune["accuracy_low"] == pytest.approx(mean_ci([0.5, 0.51, 0.52, 0.53, 0.54]).low)
-    assert "BERT fine-tuning (learning rate 0.001) · a.jsonl @ 10% (10 labeled)" in g.index
+    assert "BERT fine-tuning (learning rate 0.001) · a.jsonl @ 10% (10 labeled + 10 validation)" in g.index
     # two datasets never share a line, a bar or a panel, even at the same amount as chosen
     assert g.groupby("series")["dataset"].nunique().max() == 1
     assert set(g.loc[g["amount"] == "10%", "panel"]) == {"10% (10 labeled) · a.jsonl", "10% (10 labeled) · b.jsonl"}
@@ -224,7 +224,8 @@ def test_groups_pairs_and_verdicts():
     assert len(summary.pairs["accuracy"]) == 3
     verdict = summary.verdicts.set_index(["dataset", "amount"]).loc[("a.jsonl", "10%")]
     assert verdict["best"] == "TF-IDF + LR · a.jsonl @ 10% (10 labeled)"
-    assert verdict["runner_up"] == "BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled)"
+    assert verdict["runner_up"] == ("BERT fine-tuning (learning rate default) · a.jsonl @ 10% (10 labeled + 10 "
+                                    "validation)")
     assert (verdict["best_series"], verdict["runner_up_series"]) == (  # for a table whose row names the amount
         "TF-IDF + LR · a.jsonl", "BERT fine-tuning (learning rate default) · a.jsonl")
     assert verdict["difference"] == pytest.approx(0.1) and verdict["n"] == 5
@@ -506,4 +507,43 @@ def test_tfidf_runs_are_never_told_apart_by_a_backbone_they_do_not_read():
     names = distinct_names(reg.list())
     assert "backbone" not in names[plain] and "backbone" not in names[adapted]
     assert group_key(reg.get(plain).config) == group_key(reg.get(adapted).config)  # one series over both seeds
-    assert "backbone" in names[gan] and "backbone" in names[gan_base]  # GAN-BERT reads it: said
+    # GAN-BERT reads it: said once, in the name's tag, never again as a setting that differs (issue 84, item 10)
+    assert " · adapted @ 5/class" in names[gan] and "backbone" not in names[gan]
+    assert "backbone" not in names[gan_base] and " · " not in names[gan_base].split(" @ ")[0]
+
+
+def test_a_backbone_is_named_once_and_a_group_says_every_label_it_read(tiny_backbone, tmp_path):
+    """Issue 84, item 10: TF-IDF + LR runs were named '· SmolLM2' though they read no encoder; a run on another
+    backbone said it twice ('… · SmolLM2 hidden (backbone SmolLM2-135M …)'); a MiniLM run was renamed '(backbone
+    MiniLM (bundled))' once a run on another backbone existed; a group that read 160 labels was titled
+    '(80 labeled)'."""
+    import shutil
+
+    from core.compare import distinct_names
+    from core.compare.seeds import groups
+
+    other = tmp_path / "other-bert"
+    shutil.copytree(tiny_backbone, other)
+    reg = Registry()
+    base = TrainConfig(data=DATA, method="finetune", per_class=20, fraction=None)
+    def finished(config: TrainConfig) -> str:
+        run_id = reg.create(config)
+        reg.claim(run_id)
+        reg.mark_running(run_id, 1, "cpu")
+        reg.finish(run_id, "done", "finished", {"labeled": 120, "val_rows": 0 if config.method == "tfidf-lr" else 120,
+                                                "test": dict.fromkeys(METRICS, 0.5)})
+        return run_id
+    minilm = finished(base)
+    before = distinct_names(reg.list())[minilm]
+    tfidf = finished(base.with_(method="tfidf-lr", backbone=str(other)))
+    on_other = [finished(base.with_(backbone=str(other), seed=s)) for s in (0, 1)]
+    names = distinct_names(reg.list())
+    assert names[minilm] == before and "backbone" not in before  # not renamed by a run on another backbone
+    assert " · " not in names[tfidf].split(" @ ")[0]  # no backbone read, none named
+    assert names[on_other[0]].startswith("BERT fine-tuning · other-bert @ 20/class (120 labeled)")
+    assert all("(backbone" not in n for n in names.values())
+    table = groups(runs_frame(reg.list()), METRICS).set_index("series")
+    assert table.loc["BERT fine-tuning · other-bert", "group"] == (
+        "BERT fine-tuning · other-bert @ 20/class (120 labeled + 120 validation)")
+    assert table.loc["BERT fine-tuning", "n"] == 1 and table.loc["BERT fine-tuning · other-bert", "n"] == 2
+    assert table.loc["TF-IDF + LR", "group"] == "TF-IDF + LR @ 20/class (120 labeled)"

@@ -201,11 +201,12 @@ def test_the_form_names_each_method_with_the_unlabeled_texts_and_labels_it_reads
     control (which learns from none) was never told apart; the labels line repeated its counts naming no method."""
     ds = load_dataset(DataSpec(train=str(paper_split)))
     sizes = (ds.class_sizes("train"), ds.class_sizes("val"))
-    g1, control, setfit, tfidf = (paper_config(tiny_backbone, ds.spec, method=m, fraction=None, per_class=2, adversarial=a)
+    g1, control, setfit, tfidf = (paper_config(tiny_backbone, ds.spec, method=m, fraction=None, per_class=2,
+                                               adversarial=a)
                                   for m, a in (("ganbert", True), ("ganbert", False), ("setfit", True),
                                                ("tfidf-lr", True)))
     assert unlabeled_read([g1, control, setfit], *sizes, 40) == (
-        "Unlabeled texts each run reads: GAN-BERT G1 (noise) 46 at 2/class; SetFit 52 at 2/class.")  # SetFit: no validation
+        "Unlabeled texts each run reads: GAN-BERT G1 (noise) 46 at 2/class; SetFit 52 at 2/class.")  # no validation
     assert unlabeled_read([control, tfidf], *sizes, 40) is None
     assert grid_labels([g1, tfidf], *sizes) == (
         "Labels each run reads, validation included: 2/class + 2/class validation = 12 labels (GAN-BERT G1 (noise)); "

@@ -16,7 +16,7 @@ from core.backbone import backbone_label
 from core.data import DataSpec
 from core.runs import Run
 from core.train import method_for, run_label
-from core.train.methods import unread_options
+from core.train.methods import backbone_tag, unread_options
 from core.train.config import flat_settings, options
 
 METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}  # the test metrics, in words
@@ -116,8 +116,9 @@ def distinguishing(runs: Sequence[Run]) -> dict[str, str]:
     seed left to its name ('max length 256'), with its run id for runs alike in every setting (a run queued
     twice); '' for a run whose method and dataset no other run shares in another setting."""
     flats = [flat_settings(r.config, (*NEVER, *unread_options(r.config))) for r in runs]
-    extra = dict(zip((r.id for r in runs), varying(
-        flats, [(method_for(r.config).display(r.config), r.config.data) for r in runs], RUN_AXES)))
+    extra = dict(zip((r.id for r in runs), varying(  # runs on two backbones differ in their names' tags already
+        flats, [(method_for(r.config).display(r.config) + backbone_tag(r.config), r.config.data) for r in runs],
+        RUN_AXES)))
     keys = [json.dumps(f, sort_keys=True, default=str) for f in flats]
     taken = Counter(keys)
     return {r.id: ", ".join(filter(None, [extra[r.id], f"run {r.id[-6:]}" if taken[key] > 1 else ""]))

@@ -163,9 +163,9 @@ def _names(done: pd.DataFrame, besides: tuple[str, ...] = ()) -> pd.Series:
     that dataset ("max length 256", "learning rate 0.001"), by the rule that names runs (`names.varying`), so that
     no two series share a name and a run reads as its group; settings in `besides` are left out, as the axis a
     chart draws them on says them."""
-    apart = varying(list(done["settings"].map(json.loads)), list(zip(done["dataset"], done["method"])),
-                    (*AMOUNT, *besides))
-    return pd.Series([f"{m} ({a})" if a else m for m, a in zip(done["method"], apart)], index=done.index)
+    method = done["method"] + done["backbone_tag"]  # 'BERT fine-tuning · SmolLM2', as the runs are named
+    apart = varying(list(done["settings"].map(json.loads)), list(zip(done["dataset"], method)), (*AMOUNT, *besides))
+    return pd.Series([f"{m} ({a})" if a else m for m, a in zip(method, apart)], index=done.index)
 
 
 def series_key(settings: str) -> str:
@@ -214,9 +214,12 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
         done["pool_series"] = done["pool_series"] + " · " + done["dataset"]
     rows = []
     for key, g in done.groupby("settings", sort=False):
-        first, labeled = g.iloc[0], float(g["labeled"].mean())
-        used = f" ({labeled:.0f} labeled)" if labeled == labeled else ""  # the amount as chosen, and what it labeled
-        row = {"group": f"{first['series']} @ {first['amount']}{used}", "series": first["series"],
+        first, labeled, read = g.iloc[0], float(g["labeled"].mean()), float(pd.to_numeric(g["labels read"]).mean())
+        # the amount as chosen and what it labeled (a panel's words: every method's bar at that amount), and in the
+        # group's title every label it read (a group that read 160 labels had been titled '(80 labeled)')
+        used = f" ({labeled:.0f} labeled)" if labeled == labeled else ""
+        title = used if not read > labeled else f" ({labeled:.0f} labeled + {read - labeled:.0f} validation)"
+        row = {"group": f"{first['series']} @ {first['amount']}{title}", "series": first["series"],
                "method": first["method"], "dataset": first["dataset"], "amount": first["amount"],
                "panel": first["amount"] + used + (f" · {first['dataset']}" if several else ""),
                "labeled": labeled, "labels read": float(pd.to_numeric(g["labels read"]).mean()),

@@ -15,6 +15,7 @@ from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, roughly, times_left
 from core.train import method_for
+from core.train.methods import backbone_tag
 from core.train.methods.specs import not_learned
 from core.runs.lifecycle import ACTIVE, Status
 
@@ -43,7 +44,8 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
             "per_class": c.per_class, "seed": c.seed, "steps": result.get("steps"),
             "selection": result.get("selection", "best"), "dataset": datasets[c.data],
             "data_path": "" if c.data.builtin else c.data.train or "",
-            "backbone": backbone_label(c.backbone), "frozen": c.frozen, "tags": ", ".join(c.tags),
+            "backbone": backbone_label(c.backbone), "backbone_tag": backbone_tag(c), "frozen": c.frozen,
+            "tags": ", ".join(c.tags),
             "progress": r.progress, "message": r.message or "", "seconds": result.get("seconds"),
             "reference": method_for(c).reference, "settings": group_key(c),
             **{m: test.get(m) for m in METRICS},
@@ -51,7 +53,8 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
         })
     columns = ["run_id", "status", "method", "differs in", "generator", "amount", "labels read", "labeled", "unlabeled",
                "val_rows", "validation", "test_rows",
-               "fraction", "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone", "frozen", "tags",
+               "fraction", "per_class", "seed", "steps", "selection", "dataset", "data_path", "backbone",
+               "backbone_tag", "frozen", "tags",
                "progress", "message", "seconds", "reference", "settings", *METRICS, "created"]
     return pd.DataFrame(rows, columns=columns)
 

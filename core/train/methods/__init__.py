@@ -68,8 +68,9 @@ def run_label(config: TrainConfig, labeled: int | None = None, differs: str = ""
 def backbone_tag(config: TrainConfig) -> str:
     """' · SmolLM2 both': a backbone other than the bundled MiniLM, in every run's name whatever its method, with
     what a causal LM's frozen run reads of it (hidden states, token probabilities or both). A grid launched on
-    SmolLM2 had been named as one on MiniLM."""
-    if not config.backbone:
+    SmolLM2 had been named as one on MiniLM. None for a method that reads no encoder (TF-IDF + LR had been named
+    '· SmolLM2')."""
+    if not config.backbone or method_for(config).encoder == "none":
         return ""
     if config.backbone in PACKAGED:
         name = PACKAGED[config.backbone].title.split("-")[0]
@@ -80,5 +81,6 @@ def backbone_tag(config: TrainConfig) -> str:
     return f" · {name}{reads}"
 
 
-__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "method_for", "run_label",
+__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "backbone_tag", "method_for",
+           "run_label",
            "option_sections", "idle_options", "unread_options"]
