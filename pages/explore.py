@@ -11,6 +11,7 @@ from core.explore import stats as explore
 from core.paths import studio_home
 from core.plotting import class_colors
 from core.train.view_features import view_features
+from pages.explore_views import show_export
 from pages.widgets import kept_tabs
 
 CACHE = studio_home() / "explore"
@@ -59,6 +60,8 @@ def show_overview() -> None:
     if not sources.empty:
         st.subheader("Per source")
         st.altair_chart(charts.source_breakdown(sources, labels))
+    st.subheader("Export")
+    show_export(ds, CACHE)
 
 
 def show_lengths() -> None:

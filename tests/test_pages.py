@@ -40,6 +40,22 @@ def test_explore_on_builtin_corpus(small_builtin):
     assert open_tab(at, "Train/test shift").metric[0].label.startswith("KL")
 
 
+def test_explore_exports_the_report_core_explore_writes(small_builtin, tmp_path):
+    """Issue 84, item 6: the guide spoke of "the exported Explore report", and the page had no export. A button
+    builds the same report as `core explore` (its steps named in a status) and offers it for download."""
+    from core.backbone.encode import load_tokenizer
+    from core.explore import write_report
+
+    at = open_page("pages/explore.py", small_builtin)
+    assert not at.get("download_button")  # built on request only: a first visit computes no report
+    at.button(key="ex_build").click().run()
+    assert not at.exception, at.exception
+    assert at.get("download_button") and at.status[0].label == "Report ready"
+    built = at.session_state[f"ex_report_{small_builtin.fingerprint}"]
+    write_report(small_builtin, load_tokenizer(), tmp_path)
+    assert built == (tmp_path / "report.html").read_text()
+
+
 @pytest.mark.parametrize("n, sentences", [(4, False), (8, False), (12, False), (4, True)])
 def test_explore_on_a_few_short_rows_says_what_it_cannot_draw(tmp_path, n, sentences, capsys):
     """Issue 87: 4 to 12 rows of a word or a short sentence each had ended in sklearn's "empty vocabulary" and

@@ -277,7 +277,8 @@ def test_the_peer_and_the_references_classify_and_compare_on_the_pages(tiny_back
     assert [m.label for m in at.metric].count("Predicted") == 3
     assert all(m.value in dataset.labels for m in at.metric if m.label == "Predicted")
     at = open_page("pages/compare.py", dataset)
-    assert set(at.dataframe[1].value["series"]) == {"TF-IDF + LR", "Frozen features + LR", "SetFit"}
+    tag = f" · {tiny_backbone.name}"  # the backbone they read, named once; TF-IDF reads none
+    assert set(at.dataframe[1].value["series"]) == {"TF-IDF + LR", f"Frozen features + LR{tag}", f"SetFit{tag}"}
 
 
 def test_mcnemar_exact_and_chi_squared():

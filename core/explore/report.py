@@ -158,6 +158,14 @@ KL_EXPLANATION = ("KL(train‖test) of smoothed word distributions, in nats: 0 m
                   "cell smaller than its diagonal means a test class reads more like another train class.")
 
 
+def report_html(ds: Dataset, tokenizer, options: ExploreOptions = ExploreOptions(), cache: Path | None = None,
+                on_step: Callable[[str], None] = lambda name: None) -> str:
+    """The report `core explore` writes, as one HTML text: what the Explore page's export downloads."""
+    views = compute_views(ds, tokenizer, options, cache, on_step)
+    on_step("report")
+    return render_html(ds, views, options)
+
+
 def write_report(ds: Dataset, tokenizer, out_dir: Path, options: ExploreOptions = ExploreOptions(),
                  cache: Path | None = None, on_step: Callable[[str], None] = lambda name: None) -> dict:
     """Write `report.html` and `summary.json` into `out_dir`, both or neither (a full disk had left the summary of a
