@@ -403,6 +403,7 @@ def test_many_classes_explore_with_the_largest_classes_charted(tmp_path):
     summary = write_report(ds, load_tokenizer(), tmp_path)
     page = (tmp_path / "report.html").read_text()
     assert page.count("<figure>") == CHART_CLASSES and "60 classes: each per-class chart shows the 40" in page
+    assert page.count("<tr><td>c") == CHART_CLASSES  # the truncation table too (a walk found 5,000 rows)
     assert len(summary["class_counts"]["train"]) == n and len(summary["top_ngrams"]["1"]) == n
 
 

@@ -112,7 +112,7 @@ def render_html(ds: Dataset, views: dict[str, pd.DataFrame], options: ExploreOpt
         f"{base64.b64encode(charts.word_cloud_png(g, colors[c])).decode()}'/><figcaption>{html.escape(c)}"
         f"</figcaption></figure>"
         for c, g in views["wordcloud"].groupby("class") if c in colors)
-    trunc = explore.truncation_share(lens, options.max_len, ds.labels)
+    trunc = charts.kept(explore.truncation_share(lens, options.max_len, labels), labels)  # charted classes, all
     trunc_rows = "".join(f"<tr><td>{html.escape(r['class'])}</td><td>{r['share']:.1%}</td></tr>"
                          for _, r in trunc.iterrows())
     points = views["map"]
