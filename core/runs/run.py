@@ -13,7 +13,7 @@ from core.errors import InputError
 from core.runs.lifecycle import ACTIVE
 from core.train import TrainConfig, method_for, run_label
 from core.train.adaptation import AdaptConfig
-from core.train.metrics import upgraded
+from core.train.macro import upgraded
 
 RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 KINDS = {"train": TrainConfig, "adapt": AdaptConfig}  # what a registered job does: train a classifier, or adapt a

@@ -11,7 +11,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix
 
 from core.data import clean_texts
 from core.train.methods import Predictor
-from core.train.metrics import macro_f1
+from core.train.macro import macro_f1
 
 
 @dataclass(frozen=True)
