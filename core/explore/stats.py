@@ -311,6 +311,7 @@ def chart_classes(ds: Dataset) -> tuple[str, ...]:
 
 
 def chart_classes_note(ds: Dataset) -> str | None:
+    """Said where the charts leave classes out (`chart_classes`); None when they show every one."""
     if len(ds.labels) <= CHART_CLASSES:
         return None
     return (f"{len(ds.labels):,} classes: each per-class chart shows the {CHART_CLASSES} with the most train texts; "
