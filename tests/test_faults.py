@@ -127,7 +127,8 @@ def test_a_long_text_is_cut_as_it_is_read_and_the_dataset_says_so(fmt, tmp_path,
     assert ds.cut == 1  # the text column's cut alone is a text cut; the long source is cut too, and not counted
     assert ds.train["source"].str.len().max() == MAX_TEXT_CHARS
     assert main(["data", "check", str(path)]) == 0
-    assert "note: 1 text is longer than 100,000 characters: each is read to its first 100,000" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "note: 1 text is longer than 100,000 characters: each is read to its first 100,000" in said
     assert load_dataset(DataSpec(train=str(path), labels=("x", "y"))).cut == 1
 
 
@@ -643,7 +644,8 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
     previous.mkdir(parents=True)
     (previous / "shard.safetensors").write_bytes(b"vectors")
     store = feature_store(home, before, 64, "mean", False)
-    assert (store / "shard.safetensors").read_bytes() == b"vectors" and not previous.exists()  # an upgrade re-encodes nothing
+    # an upgrade re-encodes nothing
+    assert (store / "shard.safetensors").read_bytes() == b"vectors" and not previous.exists()
     export = export_folder(before, home)
 
     vocab = folder / "vocab.txt"

@@ -16,7 +16,8 @@ def describe(ds: Dataset) -> dict:
     return {"dataset": ds.name, "synthetic": ds.synthetic, "labels": list(ds.labels),
             "rows": {split: int(len(frame)) for split, frame in ds.splits.items()},
             "class_counts": {split: dict(zip(ds.labels, map(int, col))) for split, col in counts.items()},
-            "absent_classes": ds.absent, "absent": ds.absent_note(), "cut": ds.cut_note(), "unlabeled": ds.unlabeled_note(),
+            "absent_classes": ds.absent, "absent": ds.absent_note(), "cut": ds.cut_note(),
+            "unlabeled": ds.unlabeled_note(),
             "validation": ds.validation_note()}
 
 

@@ -222,7 +222,7 @@ def groups(frame: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
         row = {"group": f"{first['series']} @ {first['amount']}{title}", "series": first["series"],
                "method": first["method"], "dataset": first["dataset"], "amount": first["amount"],
                "panel": first["amount"] + used + (f" · {first['dataset']}" if several else ""),
-               "labeled": labeled, "labels read": float(pd.to_numeric(g["labels read"]).mean()),
+               "labeled": labeled, "labels read": read,
                "unlabeled": float(pd.to_numeric(g["unlabeled"]).mean()) if "unlabeled" in g else float("nan"),
                "pool_series": first["pool_series"],
                "reference": bool(first["reference"]),

@@ -35,7 +35,6 @@ from core.train.methods.direct_specs import SetFitSpec
 from core.train.store import read_tensors, write_checkpoint
 
 BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
-STAT_ROWS = SetFitSpec.STAT_ROWS
 
 
 def head_pooling(config: TrainConfig) -> str:
@@ -53,11 +52,11 @@ def head_features(body, config: TrainConfig, texts: list[str]) -> np.ndarray:
 
 def fit_head(body, config: TrainConfig, data: Prepared) -> dict[str, np.ndarray]:
     """Logistic regression on the body's features of the labeled rows. All-layer features are standardized
-    with statistics of the labeled rows and up to STAT_ROWS unlabeled ones; the published sentence
+    with statistics of the labeled rows and up to `SetFitSpec.STAT_ROWS` unlabeled ones; the published sentence
     embedding is used as it is."""
     texts = [data.pool_texts[i] for i in data.labeled]
     if config.setfit_features == "layers":
-        extra = np.random.default_rng(config.seed).permutation(data.unlabeled)[:STAT_ROWS]
+        extra = np.random.default_rng(config.seed).permutation(data.unlabeled)[:SetFitSpec.STAT_ROWS]
         x = head_features(body, config, texts + [data.pool_texts[i] for i in extra])
         mean, std = x.mean(0), x.std(0) + 1e-6
     else:
