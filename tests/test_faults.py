@@ -542,7 +542,8 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
     reg = Registry()
     jobs.set_concurrency(reg, 1)
     first = submit(reg, cfg(tiny_backbone, **LONG))
-    second = submit(reg, cfg(tiny_backbone, seed=1, epochs=30, evaluations=30))
+    # some seconds of training (a tenth of LONG): 30 epochs had ended in a fresh clone before the test saw it run
+    second = submit(reg, cfg(tiny_backbone, seed=1, steps=5_500, evaluations=100, patience=1000))
     worker = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.pid, what="the first running")
     assert jobs.cancel(reg, first) == "cancelled"
     wait_for(lambda: (r := active_run(reg, second)).status == "running" and r.evaluations >= 1, what="the next run")
