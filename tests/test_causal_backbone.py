@@ -66,7 +66,8 @@ TEXTS = ["one text here", "another, longer text than that", "a third one, with s
 def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch):
     """Layer N's features from an encoder cut after N layers (its final norm dropped with the rest) equal those of
     the whole model's N-th hidden state: in fp32 to rounding, in bf16 within its tolerance. The cut keeps N of the
-    4 layers and asks for no other layer's states."""
+    4 layers; the whole model, run by a pooling of layer N, keeps that layer's states alone (a hook), not all of
+    them (`output_hidden_states`), and gives what they give."""
     from transformers import LlamaModel
 
     from core.backbone import encode
@@ -82,7 +83,12 @@ def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch)
         full = encode.encode_texts(whole, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
         short = encode.encode_texts(cut, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
         assert short == pytest.approx(full, abs=tolerance * np.abs(full).max())
-    assert asked[0] == (4, True) and asked[1] == (layer, False)
+    assert [n for n, _ in asked[:2]] == [4, layer] and not any(states for _, states in asked[:2])
+    enc = tokenizer(TEXTS, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        every = encode.pool(whole(**enc, output_hidden_states=True), enc["attention_mask"], f"layer{layer}")
+    assert encode.encode_texts(whole, tokenizer, TEXTS, pooling=f"layer{layer}") == pytest.approx(
+        every.numpy(), abs=1e-5 * every.abs().max().item())
     with pytest.raises(ValueError, match=f"cut after layer {layer}"):  # a cut model read for another pooling
         encode.encode_texts(cut, tokenizer, TEXTS, pooling="mean")
     assert len(encode.load_encoder(str(tiny_llama), upto=9).layers) == 4  # past its depth: whole

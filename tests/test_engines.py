@@ -123,9 +123,12 @@ def test_a_file_predicted_with_a_frozen_run_is_encoded_once_per_store(tiny_backb
         registry.claim(runs[-1])
         assert execute_run(registry, runs[-1]) == Status.DONE
     encoded = []
-    real = inputs.encode_with
-    monkeypatch.setattr(inputs, "encode_with", lambda engine, backbone, home, texts, *a, **k:
-                        encoded.append(len(texts)) or real(engine, backbone, home, texts, *a, **k))
+    real = inputs.encoder_for
+
+    def counting(*args, **kwargs):
+        encode = real(*args, **kwargs)
+        return lambda texts, on_progress: encoded.append(len(texts)) or encode(texts, on_progress)
+    monkeypatch.setattr(inputs, "encoder_for", counting)
     test = load_data(config).test
     own, new = tmp_path / "own.jsonl", tmp_path / "new.jsonl"
     own.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(test["id"], test["text"])))

@@ -3,6 +3,7 @@ the gradients it would have had."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from transformers import AutoConfig
@@ -94,3 +95,30 @@ def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkey
         assert checkpoints(never) is False
     setfit = resolve(TrainConfig(data=DATA, method="setfit", per_class=5, fraction=None, max_len=512))
     assert method_for(setfit).step_sequences(setfit) == 2 * setfit.batch_size  # both texts of each pair
+
+
+def test_a_pass_over_many_texts_streams_them_into_the_store(tmp_path, monkeypatch):
+    """Encoding holds one chunk of texts at a time and stores each as it ends: the pass's memory does not grow
+    with the file, and one interrupted keeps what it finished, encoding only the rest when run again."""
+    from core.train import features
+
+    monkeypatch.setattr(features, "STREAM_TEXTS", 3)
+    texts = [f"text number {i}" for i in range(8)]
+    seen, progress = [], []
+
+    def encode(chunk: list[str], on_progress) -> np.ndarray:
+        if len(seen) == 2 and fail:
+            raise RuntimeError("interrupted")
+        seen.append(chunk)
+        on_progress(len(chunk), len(chunk))
+        return np.array([[float(t.split()[-1])] for t in chunk], np.float32)
+
+    fail = True
+    with pytest.raises(RuntimeError):
+        features.cached_features({"test": texts}, tmp_path, encode, on_progress=lambda d, t: progress.append((d, t)))
+    assert [len(c) for c in seen] == [3, 3] and len(list(tmp_path.glob("*.safetensors"))) == 2
+    assert progress == [(0, 8), (3, 8), (6, 8)]
+    fail, seen[:] = False, []
+    out = features.cached_features({"test": texts}, tmp_path, encode)
+    assert [len(c) for c in seen] == [2]  # the six stored are read, not encoded again
+    assert out["test"][:, 0].tolist() == list(range(8))

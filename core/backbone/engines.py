@@ -185,9 +185,21 @@ def encode_with(engine: str, backbone: Backbone, home: Path, texts: list[str], m
                 device: torch.device, bf16: bool, on_progress: Callable[[int, int], None] | None = None
                 ) -> np.ndarray:
     """Vectors of `texts` by a usable engine (`usable_engine`); torch at the run's precision."""
+    return encoder_for(engine, backbone, home, max_len, pooling, device, bf16)(texts, on_progress)
+
+
+def encoder_for(engine: str, backbone: Backbone, home: Path, max_len: int, pooling: str, device: torch.device,
+                bf16: bool, loaded: torch.nn.Module | None = None
+                ) -> Callable[[list[str], Callable[[int, int], None] | None], np.ndarray]:
+    """`encode_with` with the encoder loaded once: a pass that streams its texts in chunks (`cached_features`)
+    calls it per chunk. `loaded`: that encoder already in memory (a frozen run's own, as `load_encoder` gave it),
+    used by torch rather than a second copy (SmolLM2's is 0.5 GB)."""
     from core.backbone.encode import encode_texts
 
     if engine != "torch":
-        return encode_onnx(backbone, home, texts, max_len, pooling, engine == "onnx-int8", on_progress=on_progress)
-    return encode_texts(load_encoder(backbone, device, reads_probabilities(pooling), last_layer(pooling)),
-                        load_tokenizer(backbone), texts, max_len, pooling, bf16=bf16, on_progress=on_progress)
+        return lambda texts, on_progress: encode_onnx(backbone, home, texts, max_len, pooling, engine == "onnx-int8",
+                                                      on_progress=on_progress)
+    model = loaded or load_encoder(backbone, device, reads_probabilities(pooling), last_layer(pooling))
+    tokenizer = load_tokenizer(backbone)
+    return lambda texts, on_progress: encode_texts(model, tokenizer, texts, max_len, pooling, bf16=bf16,
+                                                   on_progress=on_progress)

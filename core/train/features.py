@@ -108,13 +108,22 @@ def write_shard(store: Path, hashes: np.ndarray, vectors: np.ndarray) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def cached_features(texts: dict[str, list[str]], store: Path, encode: Callable[[list[str]], np.ndarray],
+# Texts encoded between two writes to the store: a pass over a large file holds at most this many texts' vectors
+# and tokens beyond what it keeps, and an interrupted pass keeps every chunk it finished
+STREAM_TEXTS = 1024
+
+Encode = Callable[[list[str], Callable[[int, int], None]], np.ndarray]
+
+
+def cached_features(texts: dict[str, list[str]], store: Path, encode: Encode,
                     on_status: Callable[[str], None] = lambda message: None,
-                    wider: tuple[Path, slice] | None = None) -> dict[str, np.ndarray]:
-    """Float32 features per split: the cached ones, and `encode` (one length-sorted pass) for the texts no
-    run has encoded yet, which are then stored. Each distinct text is encoded once. `wider` is a store whose
-    vectors hold these features at `cols` (a causal LM's hidden states and token probabilities side by side hold
-    each alone): texts it has are read from it, not encoded again."""
+                    wider: tuple[Path, slice] | None = None,
+                    on_progress: Callable[[int, int], None] = lambda done, total: None) -> dict[str, np.ndarray]:
+    """Float32 features per split: the cached ones, and `encode` (length-sorted passes of `STREAM_TEXTS` texts,
+    each stored as it ends) for the texts no run has encoded yet, with `on_progress` counting them. Each distinct
+    text is encoded once. `wider` is a store whose vectors hold these features at `cols` (a causal LM's hidden
+    states and token probabilities side by side hold each alone): texts it has are read from it, not encoded
+    again."""
     hashes = {name: text_hashes(split) for name, split in texts.items()}
     distinct, first = np.unique(np.concatenate(list(hashes.values())) if hashes else np.zeros(0, "S20"),
                                 return_index=True)
@@ -125,11 +134,17 @@ def cached_features(texts: dict[str, list[str]], store: Path, encode: Callable[[
         found.update((h, v[cols]) for h, v in read_store(wide_store, absent).items())
     flat = [t for split in texts.values() for t in split]
     missing = np.array([bytes(h) not in found for h in distinct], dtype=bool)
-    on_status(f"features: {len(distinct) - missing.sum()} of {len(distinct)} texts cached, encoding {missing.sum()}")
-    if missing.any():
-        vectors = encode([flat[i] for i in first[missing]])
-        write_shard(store, distinct[missing], vectors)
-        found.update((bytes(h), v) for h, v in zip(distinct[missing], vectors))
+    total = int(missing.sum())
+    on_status(f"features: {len(distinct) - total} of {len(distinct)} texts cached, encoding {total}")
+    todo, positions = distinct[missing], first[missing]
+    if total:
+        on_progress(0, total)
+    for start in range(0, total, STREAM_TEXTS):
+        chunk = slice(start, start + STREAM_TEXTS)
+        vectors = encode([flat[i] for i in positions[chunk]],
+                         lambda done, _, start=start: on_progress(start + done, total))
+        write_shard(store, todo[chunk], vectors)
+        found.update((bytes(h), v) for h, v in zip(todo[chunk], vectors))
     dim = len(next(iter(found.values()))) if found else 0
     return {name: np.stack([found[bytes(h)] for h in split]) if len(split) else np.zeros((0, dim), np.float32)
             for name, split in hashes.items()}

@@ -12,7 +12,7 @@ import torch
 
 from core.backbone.device import use_bf16
 from core.backbone.encode import load_tokenizer
-from core.backbone.engines import encode_with, usable_engine
+from core.backbone.engines import encoder_for, usable_engine
 from core.backbone.probabilities import NAMES
 from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
@@ -134,9 +134,11 @@ def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
 
 
 def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: torch.device,
-                    on_event: Event = lambda event: None) -> dict[str, np.ndarray]:
+                    on_event: Event = lambda event: None, loaded: torch.nn.Module | None = None
+                    ) -> dict[str, np.ndarray]:
     """Each split's frozen features as `config`'s runs read them, through its feature store: only texts no run
-    (or view) encoded before are encoded, with `features` events counting them."""
+    (or view) encoded before are encoded, with `features` events counting them. `loaded`: the run's own frozen
+    encoder, when one is in memory (`encoder_for`)."""
     backbone, bf16, home = config.resolved_backbone(), use_bf16(config.precision, device), studio_home()
     say = lambda message: on_event({"type": "status", "message": message})  # noqa: E731
     engine = usable_engine(config.encoder_engine, backbone, home, device, say)
@@ -146,12 +148,15 @@ def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: to
     wider = None if both is None else (both, slice(-len(NAMES), None) if config.features == "probabilities"
                                        else slice(0, -len(NAMES)))
 
-    def encode(missing: list[str]) -> np.ndarray:
-        on_event({"type": "features", "done": 0, "total": len(missing)})
-        return encode_with(engine, backbone, home, missing, config.max_len, config.resolved_pooling, device, bf16,
-                           on_progress=lambda done, total: on_event({"type": "features", "done": done,
-                                                                     "total": total}))
-    return cached_features(texts, store, encode, say, wider)
+    encoder = None
+
+    def encode(missing: list[str], on_progress: Callable[[int, int], None]) -> np.ndarray:
+        nonlocal encoder  # loaded once, and only when a text is missing from the store
+        encoder = encoder or encoder_for(engine, backbone, home, config.max_len, config.resolved_pooling, device, bf16,
+                                         loaded)
+        return encoder(missing, on_progress)
+    return cached_features(texts, store, encode, say, wider,
+                           lambda done, total: on_event({"type": "features", "done": done, "total": total}))
 
 
 def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:

@@ -79,7 +79,7 @@ class NeuralPredictor:
         def on_event(event: dict) -> None:
             if event["type"] == "features":
                 on_progress(event["done"], event["total"])
-        features = frozen_features(self.config, {"texts": cleaned}, device, on_event)["texts"]
+        features = frozen_features(self.config, {"texts": cleaned}, device, on_event, self.model.encoder)["texts"]
         return StoredFeatures(self, cleaned, features)
 
     def attribute(self, text: str, label: str, steps: int) -> Attribution:
