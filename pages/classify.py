@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from core.compare import charts, confusion_cells, distinct_names
-from core.data import MAX_FILE_BYTES, ColumnMapping, columns_of, load_frame
+from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
 from core.runs import Status
 from core.train import (FAKE_MEANING, calibration, classify, classify_frame, explain, fake_class_note, is_subtask_b,
@@ -112,39 +112,28 @@ if text.strip() and picked:
                 st.caption(classify_views.strongest_tokens(why))
 
 st.subheader("Batch")
+TEST, UPLOAD = "test", "upload"
+sources = [UPLOAD, TEST] if ds.test is not None and len(ds.test) else [UPLOAD]  # a file first: nothing runs
+source = st.radio("Texts", sources, horizontal=True, key="cl_source", format_func=lambda s: (
+    f"{ds.name}'s test split ({len(ds.test):,} texts)" if s == TEST else "a file"))
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",
                           type=["jsonl", "json", "csv", "parquet"], key="cl_upload",
-                          max_upload_size=MAX_FILE_BYTES // 2**20)
-
-def column_mapping(raw: bytes, name: str) -> ColumnMapping:
-    """The file's own columns to choose from, preset to the usual names (afresh for every file)."""
-    columns, file = columns_of(raw, name), f"{name}-{len(raw)}"
-    usual = "text" in columns
-    with st.expander("Column mapping", expanded=not usual):
-        c1, c2, c3 = st.columns(3)
-        text = c1.selectbox("Text column", columns, index=columns.index("text") if usual else 0,
-                            key=f"cl_text_col_{file}")
-        optional = [None, *columns]
-        label = c2.selectbox("Label column (optional)", optional, key=f"cl_label_col_{file}",
-                             index=optional.index("label") if "label" in columns else 0,
-                             format_func=lambda c: "(none)" if c is None else c)
-        ids = c3.selectbox("Id column (optional; else rows are numbered)", optional, key=f"cl_id_col_{file}",
-                           index=optional.index("id") if "id" in columns else 0,
-                           format_func=lambda c: "(none)" if c is None else c)
-    return ColumnMapping(text=text, label=label, id=ids, source=None, split=None)
-
-
-if upload is not None and picked:
+                          max_upload_size=MAX_FILE_BYTES // 2**20) if source == UPLOAD else None
+if (upload is not None or source == TEST) and picked:
     try:
-        mapping = column_mapping(upload.getvalue(), upload.name)
-        frame, file_labels = load_frame(upload.getvalue(), upload.name, mapping, require_labels=False)
+        if source == TEST:  # the loaded split itself: nothing to upload again
+            frame, file_labels, key = ds.test, ds.labels, (TEST, ds.fingerprint)
+        else:
+            mapping = classify_views.column_mapping(upload.getvalue(), upload.name)
+            frame, file_labels = load_frame(upload.getvalue(), upload.name, mapping, require_labels=False)
+            key = (upload.file_id, mapping)
     except InputError as e:
         st.error(f"Could not read this file: {e}")
     else:
         # a file's predictions are kept for the session: a toggle elsewhere on the page classified it again
         batch = st.session_state.get("cl_batch")
-        if batch is None or batch["file"] != (upload.file_id, mapping):
-            batch = st.session_state.cl_batch = {"file": (upload.file_id, mapping), "runs": {}}
+        if batch is None or batch["file"] != key:
+            batch = st.session_state.cl_batch = {"file": key, "runs": {}}
         for run_id in picked:  # every selected model, each with its scores when the file has labels
             label = distinct[run_id]
             with st.spinner(f"Loading {label}…"):

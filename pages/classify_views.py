@@ -1,11 +1,12 @@
-"""Classify's callbacks and views: a drawn test example, and a prediction's probabilities with the classes the
-model cannot predict."""
+"""Classify's callbacks and views: a drawn test example, a prediction's probabilities with the classes the
+model cannot predict, and a batch file's column mapping."""
 
 import random
 
 import streamlit as st
 
 from core.compare import charts
+from core.data import ColumnMapping, columns_of
 from core.train import unlearned_note
 from pages.markdown import plain
 
@@ -32,3 +33,21 @@ def strongest_tokens(why) -> str:
     def listed(toward: bool) -> str:
         return ", ".join(f"“{t['token']}” ({t['score']:+.3f})" for t in why.top(toward))
     return plain(f"{why.method}: toward {why.label}, {listed(True)}; against: {listed(False)}")
+
+
+def column_mapping(raw: bytes, name: str) -> ColumnMapping:
+    """The file's own columns to choose from, preset to the usual names (afresh for every file)."""
+    columns, file = columns_of(raw, name), f"{name}-{len(raw)}"
+    usual = "text" in columns
+    with st.expander("Column mapping", expanded=not usual):
+        c1, c2, c3 = st.columns(3)
+        text = c1.selectbox("Text column", columns, index=columns.index("text") if usual else 0,
+                            key=f"cl_text_col_{file}")
+        optional = [None, *columns]
+        label = c2.selectbox("Label column (optional)", optional, key=f"cl_label_col_{file}",
+                             index=optional.index("label") if "label" in columns else 0,
+                             format_func=lambda c: "(none)" if c is None else c)
+        ids = c3.selectbox("Id column (optional; else rows are numbered)", optional, key=f"cl_id_col_{file}",
+                           index=optional.index("id") if "id" in columns else 0,
+                           format_func=lambda c: "(none)" if c is None else c)
+    return ColumnMapping(text=text, label=label, id=ids, source=None, split=None)

@@ -340,6 +340,22 @@ def test_classify_batch_upload_bad_and_good(tiny_backbone, dataset, monkeypatch)
     assert not at.exception and not calls and [len(d.value) for d in at.dataframe] == [3, 3]
 
 
+def test_classify_scores_the_loaded_test_split_without_an_upload(tiny_backbone, dataset):
+    """The split the studio has loaded is one choice away: every row predicted and scored against its labels,
+    and a submission offered, with no file uploaded again."""
+    run_id = finished_run(tiny_backbone, dataset)
+    at = open_page("pages/classify.py", dataset)
+    assert at.radio(key="cl_source").value == "upload" and not at.dataframe  # nothing runs until asked
+    at.radio(key="cl_source").set_value("test").run()
+    assert not at.exception and not at.get("file_uploader")
+    assert f"{dataset.name}'s test split ({len(dataset.test):,} texts)" in at.radio(key="cl_source").options
+    out = at.dataframe[0].value
+    assert len(out) == len(dataset.test) and list(out["id"]) == list(dataset.test["id"])
+    assert any(f"{len(dataset.test):,} labeled rows" in c.value for c in at.caption)
+    assert at.get("download_button")[1].proto.label.startswith("Download a SemEval submission")
+    assert at.session_state["cl_batch"]["runs"].keys() == {run_id}
+
+
 def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):
     run_id = finished_run(tiny_backbone, dataset)
     at = open_page("pages/classify.py", dataset)
