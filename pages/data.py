@@ -1,7 +1,5 @@
 """Data: pick the built-in corpus, upload files, or point at local files; the last good dataset stays loaded."""
 
-from pathlib import Path
-
 import streamlit as st
 
 from core.backbone import resolve_backbone
@@ -143,8 +141,9 @@ with local:
     st.markdown("A file on this machine, or a directory holding the official `subtaskB_train.jsonl`, "
                 "`subtaskB_dev.jsonl` and `subtaskB_test.jsonl`, or files named `train`, `dev` (or `val`), `test` and "
                 "`unlabeled` (`.jsonl`, `.csv` or `.parquet`; the unlabeled file's texts need no label).")
-    # from the files loaded now, unless uploaded: a new session (a reload) shows where its dataset came from
-    own = {} if Path(spec.train or studio_home()).is_relative_to(studio_home()) else spec.paths
+    # the files loaded now (an upload's stored copy too, as "Current" names it): a new session (a reload) shows
+    # where its dataset came from, and loads it again as it is
+    own = spec.paths
     with st.form("lp_form", border=False):  # Enter in a field loads, as the button does
         train_path = st.text_input("Train file or directory", own.get("train", ""), key="lp_train",
                                    persist_state="session")

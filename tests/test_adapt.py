@@ -116,6 +116,14 @@ def test_one_adaptation_of_the_same_texts_is_one_backbone_however_the_data_was_n
     other = pinned(by_file.with_(cleaning=CleaningConfig(strip_special=True), texts=None))
     assert other.texts != by_file.texts and other.folder_name != by_file.folder_name
     assert by_file.with_(epochs=2).folder_name != by_file.folder_name
+    # an upload read by its own label column lost that column from its name; its adapted backbone's folder keeps it
+    from core.data import ColumnMapping
+    from core.train.adaptation import slug
+
+    upload = AdaptConfig(data=DataSpec(train=str(tmp_path / "small_train.csv"), mapping=ColumnMapping(label="author")),
+                         backbone=str(tiny_backbone))
+    assert upload.data.short_name == "small_train.csv"
+    assert f"-tapt-{slug('small_train.csv · author')}-" in upload.folder_name
 
 
 def test_an_adaptations_time_comes_from_the_ones_made_here_else_the_laptop_figure():

@@ -673,3 +673,19 @@ def test_classify_shows_labels_as_plain_text(tmp_path):
     assert at.metric[0].value in (plain(image), plain(colon))
     assert not any(image in s or colon in s for s in shown)  # never the raw label, which Markdown would read
     assert any(plain(image) in s or plain(colon) in s for s in shown[1:])
+
+
+def test_an_uploaded_csv_goes_by_its_name_and_a_new_session_offers_its_stored_copy(dataset, studio_home):
+    """An upload read by its own label column is named by its file alone (not "small_train.csv · author"), and a
+    new session's path fields hold the stored copy that "Current" names, so it loads again as it is."""
+    raw = "".join(f"text number {i} by writer {i % 2},w{i % 2}\n" for i in range(20)).encode()
+    at = open_page("pages/data.py", dataset)
+    at.file_uploader(key="up_train").set_value(("small_train.csv", b"text,author\n" + raw, "text/csv")).run()
+    at.file_uploader(key="up_test").set_value(("small_test.csv", b"text,author\n" + raw, "text/csv")).run()
+    at.text_input(key="up_label").set_value("author").run()
+    at.button(key="up_load").click().run()
+    assert not at.exception and at.session_state["dataset"].name == "small_train.csv"
+    again = open_page("pages/data.py")  # a new session on the same studio home
+    spec = again.session_state["dataset"].spec
+    assert spec.train.startswith(str(studio_home / "uploads")) and spec.mapping.label == "author"
+    assert (again.text_input(key="lp_train").value, again.text_input(key="lp_test").value) == (spec.train, spec.test)

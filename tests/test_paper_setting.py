@@ -249,6 +249,12 @@ def test_coarse_and_fine_tasks_of_one_folder_are_named_apart(paper_split):
     fine, coarse = DataSpec(train=str(paper_split)), DataSpec(train=str(paper_split), mapping=ColumnMapping(
         label="coarse"))
     assert (fine.short_name, coarse.short_name) == ("split", "split · coarse")
+    assert DataSpec(train=str(paper_split / "train.jsonl"), mapping=ColumnMapping(label="coarse")).short_name == \
+        "split · coarse"  # a split file goes by its folder, and the task with it
+    # a file named for itself (an upload, stored under its content hash) goes by that name alone
+    upload = DataSpec(train="/home/u/cache/uploads/0123456789abcdef/small_train.csv",
+                      mapping=ColumnMapping(label="author"))
+    assert upload.short_name == "small_train.csv"
     labels = [run_label(TrainConfig(data=s, method="tfidf-lr", fraction=1.0), 18) for s in (fine, coarse)]
     assert labels[0] != labels[1] and "split · coarse" in labels[1]
     assert len(load_dataset(coarse).labels) == 4  # a, b, c from train and d from test, by their first letter

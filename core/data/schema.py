@@ -66,8 +66,9 @@ class DataSpec:
             path.stem.lower() in ("train", "subtaskb_train")
         name = path.parent.name if generic and path.parent.name and not HASH_FOLDER.fullmatch(path.parent.name) \
             else path.name
-        # one folder read by two label columns is two tasks (TREC's fine and coarse classes): named apart
-        own = self.mapping.label not in (None, ColumnMapping().label)
+        # one folder read by two label columns is two tasks (TREC's fine and coarse classes): named apart. A file
+        # named for itself (an upload) goes by that name alone: "small_train.csv · author" read as two things
+        own = self.mapping.label not in (None, ColumnMapping().label) and (generic or not path.suffix)
         return f"{name} · {self.mapping.label}" if own else name
 
     @property

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from core.backbone import resolve_backbone
 from core.backbone.locate import ADAPTED_DIR, Backbone, adopted
-from core.data import CleaningConfig, CorpusConfig, DataSpec, load_dataset, with_cleaning
+from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
 SPLITS = ("train", "val", "test")  # the dataset's splits whose texts an adaptation may read; train's by default
@@ -103,7 +103,10 @@ class AdaptConfig:
         if self.texts is None:  # not pinned: the data as named
             what |= {"data": json.loads(self.to_json())["data"], "cleaning": asdict(self.cleaning)}
         digest = hashlib.sha1(json.dumps(what | {"base": identity}, sort_keys=True).encode()).hexdigest()[:8]
-        return f"{slug(stem)}-tapt-{slug(self.data.short_name)}-{digest}"
+        name, label = self.data.short_name, self.data.mapping.label
+        if label not in (None, ColumnMapping().label) and not name.endswith(f" · {label}"):
+            name = f"{name} · {label}"  # as named before an upload's name dropped its label column: folders stay
+        return f"{slug(stem)}-tapt-{slug(name)}-{digest}"
 
 
 def texts_for(config: AdaptConfig) -> tuple[list[str], dict[str, int]]:
