@@ -36,7 +36,8 @@ if any(r.status in ACTIVE for r in runs):
     watch(sum(r.status in FINISHED for r in runs))
 
 frame = compare.runs_frame(runs)
-colour_order = compare.series_order(frame)  # before the filters, so a series keeps its colour under any filter
+# before the filters, so a series keeps its colour under any filter
+colour_order, references = compare.series_order(frame), compare.reference_keys(frame)
 with st.expander("Filters", expanded=False):
     cols = st.columns(2)  # wide enough for the longest method name, uncut
     chosen = {}
@@ -86,22 +87,23 @@ ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=
 st.dataframe(ranked[["series", "panel", "n", "labels read", "seeds", f"{metric}_mean", f"{metric}_interval",
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
-             {"series": st.column_config.TextColumn("group", width=440),
+             {"series": st.column_config.TextColumn("group", width=400),
               "seeds": st.column_config.ListColumn(width=90),
               "panel": st.column_config.TextColumn("amount", width=170),  # "20/class (120 labeled)" whole
               "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
               f"{metric}_interval": st.column_config.TextColumn(
-                  "95% CI", width=130, help="Student's t over seeds, as computed: one that runs past the metric's range "
+                  "95% CI", width=180, help="Student's t over seeds, as computed: one that runs past the metric's range "
                                              "says so (too few seeds to bound the mean)")})
-colours = charts.series_colours(groups, colour_order)  # one colour a series on every chart of the page
+colours = charts.series_colours(groups, colour_order, references)  # one colour a series on every chart of the page
 line = charts.metric_vs_amount(groups, metric, colours)  # bars when the runs have one labeled amount
 st.altair_chart(line)
-d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # the downloads side by side, not spread across the page
+bars = charts.grouped_bars(groups, metric, colours=colours) if groups["labeled"].nunique() > 1 else None
+if bars is not None:
+    st.altair_chart(bars)
+d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # under the charts they save, side by side, not spread across the page
 d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
 d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
-if groups["labeled"].nunique() > 1:
-    bars = charts.grouped_bars(groups, metric, colours=colours)
-    st.altair_chart(bars)
+if bars is not None:
     d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool sizes or more
     st.altair_chart(charts.metric_vs_unlabeled(groups, metric, colours))

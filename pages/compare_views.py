@@ -28,7 +28,7 @@ def verdicts(summary, metric: str) -> None:
                      {"verdict": st.column_config.TextColumn(width=200),
                       "best_series": st.column_config.TextColumn("group with the highest mean", width=480),
                       "runner_up_series": st.column_config.TextColumn("next group", width=480),
-                      "p_value": st.column_config.NumberColumn("p", format="%.3g"), "n": "seeds"}, placeholder="–")
+                      "p_value": st.column_config.NumberColumn("p", format="%.4f"), "n": "seeds"}, placeholder="–")
     if summary.ablations:
         st.markdown(f"**What GAN-BERT's adversarial part adds** to test {METRIC_NAMES[metric]}: GAN-BERT − its control "
                     "(the same discriminator, rows and budget with the adversarial part off), paired by seed")

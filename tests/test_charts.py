@@ -345,17 +345,18 @@ def colour_scales(spec):
 
 def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
     """Filtering Compare reassigned colours: the series left took the first colours, and a GAN-BERT line drawn
-    orange became blue. Colours follow the order of the runs before any filter (`series_order`)."""
+    orange became blue. Colours follow the order of the runs before any filter (`series_order`), references in
+    tones of their own (two had been teal and green side by side)."""
     runs = hand_runs_frame([(TrainConfig(method=m, lr=lr, fraction=f, seed=s), 0.5 + s / 100)
                             for m, lr in (("tfidf-lr", None), ("ganbert", 1e-3), ("ganbert", 1e-4))
                             for f in (0.01, 0.1) for s in (0, 1)])
-    order = compare.series_order(runs)
+    order, references = compare.series_order(runs), compare.reference_keys(runs)
 
     def colours(frame: pd.DataFrame) -> list[dict[str, str]]:
         """series key → colour in each of the two charts that colour series"""
         groups = compare.summarize(frame, "accuracy", compare.METRICS).groups
         key = dict(zip(groups["series"], groups["series_key"]))
-        mapping = compare_charts.series_colours(groups, order)
+        mapping = compare_charts.series_colours(groups, order, references)
         charts = (compare_charts.metric_vs_amount(groups, "accuracy", mapping),
                   compare_charts.grouped_bars(groups, "accuracy", colours=mapping))
         return [{key[name]: colour for scale in colour_scales(chart.to_dict())
@@ -363,6 +364,7 @@ def test_a_series_keeps_its_colour_when_a_filter_hides_others_and_renames_it():
 
     everything = colours(runs)
     assert everything[0] == everything[1] and len(set(everything[0].values())) == 3
+    assert [everything[0][key] in compare_charts.REFERENCE_PALETTE for key in order] == [True, False, False]
     slower = runs[runs["settings"].str.contains('"lr": 0.0001')]  # one GAN-BERT series: its name loses its rate
     for left in colours(slower):
         assert len(left) == 1 and left.items() <= everything[0].items()

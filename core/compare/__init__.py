@@ -17,6 +17,7 @@ _EXPORTS = {
     "mean_ci": "core.compare.seeds",
     "paired": "core.compare.seeds",
     "seed_points": "core.compare.seeds",
+    "reference_keys": "core.compare.seeds",
     "series_order": "core.compare.seeds",
     "summarize": "core.compare.verdicts",
     "verdict_line": "core.compare.verdicts",

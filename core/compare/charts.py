@@ -18,17 +18,29 @@ CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_super
 CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
-def series_colours(groups: pd.DataFrame, colour_order: list[str] | None = None) -> dict[str, str]:
+# References (TF-IDF + LR, features + LR) in tones no method takes: from the method palette, two of them had drawn
+# teal and green side by side, and the best group, a reference, read as a faint line among the methods
+REFERENCE_PALETTE = ("#2f2f2f", "#9d7660", "#79706e", "#bab0ac")
+METHOD_PALETTE = tuple(c for c in SERIES_PALETTE if c not in REFERENCE_PALETTE)
+
+
+def series_colours(groups: pd.DataFrame, colour_order: list[str] | None = None,
+                   references: set[str] | None = None) -> dict[str, str]:
     """One colour for every name a chart of these groups draws, built once for a page and passed to each of its
     charts, so a series is one colour on all of them. A series' colour comes from its key's place in
-    `colour_order` (`seeds.series_order` of the runs before filters), so it keeps it under any filter; a series
-    drawn along the unlabeled pool (its pools as one line: `pool_series`) that is no series of its own takes a
-    colour no series has (a walk found GAN-BERT's pool line in the orange of features + LR)."""
+    `colour_order` (`seeds.series_order` of the runs before filters) among the methods, or among the references
+    (`references`: their keys before filters; else the groups' own), from a palette of their own, so it keeps it
+    under any filter; a series drawn along the unlabeled pool (its pools as one line: `pool_series`) that is no
+    series of its own takes a colour no series has (a walk found GAN-BERT's pool line in the orange of features +
+    LR)."""
     order = list(dict.fromkeys([*(colour_order or []), *groups["series_key"]]))
+    references = (references or set()) | set(groups.loc[groups["reference"].astype(bool), "series_key"])
+    ranks = {key: i for kind in (False, True) for i, key in enumerate(k for k in order if (k in references) == kind)}
     colours: dict[str, str] = {}
     for name, key in zip(groups["series"], groups["series_key"]):
-        colours.setdefault(name, SERIES_PALETTE[order.index(key) % len(SERIES_PALETTE)])
-    free = [c for c in SERIES_PALETTE if c not in colours.values()] or list(SERIES_PALETTE)  # none a series has
+        palette = REFERENCE_PALETTE if key in references else METHOD_PALETTE
+        colours.setdefault(name, palette[ranks[key] % len(palette)])
+    free = [c for c in METHOD_PALETTE if c not in colours.values()] or list(METHOD_PALETTE)  # none a series has
     pool_only = [n for n in dict.fromkeys(groups["pool_series"]) if n not in colours]
     # spread over the free colours: neighbours in the palette (purple, pink) had drawn GAN-BERT and its control
     step = max(1, len(free) // max(1, len(pool_only)))
@@ -71,6 +83,8 @@ def metric_vs_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] 
         y=alt.Y(f"{metric}_mean:Q", title=label(metric), scale=y_scale),
         strokeDash=alt.StrokeDash("kind:N", title=None, legend=None,  # the series legend shows each dash
                                   scale=alt.Scale(domain=["method", "reference"], range=[[1, 0], [6, 4]])),
+        strokeWidth=alt.StrokeWidth("kind:N", legend=None,  # a reference as plain to see as a method
+                                    scale=alt.Scale(domain=["method", "reference"], range=[2, 3])),
         tooltip=tooltip(metric))
     # fit-x: the height is the plot's own; fitted whole, a stretched chart gave most of it to the legend
     return (band + line).properties(width=480, height=300, title=f"{label(metric)} against labeled texts: mean "

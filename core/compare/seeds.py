@@ -181,6 +181,11 @@ def series_order(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(done["settings"].map(series_key)))
 
 
+def reference_keys(frame: pd.DataFrame) -> set[str]:
+    """The series keys of the reference runs (`series_colours` gives them a palette of their own)."""
+    return set(frame.loc[frame["reference"].astype(bool), "settings"].map(series_key))
+
+
 def metric_range(metric: str) -> tuple[float, float]:
     """The values a metric can take: MCC spans [-1, 1], every other metric the studio compares [0, 1]."""
     return (-1.0, 1.0) if metric == "mcc" else (0.0, 1.0)
