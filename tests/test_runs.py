@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -260,9 +262,12 @@ def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkey
     assert reg.get(run_id).message == "encoding texts: 0 of 4,000 (0%)"
     on_event({"type": "features", "done": 1000, "total": 4000})  # 1,000 texts in 30 s: 90 s to go
     assert reg.get(run_id).message == "encoding texts: 1,000 of 4,000 (25%), about 2 min left"
-    on_event({"type": "features", "done": 4000, "total": 4000})
+    on_event({"type": "features", "done": 4000, "total": 4000, "tokens": 300_000.0})
     assert reg.get(run_id).message == "encoding texts: 4,000 of 4,000 (100%)"
-    assert reg.setting("encode_texts_per_s") == "66.67"  # 4,000 texts in 60 s, kept for the next estimate
+    from core.runs.encoding_speed import SPEEDS, encoder_key
+
+    # 300,000 tokens in 60 s, kept for the next estimate of this run's encoder
+    assert json.loads(reg.setting(SPEEDS)) == {encoder_key(reg.get(run_id).config): 5000.0}
     run = reg.get(run_id)
     assert (run.phase, run.progress) == ("encoding", 1.0)  # the progress column shows the encoding's own progress
     encoding_began = run.phase_started
@@ -272,19 +277,60 @@ def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkey
 
 
 def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_home):
-    from core.runs.estimate import ENCODE_SPEED, grid_seconds
+    from core.runs.encoding_speed import SPEEDS, encoder_key
+    from core.runs.estimate import grid_seconds
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
     head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))  # as a grid gives them
     gan = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
-    reg.set_setting(ENCODE_SPEED, "10")
-    slow = grid_seconds(reg, [head], 1000, 100, 100, 6).seconds, grid_seconds(reg, [gan], 1000, 100, 100, 6).seconds
-    reg.set_setting(ENCODE_SPEED, "100")
-    fast = grid_seconds(reg, [head], 1000, 100, 100, 6).seconds, grid_seconds(reg, [gan], 1000, 100, 100, 6).seconds
-    # labeled, validation (5/class as it labels) and test only; GAN-BERT: the pool too
-    assert slow[0] - fast[0] == pytest.approx((30 + 30 + 100) / 10 - (30 + 30 + 100) / 100)
-    assert slow[1] - fast[1] == pytest.approx((1000 + 30 + 100) / 10 - (1000 + 30 + 100) / 100)
+    texts = ["x" * 400] * 10  # 100 tokens each by their characters, under the max length
+    assert head.max_len >= 102 and encoder_key(head) == encoder_key(gan)  # one encoder, one speed
+    reg.set_setting(SPEEDS, json.dumps({encoder_key(head): 1000}))
+    slow = [grid_seconds(reg, [c], 1000, 100, 100, 6, texts).seconds for c in (head, gan)]
+    reg.set_setting(SPEEDS, json.dumps({encoder_key(head): 10_000}))
+    fast = [grid_seconds(reg, [c], 1000, 100, 100, 6, texts).seconds for c in (head, gan)]
+    # labeled, validation (5/class as it labels) and test only; GAN-BERT: the pool too; 102 tokens a text
+    assert slow[0] - fast[0] == pytest.approx((30 + 30 + 100) * 102 * (1 / 1000 - 1 / 10_000))
+    assert slow[1] - fast[1] == pytest.approx((1000 + 30 + 100) * 102 * (1 / 1000 - 1 / 10_000))
+
+
+def test_encoding_is_kept_per_encoder_in_tokens(studio_home):
+    """One figure for every pass, scaled by the max length, was overwritten by each: after a grid of short
+    questions an L2R estimate was 2.7x too fast, and a SmolLM2 pass set the speed MiniLM's grids read. A pass is
+    kept in tokens/s for its encoder (backbone, features, precision, device, engine); a grid is priced by the
+    tokens its texts hold. An encoder not measured here is priced from one that was, scaled by their work; an
+    earlier studio's one figure (MiniLM's texts/s at 128 tokens) stands until then."""
+    from core.runs.encoding_speed import (FALLBACK, LEGACY_SPEED, encoder_key, encoding_cost, measured,
+                                          remember_encoding, tokens_per_second)
+    from core.runs.estimate import grid_seconds
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    minilm = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="features-lr", max_len=256,
+                         precision="fp32", encoder_engine="torch")
+    smollm2, both = minilm.with_(backbone="smollm2-135m"), minilm.with_(backbone="smollm2-135m", features="both")
+    assert encoding_cost(minilm) == 1.0 and encoding_cost(smollm2) == pytest.approx(7.5)
+    assert encoding_cost(both) == pytest.approx(11.25 * 1.5)
+    assert tokens_per_second(reg, minilm) == FALLBACK["fp32"]  # nothing measured: a laptop's figure
+    reg.set_setting(LEGACY_SPEED, "50")  # an earlier studio's measured MiniLM speed: 50 texts/s at 128 tokens
+    assert tokens_per_second(reg, minilm) == 50 * 128
+    assert tokens_per_second(reg, smollm2) == pytest.approx(50 * 128 / 7.5)
+    remember_encoding(reg, 1000, 20_000.0, 100.0, smollm2)  # 200 tokens/s on SmolLM2's layer 20
+    remember_encoding(reg, 50, 1_000.0, 100.0, minilm)  # too few texts to tell a speed: not kept
+    assert measured(reg) == {encoder_key(smollm2): 200.0}
+    assert tokens_per_second(reg, smollm2) == 200.0  # its own
+    assert tokens_per_second(reg, minilm) == pytest.approx(200.0 * 7.5)  # scaled from it, not the legacy figure
+    remember_encoding(reg, 1000, 30_000.0, 10.0, minilm)
+    assert tokens_per_second(reg, minilm) == 3000.0 and tokens_per_second(reg, smollm2) == 200.0  # each its own
+    assert tokens_per_second(reg, both) == pytest.approx(statistics.median([200.0 * 7.5, 3000.0]) / 16.875)
+    # a grid of long texts takes longer than one of short texts on the same encoder, by their tokens
+    short, long = ["a short question?"] * 100, ["word " * 400] * 100
+    base = grid_seconds(reg, [minilm], 1000, 100, 100, 6, ["x"] * 100).seconds
+    took = {n: grid_seconds(reg, [minilm], 1000, 100, 100, 6, t).seconds - base for n, t in (("s", short), ("l", long))}
+    assert took["l"] / took["s"] == pytest.approx((256 - 2.25) / (17 / 4 + 2 - 2.25))  # "x": 2.25 tokens
+    reg.set_setting("encode_tokens_per_s", "{not json")  # a damaged setting: as if none were measured
+    assert measured(reg) == {} and tokens_per_second(reg, minilm) == 50 * 128
 
 
 def finished(reg: Registry, config: TrainConfig, seconds: float, encode: float = 0.0, labeled: int = 30,
@@ -301,31 +347,6 @@ def finished(reg: Registry, config: TrainConfig, seconds: float, encode: float =
         db.execute("UPDATE runs SET claimed = ?, started = 1000, ended = ? WHERE id = ?",
                    (1000 - startup, 1000 + seconds, run_id))
     return run_id
-
-
-def test_encoding_is_estimated_by_the_backbones_size_and_kept_for_minilm(studio_home):
-    """A walk's SmolLM2 grid read "about 3 min" at MiniLM's speed. SmolLM2 (576 wide) runs 20 of its 30 layers for
-    its hidden states (7.5 times MiniLM's pass) and all 30 with its LM head for token probabilities (11.25 × 1.5):
-    counting all 30 for hidden states promised half as long again. A pass measured on it is kept as MiniLM's
-    speed."""
-    from core.runs.estimate import ENCODE_SPEED, encoding_cost, grid_seconds, remember_encoding
-
-    reg = Registry()
-    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    minilm = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="features-lr", max_len=128,
-                         precision="fp32", encoder_engine="torch")
-    smollm2 = minilm.with_(backbone="smollm2-135m")
-    assert encoding_cost(minilm) == 1.0 and encoding_cost(smollm2) == pytest.approx(7.5)
-    assert encoding_cost(smollm2.with_(features="both")) == pytest.approx(11.25 * 1.5)
-    assert encoding_cost(smollm2.with_(features="probabilities")) == pytest.approx(11.25 * 1.5)
-    seconds = {c.features + str(c.backbone): grid_seconds(reg, [c], 1000, 100, 100, 6).seconds
-               for c in (minilm, smollm2, smollm2.with_(features="probabilities"))}
-    encoding = {k: v - seconds["hiddenNone"] for k, v in seconds.items()}  # the rest is alike
-    base = grid_seconds(reg, [minilm.with_(max_len=256)], 1000, 100, 100, 6).seconds - seconds["hiddenNone"]
-    assert encoding["hiddensmollm2-135m"] == pytest.approx(6.5 * base)  # 7.5x: 6.5 more than MiniLM's pass
-    assert encoding["probabilitiessmollm2-135m"] == pytest.approx((11.25 * 1.5 - 1) * base)
-    remember_encoding(reg, 1300, 100.0, smollm2)  # 13 texts/s on SmolLM2's 20 layers: 97.5 on MiniLM
-    assert float(reg.setting(ENCODE_SPEED)) == pytest.approx(13 * 7.5, rel=0.01)
 
 
 def test_a_frozen_minilm_grid_is_told_smollm2s_gain_and_its_time_without_converting_it(studio_home):
@@ -360,7 +381,9 @@ def test_a_frozen_minilm_grid_is_told_smollm2s_gain_and_its_time_without_convert
 def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     """The issue's grid: 12 runs estimated 'under a minute' took 447.7 s. Replayed: the same grid with other
     seeds is estimated from the runs' own times (less their encoding), within a factor of 1.5."""
-    from core.runs.estimate import FALLBACK_ENCODE, grid_seconds, texts_to_encode
+    from core.backbone.token_count import tokens_per_text
+    from core.runs.encoding_speed import FALLBACK
+    from core.runs.estimate import grid_seconds, texts_to_encode
     from core.train.features import feature_store, text_hashes, write_shard
 
     reg = Registry()
@@ -384,7 +407,7 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     assert estimate.seconds == pytest.approx(actual)  # the features are cached: no encoding counted
     # GAN-BERT reads the whole pool; each of 4 seeds validates on 30 of the split's 100, overlapping: 76 in all
     assert texts_to_encode(again, 1000, 100, 100, 6) == pytest.approx(1000 + 100 * (1 - 0.7 ** 4) + 100)
-    speed = FALLBACK_ENCODE["bf16" if grid[0].precision == "bf16" else "fp32"] * 128 / grid[0].max_len
+    speed = FALLBACK["bf16" if grid[0].precision == "bf16" else "fp32"] / tokens_per_text(texts, grid[0].max_len)
     assert half.seconds == pytest.approx(actual + 0.5 * texts_to_encode(again, 1000, 100, 100, 6) / speed)
     assert estimate.words() == "about 10 min (from runs finished on this machine)"
     # another amount of a method run here: its runs' times scaled by the method's model, still from history

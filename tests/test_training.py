@@ -224,7 +224,8 @@ def test_batch_size_defaults_follow_the_mode():
 
 
 def test_the_estimate_counts_the_budget_in_steps():
-    from core.runs.estimate import FALLBACK_ENCODE, RUN_OVERHEAD, STARTUP, grid_seconds, run_seconds
+    from core.runs.encoding_speed import FALLBACK
+    from core.runs.estimate import RUN_OVERHEAD, STARTUP, grid_seconds, run_seconds
 
     head = TrainConfig(frozen=True, fraction=0.01, epochs=10, max_len=128)
     gan = head.with_(method="ganbert", batch_size=256)
@@ -248,11 +249,11 @@ def test_the_estimate_counts_the_budget_in_steps():
     both = grid_seconds(NoRuns(), [head, gan], 10_000, 1_000, 3_000, 6)
     assert both.guessed == 2 and both.seconds == pytest.approx(
         run_seconds(head, (100, 9_900, 100, 3_000)) + run_seconds(gan, (100, 9_900, 100, 3_000))
-        + STARTUP + 2 * RUN_OVERHEAD + 13_100 / FALLBACK_ENCODE["fp32"])
+        + STARTUP + 2 * RUN_OVERHEAD + 13_100 * 128 / FALLBACK["fp32"])  # no texts given: each fills 128 tokens
     # with no validation split, those 100 come out of the pool: 10,000 pool texts and the test's 3,000 to encode
     alone = grid_seconds(NoRuns(), [gan], 10_000, None, 3_000, 6)
     assert alone.seconds == pytest.approx(run_seconds(gan, (100, 9_800, 100, 3_000)) + STARTUP + RUN_OVERHEAD
-                                          + 13_000 / FALLBACK_ENCODE["fp32"])
+                                          + 13_000 * 128 / FALLBACK["fp32"])
 
 
 def test_the_estimate_counts_attention_dropouts_unfused_kernel():

@@ -27,24 +27,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.data import clean_texts
-from core.backbone import pass_work
+from core.backbone.token_count import tokens_per_text
 from core.backbone.packaged import PACKAGED, is_converted
-from core.backbone.poolings import reads_probabilities
 from core.paths import studio_home
+from core.runs.encoding_speed import tokens_per_second
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
 from core.train.features import both_store, cached_share, feature_store
 
-# texts/s at 128 tokens by precision, the frozen-feature pass before this machine has measured its own: in fp32
-# bench/frozen_grid.py measured 46-47 on a 2-core CPU (2026-11-25 and 26), 61-63 on an earlier one; in bf16
-# bench/encode.py measured 154 (2026-11-28), and the first grid of bench/estimates.py encoded L2R at 97 texts/s at
-# 256 tokens (2026-11-29). A little under the slower, so a first grid is not promised in half its time
-FALLBACK_ENCODE = {"fp32": 46.0, "bf16": 140.0}
 STARTUP = 8.0  # s for a worker process to start and import torch and transformers before it has been timed here
 RUN_OVERHEAD = 0.5  # s a run spends beyond its method's model (its data, features, folder): 0.2-0.5 s chained
-ENCODE_SPEED = "encode_texts_per_s"  # registry setting: the latest encoding pass's texts/s at 128 tokens
 BUSY = 0.75  # of the cores busy over the last minute, with no run of the studio's going: other work slows a grid
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
 ROWS = ("labeled", "unlabeled", "val_rows", "test_rows")  # a run's data, as the methods' time models take it
@@ -57,21 +51,6 @@ def roughly(seconds: float) -> str:
         return "under a minute"
     minutes = round(seconds / 60)
     return f"about {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"about {minutes} min"
-
-
-def encoding_cost(config: TrainConfig) -> float:
-    """A text's encoding against MiniLM's (`pass_work`: SmolLM2's layer 20 is 7.5x MiniLM); token probabilities add
-    the LM head and a softmax over the vocabulary (1.5x a whole pass of SmolLM2, measured): both feature sets 16.9x."""
-    return pass_work(config.backbone, config.resolved_pooling) * (
-        1.5 if reads_probabilities(config.resolved_pooling) else 1.0)
-
-
-def remember_encoding(registry: Registry, texts: int, seconds: float, config: TrainConfig) -> None:
-    """Keep how fast this machine encodes, scaled to 128 tokens and to MiniLM (`encoding_cost`), for the next
-    grid's estimate: a SmolLM2 pass had set the speed every MiniLM grid then read, 11 times too slow."""
-    if texts >= 100 and seconds > 0:
-        speed = texts / seconds * config.max_len / 128 * encoding_cost(config)
-        registry.set_setting(ENCODE_SPEED, f"{speed:.2f}")
 
 
 def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
@@ -242,9 +221,9 @@ def store_of(config: TrainConfig) -> Path | tuple:
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
                  classes: int, texts: Sequence[str] = (), extra: int = 0) -> Estimate:
     """The whole grid run one after another in one worker process (its start counted once), plus the encoding
-    a frozen grid still needs: each text once (`texts_to_encode`), at the speed measured here (else a laptop
-    figure at the runs' precision), less the share of the dataset's `texts` its feature store already holds (a
-    walk's grid on features a benchmark had cached read "about 11 min" for 2)."""
+    a frozen grid still needs: each text once (`texts_to_encode`), by the tokens the dataset's `texts` hold, at the
+    speed measured here for its encoder (`encoding_speed`), less the share of those its feature store already
+    holds (a walk's grid on features a benchmark had cached read "about 11 min" for 2)."""
     history = History(registry.list(statuses=(Status.DONE,)))
     each, known = {c.to_json(): 0.0 for c in configs}, 0
     if configs:
@@ -258,9 +237,8 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
         if c.frozen:
             stores.setdefault(store_of(c), []).append(c)
     for store, frozen in stores.items():
-        max_len = max(c.max_len for c in frozen)
-        fallback = FALLBACK_ENCODE["bf16" if frozen[0].precision == "bf16" else "fp32"]
-        speed = float(registry.setting(ENCODE_SPEED) or fallback) * 128 / max_len / encoding_cost(frozen[0])
+        # the tokens its texts hold at its max length, at the speed measured here for its encoder
+        per_text = tokens_per_text(texts, frozen[0].max_len) / tokens_per_second(registry, frozen[0])
         cached = 0.0
         if texts and isinstance(store, Path):
             wider = both_store(frozen[0], studio_home(), frozen[0].precision == "bf16", frozen[0].encoder_engine)
@@ -272,7 +250,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
         before = 0.0
         for i, c in enumerate(frozen):
             upto = texts_to_encode(frozen[:i + 1], pool, split, test, classes, extra)
-            each[c.to_json()] += (upto - before) * (1 - cached) / speed
+            each[c.to_json()] += (upto - before) * (1 - cached) * per_text
             before = upto
     return Estimate(sum(each.values()), known, len(configs) - known, each)
 

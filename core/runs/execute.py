@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from core.backbone.device import describe_device
-from core.runs.estimate import ROWS, remember_encoding, roughly
+from core.runs.encoding_speed import remember_encoding
+from core.runs.estimate import ROWS, roughly
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import IllegalMove, Status
 from core.runs.registry import Registry, Run
@@ -99,7 +100,8 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
                 encoding_since[0] = now
             if done == total and done:
                 # read now: a run an older version queued has its max length from its start
-                remember_encoding(registry, total, now - encoding_since[0], registry.get(run_id).config)
+                remember_encoding(registry, total, event.get("tokens", 0.0), now - encoding_since[0],
+                                  registry.get(run_id).config)
             if done == 0 or done == total or now - last[0] > 1.0:
                 last[0] = now
                 left = (total - done) * (now - encoding_since[0]) / done if done else None

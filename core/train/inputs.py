@@ -14,6 +14,7 @@ from core.backbone.device import use_bf16
 from core.backbone.encode import load_tokenizer
 from core.backbone.engines import encoder_for, usable_engine
 from core.backbone.probabilities import NAMES
+from core.backbone.token_count import tokens
 from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
 from core.paths import studio_home
@@ -148,15 +149,16 @@ def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: to
     wider = None if both is None else (both, slice(-len(NAMES), None) if config.features == "probabilities"
                                        else slice(0, -len(NAMES)))
 
-    encoder = None
+    encoder, work = None, 0.0  # the tokens encoded so far (`token_count`): the pass's speed is kept in them
 
     def encode(missing: list[str], on_progress: Callable[[int, int], None]) -> np.ndarray:
-        nonlocal encoder  # loaded once, and only when a text is missing from the store
+        nonlocal encoder, work  # loaded once, and only when a text is missing from the store
         encoder = encoder or encoder_for(engine, backbone, home, config.max_len, config.resolved_pooling, device, bf16,
                                          loaded)
+        work += tokens(missing, config.max_len)
         return encoder(missing, on_progress)
-    return cached_features(texts, store, encode, say, wider,
-                           lambda done, total: on_event({"type": "features", "done": done, "total": total}))
+    return cached_features(texts, store, encode, say, wider, lambda done, total: on_event(
+        {"type": "features", "done": done, "total": total, "tokens": work}))
 
 
 def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:
