@@ -83,34 +83,34 @@ shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m]
 ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=[True, True, False])
 # the series (method and what tells it apart) and the amount in columns of their own: as one name at 1,400 px the
 # part that told two groups apart was cut off
-# n, labels read and seeds before the interval, and the group narrower: at 1,400 px they had been past the edge
-st.dataframe(ranked[["series", "panel", "n", "labels read", "seeds", f"{metric}_mean", f"{metric}_interval",
+# the mean and its interval beside the group, then what it read: a walk found the interval past the right edge
+st.dataframe(ranked[["series", f"{metric}_mean", f"{metric}_interval", "n", "panel", "labels read", "seeds",
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
-             {"series": st.column_config.TextColumn("group", width=400),
+             {"series": st.column_config.TextColumn("group", width=360),
               "seeds": st.column_config.ListColumn(width=90),
               "panel": st.column_config.TextColumn("amount", width=170),  # "20/class (120 labeled)" whole
               "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
               f"{metric}_interval": st.column_config.TextColumn(
-                  "95% CI", width=180, help="Student's t over seeds, as computed: one that runs past the metric's range "
-                                             "says so (too few seeds to bound the mean)")})
+                  "95% CI", width=180, help="Student's t over seeds, as computed: one that runs past the metric's "
+                                             "range says so (too few seeds to bound the mean)")})
 colours = charts.series_colours(groups, colour_order, references)  # one colour a series on every chart of the page
 line = charts.metric_vs_amount(groups, metric, colours)  # bars when the runs have one labeled amount
 st.altair_chart(line)
 bars = charts.grouped_bars(groups, metric, colours=colours) if groups["labeled"].nunique() > 1 else None
 if bars is not None:
     st.altair_chart(bars)
-d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # under the charts they save, side by side, not spread across the page
-d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
-d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
-if bars is not None:
-    d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 if not charts.pool_axis(groups).empty:  # a series ran at two unlabeled pool sizes or more
     st.altair_chart(charts.metric_vs_unlabeled(groups, metric, colours))
     st.caption("GAN-BERT's control draws the same pool as GAN-BERT and learns from none of it: its line is what the "
                "rest of the run does without the adversarial part. GAN-BERT's budget counts epochs over labeled and "
                "unlabeled rows, so a smaller pool runs fewer steps (30 at 5/class with none); set Steps to hold it.")
 st.altair_chart(charts.seed_strip(compare.seed_points(frame, groups), metric, colours))
+d1, d2, d3, _ = st.columns([1, 1, 1, 3])  # under the charts, side by side: between two they read as the next one's
+d1.download_button("Chart (PNG)", plotting.chart_png(line), f"{metric}_vs_labeled.png", key="cmp_png")
+d2.download_button("Chart (SVG)", plotting.chart_svg(line), f"{metric}_vs_labeled.svg", key="cmp_svg")
+if bars is not None:
+    d3.download_button("Bars (SVG)", plotting.chart_svg(bars), f"{metric}_bars.svg", key="cmp_bars_svg")
 
 verdicts(summary, metric)
 
@@ -166,7 +166,8 @@ if len(selected) == 2:
         st.warning(str(e))
     else:
         st.markdown(f"**McNemar's test** ({'exact' if test.exact else 'χ² with continuity correction'}), A = "
-                    f"{names[a.id]}, B = {names[b.id]}: only A right on {test.only_a} texts, only B right on {test.only_b}; p = {test.p_value:.3g}.")
+                    f"{names[a.id]}, B = {names[b.id]}: only A right on {test.only_a} texts, only B right on "
+                    f"{test.only_b}; p = {test.p_value:.4f}.")
         st.info(test.verdict(names[a.id], names[b.id]))
 else:
     st.caption("Select exactly two finished runs for McNemar's test per text.")

@@ -97,7 +97,7 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     st.caption(plain(check.unlabeled_note))
     cut = truncation(st.session_state.dataset, repr(spec), None, None)  # the Train page's figure, and cache
     (st.warning if cut.truncated > MAX_TRUNCATED else st.caption)(
-        f"Max length with {resolve_backbone(None).name}, the default backbone: {cut.why}. The Train page says it "
+        f"Max length for {resolve_backbone(None).name}, the default backbone — {cut.why}. The Train page says it "
         "for the backbone you pick; Explore › Lengths counts every train text at any length.")
 
 if "pending_dataset" in st.session_state:

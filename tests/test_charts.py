@@ -301,6 +301,19 @@ def test_an_interval_past_the_metrics_range_is_printed_as_computed_and_clamped_o
                for t in layer["encoding"].get("tooltip", []))  # and the tooltip says why
 
 
+def test_references_alone_at_one_amount_are_drawn_on_a_plot_with_height():
+    """A walk compared TF-IDF + LR with features + LR alone: the plot's height came from a row per method, none,
+    and their dashed lines were not drawn at all."""
+    frame = hand_runs_frame([(TrainConfig(method=m, frozen=True, fraction=0.1, seed=s), 0.3 + s / 10)
+                             for m in ("tfidf-lr", "features-lr") for s in (0, 1)])
+    groups = compare.summarize(frame, "accuracy", compare.METRICS).groups
+    assert groups["reference"].all()
+    spec = compare_charts.one_amount(groups, "accuracy").to_dict()
+    assert spec["height"] >= 84 and any(n.get("mark", {}).get("type") == "rule" for n in spec_nodes(spec))
+    with_method = pd.concat([groups, groups.iloc[:1].assign(reference=False, series="a method")])
+    assert compare_charts.one_amount(with_method, "accuracy").to_dict()["height"] == {"step": 28}
+
+
 def test_per_class_f1_rows_are_tall_enough_for_their_figures():
     f1 = pd.DataFrame([{"run": f"run {i}", "class": c, "f1": 0.5} for i in range(6) for c in ("human", "dolly")])
     assert compare_charts.per_class_heatmap(f1, ("human", "dolly")).to_dict()["height"] == {"step": 24}

@@ -176,3 +176,73 @@ def test_the_budget_sweep_pairs_g1_with_its_control_and_with_the_default_cap_by_
     floor_rows = [line for line in floor_table.splitlines() if line.startswith("| l2r-dev")]  # G1 alone has both twins
     assert floor_rows == [f"| l2r-dev | 20/class | all | {base['precision']} | 500 | G1 | 0.313 (n=3) | 0.280 (n=3) | "
                           "+0.033 [+0.019, +0.048] (n=3) | 3 / 0 |"]  # +0.03, +0.03, +0.04
+
+
+FIGURE = re.compile(r"(?<![\w.\-/])[+−]?\d*\.\d+(?![\w.])|(?<![\w.])\d+(?:\.\d+)?%|(?<![\w.])\d+(?:\.\d+)?×")
+# figures typed beside the tables' own, each worked out here from what it rests on
+DERIVED = {
+    # L2R dev's pool at 20/class: 100 labeled rows × 6 copies beside 11,221 unlabeled; a batch of 16 misses them all
+    "43%": f"{(1 - 600 / (600 + 11_221)) ** 16:.0%}",
+}
+# ratios of two figures of the table the sentence cites, said in words ("about 1.6 times the encoding seconds")
+RATIOS = {"1.6", "1.5"}
+# bullets that quote single runs (a seed's score, a seed's paired difference): checked against every run recorded
+PER_RUN = ("With the encoder trained, as the paper ran GAN-BERT",)
+
+
+def sections(page: str) -> dict[str, str]:
+    """A page's `##` and `###` sections by title, each with its subsections."""
+    heads = [(m.start(), len(m.group(1)), m.group(2).strip()) for m in re.finditer(r"^(#{2,3}) (.+)$", page, re.M)]
+    out: dict[str, str] = {}
+    for i, (start, level, title) in enumerate(heads):
+        end = next((s for s, lv, _ in heads[i + 1:] if lv <= level), len(page))
+        out[title] = out.get(title, "") + page[start:end]
+    return out
+
+
+def recorded_scores() -> set[str]:
+    """Every run's test accuracy and macro-F1 in the committed records, as the docs write them."""
+    scores: set[str] = set()
+    for path in (REPO_ROOT / "bench" / "records").glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            test = (json.loads(line).get("metrics") or {}).get("test") or {}
+            scores |= {f"{test[k]:.3f}" for k in ("accuracy", "macro_f1") if isinstance(test.get(k), (int, float))}
+    return scores
+
+
+def test_every_figure_of_the_conclusions_is_in_the_table_it_cites():
+    """bench/conclusions.md is typed by hand: each bullet's figures must stand in the generated tables it cites
+    (in italics), which `test_results_are_what_the_records_say` holds to the records; a figure worked out from
+    them is worked out here. A stale figure (a table regenerated with more seeds) fails here."""
+    results = (REPO_ROOT / "docs" / "results.md").read_text()
+    tables = sections(results)
+    runs = recorded_scores()
+    text = (REPO_ROOT / "bench" / "conclusions.md").read_text()
+    assert all(figure in text for figure in [*DERIVED, *RATIOS]), "an exception no longer in the conclusions"
+    wrong = []
+    for bullet in re.split(r"\n(?=- )", text)[1:]:
+        said = re.sub(r"\*\*[^*]+\*\*", "", bullet)  # its bold title is no citation
+        cited = [re.sub(r"\s+", " ", name).strip() for name in re.findall(r"\*([^*]+)\*", said)]
+        rests_on = "".join(body for title, body in tables.items() if any(title.startswith(c) for c in cited))
+        assert rests_on or not FIGURE.search(said), f"a bullet with figures cites no table: {bullet[:80]}"
+        per_run = bullet.startswith(tuple(f"- **{title}" for title in PER_RUN))
+        for figure in FIGURE.findall(said):
+            bare = figure.lstrip("+−")
+            if bare in rests_on or figure in RATIOS or DERIVED.get(figure) == figure or (per_run and bare in runs):
+                continue
+            wrong.append(f"{figure} in: {bullet[:60]}…")
+    assert not wrong, "figures the cited tables do not hold:\n" + "\n".join(wrong)
+
+
+def test_every_measured_figure_of_the_methods_page_is_in_the_results():
+    """docs/methods.md quotes measurements (+0.108 for SmolLM2 at 512 tokens, 43% of batches without labels): each
+    stands in docs/results.md's generated tables, or is worked out here; recipe constants (10% warm-up, the 90%
+    quantile) and bench/encode.py's 4.5× are said as such."""
+    results = (REPO_ROOT / "docs" / "results.md").read_text()
+    start = results.index("## What the numbers say")
+    tables = results[:start] + results[results.index("\n## ", start + 1):]
+    constants = {"10%", "90%", "4.5"}
+    page = (REPO_ROOT / "docs" / "methods.md").read_text()
+    wrong = [f for f in FIGURE.findall(page)
+             if f.lstrip("+−") not in tables and f not in constants and DERIVED.get(f) != f]
+    assert not wrong, f"figures of docs/methods.md no generated table holds: {wrong}"
