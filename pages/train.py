@@ -36,8 +36,9 @@ reset = train_form.recall(registry, ds)
 st.title("Train")
 st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, "
            f"{'no validation split' if ds.val is None else f'{len(ds.val):,} in the validation split'}, "
-           f"{0 if ds.test is None else len(ds.test):,} test{train_form.unlabeled_words(ds)}. Defaults suit a CPU "
-           "laptop: frozen-feature mode, where the encoder runs once and only heads (and GAN-BERT's generator) train.")
+           f"{0 if ds.test is None else len(ds.test):,} test{train_form.unlabeled_words(ds)}. "
+           + ("A GPU is here: the encoder trains by default." if gpu else "On a CPU the form opens in frozen-feature "
+              "mode, where the encoder runs once and only heads (and GAN-BERT's generator) train."))
 if ds.test is None:
     st.info("This dataset has no test split; load one with a test file on the Data page.")
     st.stop()
@@ -47,8 +48,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
                  on_change="rerun"):
     c1, c2 = st.columns([3, 1])  # the mode first: it names the methods ("BERT fine-tuning" is a head when frozen)
     train_form.say_reset(reset)
-    frozen = c2.toggle(OPTIONS["frozen"].label, value=not gpu, key="tr_frozen", help=OPTIONS["frozen"].help,
-                       persist_state="session")
+    st.session_state.setdefault("tr_frozen", not gpu)  # a recalled form sets it too: a value here as well warned
+    frozen = c2.toggle(OPTIONS["frozen"].label, key="tr_frozen", help=OPTIONS["frozen"].help, persist_state="session")
     methods = train_form.methods_field(c1, frozen)
     fields = list(dict.fromkeys(f for m in methods for f in METHODS[m].variants))
     # greyed: what no run reads, with the variants as last chosen (so the control greys the generators drawn first)
