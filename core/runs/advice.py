@@ -49,7 +49,8 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
     measured = " and ".join(f"{g.difference:+.3f} on {g.corpus} ({g.per_class} labels a class, ahead on {g.ahead} of "
                             f"{g.seeds} seeds)" for g in MEASURED)
     return (f"On {PACKAGED[SMOLLM2].title.split(' (')[0]}'s hidden states instead of MiniLM's, features + LR scored "
-            f"{measured}. This grid on it: {roughly(there)} here, against {roughly(here)}.")
+            f"{measured}. This grid on SmolLM2 would take {roughly(there)} here, against {roughly(here)} on "
+            "MiniLM.")
 
 
 def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[str]:
