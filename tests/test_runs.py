@@ -570,6 +570,11 @@ def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
     slow = times_left(reg.list(), history, began.phase_started + 150, slots=1)
     assert slow[running] == pytest.approx(150) and [slow[q] for q in queued] == pytest.approx([450, 750, 1050],
                                                                                               rel=0.01)
+    # at its first steps a run's pace says little (5% in 15 s, 3x slow if it held): the queue behind keeps its times
+    reg.update_progress(running, 0.05, 0)
+    early = times_left(reg.list(), history, began.phase_started + 15, slots=1)
+    assert early[queued[0]] - early[running] == pytest.approx(100, rel=0.01)  # 114 before: the pace swung it
+    reg.update_progress(running, 0.5, 0)
     unknown = reg.create(config.with_(max_len=256, seed=5))  # nothing alike has finished: unknown, and so behind it
     later = reg.create(config.with_(seed=6))
     left = times_left(reg.list(), History(reg.list()), now, slots=1)

@@ -300,13 +300,16 @@ def machine_pace(local: list[Run], left: dict[str, float | None], history: Histo
     """How much longer than expected the runs training now will take in all (their time so far plus their time
     left, over what they were expected to take), the median of them; 1 when none is training yet. The queued
     runs' times are scaled by it: on a machine loaded by other work, a walk's queue line had kept saying the
-    launch estimate while the run ahead of them took 6 times its own."""
+    launch estimate while the run ahead of them took 6 times its own. A run's ratio counts as its own time left
+    does (`time_left`): its weight grows as the square of the share of its first third of steps run, and is 0 while
+    it encodes; the first steps' pace had swung a grid's forecast from 5 to 14 to 8 min for a grid that took 6."""
     ratios = []
     for r in local:
         expected = r.estimate or history.alike(r.config)  # the launch estimate counts the start and encoding too
         began = r.claimed or r.started
         if r.status == Status.RUNNING and r.phase_started and left[r.id] is not None and expected and began:
-            ratios.append((now - began + left[r.id]) / expected)
+            weight = 0.0 if r.phase == "encoding" else min(1.0, (r.progress / EARLY) ** 2)
+            ratios.append(1 + weight * ((now - began + left[r.id]) / expected - 1))
     return statistics.median(ratios) if ratios else 1.0
 
 
