@@ -352,6 +352,21 @@ def estimates_section() -> str:
             "repeated one.\n\n" + "\n".join(rows))
 
 
+def predict_memory_section() -> str:
+    """`core predict --file`'s peak memory against the file's length (bench/predict_memory.py)."""
+    found = recorded(RECORDS_DIR / "predict-memory.jsonl")
+    if not found:
+        return ""
+    rows = ["| date | CPU | backbone, features | max length | texts | peak RSS GB | texts/s |",
+            "|---|---|---|---:|---:|---:|---:|"]
+    rows += [f"| {r['date']} | {r['cpu']} ({r['threads']} thread) | {r['backbone']}, {r['features']} | "
+             f"{r['max_len']} | {r['texts']:,} | {r['peak_rss_gb']:.2f} | {r['texts_per_s']:.2f} |" for r in found]
+    return ("## Predicting a file: peak memory (bench/predict_memory.py)\n\nA frozen features + LR run on SmolLM2's "
+            "hidden states and token probabilities predicts files of L2R texts, each in its own process; encoding "
+            f"streams its texts into the feature store. Goal: the peak independent of the file, at most "
+            f"{found[0]['goal_gb']:g} GB.\n\n" + "\n".join(rows))
+
+
 def encode_table(encode: list[dict]) -> str:
     """The latest engine speeds, with GFLOP/s and the ceiling share where measured, and each engine's accuracy
     fall from the latest run that measured accuracy (a speed-only run measures none)."""
@@ -649,6 +664,7 @@ def page() -> tuple[str, str]:
         if (budget := budget_section(runs_of)):
             sections.append("## The trained-encoder budget (bench/defaults.py)\n\n" + budget)
         sections.append(estimates_section())
+        sections.append(predict_memory_section())
         sections.append("## On a GPU (bench/gpu_check.py)\n\n"
                         + gpu_section(restored("l2r", Registry(Path(home) / "l2r-gpu"), gpu=True)))
         table = headline(runs_of)
