@@ -4,9 +4,8 @@ by the tokens they hold at its max length.
 
 One figure for every pass, scaled by the max length, had been overwritten by each: after a TREC grid (questions
 fill a fifth of 64 tokens) an L2R estimate was 2.7x too fast, and a SmolLM2 features + LR run estimated at 5 min
-took 17. Tokens are counted by characters (`CHARS_PER_TOKEN`), on the texts a pass encoded and on those a grid
-will (`core.backbone.token_count`): the same count on both sides, so a tokenizer's own ratio cancels out of the
-speed it is measured at.
+took 17. Tokens are counted by characters (`core.backbone.token_count`), on the texts a pass encoded and on those
+a grid will: the same count on both sides, so a tokenizer's own ratio cancels out of the speed it is measured at.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import statistics
 
 from core.backbone import pass_work
 from core.backbone.poolings import reads_probabilities
-
 from core.runs.registry import Registry
 from core.train import TrainConfig
 
@@ -56,11 +54,12 @@ def measured(registry: Registry) -> dict[str, float]:
         if isinstance(speeds, dict) else {}
 
 
-def remember_encoding(registry: Registry, texts: int, work: float, seconds: float, config: TrainConfig) -> None:
-    """Keep a pass's tokens/s (`work`: its texts' `tokens`) for its encoder, from a pass of `MIN_TEXTS` or more."""
-    if texts >= MIN_TEXTS and seconds > 0 and work > 0:
-        registry.set_setting(SPEEDS, json.dumps(measured(registry) | {encoder_key(config): round(work / seconds, 2)},
-                                                sort_keys=True))
+def remember_encoding(registry: Registry, texts: int, tokens: float, seconds: float, config: TrainConfig) -> None:
+    """Keep a pass's tokens/s (`tokens`: its texts' `token_count.tokens`) for its encoder, from a pass of
+    `MIN_TEXTS` texts or more."""
+    if texts >= MIN_TEXTS and seconds > 0 and tokens > 0:
+        speed = round(tokens / seconds, 2)
+        registry.set_setting(SPEEDS, json.dumps(measured(registry) | {encoder_key(config): speed}, sort_keys=True))
 
 
 def tokens_per_second(registry: Registry, config: TrainConfig) -> float:
