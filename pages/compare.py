@@ -83,16 +83,16 @@ shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m]
 ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=[True, True, False])
 # the series (method and what tells it apart) and the amount in columns of their own: as one name at 1,400 px the
 # part that told two groups apart was cut off
-# the mean and its interval beside the group, then what it read: a walk found the interval past the right edge
+# the mean and its whole interval beside the group, then what it read: a walk found the interval past the edge
 st.dataframe(ranked[["series", f"{metric}_mean", f"{metric}_interval", "n", "panel", "labels read", "seeds",
                      *list(shown)[1:]]], hide_index=True, placeholder="–",
              column_config={c: st.column_config.NumberColumn(title, format="%.3f") for c, title in shown.items()} |
-             {"series": st.column_config.TextColumn("group", width=360),
+             {"series": st.column_config.TextColumn("group", width=300),
               "seeds": st.column_config.ListColumn(width=90),
               "panel": st.column_config.TextColumn("amount", width=170),  # "20/class (120 labeled)" whole
               "n": st.column_config.NumberColumn(width=40), "labels read": st.column_config.NumberColumn(width=80),
               f"{metric}_interval": st.column_config.TextColumn(
-                  "95% CI", width=180, help="Student's t over seeds, as computed: one that runs past the metric's "
+                  "95% CI", width=330, help="Student's t over seeds, as computed: one that runs past the metric's "
                                              "range says so (too few seeds to bound the mean)")})
 colours = charts.series_colours(groups, colour_order, references)  # one colour a series on every chart of the page
 line = charts.metric_vs_amount(groups, metric, colours)  # bars when the runs have one labeled amount

@@ -178,17 +178,20 @@ def one_amount(groups: pd.DataFrame, metric: str, colours: dict[str, str] | None
     color = alt.Color("series:N", title="references (dashed lines, pale bands: 95% CI)",
                       scale=colour_scale(references["series"], colours),
                       legend=whole_legend(columns=1, symbolType="stroke", symbolStrokeWidth=2))
+    title = f"{label(metric)} (mean, 95% CI)"
     rules = alt.Chart(references).mark_rule(strokeDash=[6, 4], strokeWidth=3).encode(
-        x=alt.X(f"{metric}_mean:Q", scale=scale), tooltip=tooltip(metric), color=color)
+        x=alt.X(f"{metric}_mean:Q", scale=scale, title=title), tooltip=tooltip(metric), color=color)
     spans = alt.Chart(references.dropna(subset=[f"{metric}_low"])).mark_rect(opacity=0.1).encode(
-        x=alt.X(f"{metric}_low:Q", scale=scale), x2=f"{metric}_high:Q", color=color, tooltip=tooltip(metric))
+        x=alt.X(f"{metric}_low:Q", scale=scale, title=title), x2=f"{metric}_high:Q", color=color,
+        tooltip=tooltip(metric))
     # without references, no rules: an empty layer still drew its legend's title
     # the bars' colours apart from the references' (one legend for these: a band and a rule of the same scale)
-    # a row a method; with references alone no row gave the plot any height, and their lines were not drawn
+    # a row a method; references alone had a plot of no height (the empty bars' band scale), their lines undrawn:
+    # then they are the chart, at a height of their own
+    layers = ([bars, whiskers] if len(methods) else []) + ([alt.layer(spans, rules)] if len(references) else [])
     height = alt.Step(28) if len(methods) else 28 * max(3, len(references))
-    return alt.layer(bars, whiskers, *([alt.layer(spans, rules)] if len(references) else [])).resolve_scale(
-        color="independent").properties(width=480, height=height,
-                                        title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
+    return alt.layer(*layers).resolve_scale(color="independent").properties(
+        width=480, height=height, title=f"{label(metric)} at {amount}: mean and 95% CI over seeds")
 
 
 def grouped_bars(groups: pd.DataFrame, metric: str, width: int = 860, colours: dict[str, str] | None = None

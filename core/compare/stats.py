@@ -25,10 +25,10 @@ class McNemar:
         better, worse = (a, b) if self.only_a > self.only_b else (b, a)
         if self.p_value < alpha:  # of these two runs on these texts: not of the methods over seeds (Compare's groups)
             return (f"{better} is significantly more accurate than {worse} on this test set "
-                    f"(p = {self.p_value:.3g} < {alpha}). This compares these two runs, one labeled draw and "
+                    f"(p = {self.p_value:.4f} < {alpha}). This compares these two runs, one labeled draw and "
                     "initialisation each, over the test texts; whether the method leads is for the seeds to tell "
                     "(groups and verdicts above).")
-        return (f"No significant difference between {a} and {b} (p = {self.p_value:.3g} ≥ {alpha}): "
+        return (f"No significant difference between {a} and {b} (p = {self.p_value:.4f} ≥ {alpha}): "
                 f"they disagree on {self.only_a + self.only_b} texts, too few or too evenly split to tell.")
 
 
