@@ -177,6 +177,11 @@ def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tin
     assert starved_note([g1, control], *sizes, 0).startswith("At 100%: GAN-BERT reads no unlabeled text: every train "
                                                              "text is labeled or validates")
     assert starved_note([control], *sizes, 0) is None and starved_note([g1], *sizes, 40) is None
+    # fewer unlabeled texts than labeled (a walk's 1 beside 64): far from the paper's setting, and said so
+    assert starved_note([g1, control], *sizes, 5) == (
+        "At 100%: GAN-BERT reads 5 unlabeled texts beside its 18 labeled: the paper's gain rests on many more "
+        "unlabeled texts than labeled (5,343 beside 109), so what the game adds here says little about unlabeled text. "
+        "A lower labeled amount or an unlabeled set gives it more")
     assert unlabeled_read([g1], *sizes, 40) == "Unlabeled texts each run reads: GAN-BERT G1 (noise) 40 at 100%."
     assert grid_labels([g1], *sizes) == ("Labels each run reads, validation included: 100% (18) + no validation text "
                                          "left to draw = 18 labels.")  # not "drawn from the train pool": none is left

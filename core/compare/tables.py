@@ -100,8 +100,8 @@ def run_notes(run: Run, registry: Registry) -> list[str]:
     if result.get("classes_left_out"):
         notes.append(f"Left out: {', '.join(result['classes_left_out'])} had no labeled rows, so this model "
                      "never predicts them.")
-    if result.get("unlabeled") is not None and (starved := method_for(run.config).starved(run.config,
-                                                                                       result["unlabeled"])):
+    if result.get("unlabeled") is not None and (starved := method_for(run.config).starved(
+            run.config, result["unlabeled"], result.get("labeled") or 0)):
         notes.append(f"warning: {starved}.")
     if result.get("learned") is False:  # absent in runs recorded before it was kept: no claim either way
         notes.append(f"warning: {not_learned(result.get('steps'))}.")

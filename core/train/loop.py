@@ -95,7 +95,7 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
     rows = {"labeled": int(len(data.labeled)), "unlabeled": int(len(data.unlabeled)), "val_rows": int(len(data.val)),
             "test_rows": int(len(y_test))}
     on_event({"type": "data", **rows, "fraction": data.fraction, "val_source": data.val_source})
-    if starved := method.starved(config, len(data.unlabeled)):
+    if starved := method.starved(config, len(data.unlabeled), len(data.labeled)):
         on_event({"type": "status", "message": f"warning: {starved}"})
     if data.left_out:
         on_event({"type": "status", "message": f"left out of the model: {', '.join(data.left_out)} (no labeled "

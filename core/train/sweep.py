@@ -151,13 +151,14 @@ def unlabeled_read(configs: list[TrainConfig], train: Mapping[int, int], val: Ma
 def starved_note(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None,
                  extra: int) -> str | None:
     """Said before launch: the runs of a grid whose method cannot do what it is for with the unlabeled texts it will
-    read (GAN-BERT with none: `Method.starved`), once, with the amounts they run at."""
-    said, at = None, []
+    read (GAN-BERT with none, or fewer than it labels: `Method.starved`), each note once, with the amounts it is
+    for."""
+    said: dict[str, dict[str, None]] = {}
     for c in configs:
-        if note := METHODS[c.method].starved(c, planned_unlabeled(c, train, val, extra)):
-            said = said or note
-            at.append(c.amount)
-    return None if said is None else f"At {', '.join(dict.fromkeys(at))}: {said}"
+        unlabeled, labeled = planned_unlabeled(c, train, val, extra), grid_counts(c, train, val)[0]
+        if note := METHODS[c.method].starved(c, unlabeled, labeled):
+            said.setdefault(note, {})[c.amount] = None
+    return " ".join(f"At {', '.join(at)}: {note}." for note, at in said.items()).removesuffix(".") or None
 
 
 def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None) -> str:

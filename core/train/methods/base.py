@@ -118,9 +118,10 @@ class Method:
                     + (" and read hidden states alone" if config.features != "hidden" else ""))
         return None
 
-    def starved(self, config: TrainConfig, unlabeled: int) -> str | None:
-        """Why a run of `config` reading `unlabeled` unlabeled texts cannot do what the method is for, or None: a
-        method whose idea rests on unlabeled text (GAN-BERT's game) says so when it has none."""
+    def starved(self, config: TrainConfig, unlabeled: int, labeled: int = 0) -> str | None:
+        """Why a run of `config` reading `unlabeled` unlabeled texts beside `labeled` labeled ones cannot do what
+        the method is for, or None: a method whose idea rests on unlabeled text (GAN-BERT's game) says so when it
+        has none, or fewer than labeled."""
         return None
 
     def reports_fake(self, config: TrainConfig) -> bool:

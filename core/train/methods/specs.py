@@ -312,11 +312,20 @@ class GanBertSpec(StepSpec):
     def short(self, config: TrainConfig) -> str:
         return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
 
-    def starved(self, config: TrainConfig, unlabeled: int) -> str | None:
+    def starved(self, config: TrainConfig, unlabeled: int, labeled: int = 0) -> str | None:
         """The game's real texts are the unlabeled ones beside the labeled: a run with none (every train text labeled
         and no unlabeled set, as the GAN-BERT authors' 109 questions alone) plays it on its labeled texts only, and
-        what it adds over its control is then no claim about unlabeled text. The control reads none anyway."""
-        if not config.adversarial or unlabeled:
+        what it adds over its control is then no claim about unlabeled text; one with fewer unlabeled than labeled
+        texts (a walk's 1 beside 64, at 50% of a small pool) is said to be far from the paper's setting (5,343
+        beside 109). The control reads none anyway."""
+        if not config.adversarial:
+            return None
+        if 0 < unlabeled < labeled:
+            return (f"GAN-BERT reads {unlabeled:,} unlabeled text{'s' if unlabeled > 1 else ''} beside its {labeled:,} "
+                    "labeled: the paper's gain rests on many more unlabeled texts than labeled (5,343 beside 109), so "
+                    "what the game adds here says little about unlabeled text. A lower labeled amount or an unlabeled "
+                    "set gives it more")
+        if unlabeled:
             return None
         why = ("its unlabeled pool is set to 0" if config.unlabeled_limit == 0 else
                "every train text is labeled or validates, and the dataset has no unlabeled set")
