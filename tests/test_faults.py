@@ -63,7 +63,7 @@ def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_h
     assert [reg.get(i).status for i in ids[1:]] == ["queued", "queued"]
     app = start_app()
     try:
-        wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=240, what="queue drained")
+        wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=480, what="queue drained")  # a busy CPU
     finally:
         app.terminate()
         app.wait()
