@@ -93,8 +93,8 @@ def settle(page) -> None:
 
 
 def nav(page, title: str) -> None:
-    """To a page by the sidebar, once the run that drew the current one is over: a CI run lost this click on the
-    home page's first run, and waited a minute for a Data heading that never came."""
+    """To a page by the sidebar, once the run that drew the current one is over, as buttons are clicked
+    (`settle`): Streamlit can lose a click made while a run still goes."""
     settle(page)
     page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
     page.get_by_role("heading", name=title if title != "Home" else "GAN-BERT Studio").first.wait_for(timeout=60_000)

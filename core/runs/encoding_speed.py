@@ -70,7 +70,7 @@ def tokens_per_second(registry: Registry, config: TrainConfig) -> float:
         return own
     same, other = [], []
     for key, speed in speeds.items():
-        backbone, pooling, precision, device, engine = (key.split("|") + [""] * 5)[:5]
+        backbone, pooling, precision, device = (key.split("|") + [""] * 5)[:4]
         if device != config.device:
             continue
         (same if precision == config.precision else other).append(speed * work(backbone or None, pooling))
