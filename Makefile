@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test bench setup setup-ray browser screenshots gpu-wheels gpu-check
+.PHONY: app test bench setup setup-ray setup-mlflow browser screenshots gpu-wheels gpu-check
 
 setup: $(STAMP)
 
@@ -18,6 +18,10 @@ $(STAMP): requirements.txt requirements-nodeps.txt
 # Optional: the Ray backend (`--backend ray`, the Train page's "Run on" setting).
 setup-ray: $(STAMP)
 	$(BIN)/pip install --quiet -r requirements-ray.txt
+
+# Optional: MLflow tracking (`python -m core export --mlflow URI`, STUDIO_MLFLOW_URI, `mlflow ui`).
+setup-mlflow: $(STAMP)
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-mlflow.txt
 
 app: $(STAMP)
 	$(BIN)/streamlit run app.py

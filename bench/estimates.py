@@ -14,14 +14,18 @@ The grids (`GRIDS`): on the M4 sample (`--corpus m4-sample`), every frozen metho
 on its whole pool; on L2R (`--corpus l2r`: train as the pool, validated on dev, tested on test), frozen GAN-BERT
 G1 at pools of 0 and 1,000 unlabeled texts and its control at 1,000, beside features + LR and TF-IDF + LR.
 `--backbone smollm2-135m` runs the grid on SmolLM2's features (its defaults: hidden states, the length from the
-data), whose encoding is most of a first grid's time.
+data; `--features both` adds its token probabilities), whose encoding is most of a first grid's time.
+
+Each grid's record keeps what its estimate read (the finished runs, the encoding speeds, the share of texts already
+cached), so `replay` prices the grid again with today's estimator against the time it took: tests/test_estimates.py
+holds the estimator to the records that way.
 
 Each line prints the estimate, the measured wall time from queueing to the last end, and their ratio
 (estimate / actual: above 1 promises too long); ends with one JSON line holding `first_grid_ratio`,
 `repeated_grid_ratio` and `other_amount_ratio`.
 
-Run: .venv/bin/python bench/estimates.py [--corpus m4-sample|l2r] [--backbone smollm2-135m] [--home DIR]
-     [--seeds 0 1] [--per-class 5 20]
+Run: .venv/bin/python bench/estimates.py [--corpus m4-sample|l2r] [--backbone smollm2-135m] [--features both]
+     [--home DIR] [--seeds 0 1] [--per-class 5 20]
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from bench.sample_runs import CORPORA, RECORDS_DIR  # noqa: E402
 from core.backbone.packaged import PACKAGED  # noqa: E402
 from core.data import load_dataset  # noqa: E402
 from core.runs import FINISHED, Registry, Status, enqueue, grid_seconds, pump  # noqa: E402
+from core.runs.encoding_speed import SPEEDS  # noqa: E402
 from core.runs.estimate import ROWS, History, planned_rows, run_estimate, train_seconds  # noqa: E402
+from core.runs.run import Run  # noqa: E402
 from core.train import method_for  # noqa: E402
 from core.train import TrainConfig, resolve  # noqa: E402
 
@@ -76,6 +82,50 @@ def run_grid(registry: Registry, configs: list[TrainConfig]) -> tuple[float, lis
     return max(r.ended for r in runs) - queued, runs
 
 
+KEPT = (*ROWS, "seconds", "encode_seconds", "gradient_checkpointing")  # what an estimate reads of a run's metrics
+
+
+def compact(config: TrainConfig) -> str:
+    """A config as JSON without the fields at their defaults (`TrainConfig.from_json` gives them back), but those
+    it reads a missing value of as an older studio's."""
+    default, mine = json.loads(TrainConfig().to_json()), json.loads(config.to_json())
+    kept = ("data", "cleaning", "validation", "encoder_engine", "precision", "gan_preset")
+    config_json = json.dumps({k: v for k, v in mine.items() if k in kept or v != default.get(k)})
+    assert TrainConfig.from_json(config_json) == config, "a compact config reads back as another"
+    return config_json
+
+
+def kept(run: Run) -> dict:
+    """A finished run as the estimate reads it."""
+    return {"config": compact(run.config), "claimed": run.claimed, "started": run.started, "ended": run.ended,
+            "metrics": {k: v for k, v in (run.metrics or {}).items() if k in KEPT}}
+
+
+class Recorded:
+    """A registry as a grid's estimate read it: its finished runs and its encoding speeds."""
+
+    def __init__(self, state: dict):
+        self.runs = [Run(id=f"r{i}", created=r["claimed"] or 0.0, started=r["started"], ended=r["ended"],
+                         status=Status.DONE, config=TrainConfig.from_json(r["config"]), label="", pid=None,
+                         device=None, heartbeat=None, progress=1.0, evaluations=0, samples_per_s=None, message=None,
+                         metrics=r["metrics"], cancel_requested=False, deleted=False, claimed=r["claimed"])
+                     for i, r in enumerate(state["runs"])]
+        self.speeds = state["speeds"]
+
+    def list(self, statuses=None) -> list[Run]:
+        return self.runs
+
+    def setting(self, key: str, default: str | None = None) -> str | None:
+        return self.speeds if key == SPEEDS else default
+
+
+def replay(state: dict, texts: list[str]) -> float:
+    """The grid's estimate by today's estimator, from what it read when it ran (`state`) and the corpus' texts."""
+    configs = [TrainConfig.from_json(c) for c in state["configs"]]
+    return grid_seconds(Recorded(state), configs, *state["sizes"], texts=texts,
+                        cached=lambda config, texts: state["cached"]).seconds
+
+
 def per_run(history: History, runs: list, sizes: tuple) -> None:
     """Each run's estimate outside encoding (from `history`, as the grid's was made) against what it took, and
     its encoding: where an estimate goes wrong."""
@@ -93,6 +143,8 @@ def main() -> int:
     parser.add_argument("--corpus", choices=list(GRIDS), default="m4-sample")
     parser.add_argument("--backbone", choices=list(PACKAGED), default=None, help="a packaged backbone (default: "
                         "the bundled MiniLM)")
+    parser.add_argument("--features", choices=("hidden", "both"), default="hidden", help="what a causal backbone's "
+                        "frozen runs read (default: hidden states)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--per-class", type=int, nargs=2, default=[5, 20], help="the first amount, then another")
     args = parser.parse_args()
@@ -107,7 +159,7 @@ def main() -> int:
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
         return [resolve(TrainConfig(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s,
-                                    backbone=args.backbone, **run)) for run in GRIDS[args.corpus] for s in seeds]
+                                    backbone=args.backbone, features=args.features, **run)) for run in GRIDS[args.corpus] for s in seeds]
 
     shift = max(args.seeds) + 1
     plans = [("first grid, no history", grid(args.seeds, args.per_class[0])),
@@ -115,21 +167,29 @@ def main() -> int:
              (f"another amount ({args.per_class[1]}/class)", grid(args.seeds, args.per_class[1]))]
     ratios, grids = {}, {}
     for name, configs in plans:
-        history = History(registry.list(statuses=(Status.DONE,)))
+        done = registry.list(statuses=(Status.DONE,))
+        history = History(done)
         estimate = grid_seconds(registry, configs, *sizes, texts=ds.texts())
+        state = {"configs": [compact(c) for c in configs], "sizes": sizes, "cached": estimate.cached,
+                 "runs": [kept(r) for r in done], "speeds": registry.setting(SPEEDS)}  # as the estimate read them
         took, runs = run_grid(registry, configs)
         ratios[name] = estimate.seconds / took
-        grids[name] = {"runs": len(configs), "estimated_s": round(estimate.seconds, 1), "took_s": round(took, 1)}
+        again = replay(json.loads(json.dumps(state)), ds.texts())  # as the record will read it
+        if abs(again - estimate.seconds) > 0.01 * estimate.seconds:
+            raise SystemExit(f"{name}: the replay gives {again:.1f} s, the estimate gave {estimate.seconds:.1f} s")
+        grids[name] = {"runs": len(configs), "estimated_s": round(estimate.seconds, 1), "took_s": round(took, 1),
+                       "replay": state}
         print(f"{name:<32} {len(configs)} runs: estimated {estimate.seconds:6.0f} s ({estimate.from_history} from "
               f"history, {estimate.guessed} guessed), took {took:6.0f} s: ratio {ratios[name]:.2f}", flush=True)
         per_run(history, runs, sizes)
     first, repeated, other = ratios.values()
     print(f"first grid within a factor of {max(first, 1 / first):.2f} (goal 2), a grid done before within "
           f"{max(repeated, 1 / repeated):.2f} (goal 1.5)")
-    line = {"corpus": args.corpus, "backbone": args.backbone or "minilm", "runs": len(plans[0][1]),
+    line = {"corpus": args.corpus, "backbone": args.backbone or "minilm", "features": args.features,
+            "runs": len(plans[0][1]),
             "first_grid_ratio": round(first, 3),
             "repeated_grid_ratio": round(repeated, 3), "other_amount_ratio": round(other, 3), "grids": grids}
-    print(json.dumps(line))
+    print(json.dumps({k: v for k, v in line.items() if k != "grids"}))
     with RECORD.open("a") as f:  # the estimates' record, read by bench/report.py
         f.write(json.dumps({"date": time.strftime("%Y-%m-%d"), **line}) + "\n")
     if not args.home:

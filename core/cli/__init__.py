@@ -78,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     cn.add_argument("run_ids", nargs="+", metavar="RUN_ID")
     cn.set_defaults(func="records:cmd_cancel")
 
+    ex = sub.add_parser("export", help="finished runs into an MLflow tracking store: params, metrics, curves, files "
+                                       "and the model as an MLflow pyfunc (needs `make setup-mlflow`)")
+    ex.add_argument("run_ids", nargs="*", metavar="RUN_ID")
+    ex.add_argument("--all", action="store_true", help="every finished run")
+    ex.add_argument("--tag", action="append", help="the finished runs with this tag (repeatable)")
+    ex.add_argument("--mlflow", metavar="URI", help="the tracking URI (default: sqlite:/// mlflow.db in the studio "
+                                                    "home); exporting a run again updates its MLflow run")
+    ex.set_defaults(func="export:cmd_export")
+
     pr = sub.add_parser("predict", help="classify texts (or every row of a file) with a run's checkpoint")
     pr.add_argument("run_id")
     pr.add_argument("text", nargs="*", help="texts to classify")

@@ -22,7 +22,7 @@ import json
 import math
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +126,7 @@ class Estimate:
     # feature store the texts it adds to it; the registry keeps it, for a queued run's time left before any run
     # like it ended
     each: dict[str, float] = field(default_factory=dict)
+    cached: float = 0.0  # the largest share of a feature store's texts already encoded (bench/estimates.py replays it)
 
     def words(self) -> str:
         """'about 7 min (from runs finished here)', or saying which part is a rough guess."""
@@ -218,12 +219,24 @@ def store_of(config: TrainConfig) -> Path | tuple:
                          config.precision == "bf16", config.encoder_engine)
 
 
+def cached_here(config: TrainConfig, texts: Sequence[str]) -> float:
+    """The share of `texts` a frozen config's feature store (or the wider store of both feature sets, which holds
+    either alone) has already encoded on this machine."""
+    store = store_of(config)
+    if not texts or not isinstance(store, Path):
+        return 0.0
+    wider = both_store(config, studio_home(), config.precision == "bf16", config.encoder_engine)
+    cleaned = clean_texts(list(texts), config.cleaning)
+    return max(cached_share(s, cleaned) for s in (store, wider) if s is not None)
+
+
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
-                 classes: int, texts: Sequence[str] = (), extra: int = 0) -> Estimate:
+                 classes: int, texts: Sequence[str] = (), extra: int = 0,
+                 cached: Callable[[TrainConfig, Sequence[str]], float] = cached_here) -> Estimate:
     """The whole grid run one after another in one worker process (its start counted once), plus the encoding
     a frozen grid still needs: each text once (`texts_to_encode`), by the tokens the dataset's `texts` hold, at the
     speed measured here for its encoder (`encoding_speed`), less the share of those its feature store already
-    holds (a walk's grid on features a benchmark had cached read "about 11 min" for 2)."""
+    holds (`cached`; a walk's grid on features a benchmark had cached read "about 11 min" for 2)."""
     history = History(registry.list(statuses=(Status.DONE,)))
     each, known = {c.to_json(): 0.0 for c in configs}, 0
     if configs:
@@ -236,23 +249,21 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
     for c in configs:
         if c.frozen:
             stores.setdefault(store_of(c), []).append(c)
-    for store, frozen in stores.items():
+    most = 0.0
+    for frozen in stores.values():
         # the tokens its texts hold at its max length, at the speed measured here for its encoder
         per_text = tokens_per_text(texts, frozen[0].max_len) / tokens_per_second(registry, frozen[0])
-        cached = 0.0
-        if texts and isinstance(store, Path):
-            wider = both_store(frozen[0], studio_home(), frozen[0].precision == "bf16", frozen[0].encoder_engine)
-            cleaned = clean_texts(list(texts), frozen[0].cleaning)  # a store of both holds either alone
-            cached = max(cached_share(s, cleaned) for s in (store, wider) if s is not None)
+        share = cached(frozen[0], texts)
+        most = max(most, share)
         # each run's share is what it adds to the store, in queue order: a walk's head run (its test and labeled
         # texts) had been given GAN-BERT's 11,396 pool texts too, so the queue read "about 2 min" under the form's
         # "about 1 h 13 min" once the head run's own pace took over
         before = 0.0
         for i, c in enumerate(frozen):
             upto = texts_to_encode(frozen[:i + 1], pool, split, test, classes, extra)
-            each[c.to_json()] += (upto - before) * (1 - cached) * per_text
+            each[c.to_json()] += (upto - before) * (1 - share) * per_text
             before = upto
-    return Estimate(sum(each.values()), known, len(configs) - known, each)
+    return Estimate(sum(each.values()), known, len(configs) - known, each, most)
 
 
 def usable_cores() -> int:

@@ -261,9 +261,12 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         log.info("not started: %s", e)
         return registry.get(run_id).status
     to_registry = registry_events(registry, run_id)
+    live = live_log(registry, run)
 
     def on_event(event: dict) -> None:
         to_registry(event)
+        if live:
+            live.on_event(event)
         extra(event)
 
     folder = registry.folder(run_id)
@@ -279,7 +282,21 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         log.info("%s", ending_line(ending))  # the log's last word, as the card's: how the run ended
     except IllegalMove as e:  # a cancel of a run that was just starting ended it first
         log.info("%s", e)
+    if live:
+        live.end()
     return registry.get(run_id).status
+
+
+def live_log(registry: Registry, run: Run):
+    """The run's MLflow log as it trains, where a store is named (`core.runs.tracking.live`); else None, with
+    MLflow never imported."""
+    from core.runs.tracking.store import live_uri
+
+    if not live_uri(registry):
+        return None
+    from core.runs.tracking.live import LiveLog
+
+    return LiveLog.start(registry, run)
 
 
 def ending_line(ending: Ending) -> str:

@@ -1,0 +1,65 @@
+"""A run logged to MLflow as it trains, where `STUDIO_MLFLOW_URI` or the Train page's setting names a store: its
+params and tags when it starts, each evaluation's curves as they come, and at its end the whole export (a finished
+run) or how it ended. A store that fails stops the logging with a line in the run's log; the run trains on."""
+
+from __future__ import annotations
+
+import logging
+
+from core.runs.lifecycle import Status
+from core.runs.registry import Registry
+from core.runs.run import Run
+from core.runs.tracking import record
+from core.runs.tracking.store import (client_for, export_run, live_uri, log_curves, mlflow_installed, one_line,
+                                      open_run)
+
+log = logging.getLogger("studio.worker")
+ENDED = {Status.CANCELLED: "KILLED"}  # MLflow's word for how a run ended, where it is not FAILED or FINISHED
+
+
+class LiveLog:
+    def __init__(self, registry: Registry, run: Run, uri: str):
+        self.registry, self.run_id, self.uri = registry, run.id, uri
+        self.client = client_for(uri)
+        self.mlflow_id, _ = open_run(self.client, uri, run)
+        log.info("logging to MLflow: %s, run %s", uri, self.mlflow_id)
+
+    @classmethod
+    def start(cls, registry: Registry, run: Run) -> LiveLog | None:
+        """The live log of a training run, or None: no store named, MLflow not installed, or the store failing."""
+        uri = live_uri(registry)
+        if not uri or run.kind != "train":
+            return None
+        if not mlflow_installed():
+            log.warning("not logged to MLflow (%s): it is not installed; make setup-mlflow", uri)
+            return None
+        try:
+            return cls(registry, run, uri)
+        except Exception as e:  # noqa: BLE001 - the store's failure is not the run's
+            log.warning("not logged to MLflow (%s): %s", uri, one_line(e))
+            return None
+
+    def on_event(self, event: dict) -> None:
+        """After the registry has stored an evaluation, its points not in the store yet."""
+        if event["type"] != "evaluation" or self.client is None:
+            return
+        self.guarded(lambda: log_curves(self.client, self.mlflow_id,
+                                        record.curves(self.registry.evaluations(self.run_id))))
+
+    def end(self) -> None:
+        """A finished run exported whole into its MLflow run; another ending marked on it."""
+        if self.client is None:
+            return
+        run = self.registry.get(self.run_id)
+        if run.status == Status.DONE:
+            self.guarded(lambda: export_run(self.client, self.uri, self.registry, run))
+        else:
+            self.guarded(lambda: self.client.set_terminated(self.mlflow_id, ENDED.get(run.status, "FAILED")))
+
+    def guarded(self, work) -> None:
+        try:
+            work()
+        except Exception as e:  # noqa: BLE001 - the store's failure is not the run's
+            log.warning("MLflow logging stopped (%s): %s", self.uri, one_line(e))
+            self.client = None
+

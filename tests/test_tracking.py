@@ -1,0 +1,213 @@
+"""Studio runs in MLflow (`python -m core export`, `STUDIO_MLFLOW_URI`): each method's run round-trips through
+the pyfunc model to `core predict`'s probabilities in a fresh process; params and metrics equal the run's; an
+export twice leaves one MLflow run; bad input writes nothing and exits 2; a run logs its curves as it trains."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import main
+from core.runs import Registry, Status, execute_run
+from core.train import TrainConfig, resolve
+from core.train.predict import classify
+from tests.helpers import DATA
+
+if os.environ.get("STUDIO_REQUIRE_MLFLOW") != "1" and importlib.util.find_spec("mlflow") is None:
+    pytest.skip("MLflow is not installed (make setup-mlflow)", allow_module_level=True)
+
+TEXTS = ["The results suggest a broader pattern across all of the studied regions.",
+         "honestly i just think the movie was too long lol", "Certainly! Here is a summary of the key points."]
+# every kind of model: a converged reference, frozen features, GAN-BERT frozen and trained (its fake class left out),
+# the encoder fine-tuned, bottleneck adapters, LoRA, SetFit
+RUNS = {"tfidf-lr": dict(method="tfidf-lr"), "features-lr": dict(method="features-lr", frozen=True),
+        "ganbert-frozen": dict(method="ganbert", frozen=True, steps=6, evaluations=3),
+        "ganbert-trained": dict(method="ganbert", frozen=False, steps=2),
+        "finetune": dict(method="finetune", frozen=False, steps=2), "adapter": dict(method="adapter", steps=2),
+        "lora": dict(method="lora", steps=2), "setfit": dict(method="setfit", setfit_iterations=1, steps=2)}
+
+
+def trained(registry: Registry, backbone, **settings) -> str:
+    config = resolve(TrainConfig(data=DATA, backbone=str(backbone), per_class=4, fraction=None, max_len=32,
+                                 batch_size=8, **settings))
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    assert execute_run(registry, run_id) == Status.DONE, registry.folder(run_id).tail_log()
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_backbone, tmp_path_factory):
+    """Every kind of run, trained in one studio home and exported to one SQLite store."""
+    home = tmp_path_factory.mktemp("home")
+    before = os.environ.get("STUDIO_HOME")
+    os.environ["STUDIO_HOME"] = str(home)
+    try:
+        registry = Registry()
+        ids = {name: trained(registry, tiny_backbone, **settings) for name, settings in RUNS.items()}
+        uri = f"sqlite:///{home / 'mlflow.db'}"
+        assert main(["export", *ids.values(), "--mlflow", uri]) == 0
+        yield registry, ids, uri, home
+    finally:
+        os.environ.pop("STUDIO_HOME") if before is None else os.environ.__setitem__("STUDIO_HOME", before)
+
+
+def client_and_run(uri: str, run_id: str):
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    found = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                               filter_string=f"tags.`studio.run_id` = '{run_id}'")
+    return client, found
+
+
+def test_every_methods_model_loads_without_the_studio_and_predicts_as_core_predict(exported, tmp_path, monkeypatch):
+    registry, ids, uri, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    uris = {name: client_and_run(uri, run_id)[1][0].info.run_id for name, run_id in ids.items()}
+    script = ("import json, sys, mlflow, pandas as pd\n"
+              f"mlflow.set_tracking_uri({uri!r})\n"
+              "out = {}\n"
+              "for name, mlflow_id in json.loads(sys.argv[1]).items():\n"
+              "    model = mlflow.pyfunc.load_model(f'runs:/{mlflow_id}/model')\n"
+              f"    out[name] = model.predict(pd.DataFrame({{'text': {TEXTS!r}}})).to_dict('list')\n"
+              "print(json.dumps(out))\n")
+    # a fresh process outside the checkout, with an empty studio home and no network: `core` comes with the model
+    env = {**os.environ, "STUDIO_HOME": str(tmp_path / "elsewhere"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": ""}
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(uris)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    predicted = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, run_id in ids.items():
+        model = registry.folder(run_id).load_model()
+        expected = classify(model, TEXTS)
+        frame = predicted[name]
+        assert list(frame) == [*model.labels, "label"], name  # no fake class, a column per class, the label
+        assert frame["label"] == [p.label for p in expected], name
+        for label in model.labels:
+            assert frame[label] == pytest.approx([p.probabilities[label] for p in expected], abs=1e-5), name
+
+
+def test_params_tags_metrics_and_curves_are_the_runs(exported):
+    registry, ids, uri, _ = exported
+    run = registry.get(ids["ganbert-frozen"])
+    client, found = client_and_run(uri, run.id)
+    assert len(found) == 1
+    data = found[0].data
+    assert data.params["method"] == "ganbert" and data.params["lr"] == str(run.config.lr)
+    assert data.params["seed"] == str(run.config.seed) and data.params["data.builtin.train_per_class"] == "30"
+    assert data.tags["studio.labels_read"] == str(run.labels_read) and data.tags["studio.device"] == run.device
+    test = run.metrics["test"]
+    for key in ("accuracy", "macro_f1", "mcc"):
+        assert data.metrics[f"test_{key}"] == pytest.approx(test[key])
+    for name, scores in test["per_class"].items():
+        assert data.metrics[f"test_f1.{name}"] == pytest.approx(scores["f1"])
+    evaluations = registry.evaluations(run.id)
+    for key in ("d_loss", "g_loss", "val_macro_f1"):
+        history = client.get_metric_history(found[0].info.run_id, key)
+        assert [(m.step, m.value) for m in history] == pytest.approx([(e["step"], e[key]) for e in evaluations])
+    artifacts = {a.path for a in client.list_artifacts(found[0].info.run_id)}
+    logged = {"train.log"} if registry.folder(run.id).log.exists() else set()  # a worker's; this run had none
+    assert {"config.json", "result.json", "test_predictions.parquet", "confusion_matrix.png", *logged} <= artifacts
+    assert client.get_experiment(found[0].info.experiment_id).name == run.config.data.short_name
+
+
+def test_an_export_twice_updates_its_mlflow_run(exported, monkeypatch):
+    import mlflow
+
+    registry, ids, uri, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    run_id = ids["ganbert-frozen"]
+    assert main(["export", run_id, "--mlflow", uri]) == 0
+    client, found = client_and_run(uri, run_id)
+    assert len(found) == 1
+    assert len(client.get_metric_history(found[0].info.run_id, "val_macro_f1")) == len(registry.evaluations(run_id))
+    mlflow.set_tracking_uri(uri)
+    models = mlflow.search_logged_models(experiment_ids=[found[0].info.experiment_id], output_format="list",
+                                         filter_string=f"source_run_id = '{found[0].info.run_id}'")
+    assert len(models) == 1
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_bad_input_says_why_exits_2_and_writes_nothing(exported, tmp_path, capsys, monkeypatch):
+    registry, ids, _, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    queued = registry.create(resolve(TrainConfig(data=DATA, method="tfidf-lr")))
+    failed = registry.create(resolve(TrainConfig(data=DATA, method="tfidf-lr")))
+    registry.claim(failed)
+    registry.finish(failed, Status.FAILED, "ValueError: a bad file")
+    cases = [([ids["tfidf-lr"], "20990101-000000-abcdef"], "20990101-000000-abcdef"),
+             ([ids["tfidf-lr"], queued], "is still queued"), ([failed], "ended failed"),
+             ([ids["tfidf-lr"], "--mlflow", f"sqlite:///{tmp_path / 'no' / 'such' / 'x.db'}"], "does not exist"),
+             ([ids["tfidf-lr"], "--mlflow", f"http://127.0.0.1:{free_port()}"], "cannot reach"), ([], "--all")]
+    for args, said in cases:
+        if "--mlflow" not in args:
+            args = [*args, "--mlflow", uri]
+        assert main(["export", *args]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+    assert not (tmp_path / "store.db").exists()  # every run was checked before the store was opened
+    assert not (tmp_path / "no").exists()
+
+
+def test_an_export_that_fails_part_way_keeps_nothing_of_that_run(exported, tmp_path, monkeypatch, capsys):
+    from core.runs.tracking import store
+
+    registry, ids, _, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+
+    def broken(*args):
+        raise OSError("No space left on device")
+    monkeypatch.setattr(store, "log_files", broken)
+    assert main(["export", ids["tfidf-lr"], "--mlflow", uri]) == 2
+    assert "nothing of it kept" in capsys.readouterr().err
+    assert client_and_run(uri, ids["tfidf-lr"])[1] == []
+
+
+def test_without_mlflow_the_export_says_how_to_install_it(exported, monkeypatch, capsys):
+    from core.runs.tracking import store
+
+    registry, ids, uri, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    monkeypatch.setattr(store, "mlflow_installed", lambda: False)
+    assert main(["export", ids["tfidf-lr"], "--mlflow", uri]) == 2
+    assert "make setup-mlflow" in capsys.readouterr().err
+
+
+def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone, tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'live.db'}"
+    monkeypatch.setenv("STUDIO_MLFLOW_URI", uri)
+    registry = Registry()
+    config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="ganbert", frozen=True, per_class=4,
+                                 fraction=None, max_len=32, batch_size=8, steps=6, evaluations=3))
+    run_id = registry.create(config)
+    registry.claim(run_id)
+    seen = []
+
+    def at_evaluation(event: dict) -> None:  # while the run trains, its MLflow run already holds this point
+        if event["type"] == "evaluation":
+            _, found = client_and_run(uri, run_id)
+            history = MlflowClient(tracking_uri=uri).get_metric_history(found[0].info.run_id, "d_loss")
+            seen.append((found[0].info.status, [m.step for m in history]))
+    assert execute_run(registry, run_id, at_evaluation) == Status.DONE
+    steps = [e["step"] for e in registry.evaluations(run_id)]
+    assert seen == [("RUNNING", steps[:i + 1]) for i in range(len(steps))]
+    _, found = client_and_run(uri, run_id)
+    assert found[0].info.status == "FINISHED" and found[0].data.metrics["test_accuracy"] == pytest.approx(
+        registry.get(run_id).metrics["test"]["accuracy"])
