@@ -45,6 +45,7 @@ from core.environment import prepare  # noqa: E402
 
 prepare()  # before torch loads: offline, reproducible sums
 
+from bench.predict_memory import cpu_name  # noqa: E402
 from bench.sample_runs import CORPORA, RECORDS_DIR  # noqa: E402
 from core.backbone.packaged import PACKAGED  # noqa: E402
 from core.data import load_dataset  # noqa: E402
@@ -186,7 +187,7 @@ def main() -> int:
     print(f"first grid within a factor of {max(first, 1 / first):.2f} (goal 2), a grid done before within "
           f"{max(repeated, 1 / repeated):.2f} (goal 1.5)")
     line = {"corpus": args.corpus, "backbone": args.backbone or "minilm", "features": args.features,
-            "runs": len(plans[0][1]),
+            "cpu": cpu_name(), "runs": len(plans[0][1]),
             "first_grid_ratio": round(first, 3),
             "repeated_grid_ratio": round(repeated, 3), "other_amount_ratio": round(other, 3), "grids": grids}
     print(json.dumps({k: v for k, v in line.items() if k != "grids"}))

@@ -335,17 +335,19 @@ def backbone_train_table(entry: dict) -> str:
 
 
 def estimates_section() -> str:
-    """The Train page's time estimates against the time grids took (bench/estimates.py), the latest per corpus and
-    backbone (records before the backbone was recorded are MiniLM's)."""
-    latest = {(e["corpus"], e.get("backbone", "minilm")): e for e in recorded(RECORDS_DIR / "estimates.jsonl")}
+    """The Train page's time estimates against the time grids took (bench/estimates.py), the latest per corpus,
+    backbone and feature set (records before the backbone or the features were recorded are MiniLM's, hidden)."""
+    latest = {(e["corpus"], e.get("backbone", "minilm"), e.get("features", "hidden")): e
+              for e in recorded(RECORDS_DIR / "estimates.jsonl")}
     if not latest:
         return ""
-    rows = ["| corpus | backbone | grid | runs | estimated s | took s | estimate ÷ actual |",
-            "|---|---|---|---:|---:|---:|---:|"]
-    for (corpus, backbone), e in latest.items():
+    rows = ["| corpus | backbone, features | CPU | grid | runs | estimated s | took s | estimate ÷ actual |",
+            "|---|---|---|---|---:|---:|---:|---:|"]
+    for (corpus, backbone, features), e in latest.items():
         for grid, g in e["grids"].items():
-            rows.append(f"| {corpus} ({e['date']}) | {backbone} | {grid} | {g['runs']} | {g['estimated_s']:,.0f} | "
-                        f"{g['took_s']:,.0f} | {g['estimated_s'] / g['took_s']:.2f} |")
+            rows.append(f"| {corpus} ({e['date']}) | {backbone}, {features} | {e.get('cpu', '–')} | {grid} | "
+                        f"{g['runs']} | {g['estimated_s']:,.0f} | {g['took_s']:,.0f} | "
+                        f"{g['estimated_s'] / g['took_s']:.2f} |")
     return ("## Time estimates (bench/estimates.py)\n\nFrozen grids through the real queue in a fresh studio home: the "
             "first with no history (the methods' models at laptop figures), then the same grid with other seeds and "
             "another amount, estimated from the first grid's runs. Goals: within 2x on a first grid, 1.5x on a "

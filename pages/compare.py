@@ -9,6 +9,7 @@ from core.runs import ACTIVE, FINISHED, Status, pump
 from pages.compare_views import verdicts
 from pages.markdown import plain
 from pages.run_views import keep_selection_on_runs
+from pages.tracking_views import export_selected
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -139,6 +140,7 @@ with st.expander("Details of the selected runs"):
         ["run_id", "method", "amount", "labels read", "labeled", "unlabeled", "val_rows", "validation", "test_rows",
          "seed", "steps", "selection",
          "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
+export_selected(registry, selected)
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
 if without := [names[r.id] for r in selected if r.id not in set(evaluations["run_id"])]:

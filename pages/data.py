@@ -2,20 +2,21 @@
 
 import streamlit as st
 
-from core.backbone.encode import load_tokenizer
+from core.backbone import resolve_backbone
 from core.data import MAX_FILE_BYTES, CleaningConfig, CorpusConfig, DataSpec, load_dataset, store_upload
 from core.errors import InputError
 from core.explore.checks import check_loaded
 from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
+from core.train.maxlen import MAX_TRUNCATED
 from pages.data_views import reading_inputs, stored_uploads_section
 from pages.markdown import plain
-from pages.widgets import kept_tabs
+from pages.widgets import kept_tabs, truncation
 
 
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)
 def loaded_check(fingerprint: str, _ds):
-    return check_loaded(_ds, load_tokenizer())
+    return check_loaded(_ds)
 
 
 def try_load(spec: DataSpec) -> None:
@@ -94,8 +95,10 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
         st.column_config.TextColumn(width=max(80, 9 * max(map(len, counts.iloc[:, 0].astype(str)), default=0))))})
     st.caption(check.validation_note)
     st.caption(plain(check.unlabeled_note))
-    if check.length_note:  # else a warning above says it
-        st.caption(f"{check.length_note} (counted on up to 500 of them; Explore › Lengths counts every train text).")
+    cut = truncation(st.session_state.dataset, repr(spec), None, None)  # the Train page's figure, and cache
+    (st.warning if cut.truncated > MAX_TRUNCATED else st.caption)(
+        f"Max length for {resolve_backbone(None).name}, the default backbone — {cut.why}. The Train page says it "
+        "for the backbone you pick; Explore › Lengths counts every train text at any length.")
 
 if "pending_dataset" in st.session_state:
     confirm_replace()

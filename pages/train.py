@@ -16,6 +16,7 @@ from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainC
 from pages.adapt_views import adapt_section
 from pages import train_form
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
+from pages.tracking_views import live_setting
 from pages.train_form import CHOSEN_ABOVE
 from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
 
@@ -89,8 +90,10 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         values |= {o: widget(columns[i % 4], OPTIONS[o], o in idle) for i, o in enumerate(ADVANCED)}
     if greyed := [OPTIONS[o].label for o in (*fields, *COMMON, *(o for _, own in sections for o in own)) if o in idle]:
         st.caption(f"Greyed out, as no run of this grid reads them: {', '.join(greyed)}.")
-    concurrency_n = st.columns(4)[0].number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc",
+    cols = st.columns(4)
+    concurrency_n = cols[0].number_input("Local runs at once", 1, 16, concurrency(registry), key="tr_conc",
                                     persist_state="session", help="On a CPU they split its cores: not faster")
+    live_setting(registry, cols[1])
 
     place = run_place(registry, frozen)
 

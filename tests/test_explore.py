@@ -217,28 +217,23 @@ def test_source_breakdown():
 def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
     from dataclasses import replace
 
-    from core.backbone.encode import load_tokenizer
     from core.data import DataSpec, load_dataset
     from core.explore.checks import check_loaded
 
     ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
-    check = check_loaded(ds, load_tokenizer())
+    check = check_loaded(ds)
     assert list(check.counts.columns) == ["train", "test"] and list(check.counts.index) == list(ds.labels)
     assert check.validation_note.startswith("No validation split: nothing is set aside")  # and no warning
     assert list(check.labels["label"]) == list(ds.labels) and len(check.preview) == 5
-    assert check.truncated > 0.9  # real M4 texts run long
-    assert any("longer than 128 tokens: a max length of 128 would cut them" in w for w in check.warnings)
-    assert check.length_note is None  # said once, by the warning
+    assert not any("tokens" in w for w in check.warnings)  # what a max length cuts: `maxlen`, one figure
     assert any(w.startswith("Declared but absent from every split: bloomz") for w in check.warnings)
     bloomz = ds.test.iloc[:1].assign(label=ds.labels.index("bloomz"))  # a test text of it: only train lacks it
     assert replace(ds, test=pd.concat([ds.test, bloomz]), fingerprint="y").absent_note() == (
         "1 class has no labeled example in train (bloomz): no model can learn it; its 1 test text counts as errors, so "
         "the best possible test accuracy is 0.98")
     assert check.unlabeled_note.startswith("Unlabeled texts: the train texts a run leaves unlabeled (128 train texts")
-    empty = check_loaded(replace(ds, val=ds.test.iloc[:0], fingerprint="x"), load_tokenizer(), max_len=512)
+    empty = check_loaded(replace(ds, val=ds.test.iloc[:0], fingerprint="x"))
     assert empty.warnings[0].startswith("0 validation rows: the validation file is empty")
-    assert not any("tokens" in w for w in empty.warnings)
-    assert empty.length_note.endswith("of train texts are longer than 512 tokens")
 
 
 def test_hexbins_are_sized_to_the_texts_and_maps_name_only_classes_that_have_some():

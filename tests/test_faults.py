@@ -148,7 +148,7 @@ def explore(n_words):
     path.write_text("".join(json.dumps(r) + "\\n" for r in rows))
     ds = load_dataset(DataSpec(train=str(path)))
     tokenizer = load_tokenizer(None)
-    check_loaded(ds, tokenizer)
+    check_loaded(ds)
     write_report(ds, tokenizer, folder / f"out{n_words}")
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 before = explore(10)

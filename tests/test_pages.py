@@ -163,7 +163,12 @@ def test_data_page_loads_local_m4_file(m4_dir, small_builtin):
     assert at.session_state["dataset"].name == "m4-sample"
     assert at.session_state["dataset"].spec.train == str((m4_dir / "train.jsonl").resolve())
     warnings = " ".join(w.value for w in at.warning)  # the check after loading
-    assert "absent from every split: bloomz" in warnings and "longer than 128 tokens" in warnings
+    assert "absent from every split: bloomz" in warnings
+    # what the max length cuts: the figure the Train page gives, at the length `auto` picks
+    assert any(c.value.startswith(
+        "Max length for MiniLM (bundled), the default backbone — auto: 512 tokens, the smallest of 128, 256, 512 that "
+        "cuts at most 25% of the training texts (14.1% of the 128 training texts cut). The Train page says it")
+        for c in at.caption)
     assert {"**First train rows**", "**Label ids**", "**Texts per class and split**"} <= {m.value for m in at.markdown}
 
 

@@ -211,3 +211,80 @@ def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone,
     _, found = client_and_run(uri, run_id)
     assert found[0].info.status == "FINISHED" and found[0].data.metrics["test_accuracy"] == pytest.approx(
         registry.get(run_id).metrics["test"]["accuracy"])
+
+
+def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path):
+    from core.data import builtin_dataset
+    from core.runs.tracking.store import URI_SETTING
+    from tests.helpers import open_page
+    from tests.test_pages_runs import CORPUS, select_rows
+
+    dataset = builtin_dataset(CORPUS)
+    registry = Registry()
+    run_id = registry.create(resolve(TrainConfig(data=dataset.spec, method="tfidf-lr")))
+    registry.claim(run_id)
+    assert execute_run(registry, run_id) == Status.DONE
+    at = select_rows(open_page("pages/compare.py", dataset), "cmp_table", [run_id])
+    uri = f"sqlite:///{tmp_path / 'pages.db'}"
+    at.text_input(key="cmp_mlflow_uri").set_value(uri)
+    at.button(key="cmp_mlflow_export").click().run()
+    assert not at.exception and not at.error
+    shown = next(d.value for d in at.dataframe if "MLflow run" in d.value.columns)
+    assert list(shown["run"]) == [run_id] and len(client_and_run(uri, run_id)[1]) == 1
+    assert any(f"mlflow ui --backend-store-uri {uri}" in c.value for c in at.code)
+
+    train = open_page("pages/train.py", dataset)
+    train.text_input(key="tr_mlflow_uri").set_value(f"sqlite:///{tmp_path / 'no' / 'such.db'}").run()
+    assert "does not exist" in train.error[0].value and registry.setting(URI_SETTING) is None
+    train.text_input(key="tr_mlflow_uri").set_value(uri).run()
+    assert not train.error and registry.setting(URI_SETTING) == uri
+
+
+@pytest.mark.browser
+def test_mlflow_ui_shows_an_exported_runs_accuracy_and_curve_in_chromium(exported, tmp_path):
+    """`mlflow ui` on the store the export wrote: the run's page shows its test accuracy, and its model-metrics tab
+    draws a curve by step. A screenshot of each goes to artifacts/browser/."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import ARTIFACTS, CHROMIUM, free_port, need_chromium
+
+    need_chromium()
+    registry, ids, uri, _ = exported
+    run = registry.get(ids["ganbert-frozen"])
+    _, found = client_and_run(uri, run.id)
+    where = f"#/experiments/{found[0].info.experiment_id}/runs/{found[0].info.run_id}"
+    port = free_port()
+    ui = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", "127.0.0.1",
+                           "--port", str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True)
+    try:
+        import time
+        import urllib.request
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and ui.poll() is None, "mlflow ui did not start"
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(90_000)
+            page.goto(f"http://127.0.0.1:{port}/{where}")
+            row = page.get_by_role("row").filter(has_text="test_accuracy")
+            row.first.wait_for()
+            assert str(run.metrics["test"]["accuracy"])[:6] in row.first.inner_text()
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "mlflow-run.png"))
+            page.goto(f"http://127.0.0.1:{port}/{where}/model-metrics")
+            chart = page.locator("div").filter(has_text="d_loss").filter(has_text="Step").last
+            chart.wait_for()
+            assert chart.locator("svg path").count() > 0  # the curve drawn, not only its title
+            page.screenshot(path=str(ARTIFACTS / "mlflow-curves.png"))
+            browser.close()
+    finally:
+        os.killpg(ui.pid, 15)  # mlflow ui's server runs in workers of its own session
+        ui.wait(timeout=30)

@@ -32,13 +32,12 @@ def params(run: Run) -> dict[str, str]:
 
 def tags(run: Run) -> dict[str, str]:
     """The run's identity in the studio, its dataset's, the labels it read (validation included), its device."""
-    found = {RUN_ID_TAG: run.id, f"{TAG_PREFIX}name": run.name, f"{TAG_PREFIX}status": run.status,
-             f"{TAG_PREFIX}dataset": run.config.data.short_name,
-             f"{TAG_PREFIX}dataset_id": dataset_identity(run.config.data),
-             f"{TAG_PREFIX}labels_read": str(run.labels_read), f"{TAG_PREFIX}labels": run.labels_text,
-             f"{TAG_PREFIX}device": run.device or "", "mlflow.runName": run.name}
-    found |= {f"{TAG_PREFIX}tag.{t}": "1" for t in run.config.tags}
-    return found
+    return {RUN_ID_TAG: run.id, f"{TAG_PREFIX}name": run.name, f"{TAG_PREFIX}status": run.status,
+            f"{TAG_PREFIX}dataset": run.config.data.short_name,
+            f"{TAG_PREFIX}dataset_id": dataset_identity(run.config.data),
+            f"{TAG_PREFIX}labels_read": str(run.labels_read), f"{TAG_PREFIX}labels": run.labels_text,
+            f"{TAG_PREFIX}device": run.device or "", f"{TAG_PREFIX}tags": ", ".join(run.config.tags),
+            "mlflow.runName": run.name}
 
 
 def dataset_identity(spec: DataSpec) -> str:

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from core.errors import InputError
 from core.paths import REPO_ROOT, studio_home
-from core.runs.lifecycle import Status
+from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry
 from core.runs.run import Run
 from core.runs.tracking import record
@@ -101,7 +101,7 @@ def one_line(error: Exception) -> str:
 def exportable(run: Run) -> None:
     """Only a run that finished has its scores and model to export."""
     if run.status != Status.DONE:
-        what = "is still " + run.status if run.status in (Status.QUEUED, Status.RUNNING) else f"ended {run.status}"
+        what = f"is still {run.status}" if run.status in ACTIVE else f"ended {run.status}"
         raise TrackingError(f"run {run.id} {what}: only a finished run can be exported"
                             + (f" ({run.message})" if run.message else ""))
 
@@ -146,7 +146,8 @@ def open_run(client, uri: str, run: Run):
 
     experiment_id = experiment_for(client, uri, run.config.data.short_name)
     found = find_run(client, experiment_id, run.id)
-    mlrun = found or client.create_run(experiment_id, run_name=run.name)
+    started = int((run.started or run.created) * 1000)  # MLflow shows the run's own time, not the export's
+    mlrun = found or client.create_run(experiment_id, start_time=started, run_name=run.name)
     mlflow_id = mlrun.info.run_id
     params = [Param(k, v) for k, v in record.params(run).items()]
     for start in range(0, len(params), BATCH):
@@ -174,7 +175,7 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
         log_curves(client, mlflow_id, [(0, record.metrics(run))])
         log_files(client, mlflow_id, registry, run)
         model_uri = log_model(client, uri, mlflow_id, registry, run)
-        client.set_terminated(mlflow_id, "FINISHED")
+        client.set_terminated(mlflow_id, "FINISHED", end_time=int((run.ended or time.time()) * 1000))
     except Exception as e:
         if not updated:  # a run half-written is no run
             client.delete_run(mlflow_id)
