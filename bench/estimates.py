@@ -120,11 +120,14 @@ class Recorded:
         return self.speeds if key == SPEEDS else default
 
 
-def replay(state: dict, texts: list[str]) -> float:
-    """The grid's estimate by today's estimator, from what it read when it ran (`state`) and the corpus' texts."""
+def replay(state: dict, texts: list[str], test_texts: list[str]) -> float:
+    """The grid's estimate by today's estimator, from what it read when it ran (`state`) and the corpus' texts (a
+    record from before the test split's share was kept apart read one share for both)."""
     configs = [TrainConfig.from_json(c) for c in state["configs"]]
-    return grid_seconds(Recorded(state), configs, *state["sizes"], texts=texts,
-                        cached=lambda config, texts: state["cached"]).seconds
+    test_texts = test_texts if "cached_test" in state else []
+    return grid_seconds(Recorded(state), configs, *state["sizes"], texts=texts, test_texts=test_texts,
+                        cached=lambda config, some: state["cached_test"] if some is test_texts else state["cached"]
+                        ).seconds
 
 
 def per_run(history: History, runs: list, sizes: tuple) -> None:
@@ -160,7 +163,8 @@ def main() -> int:
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
         return [resolve(TrainConfig(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s,
-                                    backbone=args.backbone, features=args.features, **run)) for run in GRIDS[args.corpus] for s in seeds]
+                                    backbone=args.backbone, features=args.features, **run))
+                for run in GRIDS[args.corpus] for s in seeds]
 
     shift = max(args.seeds) + 1
     plans = [("first grid, no history", grid(args.seeds, args.per_class[0])),
@@ -170,12 +174,13 @@ def main() -> int:
     for name, configs in plans:
         done = registry.list(statuses=(Status.DONE,))
         history = History(done)
-        estimate = grid_seconds(registry, configs, *sizes, texts=ds.texts())
+        estimate = grid_seconds(registry, configs, *sizes, texts=ds.texts(), test_texts=list(ds.test["text"]))
         state = {"configs": [compact(c) for c in configs], "sizes": sizes, "cached": estimate.cached,
+                 "cached_test": estimate.cached_test,
                  "runs": [kept(r) for r in done], "speeds": registry.setting(SPEEDS)}  # as the estimate read them
         took, runs = run_grid(registry, configs)
         ratios[name] = estimate.seconds / took
-        again = replay(json.loads(json.dumps(state)), ds.texts())  # as the record will read it
+        again = replay(json.loads(json.dumps(state)), ds.texts(), list(ds.test["text"]))  # as the record reads it
         if abs(again - estimate.seconds) > 0.01 * estimate.seconds:
             raise SystemExit(f"{name}: the replay gives {again:.1f} s, the estimate gave {estimate.seconds:.1f} s")
         grids[name] = {"runs": len(configs), "estimated_s": round(estimate.seconds, 1), "took_s": round(took, 1),

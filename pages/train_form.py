@@ -97,7 +97,8 @@ def say_estimate(registry: Registry, new: list[TrainConfig], grid: int, ds: Data
     """The new runs of a `grid`-run grid and their estimated time; other work slowing this machine; and, for a frozen
     grid on MiniLM, what SmolLM2 measured and would take here."""
     sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
-    estimate = grid_seconds(registry, new, *sizes, texts=ds.texts(), extra=extra(ds))
+    texts, test_texts = ds.texts(), list(ds.test["text"])  # the test split is cached apart from the pool
+    estimate = grid_seconds(registry, new, *sizes, texts=texts, extra=extra(ds), test_texts=test_texts)
     done = (f" of the grid's {grid} (the other {grid - len(new)} are done or queued here already)"
             if len(new) < grid else "")
     st.markdown(f"**{len(new)} new run(s)** to launch{done}, {estimate.words()} in all, one after another"
@@ -106,7 +107,7 @@ def say_estimate(registry: Registry, new: list[TrainConfig], grid: int, ds: Data
         st.info(note)
     if not ray and (busy := outside_work(registry, time.time())):
         st.caption(busy)
-    if advice := backbone_advice(registry, new, estimate.seconds, *sizes, texts=ds.texts(), extra=extra(ds)):
+    if advice := backbone_advice(registry, new, estimate.seconds, *sizes, texts, extra(ds), test_texts):
         st.caption(advice)
     return estimate
 

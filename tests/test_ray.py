@@ -218,9 +218,16 @@ def test_ray_flags_are_checked(tiny_backbone, studio_home):
 
 
 def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studio_home, tmp_path):
+    """…and a run on Ray logs to the MLflow store the Train page named, as a local run does."""
+    from mlflow.tracking import MlflowClient
+
+    from core.runs.tracking.store import URI_SETTING
+
     registry = Registry()
     use_address(registry, ray_cluster)
     use_storage(registry, str(tmp_path / "shared"))  # a folder every node sees (here: one machine)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    registry.set_setting(URI_SETTING, uri)
     run_id = submit(registry, cfg(tiny_backbone, method="ganbert", generator="bow"), backend="ray",
                          resources={"cpus": 1.0, "gpu_fraction": 1.0})
     wait_for(lambda: ended(registry, [run_id]), timeout=240, what="the run via storage")
@@ -233,6 +240,12 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
     assert not (local / ".incoming").exists()
     assert f"results stored at {stored}" in tail_log(registry, run_id)
     assert method_for(RunFolder(local).load_model().config).fake_class
+    client = MlflowClient(tracking_uri=uri)
+    logged = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                                filter_string=f"tags.`studio.run_id` = '{run_id}'")
+    assert len(logged) == 1 and logged[0].info.status == "FINISHED"
+    steps = [e["step"] for e in registry.evaluations(run_id)]
+    assert steps and [m.step for m in client.get_metric_history(logged[0].info.run_id, "d_loss")] == steps
 
 
 def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):

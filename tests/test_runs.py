@@ -295,6 +295,28 @@ def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_ho
     assert slow[1] - fast[1] == pytest.approx((1000 + 30 + 100) * 102 * (1 / 1000 - 1 / 10_000))
 
 
+def test_a_repeated_grid_prices_its_cached_test_split_apart_from_the_pool(studio_home):
+    """After a first grid the test split is all in the feature store and the pool mostly not: one share for both
+    priced the test split as mostly to encode again (a repeated SmolLM2 grid on L2R at 1.58x its time)."""
+    from core.runs.encoding_speed import SPEEDS, encoder_key
+    from core.runs.estimate import grid_seconds
+
+    reg = Registry()
+    data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
+    head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))
+    reg.set_setting(SPEEDS, json.dumps({encoder_key(head): 1000}))
+    test_texts = ["t" * 400] * 100
+    texts = ["p" * 400] * 1000 + test_texts  # 102 tokens a text, as the pool's
+
+    def cached(config, some):  # the test split all cached, a fifth of the rest
+        return 1.0 if some is test_texts else 0.2
+    apart = grid_seconds(reg, [head], 1000, 100, 100, 6, texts, test_texts=test_texts, cached=cached)
+    together = grid_seconds(reg, [head], 1000, 100, 100, 6, texts, cached=lambda config, some: 0.2)
+    # labeled and validation rows (30 + 30) at the pool's share; the 100 test texts at theirs
+    assert together.seconds - apart.seconds == pytest.approx(100 * 0.8 * 102 / 1000)
+    assert (apart.cached, apart.cached_test) == (0.2, 1.0)
+
+
 def test_encoding_is_kept_per_encoder_in_tokens(studio_home):
     """One figure for every pass, scaled by the max length, was overwritten by each: after a grid of short
     questions an L2R estimate was 2.7x too fast, and a SmolLM2 pass set the speed MiniLM's grids read. A pass is

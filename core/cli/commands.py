@@ -86,7 +86,7 @@ def say_estimate(registry: Registry, configs: list[TrainConfig], ds: Dataset) ->
         return
     sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
     estimate = grid_seconds(registry, configs, *sizes, texts=ds.texts(),
-                            extra=0 if ds.unlabeled is None else len(ds.unlabeled))
+                            extra=0 if ds.unlabeled is None else len(ds.unlabeled), test_texts=list(ds.test["text"]))
     print(f"estimate: {len(configs)} run(s), {estimate.words()}", file=sys.stderr)
     for note in training_notes(configs, estimate):
         print(f"note: {note}", file=sys.stderr)

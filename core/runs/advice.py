@@ -34,7 +34,8 @@ MEASURED = (Gain("L2R dev", "l2r-dev", 20, 0.109, 5, 5), Gain("the M4 sample", "
 
 
 def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: float, pool: int, split: int | None,
-                    test: int, classes: int, texts: Sequence[str] = (), extra: int = 0) -> str | None:
+                    test: int, classes: int, texts: Sequence[str] = (), extra: int = 0,
+                    test_texts: Sequence[str] = ()) -> str | None:
     """For a grid whose encoder runs are all frozen on the bundled MiniLM (estimated at `here` seconds), with
     SmolLM2 installed: SmolLM2's hidden states' measured gain, and this grid's estimate on them beside `here`; None
     for any other grid."""
@@ -45,7 +46,7 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
     # at the grid's max length, so as not to convert SmolLM2 (some 25 s) to read its tokenizer for an estimate
     other = [c.with_(backbone=SMOLLM2, features="hidden", pooling=None, pool_layer=None) if e else c
              for c, e in zip(configs, encodes)]
-    there = grid_seconds(registry, other, pool, split, test, classes, texts, extra).seconds
+    there = grid_seconds(registry, other, pool, split, test, classes, texts, extra, test_texts).seconds
     measured = " and ".join(f"{g.difference:+.3f} on {g.corpus} ({g.per_class} labels a class, ahead on {g.ahead} of "
                             f"{g.seeds} seeds)" for g in MEASURED)
     return (f"On {PACKAGED[SMOLLM2].title.split(' (')[0]}'s hidden states instead of MiniLM's, features + LR scored "

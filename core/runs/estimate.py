@@ -126,7 +126,10 @@ class Estimate:
     # feature store the texts it adds to it; the registry keeps it, for a queued run's time left before any run
     # like it ended
     each: dict[str, float] = field(default_factory=dict)
-    cached: float = 0.0  # the largest share of a feature store's texts already encoded (bench/estimates.py replays it)
+    # the largest shares of a feature store's texts already encoded, outside the test split and in it (the same
+    # when the test texts were not given); bench/estimates.py replays them
+    cached: float = 0.0
+    cached_test: float = 0.0
 
     def words(self) -> str:
         """'about 7 min (from runs finished here)', or saying which part is a rough guess."""
@@ -231,12 +234,14 @@ def cached_here(config: TrainConfig, texts: Sequence[str]) -> float:
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
-                 classes: int, texts: Sequence[str] = (), extra: int = 0,
+                 classes: int, texts: Sequence[str] = (), extra: int = 0, test_texts: Sequence[str] = (),
                  cached: Callable[[TrainConfig, Sequence[str]], float] = cached_here) -> Estimate:
     """The whole grid run one after another in one worker process (its start counted once), plus the encoding
     a frozen grid still needs: each text once (`texts_to_encode`), by the tokens the dataset's `texts` hold, at the
     speed measured here for its encoder (`encoding_speed`), less the share of those its feature store already
-    holds (`cached`; a walk's grid on features a benchmark had cached read "about 11 min" for 2)."""
+    holds (`cached`; a walk's grid on features a benchmark had cached read "about 11 min" for 2). With the test
+    split's texts given, its share is taken apart from the rest's: after a first grid the test split is all cached
+    and the pool mostly not, and one share for both had priced a repeated SmolLM2 grid on L2R at 1.58x its time."""
     history = History(registry.list(statuses=(Status.DONE,)))
     each, known = {c.to_json(): 0.0 for c in configs}, 0
     if configs:
@@ -249,21 +254,25 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
     for c in configs:
         if c.frozen:
             stores.setdefault(store_of(c), []).append(c)
-    most = 0.0
+    tested = set(test_texts)
+    rest = [t for t in texts if t not in tested] if tested else texts
+    most = (0.0, 0.0)
     for frozen in stores.values():
         # the tokens its texts hold at its max length, at the speed measured here for its encoder
         per_text = tokens_per_text(texts, frozen[0].max_len) / tokens_per_second(registry, frozen[0])
-        share = cached(frozen[0], texts)
-        most = max(most, share)
+        drawn_share = cached(frozen[0], rest)
+        test_share = cached(frozen[0], test_texts) if tested else drawn_share
+        most = max(most, (drawn_share, test_share))
         # each run's share is what it adds to the store, in queue order: a walk's head run (its test and labeled
         # texts) had been given GAN-BERT's 11,396 pool texts too, so the queue read "about 2 min" under the form's
         # "about 1 h 13 min" once the head run's own pace took over
         before = 0.0
         for i, c in enumerate(frozen):
-            upto = texts_to_encode(frozen[:i + 1], pool, split, test, classes, extra)
-            each[c.to_json()] += (upto - before) * (1 - share) * per_text
+            upto = texts_to_encode(frozen[:i + 1], pool, split, test, classes, extra) - test
+            own_test = test * (1 - test_share) if i == 0 else 0.0
+            each[c.to_json()] += ((upto - before) * (1 - drawn_share) + own_test) * per_text
             before = upto
-    return Estimate(sum(each.values()), known, len(configs) - known, each, most)
+    return Estimate(sum(each.values()), known, len(configs) - known, each, *most)
 
 
 def usable_cores() -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.environment import STUDIO
 from core.paths import REPO_ROOT, replace_durably
 from core.errors import InputError
-from core.runs.execute import Ending, config_to_train, ending_line, registry_events
+from core.runs.execute import Ending, config_to_train, ending_line, live_log, registry_events
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.ray.backend import (CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock)
 from core.runs.ray.task import Hub, execute_remote, ship_data
@@ -132,6 +132,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
     task = ray.remote(execute_remote)
     flights: dict[str, Flight] = {}
     relays: dict[str, Callable[[dict], None]] = {}
+    lives: dict[str, object] = {}  # each started run's MLflow log, where a store is named (`core.runs.tracking`)
     shipped: dict[str, object] = {}
     idle_since = time.monotonic()
 
@@ -146,8 +147,11 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 except IllegalMove as e:  # cancelled as it started; the task hears of it through the hub
                     log.info("%s", e)
                 registry.folder(run_id).append_log(f"started on Ray node {event['node']} ({event['device']})")
+                lives[run_id] = live_log(registry, registry.get(run_id))
             else:
                 relays[run_id](event)
+                if lives.get(run_id):
+                    lives[run_id].on_event(event)
                 if event["type"] in ("evaluation", "status"):
                     registry.folder(run_id).append_log(str({k: v for k, v in event.items() if k != "val"}))
 
@@ -193,6 +197,8 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 relay()  # the last epochs before the endings
             for run_id in [rid for rid, f in flights.items() if f.ref in done]:
                 record_ending(registry, run_id, flights.pop(run_id), ray.get)
+                if live := lives.pop(run_id, None):
+                    live.end()
             idle_since = time.monotonic()
         elif time.monotonic() - idle_since > idle_exit:
             break

@@ -80,7 +80,7 @@ def curves(evaluations: list[dict]) -> list[tuple[int, dict[str, float]]]:
     points = []
     for e in evaluations:
         step = e.get("step") if e.get("step") is not None else e.get("evaluation", 0)
-        values = {k: float(v) for k, v in e.items()
-                  if k not in ("step", "evaluation", "best") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        values = {k: float(v) for k, v in e.items() if k not in ("step", "evaluation", "best")
+                  and isinstance(v, (int, float)) and not isinstance(v, bool)}
         points.append((int(step), values))
     return points
