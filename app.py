@@ -63,7 +63,7 @@ def restored_workspace() -> None:
                    "loaded instead.")
 
 
-preloaded()
+loading = preloaded()
 if "registry" not in st.session_state:  # one per session: opening it checks the schema
     try:
         st.session_state.registry = Registry()
@@ -93,4 +93,7 @@ with st.sidebar:
         st.warning(f"{len(unreadable)} run(s) cannot be read and are left out of every list:\n\n"
                    + "\n".join(f"- {reason}" for _, reason in unreadable))
 
+if nav.title != "Home" and loading.is_alive():  # transformers cannot be imported from two threads at once
+    with st.spinner("Loading the studio's libraries…"):
+        loading.join()
 nav.run()

@@ -35,8 +35,10 @@ HEAVY_MODULES = ("core.backbone.encode", "core.explore.stats")
 
 
 def preload(modules: tuple[str, ...] = HEAVY_MODULES) -> threading.Thread:
-    """Import `modules` in a background thread, so the page a user opens next finds them loaded; a page that
-    imports one meanwhile waits on Python's import lock for that module, no longer than it would have."""
+    """Import `modules` in a background thread, so the page a user opens next finds them loaded. A page must wait
+    for the thread (app.py joins it) rather than import transformers beside it: its lazy module is not safe to import
+    from two threads, and the Data page's `from transformers import AutoConfig` failed with ImportError while the
+    thread was still importing it."""
     thread = threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], name="preload",
                               daemon=True)
     thread.start()
