@@ -62,6 +62,10 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                       "method": st.column_config.TextColumn(width=330),  # the longest name whole, whatever is shown
                       "differs in": st.column_config.TextColumn(width=190)})  # "unlabeled rows 1000" whole
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
+selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
+selected = [r for r in runs if r.id in selected_ids and r.status == Status.DONE]
+if selected:  # beside the table its rows are selected in
+    export_selected(registry, selected)
 
 metric = st.radio("Metric (on the test split)", list(compare.METRICS), horizontal=True, key="cmp_metric",
                   persist_state="session",
@@ -128,8 +132,6 @@ else:
     st.markdown(f"**{plain(a_is)}**  \n**{plain(b_is)}**  \n" + "  \n".join(f"{plain(line)}." for line in rest))
     st.dataframe({"seed": pair.seeds, "A − B": pair.diffs}, hide_index=True, placeholder="–")
 
-selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
-selected = [r for r in runs if r.id in selected_ids and r.status == Status.DONE]
 st.subheader("Selected runs")
 if not selected:
     st.caption("Select finished runs in the table above to overlay their curves and compare them closely.")
@@ -140,7 +142,6 @@ with st.expander("Details of the selected runs"):
         ["run_id", "method", "amount", "labels read", "labeled", "unlabeled", "val_rows", "validation", "test_rows",
          "seed", "steps", "selection",
          "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
-export_selected(registry, selected)
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
 if without := [names[r.id] for r in selected if r.id not in set(evaluations["run_id"])]:

@@ -29,9 +29,13 @@ def export_selected(registry, runs) -> None:
             bar.empty()
             st.error(str(e))
             return
-        bar.progress(1.0, text=f"Exported {len(done)} run(s)")
-        st.dataframe([{"run": e.run_id, "experiment": e.experiment, "MLflow run": e.mlflow_run_id,
-                       "model": e.model_uri, "exported before": e.updated} for e in done], hide_index=True)
+        again = sum(e.updated for e in done)
+        bar.progress(1.0, text=f"Exported {len(done)} run(s)" + (f": {again} had been exported before, and their "
+                                                                  "MLflow runs were updated, not copied" if again else ""))
+        names = {r.id: r.name for r in runs}
+        st.dataframe([{"run": names[e.run_id], "experiment": e.experiment, "MLflow run": e.mlflow_run_id,
+                       "model": e.model_uri, "exported before": e.updated, "run id": e.run_id} for e in done],
+                     hide_index=True)
         st.markdown("See them in MLflow's own UI:")
         st.code(f"mlflow ui --backend-store-uri {uri}", language="bash")
 
@@ -53,7 +57,7 @@ def live_setting(registry, column) -> None:
         st.session_state.pop("tr_mlflow_error", None)
         registry.set_setting(URI_SETTING, uri)
     column.text_input("Log new runs to MLflow (empty: off)", registry.setting(URI_SETTING) or "", key="tr_mlflow_uri",
-                      on_change=changed, disabled=not mlflow_installed(), placeholder=default_uri(),
+                      on_change=changed, disabled=not mlflow_installed(), placeholder="off",
                       help=(f"A tracking URI: each run's params, curves as it trains, scores and model. {INSTALL}."
                             if not mlflow_installed() else "A tracking URI, such as sqlite:///path/mlflow.db or "
                             "http://host:5000: each new run's params, its curves as it trains, its scores and model."))

@@ -108,7 +108,9 @@ def test_params_tags_metrics_and_curves_are_the_runs(exported):
     for key in ("accuracy", "macro_f1", "mcc"):
         assert data.metrics[f"test_{key}"] == pytest.approx(test[key])
     for name, scores in test["per_class"].items():
-        assert data.metrics[f"test_f1.{name}"] == pytest.approx(scores["f1"])
+        assert data.metrics[f"test_f1.{name}"] == pytest.approx(scores["f1"])  # every class has test texts here
+    assert data.params["backbone_name"] and data.params["result.labels_read"] == str(run.labels_read)
+    assert "labeled" not in data.metrics  # a count is a param, not a chart of one bar
     evaluations = registry.evaluations(run.id)
     for key in ("d_loss", "g_loss", "val_macro_f1"):
         history = client.get_metric_history(found[0].info.run_id, key)
@@ -230,8 +232,10 @@ def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path):
     at.button(key="cmp_mlflow_export").click().run()
     assert not at.exception and not at.error
     shown = next(d.value for d in at.dataframe if "MLflow run" in d.value.columns)
-    assert list(shown["run"]) == [run_id] and len(client_and_run(uri, run_id)[1]) == 1
+    assert list(shown["run id"]) == [run_id] and len(client_and_run(uri, run_id)[1]) == 1
     assert any(f"mlflow ui --backend-store-uri {uri}" in c.value for c in at.code)
+    at.button(key="cmp_mlflow_export").click().run()  # again: said in words, not only by a column of ticks
+    assert "1 had been exported before" in at.get("progress")[0].proto.text
 
     train = open_page("pages/train.py", dataset)
     train.text_input(key="tr_mlflow_uri").set_value(f"sqlite:///{tmp_path / 'no' / 'such.db'}").run()

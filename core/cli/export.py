@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from core.errors import InputError
 from core.runs import Registry, Status
-from core.runs.tracking.store import default_uri, export_runs
+from core.runs.tracking.store import default_uri, export_runs, exportable
 
 
 class UsageError(InputError):
@@ -34,6 +34,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     registry = Registry()
     ids = chosen(registry, args)
     uri = args.mlflow or default_uri()
+    for run_id in ids:  # said before the bar is drawn
+        exportable(registry.get(run_id))
     with tqdm(total=len(ids), desc="export", unit="run", file=sys.stderr) as bar:
         exported = export_runs(registry, ids, uri, on_run=lambda done, total, name: (
             bar.update(done - bar.n), bar.set_postfix_str(name[:40])))

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from core.data import DataSpec
+from core.errors import InputError
 from core.runs.run import Run
 from core.train import method_for
 from core.train.config import flat_settings
@@ -19,14 +20,25 @@ PARAM_CHARS = 6000  # MLflow keeps a param's value up to 6,000 characters
 TAG_PREFIX = "studio."
 RUN_ID_TAG = f"{TAG_PREFIX}run_id"  # finds a run exported before, so a second export updates it
 SCORES = ("accuracy", "macro_f1", "mcc")
+# what a run read and took: one number each, kept as params (as metrics MLflow drew each as a chart of one bar,
+# among the curves)
+COUNTS = ("labeled", "unlabeled", "val_rows", "test_rows", "labels_read", "steps", "seconds", "encode_seconds")
 CHUNK = 1 << 20  # bytes a dataset file is hashed in: memory stays flat as the file grows
 
 
 def params(run: Run) -> dict[str, str]:
-    """The resolved config flattened ('data.train', 'lr', …) plus what the studio names the run by; `None` as
-    'None', a long value cut to MLflow's limit."""
-    flat = {"method_name": method_for(run.config).short(run.config), "amount": run.config.amount,
-            **flat_settings(run.config)}
+    """The resolved config flattened ('data.train', 'lr', …), what the studio names the run and its backbone by
+    (the config's `backbone` is None for the bundled MiniLM), and, once it has ended, what it read and took
+    (`COUNTS`, as `result.*`); `None` as 'None', a long value cut to MLflow's limit."""
+    method = method_for(run.config)
+    flat = {"method_name": method.short(run.config), "amount": run.config.amount, **flat_settings(run.config)}
+    if method.encoder != "none":
+        try:
+            flat["backbone_name"] = run.config.resolved_backbone().name
+        except InputError:  # a backbone no longer where the run found it: its config still says which
+            pass
+    result = run.metrics or {}
+    flat |= {f"result.{k}": result[k] for k in COUNTS if isinstance(result.get(k), (int, float))}
     return {key: str(value)[:PARAM_CHARS] for key, value in flat.items()}
 
 
@@ -63,14 +75,12 @@ def metric_key(name: str) -> str:
 
 
 def metrics(run: Run) -> dict[str, float]:
-    """The test scores, each class's F1, and what the run read and took."""
-    result = run.metrics or {}
-    test = result.get("test") or {}
+    """The test scores, and the F1 of each class the test texts hold (one they lack has no F1 to speak of, and is
+    out of macro-F1 too)."""
+    test = (run.metrics or {}).get("test") or {}
     found = {f"test_{k}": float(test[k]) for k in SCORES if test.get(k) is not None}
-    found |= {f"test_f1.{metric_key(name)}": float(s["f1"]) for name, s in (test.get("per_class") or {}).items()}
-    for key in ("labeled", "unlabeled", "val_rows", "test_rows", "labels_read", "seconds", "encode_seconds", "steps"):
-        if isinstance(result.get(key), (int, float)):
-            found[key] = float(result[key])
+    found |= {f"test_f1.{metric_key(name)}": float(s["f1"]) for name, s in (test.get("per_class") or {}).items()
+              if s.get("support", 1) > 0}
     return found
 
 

