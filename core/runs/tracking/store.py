@@ -143,19 +143,28 @@ def find_run(client, experiment_id: str, studio_id: str):
 
 
 def open_run(client, uri: str, run: Run):
-    """The studio run's MLflow run, found or created (with its params and tags), and whether it was found."""
-    from mlflow.entities import Param, RunTag
-
+    """The studio run's MLflow run, found or created (with its params and tags), and whether it was found; one it
+    created is deleted again if its params or tags cannot be written."""
     experiment_id = experiment_for(client, uri, run.config.data.short_name)
     found = find_run(client, experiment_id, run.id)
     started = int((run.started or run.created) * 1000)  # MLflow shows the run's own time, not the export's
-    mlrun = found or client.create_run(experiment_id, start_time=started, run_name=run.name)
-    mlflow_id = mlrun.info.run_id
+    mlflow_id = (found or client.create_run(experiment_id, start_time=started, run_name=run.name)).info.run_id
+    try:
+        describe(client, mlflow_id, run)
+    except Exception:
+        if found is None:
+            client.delete_run(mlflow_id)
+        raise
+    return mlflow_id, found is not None
+
+
+def describe(client, mlflow_id: str, run: Run) -> None:
+    from mlflow.entities import Param, RunTag
+
     params = [Param(k, v) for k, v in record.params(run).items()]
     for start in range(0, len(params), BATCH):
         client.log_batch(mlflow_id, params=params[start:start + BATCH])
     client.log_batch(mlflow_id, tags=[RunTag(k, v) for k, v in record.tags(run).items()])
-    return mlflow_id, found is not None
 
 
 def log_curves(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]]) -> None:
@@ -171,7 +180,10 @@ def log_curves(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]
 
 
 def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
-    mlflow_id, updated = open_run(client, uri, run)
+    try:
+        mlflow_id, updated = open_run(client, uri, run)
+    except Exception as e:
+        raise TrackingError(f"exporting run {run.id} to {uri} failed, nothing of it kept: {one_line(e)}") from e
     try:
         log_curves(client, mlflow_id, record.curves(registry.evaluations(run.id)))
         log_curves(client, mlflow_id, [(0, record.metrics(run))])
@@ -181,7 +193,9 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
     except Exception as e:
         if not updated:  # a run half-written is no run
             client.delete_run(mlflow_id)
-        raise TrackingError(f"exporting run {run.id} to {uri} failed, nothing of it kept: {one_line(e)}") from e
+        kept = ("nothing of it kept" if not updated else
+                f"its MLflow run {mlflow_id} keeps what it held, perhaps with part of this export: export it again")
+        raise TrackingError(f"exporting run {run.id} to {uri} failed, {kept}: {one_line(e)}") from e
     name = client.get_experiment(client.get_run(mlflow_id).info.experiment_id).name
     return Exported(run.id, mlflow_id, name, model_uri, updated)
 
