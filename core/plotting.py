@@ -1,8 +1,11 @@
-"""Chart basics every figure shares: one colour per class, and static PNG/SVG export."""
+"""Chart basics every figure shares: one colour per class, static PNG/SVG export, and the confusion matrix (drawn
+on Compare and Classify, and into a run's MLflow export)."""
 
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
+import pandas as pd
 
 # Tableau 10, fixed per class position so a class keeps its colour on every page.
 _PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -54,3 +57,38 @@ def chart_svg(chart: alt.TopLevelMixin) -> str:
     import vl_convert as vlc
 
     return vlc.vegalite_to_svg(chart.to_json())
+
+
+CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
+
+
+def confusion_cells(metrics: dict, normalize: bool = False) -> pd.DataFrame:
+    """A confusion matrix (`confusion`, rows true, over `classes`) as (true, predicted, value) cells. A class
+    neither in the truth nor in the predictions (bloomz in the M4 sample) is left out, on Compare and Classify
+    alike: an all-zero row and column say nothing."""
+    matrix, names = np.asarray(metrics["confusion"], dtype=float), metrics["classes"]
+    if not matrix.size:
+        return pd.DataFrame(columns=["true", "predicted", "value"])
+    present = [i for i in range(len(names)) if matrix[i].sum() + matrix[:, i].sum() > 0]
+    if normalize:
+        matrix = matrix / matrix.sum(1, keepdims=True).clip(min=1)
+    return pd.DataFrame([{"true": names[i], "predicted": names[j], "value": matrix[i, j]}
+                         for i in present for j in present])
+
+
+def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bool) -> alt.Chart:
+    base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=labels, axis=category_axis()),
+                                   y=alt.Y("true:N", sort=labels, axis=category_axis()))
+    fmt = ".2f" if normalized else ".0f"
+    heat = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(scheme="blues"), legend=None),
+                                   tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
+    text = base.mark_text(fontSize=12).encode(
+        text=alt.Text("value:Q", format=fmt),
+        color=alt.condition(alt.datum.value > cells["value"].max() / 2, alt.value("white"), alt.value("black")))
+    # a run's name on two lines, what trained and then "@ amount · seed · dataset": confusions sit three a row
+    lines = title.split(" @ ", 1)
+    lines[1:] = [f"@ {rest}" for rest in lines[1:]]
+    # a step per class, not a fixed size: Streamlit keeps a step's rows at their height when it fits a chart to
+    # its column (a fixed 240 px square rendered 13 px rows full width)
+    return (heat + text).properties(width=alt.Step(CELL), height=alt.Step(CELL),
+                                    title=alt.TitleParams(lines, fontSize=11))

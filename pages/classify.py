@@ -4,7 +4,8 @@ import math
 
 import streamlit as st
 
-from core.compare import charts, confusion_cells, distinct_names
+from core import plotting
+from core.compare import distinct_names
 from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
 from core.runs import Status
@@ -151,7 +152,7 @@ if (upload is not None or source == TEST) and picked:
             if metrics:
                 st.caption(f"accuracy {metrics['accuracy']:.3f} · macro-F1 {metrics['macro_f1']:.3f} · "
                            f"{metrics['rows']:,} labeled rows")
-                st.altair_chart(charts.confusion(confusion_cells(metrics), metrics["classes"], label, False),
+                st.altair_chart(plotting.confusion(plotting.confusion_cells(metrics), metrics["classes"], label, False),
                                 width="content")  # a step per class: stretched full width, cells turn to bands
             st.dataframe(readable_frame(out), hide_index=True, height=300, placeholder="–")
             c1, c2 = st.columns(2)

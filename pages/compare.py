@@ -154,7 +154,7 @@ cols = st.columns(min(3, len(selected)))
 for i, run in enumerate(selected):
     cells = compare.confusion_frame(run, normalized)
     labels = list(cells["true"].unique())
-    cols[i % len(cols)].altair_chart(charts.confusion(cells, labels, names[run.id], normalized))
+    cols[i % len(cols)].altair_chart(plotting.confusion(cells, labels, names[run.id], normalized))
 st.altair_chart(charts.per_class_heatmap(compare.per_class_f1(selected, names), tuple(labels)))
 
 if len(selected) >= 2:

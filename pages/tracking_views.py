@@ -35,7 +35,7 @@ def export_selected(registry, runs) -> None:
         names = {r.id: r.name for r in runs}
         st.dataframe([{"run": names[e.run_id], "experiment": e.experiment, "MLflow run": e.mlflow_run_id,
                        "model": e.model_uri, "exported before": e.updated, "run id": e.run_id} for e in done],
-                     hide_index=True)
+                     hide_index=True, placeholder="–")
         st.markdown("See them in MLflow's own UI:")
         st.code(f"mlflow ui --backend-store-uri {uri}", language="bash")
 

@@ -14,6 +14,7 @@ import pytest
 from core import compare
 from core.compare import charts as compare_charts
 from core.paths import REPO_ROOT
+from core import plotting
 from core.plotting import SERIES_PALETTE, category_axis, whole_legend
 from core.train import TrainConfig
 from tests.helpers import hand_runs_frame
@@ -75,12 +76,12 @@ def test_the_category_axis_never_drops_or_cuts_a_label():
 def test_a_rendered_confusion_matrix_keeps_all_six_class_labels():
     labels = ["human", "chatGPT", "cohere", "davinci", "bloomz", "dolly"]
     cells = pd.DataFrame([(t, p, 1.0) for t in labels for p in labels], columns=["true", "predicted", "value"])
-    spec = compare_charts.confusion(cells, labels, "m", normalized=False).to_dict()
+    spec = plotting.confusion(cells, labels, "m", normalized=False).to_dict()
     for layer in spec["layer"]:
         for channel in ("x", "y"):
             assert layer["encoding"][channel]["axis"]["labelOverlap"] is False
             assert layer["encoding"][channel]["sort"] == labels
-    assert isinstance(compare_charts.confusion(cells, labels, "m", False), alt.LayerChart)
+    assert isinstance(plotting.confusion(cells, labels, "m", False), alt.LayerChart)
 
 
 def test_evaluation_curves_count_whole_steps_and_keep_legends_whole():
@@ -153,7 +154,7 @@ def test_compare_figures_fit_the_page_with_eight_panels_and_long_names():
     name = "GAN-BERT G2 (bag of words) on frozen features @ 20% (24 labeled) · seed 0 · train.jsonl"
     labels = ["human", "chatGPT", "cohere", "davinci", "bloomz", "dolly"]
     cells = pd.DataFrame([(t, p, 1.0) for t in labels for p in labels], columns=["true", "predicted", "value"])
-    assert natural_width(compare_charts.confusion(cells, labels, name, False)) <= PAGE / 3 + 20  # three a row
+    assert natural_width(plotting.confusion(cells, labels, name, False)) <= PAGE / 3 + 20  # three a row
     curves = pd.DataFrame([{"run": f"{name} {r}", "step": s, "metric": m, "value": 0.5} for r in range(3)
                            for s in (1, 2) for m in ("val_accuracy", "val_macro_f1", "val_mcc")])
     assert natural_width(compare_charts.evaluation_curves(curves, ["val_accuracy", "val_macro_f1", "val_mcc"])) <= PAGE
@@ -211,7 +212,7 @@ def test_the_kl_matrix_has_square_cells_that_fit_its_column():
 
 
 def test_a_class_neither_true_nor_predicted_is_left_out_of_confusions_on_every_page():
-    from core.compare import confusion_cells
+    from core.plotting import confusion_cells
 
     cells = confusion_cells({"confusion": [[2, 1, 0], [0, 3, 0], [0, 0, 0]], "classes": ["a", "b", "bloomz"]})
     assert set(cells["true"]) == set(cells["predicted"]) == {"a", "b"} and len(cells) == 4

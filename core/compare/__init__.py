@@ -27,7 +27,6 @@ _EXPORTS = {
     "paired_test": "core.compare.stats",
     "FILTERS": "core.compare.tables",
     "METRICS": "core.compare.tables",
-    "confusion_cells": "core.compare.tables",
     "confusion_frame": "core.compare.tables",
     "evaluations_frame": "core.compare.tables",
     "filter_runs": "core.compare.tables",

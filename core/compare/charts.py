@@ -1,5 +1,5 @@
-"""Altair figures of runs: metrics against the labeled amount, bars, evaluation curves, confusion matrices,
-per-class F1 and one prediction's probabilities."""
+"""Altair figures of runs: metrics against the labeled amount, bars, evaluation curves, per-class F1 and one
+prediction's probabilities (the confusion matrix is `core.plotting`'s: a run's MLflow export draws it too)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_super
                "g_loss": "G loss (all terms)", "g_feature_matching": "G feature matching",
                "val_accuracy": "validation accuracy", "val_macro_f1": "validation macro-F1", "val_mcc": "validation MCC",
                "val_fake_prob": "P(fake) of real validation texts"}
-CELL = 38  # px per class in a confusion matrix: room for a count in 12 px type, three matrices a row
 
 
 # References (TF-IDF + LR, features + LR) in tones no method takes: from the method palette, two of them had drawn
@@ -244,24 +243,6 @@ def evaluation_curves(evaluations: pd.DataFrame, metrics: list[str]) -> alt.Char
     ).properties(width=260, height=180).facet(
         facet=alt.Facet("metric:N", title=None, sort=[CURVE_NAMES.get(m, m) for m in metrics]), columns=3
     ).resolve_scale(y="independent").resolve_axis(x="independent")  # no step axis under an empty last cell
-
-
-def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bool) -> alt.Chart:
-    base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=labels, axis=category_axis()),
-                                   y=alt.Y("true:N", sort=labels, axis=category_axis()))
-    fmt = ".2f" if normalized else ".0f"
-    heat = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(scheme="blues"), legend=None),
-                                   tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
-    text = base.mark_text(fontSize=12).encode(
-        text=alt.Text("value:Q", format=fmt),
-        color=alt.condition(alt.datum.value > cells["value"].max() / 2, alt.value("white"), alt.value("black")))
-    # a run's name on two lines, what trained and then "@ amount · seed · dataset": confusions sit three a row
-    lines = title.split(" @ ", 1)
-    lines[1:] = [f"@ {rest}" for rest in lines[1:]]
-    # a step per class, not a fixed size: Streamlit keeps a step's rows at their height when it fits a chart to
-    # its column (a fixed 240 px square rendered 13 px rows full width)
-    return (heat + text).properties(width=alt.Step(CELL), height=alt.Step(CELL),
-                                    title=alt.TitleParams(lines, fontSize=11))
 
 
 def per_class_heatmap(f1: pd.DataFrame, labels: tuple[str, ...]) -> alt.Chart:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 
-import numpy as np
 import pandas as pd
 
 from core.backbone import backbone_label
 from core.compare.names import dataset_names, distinct_names, distinguishing
 from core.compare.seeds import group_key
+from core.plotting import confusion_cells
 from core.runs import Registry, Run
 from core.runs.estimate import History, roughly, times_left
 from core.train import method_for
@@ -132,20 +132,6 @@ def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
     test = (run.metrics or {}).get("test", {})
     classes = test.get("classes", list(test.get("per_class", {})))  # older runs: per_class, kept in label-id order
     return confusion_cells({"confusion": test.get("confusion", []), "classes": classes}, normalize)
-
-
-def confusion_cells(metrics: dict, normalize: bool = False) -> pd.DataFrame:
-    """A confusion matrix (`confusion`, rows true, over `classes`) as (true, predicted, value) cells. A class
-    neither in the truth nor in the predictions (bloomz in the M4 sample) is left out, on Compare and Classify
-    alike: an all-zero row and column say nothing."""
-    matrix, names = np.asarray(metrics["confusion"], dtype=float), metrics["classes"]
-    if not matrix.size:
-        return pd.DataFrame(columns=["true", "predicted", "value"])
-    present = [i for i in range(len(names)) if matrix[i].sum() + matrix[:, i].sum() > 0]
-    if normalize:
-        matrix = matrix / matrix.sum(1, keepdims=True).clip(min=1)
-    return pd.DataFrame([{"true": names[i], "predicted": names[j], "value": matrix[i, j]}
-                         for i in present for j in present])
 
 
 def per_class_f1(runs: list[Run], names: dict[str, str] | None = None) -> pd.DataFrame:

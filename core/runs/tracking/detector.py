@@ -14,7 +14,7 @@ from pathlib import Path
 import mlflow.pyfunc
 import pandas as pd
 
-CHECKPOINT, BACKBONE = "checkpoint", "backbone"  # the model's artifacts
+CHECKPOINT, BACKBONE = "trained_weights", "backbone"  # the model's artifacts: the run's checkpoint folder, its backbone
 TEXT = "text"  # the input column
 
 

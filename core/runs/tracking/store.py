@@ -208,13 +208,12 @@ def log_files(client, mlflow_id: str, registry: Registry, run: Run) -> None:
             client.log_artifact(mlflow_id, str(folder.path / name))
     test = (run.metrics or {}).get("test") or {}
     if test.get("confusion"):
-        from core.compare.charts import confusion
-        from core.compare.tables import confusion_frame
-        from core.plotting import chart_png
+        from core.plotting import chart_png, confusion, confusion_cells
 
         with tempfile.TemporaryDirectory() as tmp:
             picture = Path(tmp) / "confusion_matrix.png"
-            picture.write_bytes(chart_png(confusion(confusion_frame(run), test.get("classes", []), run.name, False)))
+            cells = confusion_cells({"confusion": test["confusion"], "classes": test.get("classes", [])})
+            picture.write_bytes(chart_png(confusion(cells, test.get("classes", []), run.name, False)))
             client.log_artifact(mlflow_id, str(picture))
 
 
