@@ -241,9 +241,13 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
     assert f"results stored at {stored}" in tail_log(registry, run_id)
     assert method_for(RunFolder(local).load_model().config).fake_class
     client = MlflowClient(tracking_uri=uri)
-    logged = client.search_runs([e.experiment_id for e in client.search_experiments()],
-                                filter_string=f"tags.`studio.run_id` = '{run_id}'")
-    assert len(logged) == 1 and logged[0].info.status == "FINISHED"
+
+    def logged() -> list:  # the dispatcher exports a run once it has recorded its end: a moment later
+        found = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                                   filter_string=f"tags.`studio.run_id` = '{run_id}'")
+        return found if found and found[0].info.status == "FINISHED" else []
+    logged = wait_for(logged, timeout=120, what="the run's MLflow export")
+    assert len(logged) == 1
     steps = [e["step"] for e in registry.evaluations(run_id)]
     assert steps and [m.step for m in client.get_metric_history(logged[0].info.run_id, "d_loss")] == steps
 
