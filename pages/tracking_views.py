@@ -30,8 +30,8 @@ def export_selected(registry, runs) -> None:
             st.error(str(e))
             return
         again = sum(e.updated for e in done)
-        bar.progress(1.0, text=f"Exported {len(done)} run(s)" + (f": {again} had been exported before, and their "
-                                                                  "MLflow runs were updated, not copied" if again else ""))
+        before = f": {again} had been exported before, and their MLflow runs were updated, not copied" if again else ""
+        bar.progress(1.0, text=f"Exported {len(done)} run(s){before}")
         names = {r.id: r.name for r in runs}
         st.dataframe([{"run": names[e.run_id], "experiment": e.experiment, "MLflow run": e.mlflow_run_id,
                        "model": e.model_uri, "exported before": e.updated, "run id": e.run_id} for e in done],
