@@ -11,7 +11,6 @@ import pandas as pd
 from core.backbone import backbone_label
 from core.compare.names import dataset_names, distinct_names, distinguishing
 from core.compare.seeds import group_key
-from core.plotting import confusion_cells
 from core.runs import Registry, Run
 from core.runs.estimate import History, roughly, times_left
 from core.train import method_for
@@ -129,6 +128,8 @@ def run_details(run: Run) -> dict:
 
 def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
     """The test confusion matrix as (true, predicted, value); rows sum to 1 when normalized."""
+    from core.plotting import confusion_cells  # altair with it: the GPU check's machine has none, and reads runs
+
     test = (run.metrics or {}).get("test", {})
     classes = test.get("classes", list(test.get("per_class", {})))  # older runs: per_class, kept in label-id order
     return confusion_cells({"confusion": test.get("confusion", []), "classes": classes}, normalize)
