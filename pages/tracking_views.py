@@ -23,7 +23,7 @@ def export_selected(registry, runs) -> None:
             return
         bar = st.progress(0.0, text="Opening the store…")
         try:
-            done = export_runs(registry, [r.id for r in runs], uri, on_run=lambda i, n, name: bar.progress(
+            done = export_runs(registry, runs, uri, on_run=lambda i, n, name: bar.progress(
                 i / n, text=f"Exporting {name} ({i + 1} of {n})…"))
         except InputError as e:
             bar.empty()

@@ -34,12 +34,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     registry = Registry()
     ids = chosen(registry, args)
     uri = args.mlflow or default_uri()
-    for run_id in ids:  # said before the bar is drawn
-        exportable(registry.get(run_id))
-    with tqdm(total=len(ids), desc="export", unit="run", file=sys.stderr) as bar:
-        exported = export_runs(registry, ids, uri, on_run=lambda done, total, name: (
+    runs = [registry.get(i) for i in dict.fromkeys(ids)]
+    for run in runs:  # said before the bar is drawn
+        exportable(run)
+    with tqdm(total=len(runs), desc="export", unit="run", file=sys.stderr) as bar:
+        exported = export_runs(registry, runs, uri, on_run=lambda done, total, name: (
             bar.update(done - bar.n), bar.set_postfix_str(name[:40])))
-        bar.update(len(ids) - bar.n)
+        bar.update(len(runs) - bar.n)
     for e in exported:
         print(f"{e.run_id} → experiment '{e.experiment}', MLflow run {e.mlflow_run_id}"
               f"{' (updated)' if e.updated else ''}" + (f"; model {e.model_uri}" if e.model_uri else ""))

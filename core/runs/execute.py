@@ -292,11 +292,11 @@ def live_log(registry: Registry, run: Run):
     MLflow never imported."""
     from core.runs.tracking.store import live_uri
 
-    if not live_uri(registry):
+    if not (uri := live_uri(registry)):
         return None
     from core.runs.tracking.live import LiveLog
 
-    return LiveLog.start(registry, run)
+    return LiveLog.start(registry, run, uri)
 
 
 def ending_line(ending: Ending) -> str:

@@ -34,13 +34,16 @@ class DamagedCheckpoint(InputError):
     """A checkpoint that cannot be read back: truncated, edited, or written by a studio that saved other tensors."""
 
 
-def load_predictor(folder: Path, device: torch.device | str = "cpu") -> Predictor:
-    """The run's model from its checkpoint; `DamagedCheckpoint`, naming the run, where the files cannot be read
-    (a truncated model.safetensors raised SafetensorError from deep inside a predict)."""
+def load_predictor(folder: Path, device: torch.device | str = "cpu", backbone: str | None = None) -> Predictor:
+    """The run's model from its checkpoint, its backbone read from `backbone` where given (a copy of the folder the
+    run read: an exported model's); `DamagedCheckpoint`, naming the run, where the files cannot be read (a
+    truncated model.safetensors raised SafetensorError from deep inside a predict)."""
     from safetensors import SafetensorError
 
     try:
         description = read_description(folder)
+        if backbone is not None:
+            description["config"] = {**description["config"], "backbone": backbone, "revision": None}
         config = TrainConfig.from_json(json.dumps(description["config"]))
         return method_for(config).load(folder, description, device)
     except InputError:  # a backbone no longer where the run found it says so itself

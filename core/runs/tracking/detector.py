@@ -8,13 +8,12 @@ probabilities are those `core predict` gives."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import mlflow.pyfunc
 import pandas as pd
 
-CHECKPOINT, BACKBONE = "trained_weights", "backbone"  # the model's artifacts: the run's checkpoint folder, its backbone
+CHECKPOINT, BACKBONE = "trained_weights", "backbone"  # the model's artifacts: the run's checkpoint, its backbone
 TEXT = "text"  # the input column
 
 
@@ -25,17 +24,10 @@ class StudioDetector(mlflow.pyfunc.PythonModel):
         from core.environment import prepare
 
         prepare()  # offline: a backbone is read from the artifact, never the hub
-        from core.train.checkpoint import read_description
-        from core.train.config import TrainConfig
-        from core.train.methods import method_for
+        from core.train.checkpoint import load_predictor
 
-        folder = Path(context.artifacts[CHECKPOINT])
-        description = read_description(folder)
-        if BACKBONE in context.artifacts:  # where the run read its backbone, this copy now
-            description["config"] = {**description["config"], "backbone": context.artifacts[BACKBONE],
-                                     "revision": None}
-        config = TrainConfig.from_json(json.dumps(description["config"]))
-        self.model = method_for(config).load(folder, description, "cpu")
+        # where the run read its backbone, the model's own copy now
+        self.model = load_predictor(Path(context.artifacts[CHECKPOINT]), "cpu", context.artifacts.get(BACKBONE))
 
     def predict(self, context, model_input, params=None) -> pd.DataFrame:
         from core.train.predict import classify

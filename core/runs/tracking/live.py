@@ -10,8 +10,7 @@ from core.runs.lifecycle import Status
 from core.runs.registry import Registry
 from core.runs.run import Run
 from core.runs.tracking import record
-from core.runs.tracking.store import (client_for, export_run, live_uri, log_curves, mlflow_installed, one_line,
-                                      open_run)
+from core.runs.tracking.store import client_for, export_run, log_curves, one_line, open_run
 
 log = logging.getLogger("studio.worker")
 ENDED = {Status.CANCELLED: "KILLED"}  # MLflow's word for how a run ended, where it is not FAILED or FINISHED
@@ -21,17 +20,14 @@ class LiveLog:
     def __init__(self, registry: Registry, run: Run, uri: str):
         self.registry, self.run_id, self.uri = registry, run.id, uri
         self.client = client_for(uri)
-        self.mlflow_id, _ = open_run(self.client, uri, run)
+        self.mlflow_id, _ = open_run(self.client, uri, registry, run)
         log.info("logging to MLflow: %s, run %s", uri, self.mlflow_id)
 
     @classmethod
-    def start(cls, registry: Registry, run: Run) -> LiveLog | None:
-        """The live log of a training run, or None: no store named, MLflow not installed, or the store failing."""
-        uri = live_uri(registry)
-        if not uri or run.kind != "train":
-            return None
-        if not mlflow_installed():
-            log.warning("not logged to MLflow (%s): it is not installed; make setup-mlflow", uri)
+    def start(cls, registry: Registry, run: Run, uri: str) -> LiveLog | None:
+        """The live log of a training run to `uri`, or None: not a training run, MLflow not installed (the warning
+        says how to install it), or the store failing."""
+        if run.kind != "train":
             return None
         try:
             return cls(registry, run, uri)

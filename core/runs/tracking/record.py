@@ -12,6 +12,8 @@ from pathlib import Path
 
 from core.data import DataSpec
 from core.errors import InputError
+from core.runs.known_files import digest
+from core.runs.registry import Registry
 from core.runs.run import Run
 from core.train import method_for
 from core.train.config import flat_settings
@@ -23,7 +25,6 @@ SCORES = ("accuracy", "macro_f1", "mcc")
 # what a run read and took: one number each, kept as params (as metrics MLflow drew each as a chart of one bar,
 # among the curves)
 COUNTS = ("labeled", "unlabeled", "val_rows", "test_rows", "labels_read", "steps", "seconds", "encode_seconds")
-CHUNK = 1 << 20  # bytes a dataset file is hashed in: memory stays flat as the file grows
 
 
 def params(run: Run) -> dict[str, str]:
@@ -42,31 +43,29 @@ def params(run: Run) -> dict[str, str]:
     return {key: str(value)[:PARAM_CHARS] for key, value in flat.items()}
 
 
-def tags(run: Run) -> dict[str, str]:
+def tags(run: Run, registry: Registry) -> dict[str, str]:
     """The run's identity in the studio, its dataset's, the labels it read (validation included), its device."""
     return {RUN_ID_TAG: run.id, f"{TAG_PREFIX}name": run.name, f"{TAG_PREFIX}status": run.status,
             f"{TAG_PREFIX}dataset": run.config.data.short_name,
-            f"{TAG_PREFIX}dataset_id": dataset_identity(run.config.data),
+            f"{TAG_PREFIX}dataset_id": dataset_identity(run.config.data, registry),
             f"{TAG_PREFIX}labels_read": str(run.labels_read), f"{TAG_PREFIX}labels": run.labels_text,
             f"{TAG_PREFIX}device": run.device or "", f"{TAG_PREFIX}tags": ", ".join(run.config.tags),
             "mlflow.runName": run.name}
 
 
-def dataset_identity(spec: DataSpec) -> str:
-    """A hash of the dataset's files as they are now (each read in 1 MiB chunks), or of the built-in corpus'
-    settings; a file no longer there counts by its path alone."""
-    digest = hashlib.sha256()
+def dataset_identity(spec: DataSpec, registry: Registry) -> str:
+    """A hash of the dataset's files' digests as the registry keeps them (`known_files.digest`: a file is read
+    again only once it has changed), or of the built-in corpus' settings; a file no longer there counts by its
+    path alone."""
+    identity = hashlib.sha256()
     if spec.builtin is not None:
-        digest.update(json.dumps(asdict(spec.builtin), sort_keys=True, default=str).encode())
+        identity.update(json.dumps(asdict(spec.builtin), sort_keys=True, default=str).encode())
     for role, where in sorted(spec.paths.items()):
-        digest.update(f"{role}:{where}\n".encode())
+        identity.update(f"{role}:{where}\n".encode())
         path = Path(where)
         for file in sorted(path.iterdir()) if path.is_dir() else [path]:
-            if file.is_file():
-                with file.open("rb") as f:
-                    while block := f.read(CHUNK):
-                        digest.update(block)
-    return digest.hexdigest()[:16]
+            identity.update((digest(registry, str(file)) or "").encode())
+    return identity.hexdigest()[:16]
 
 
 def metric_key(name: str) -> str:

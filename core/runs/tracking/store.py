@@ -107,11 +107,10 @@ def exportable(run: Run) -> None:
                             + (f" ({run.message})" if run.message else ""))
 
 
-def export_runs(registry: Registry, run_ids: list[str], uri: str,
+def export_runs(registry: Registry, runs: list[Run], uri: str,
                 on_run: Callable[[int, int, str], None] | None = None) -> list[Exported]:
-    """Export each run (all checked first, so a bad id or an unfinished run writes nothing); `on_run(done, total,
-    name)` before each."""
-    runs = [registry.get(i) for i in dict.fromkeys(run_ids)]
+    """Export each run (all checked first, so an unfinished run writes nothing); `on_run(done, total, name)` before
+    each."""
     for run in runs:
         exportable(run)
     client = client_for(uri)
@@ -142,7 +141,7 @@ def find_run(client, experiment_id: str, studio_id: str):
     return runs[0] if runs else None
 
 
-def open_run(client, uri: str, run: Run):
+def open_run(client, uri: str, registry: Registry, run: Run):
     """The studio run's MLflow run, found or created (with its params and tags), and whether it was found; one it
     created is deleted again if its params or tags cannot be written."""
     experiment_id = experiment_for(client, uri, run.config.data.short_name)
@@ -150,7 +149,7 @@ def open_run(client, uri: str, run: Run):
     started = int((run.started or run.created) * 1000)  # MLflow shows the run's own time, not the export's
     mlflow_id = (found or client.create_run(experiment_id, start_time=started, run_name=run.name)).info.run_id
     try:
-        describe(client, mlflow_id, run)
+        describe(client, mlflow_id, registry, run)
     except Exception:
         if found is None:
             client.delete_run(mlflow_id)
@@ -158,13 +157,13 @@ def open_run(client, uri: str, run: Run):
     return mlflow_id, found is not None
 
 
-def describe(client, mlflow_id: str, run: Run) -> None:
+def describe(client, mlflow_id: str, registry: Registry, run: Run) -> None:
     from mlflow.entities import Param, RunTag
 
     params = [Param(k, v) for k, v in record.params(run).items()]
     for start in range(0, len(params), BATCH):
         client.log_batch(mlflow_id, params=params[start:start + BATCH])
-    client.log_batch(mlflow_id, tags=[RunTag(k, v) for k, v in record.tags(run).items()])
+    client.log_batch(mlflow_id, tags=[RunTag(k, v) for k, v in record.tags(run, registry).items()])
 
 
 def log_curves(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]]) -> None:
@@ -181,7 +180,7 @@ def log_curves(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]
 
 def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
     try:
-        mlflow_id, updated = open_run(client, uri, run)
+        mlflow_id, updated = open_run(client, uri, registry, run)
     except Exception as e:
         raise TrackingError(f"exporting run {run.id} to {uri} failed, nothing of it kept: {one_line(e)}") from e
     try:
