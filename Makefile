@@ -30,10 +30,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python bench/explore.py
-	$(BIN)/python bench/train.py
-	$(BIN)/python bench/frozen_grid.py
-	$(BIN)/python bench/explain.py
+	$(BIN)/python -m bench.speed.explore
+	$(BIN)/python -m bench.speed.train
+	$(BIN)/python -m bench.speed.frozen_grid
+	$(BIN)/python -m bench.speed.explain
 
 # Debian's Chromium for the browser test (needs root, as on CI); without it that one test skips.
 browser:
@@ -50,11 +50,11 @@ screenshots: $(STAMP)
 GPU_PYTHON ?= python3
 
 gpu-wheels: $(STAMP)
-	$(BIN)/python bench/gpu_kit.py
+	$(BIN)/python -m bench.gpu.kit
 
 gpu-check:
 ifeq ($(CPU),1)
-	$(BIN)/python bench/gpu_check.py --cpu
+	$(BIN)/python -m bench.gpu.check --cpu
 else
-	$(GPU_PYTHON) bench/gpu_check.py
+	$(GPU_PYTHON) -m bench.gpu.check
 endif

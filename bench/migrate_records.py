@@ -14,12 +14,9 @@ Run: .venv/bin/python bench/migrate_records.py   (idempotent; prints what it cha
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.train.methods.presets import PRESETS, copies  # noqa: E402
+from core.train.methods.presets import PRESETS, copies
 
 RECORDS_DIR = Path(__file__).resolve().parent / "records"
 

@@ -19,20 +19,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from core.backbone.device import PRECISIONS, pick_device, pinned_precision
+from core.backbone import attention_dropout
+from core.data import ColumnMapping, DataSpec
+from core.paths import studio_home
+from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile
+from core.train import TrainConfig, method_for, resolve
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from core.backbone.device import PRECISIONS, pick_device, pinned_precision  # noqa: E402
-from core.backbone import attention_dropout  # noqa: E402
-from core.data import ColumnMapping, DataSpec  # noqa: E402
-from core.paths import studio_home  # noqa: E402
-from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile  # noqa: E402
-from core.train import TrainConfig, method_for, resolve  # noqa: E402
-
-# Fine-tuning's trained-encoder rate until bench/defaults.py measured it: run_glue's README example, and the
+# Fine-tuning's trained-encoder rate until bench/studies/defaults.py measured it: run_glue's README example, and the
 # SemEval RoBERTa baseline's.
 FINETUNE_LR_UNTIL_MEASURED = 2e-5
 # resolved as runs store their data paths (`DataSpec.absolute`), so a record names a corpus's files by name
@@ -43,7 +37,7 @@ DATA_ROOT = (Path(__file__).resolve().parents[2] / "shared" / "data").resolve()
 DEFAULT_HOME = str(Path.home() / ".cache" / "gan-bert-studio" / "bench")
 RECORDS_DIR = Path(__file__).resolve().parent / "records"
 # the engine every bench encodes frozen features with, whatever `auto` names on the machine: a record made at
-# `auto` must mean the same run on the next machine (bench/encode.py measures the engines against each other)
+# `auto` must mean the same run on the next machine (bench/speed/encode.py measures the engines against each other)
 BENCH_ENGINE = "torch"
 
 
@@ -76,8 +70,8 @@ CORPORA = {
     "l2r-dev": Corpus("l2r-dev", DATA_ROOT / "l2r", {"train": "train.jsonl", "test": "dev.jsonl"}),
     # what is reported: the pool, its dev split to validate on, and its test split, never used to choose
     "l2r": Corpus("l2r", DATA_ROOT / "l2r", {"train": "train.jsonl", "val": "dev.jsonl", "test": "test.jsonl"}),
-    # the GAN-BERT authors' TREC split (bench/trec.py): their 109 labeled questions, 5,343 unlabeled and 500 test,
-    # on its coarse classes (6) and its fine ones (the `label` column: 29 labeled, 44 in all)
+    # the GAN-BERT authors' TREC split (bench/studies/trec.py): their 109 labeled questions, 5,343 unlabeled and 500
+    # test, on its coarse classes (6) and its fine ones (the `label` column: 29 labeled, 44 in all)
     **{f"trec-{task}": Corpus(f"trec-{task}", DATA_ROOT / "ganbert-trec", {"train": "train.jsonl",
                                                                           "unlabeled": "unlabeled.jsonl",
                                                                           "test": "test.jsonl"},
@@ -173,7 +167,7 @@ def twin_gaps(records: list[dict], folder: Path = SAMPLE) -> list[float]:
 def as_ran(config: TrainConfig) -> TrainConfig:
     """A stored config with the learning rate and batch it ran at. Runs stored before those were written in
     (2026-11-25) left them to the method and ran at that day's defaults: today's, but for fine-tuning's rate
-    with the encoder training, which bench/defaults.py has moved since, and the attention dropout, then the
+    with the encoder training, which bench/studies/defaults.py has moved since, and the attention dropout, then the
     backbone's own. Its validation stays as it ran: a run of the earlier carve read other rows than a run of today's
     rule, so it never stands in for one; so does GAN-BERT's floor on batches without labels (2026-12-02: a run
     stored without it repeated its labeled rows by the authors' rule alone)."""

@@ -33,8 +33,8 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
                                   persist_state="session",
                                   help="Its cost grows with the length. Runs on the adapted backbone may read longer "
                                        "texts (auto picks 256 on a corpus of paragraphs): the positions past this one "
-                                       "keep their pretrained weights. bench/defaults.py --mode tapt measures both "
-                                       "lengths (docs/methods.md)")
+                                       "keep their pretrained weights. bench/studies/defaults.py --mode tapt measures "
+                                       "both lengths (docs/methods.md)")
         seed = c4.number_input("Seed", 0, 10_000, 0, key="ad_seed", persist_state="session")
         extra = st.multiselect("Also read the texts of", ["val", "test"], key="ad_splits", persist_state="session",
                                help="Transductive: the backbone then has seen texts the runs are validated or tested "

@@ -6,8 +6,8 @@ import time
 import streamlit as st
 
 from core.backbone import BUNDLED, adapted_backbones, adapted_name
-from core.runs import (Registry, backbone_advice, grid_seconds, outside_work, recall_form, remember_form,
-                       training_notes)
+from core.compare import backbone_advice, training_notes
+from core.runs import Registry, grid_seconds, outside_work, recall_form, remember_form
 from core.runs.estimate import Estimate
 from core.data import Dataset
 from core.train import DEFAULT_METHODS, METHODS, TrainConfig, grid_labels, options, starved_note, unlabeled_read

@@ -16,7 +16,7 @@ from core.runs import Registry, RunFolder, Status, cancel_all, enqueue
 from core.runs.execute import train_into
 from core.train import TrainConfig, classify, resolve
 from core.train.adaptation import AdaptConfig, adapted_folder
-from core.train.features import store_key
+from core.train.feature_store import store_key
 from core.train.pretrain import adapt, texts_for
 from tests.helpers import hand_runs_frame, wait_for, write_jsonl
 
@@ -143,14 +143,14 @@ def test_the_bench_makes_a_recorded_adaptation_again_in_a_home_that_lacks_it(tin
     about to train on it gets it made again (it had stopped with "backbone folder not found")."""
     import shutil
 
-    import bench.tapt
-    monkeypatch.setattr(bench.tapt, "ADAPT_RECORDS", tmp_path / "adapt.jsonl")
+    import bench.studies.tapt
+    monkeypatch.setattr(bench.studies.tapt, "ADAPT_RECORDS", tmp_path / "adapt.jsonl")
     registry, config = Registry(studio_home), tiny_adapt(tiny_backbone, epochs=1)
-    out, record = bench.tapt.adapted(registry, config, train=True)
-    assert (out / "adapted.json").is_file() and list(bench.tapt.recorded_adaptations()) == [out.name]
+    out, record = bench.studies.tapt.adapted(registry, config, train=True)
+    assert (out / "adapted.json").is_file() and list(bench.studies.tapt.recorded_adaptations()) == [out.name]
     shutil.rmtree(out)  # another session's home: the records travel, the weights do not
 
-    assert bench.tapt.adapted(registry, config, train=False) == (out, {"folder": out.name, **record})
-    assert bench.tapt.on_disk(registry, config) == out
+    assert bench.studies.tapt.adapted(registry, config, train=False) == (out, {"folder": out.name, **record})
+    assert bench.studies.tapt.on_disk(registry, config) == out
     assert (out / "model.safetensors").is_file() and resolve_backbone(str(out)).adapted
     assert len((tmp_path / "adapt.jsonl").read_text().splitlines()) == 1  # the first making stays the record

@@ -1,6 +1,6 @@
-"""The shape of `core/`, read from the source: layers import only downward, no import cycle, no large
-module, short pages, one module that spells a run folder's file names, and no torch where runs are only
-listed or compared."""
+"""The shape of `core/` and `bench/`, read from the source: layers import only downward, no import cycle, no large
+module, short pages, one module that spells a run folder's file names, and no torch where runs are only listed or
+compared."""
 
 from __future__ import annotations
 
@@ -8,37 +8,77 @@ import ast
 import re
 import subprocess
 import sys
-
-import pytest
+from pathlib import Path
 
 from core.paths import REPO_ROOT
 from core.runs.lifecycle import Status
 
 CORE = REPO_ROOT / "core"
+BENCH = REPO_ROOT / "bench"
 # Lowest first. A module may import its own layer and the ones below; explore and train sit side by side
 # on data and the backbone, and neither of each pair imports the other.
 LAYERS = {"base": 0, "data": 1, "backbone": 1, "explore": 2, "train": 2, "runs": 3, "compare": 4, "cli": 5}
 SIDE_BY_SIDE = {("explore", "train"), ("train", "explore"), ("data", "backbone"), ("backbone", "data")}
+# bench/'s rooms, lowest first: the base (running and recording sample runs, writing a figure) under the studies and
+# the speed benches, side by side; the GPU check and the report read both
+BENCH_ROOMS = {"base": 0, "studies": 1, "speed": 1, "gpu": 2, "report": 2}
+BENCH_SIDE_BY_SIDE = {("studies", "speed"), ("speed", "studies"), ("gpu", "report"), ("report", "gpu")}
 
 
-def layer_of(module: str) -> str:
+def layer_of(module: str, layers: dict[str, int] = LAYERS) -> str:
     parts = module.split(".")
-    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else "base"
+    return parts[1] if len(parts) > 1 and parts[1] in layers else "base"
 
 
-def core_imports() -> dict[str, set[str]]:
-    """Every core module and the core modules it imports, at module level or inside functions."""
+def imports_of(package: Path, prefixes: tuple[str, ...]) -> dict[str, set[str]]:
+    """Every module of a package and the modules it imports that start with one of `prefixes`, at module level or
+    inside functions."""
     graph = {}
-    for path in CORE.rglob("*.py"):
+    for path in package.rglob("*.py"):
         name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
         targets = set()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("core"):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(prefixes):
                 targets.add(node.module)
+                targets |= {f"{node.module}.{a.name}" for a in node.names}  # `from bench.studies import trec`
             elif isinstance(node, ast.Import):
-                targets |= {a.name for a in node.names if a.name.startswith("core")}
+                targets |= {a.name for a in node.names if a.name.startswith(prefixes)}
         graph[name] = targets
     return graph
+
+
+def core_imports() -> dict[str, set[str]]:
+    return {m: {t for t in ts if t.startswith("core")} for m, ts in imports_of(CORE, ("core",)).items()}
+
+
+def first_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """An import cycle among the graph's modules, as the path round it; None without one. An import names a module,
+    or a name inside one (resolved to the module), and a module's own package does not count."""
+    modules = set(graph)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    edges = {m: {r for t in ts if (r := resolve(t))} - {m} for m, ts in graph.items()}
+    edges = {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in edges.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> list[str] | None:
+        state[m] = 1
+        for t in sorted(edges[m]):
+            if state.get(t) == 1:
+                return path[path.index(t):] + [m, t] if t in path else path + [m, t]
+            if t not in state and (found := visit(t, path + [m])):
+                return found
+        state[m] = 2
+        return None
+
+    for m in sorted(edges):
+        if m not in state and (found := visit(m, [])):
+            return found
+    return None
 
 
 def test_layers_import_only_downward():
@@ -55,30 +95,8 @@ def test_layers_import_only_downward():
 
 
 def test_no_import_cycle():
-    graph = core_imports()
-    modules = set(graph)
-
-    def resolve(name: str) -> str:
-        while name not in modules:
-            name = name.rpartition(".")[0]
-        return name
-
-    edges = {m: {resolve(t) for t in ts} - {m} for m, ts in graph.items()}
-    edges = {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in edges.items()}  # a module's own package
-    state: dict[str, int] = {}
-
-    def visit(m: str, path: list[str]) -> None:
-        state[m] = 1
-        for t in edges[m]:
-            if state.get(t) == 1:
-                pytest.fail("import cycle: " + " -> ".join(path[path.index(t):] + [m, t]))
-            if t not in state:
-                visit(t, path + [m])
-        state[m] = 2
-
-    for m in sorted(edges):
-        if m not in state:
-            visit(m, [])
+    cycle = first_cycle(core_imports())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 def test_sub_packages_exist_and_modules_stay_small():
@@ -86,6 +104,48 @@ def test_sub_packages_exist_and_modules_stay_small():
     assert {"data", "explore", "train", "runs", "compare", "cli"} <= packages
     big = {str(p.relative_to(REPO_ROOT)): n for p in CORE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
     assert not big, big
+
+
+def bench_modules() -> dict[str, set[str]]:
+    return imports_of(BENCH, ("bench", "core", "pages", "app"))
+
+
+def test_bench_is_rooms_of_small_modules_without_cycles():
+    """bench/ had grown into 25 modules and 5k lines in one flat folder, each putting the project on sys.path by
+    hand. Now its studies, speed benches, GPU check and report live in rooms of their own; only the shared base
+    (sample runs and their records, the one way to write a figure, the records' migration) stays at the top."""
+    assert {p.parent.name for p in BENCH.glob("*/__init__.py")} == set(BENCH_ROOMS) - {"base"}
+    top = {p.name for p in BENCH.glob("*.py")}
+    assert top == {"__init__.py", "sample_runs.py", "figures.py", "migrate_records.py"}, top
+    big = {str(p.relative_to(REPO_ROOT)): n for p in BENCH.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    assert not big, big
+    graph = bench_modules()
+    cycle = first_cycle({m: {t for t in ts if t.startswith("bench")} for m, ts in graph.items()})
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+    for path in BENCH.rglob("*.py"):
+        assert not re.search(r"sys\.path\.(insert|append)", path.read_text()), f"{path.relative_to(REPO_ROOT)} edits sys.path"
+
+
+def test_bench_rooms_import_only_downward_and_never_the_pages():
+    wrong = []
+    for module, targets in bench_modules().items():
+        own = layer_of(module, BENCH_ROOMS)
+        for target in targets:
+            if target.startswith(("pages", "app", "tests")):
+                wrong.append(f"{module} imports {target}")
+            elif target.startswith("bench") and target != "bench":
+                other = layer_of(target, BENCH_ROOMS)
+                if BENCH_ROOMS[other] > BENCH_ROOMS[own] or (own, other) in BENCH_SIDE_BY_SIDE:
+                    wrong.append(f"{module} ({own}) imports {target} ({other})")
+    assert not wrong, wrong
+    in_core = [m for m, ts in imports_of(CORE, ("bench",)).items() if ts]
+    assert not in_core, f"core imports bench: {in_core}"
+
+
+def test_the_cycle_finder_finds_one():
+    """The cycle checks above pass on a graph without one; this is the check that they would fail on one."""
+    assert first_cycle({"a.x": {"a.y"}, "a.y": {"a.z.f"}, "a.z": {"a.x"}}) == ["a.x", "a.y", "a.z", "a.x"]
+    assert first_cycle({"a.x": {"a.y"}, "a.y": set()}) is None
 
 
 def test_pages_stay_layout():

@@ -21,7 +21,7 @@ from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, classify, load_data, resolve
-from core.train.features import store_key
+from core.train.feature_store import store_key
 from core.train.checkpoint import read_description
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=4))

@@ -1,11 +1,12 @@
-"""bench/defaults.py's successive halving: which points of a sweep go on to the remaining seeds; bench/regime.py's
+"""bench/studies/defaults.py's successive halving: which points of a sweep go on to the remaining seeds;
+bench/studies/regime.py's
 trained-encoder plan."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.defaults import average, survivors
+from bench.studies.defaults import average, survivors
 
 
 def point(setting: dict, five: list[float], twenty: list[float], fake: list[float] = ()) -> dict:
@@ -36,7 +37,7 @@ def test_sweeps_run_seed_by_seed_across_every_named_sweep(monkeypatch):
     control), not one sweep's every seed and none of the other's."""
     from argparse import Namespace
 
-    import bench.defaults as defaults
+    import bench.studies.defaults as defaults
 
     calls = []
     monkeypatch.setattr(defaults, "measure", lambda registry, spec, name, row, amounts, seeds, **_: calls.append(
@@ -54,10 +55,11 @@ def test_a_points_average_weighs_each_amount_once_whatever_its_seeds():
 
 
 def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(capsys):
-    """bench/regime.py --part full: 5 and 20/class on seeds 0-2 (100/class and seed 3 asked for, left out), G1 and
+    """bench/studies/regime.py --part full: 5 and 20/class on seeds 0-2 (100/class and seed 3 asked for, left out), G1
+    and
     its control at each pool with each seed's pair together, G2 on the whole pool, the `tf` preset at 5/class only;
     the parts run in order of their estimate, which is printed."""
-    from bench.regime import cheapest_first, full_parts, name_of
+    from bench.studies.regime import cheapest_first, full_parts, name_of
     from core.train import TrainConfig
 
     parts = dict(full_parts([5, 20, 100], [0, 1, 2, 3]))
@@ -90,7 +92,7 @@ def test_old_records_get_the_floor_they_ran_at_and_runs_without_it_stay_apart_in
     import json
 
     from bench.migrate_records import migrate, with_floor
-    from bench.regime import pool_of
+    from bench.studies.regime import pool_of
     from core.train import TrainConfig
 
     def entry(batch: int, labeled: int, unlabeled: int, **config) -> dict:
@@ -123,7 +125,7 @@ def test_the_adapted_column_has_its_weights_before_any_run_on_it_is_resolved(tmp
     """A fresh bench home holds the adapted backbone's record (bench/records/adapt.jsonl), not its weights, and
     every run on it resolves against them, recorded or not: the study makes it again first (a report leaves the
     column out, saying so), and one already in the home is used as it is."""
-    import bench.regime as regime
+    import bench.studies.regime as regime
     from core.train.adaptation import RECORD
 
     folder, remade = tmp_path / "minilm-tapt-l2r-x", []

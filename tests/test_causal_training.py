@@ -128,7 +128,7 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     import core.backbone.device
     from core.cli import main
     from core.runs import Registry
-    from core.runs.advice import training_notes
+    from core.compare.advice import training_notes
     from core.runs.estimate import grid_seconds
 
     monkeypatch.setattr(core.backbone.device, "native_bf16", lambda device: False)

@@ -56,7 +56,7 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
 def test_a_foreground_run_that_fails_says_where_its_traceback_is(m4_dir, tiny_backbone, capsys, monkeypatch):
     def denied(tensors, filename, *a, **k):
         raise PermissionError(13, "Permission denied", filename)
-    monkeypatch.setattr("core.train.store.save_file", denied)
+    monkeypatch.setattr("core.train.checkpoint_store.save_file", denied)
     code = main(["train", *data_args(m4_dir), "--method", "finetune", "--per-class", "5", "--frozen", "--steps", "2",
                  "--backbone", str(tiny_backbone)])
     err = capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Docs that cannot rot: docs/results.md is what bench/report.py writes from the committed records, every
+"""Docs that cannot rot: docs/results.md is what `python -m bench.report` writes from the committed records, every
 relative link in the README and docs/ resolves, and every `python -m core` flag they name exists in that
 command's --help."""
 
@@ -25,22 +25,22 @@ def test_results_are_what_the_records_say(tmp_path):
     match, figure for figure."""
     out, readme = tmp_path / "results.md", tmp_path / "README.md"
     readme.write_text((REPO_ROOT / "README.md").read_text())
-    subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "report.py"), "--out", str(out), "--readme",
+    subprocess.run([sys.executable, "-m", "bench.report", "--out", str(out), "--readme",
                     str(readme)], check=True, cwd=REPO_ROOT, capture_output=True)
-    stale = "is stale: run .venv/bin/python bench/report.py"
+    stale = "is stale: run .venv/bin/python -m bench.report"
     assert out.read_text() == (REPO_ROOT / "docs" / "results.md").read_text(), f"docs/results.md {stale}"
     assert readme.read_text() == (REPO_ROOT / "README.md").read_text(), f"README.md's results table {stale}"
 
 
 def test_the_train_forms_smollm2_gain_is_what_the_records_say(tmp_path, monkeypatch):
     """The Train page tells a frozen MiniLM grid what SmolLM2's hidden states gained (issue 78's decision): the
-    figures it shows are bench/default_backbone.py's, paired by seed from the committed records."""
+    figures it shows are bench/studies/default_backbone.py's, paired by seed from the committed records."""
     sys.path.insert(0, str(REPO_ROOT))
-    from bench.default_backbone import LENGTHS, accuracies, paired
-    from bench.report import restored
+    from bench.studies.default_backbone import LENGTHS, accuracies, paired
+    from bench.report.restore import restored
     from bench.sample_runs import recorded
     from core.runs import Registry
-    from core.runs.advice import MEASURED
+    from core.compare.advice import MEASURED
 
     monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
     measured = {e["corpus"]: e for e in recorded(LENGTHS)}
@@ -85,10 +85,10 @@ def test_every_flag_the_docs_name_exists(page):
 
 
 def test_the_headline_reads_each_method_at_its_defaults_on_the_default_engine():
-    """bench/encode.py's runs share every setting with the defaults but the engine: its int8 runs, 0.03 lower on
+    """bench/speed/encode.py's runs share every setting with the defaults but the engine: its int8 runs, 0.03 lower on
     the M4 sample, had taken the headline's cells."""
     sys.path.insert(0, str(REPO_ROOT))
-    from bench.report import at_defaults
+    from bench.report.restore import at_defaults
     from core.data import DataSpec
     from core.train import TrainConfig, method_for
 
@@ -102,12 +102,13 @@ def test_the_headline_reads_each_method_at_its_defaults_on_the_default_engine():
 
 
 def test_the_attention_dropout_sweep_pairs_zero_with_the_backbones_rate_by_seed(tmp_path):
-    """bench/defaults.py's sweep in docs/results.md: a run that left attention dropout to the backbone (stored None,
+    """bench/studies/defaults.py's sweep in docs/results.md: a run that left attention dropout to the backbone (stored
+    None,
     or MiniLM's 0.1 written in) is paired with the same config at 0 on each seed; a run alike in nothing else is
     not."""
     sys.path.insert(0, str(REPO_ROOT))
     from bench import sample_runs
-    from bench.report import attention_section
+    from bench.report.sweeps import attention_section
     from core.runs import Registry
 
     entry = next(json.loads(line) for line in sample_runs.CORPORA["m4-sample"].records.read_text().splitlines()
@@ -132,13 +133,13 @@ def test_the_attention_dropout_sweep_pairs_zero_with_the_backbones_rate_by_seed(
 
 
 def test_the_budget_sweep_pairs_g1_with_its_control_and_with_the_default_cap_by_seed(tmp_path):
-    """bench/defaults.py's trained-encoder budget in docs/results.md: at each step cap, G1 − control on the same
-    seeds, and G1 − G1 at the default cap; runs at another attention dropout (the attention sweep's) stay out, and
-    runs with the floor on batches without labels make rows of their own, and are paired in a table of their own
+    """bench/studies/defaults.py's trained-encoder budget in docs/results.md: at each step cap, G1 − control on the
+    same seeds, and G1 − G1 at the default cap; runs at another attention dropout (the attention sweep's) stay out,
+    and runs with the floor on batches without labels make rows of their own, and are paired in a table of their own
     with their twins that had the authors' copies alone."""
     sys.path.insert(0, str(REPO_ROOT))
     from bench import sample_runs
-    from bench.report import budget_section
+    from bench.report.sweeps import budget_section
     from core.runs import Registry
 
     corpus = sample_runs.CORPORA["m4-sample"]
@@ -237,7 +238,7 @@ def test_every_figure_of_the_conclusions_is_in_the_table_it_cites():
 def test_every_measured_figure_of_the_methods_page_is_in_the_results():
     """docs/methods.md quotes measurements (+0.108 for SmolLM2 at 512 tokens, 43% of batches without labels): each
     stands in docs/results.md's generated tables, or is worked out here; recipe constants (10% warm-up, the 90%
-    quantile) and bench/encode.py's 4.5× are said as such."""
+    quantile) and bench/speed/encode.py's 4.5× are said as such."""
     results = (REPO_ROOT / "docs" / "results.md").read_text()
     start = results.index("## What the numbers say")
     tables = results[:start] + results[results.index("\n## ", start + 1):]

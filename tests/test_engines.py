@@ -18,7 +18,7 @@ from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder, Status
 from core.runs.execute import execute_run, train_into
 from core.train import TrainConfig, classify, load_data, resolve
-from core.train.features import store_key
+from core.train.feature_store import store_key
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=4))
 TEXTS = ["A short text.", "Another text about tomato plants and raised beds, a little longer than the first.",

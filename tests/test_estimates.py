@@ -1,4 +1,4 @@
-"""The Train page's grid estimate held to the grids bench/estimates.py timed on this machine's corpora: each
+"""The Train page's grid estimate held to the grids bench/speed/estimates.py timed on this machine's corpora: each
 recorded grid priced again by today's estimator, from what its estimate read when it ran (the finished runs, the
 encoding speeds, the share already cached), against the time the grid took."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from bench.estimates import RECORD, replay
+from bench.speed.estimates import RECORD, replay
 from bench.sample_runs import CORPORA
 from core.data import load_dataset
 from tests.conftest import L2R_DIR, M4_DIR
@@ -33,7 +33,7 @@ def latest_replayable() -> dict[tuple[str, str, str], dict]:
 def test_the_grid_estimate_holds_to_the_timed_grids(corpus: str, backbone: str, features: str):
     need_shared({"m4-sample": M4_DIR, "l2r": L2R_DIR}[corpus], corpus)
     record = latest_replayable().get((corpus, backbone, features))
-    assert record, f"no replayable bench/estimates.py record for {corpus}, {backbone}, {features}"
+    assert record, f"no replayable bench/speed/estimates.py record for {corpus}, {backbone}, {features}"
     ds = load_dataset(CORPORA[corpus].spec())
     for name, goal in GOALS.items():
         grid = record["grids"][name]

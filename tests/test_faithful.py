@@ -25,7 +25,7 @@ from core.train.maxlen import choose, position_limit
 from core.train.methods.base import Diverged
 from core.train.methods.ganbert import GanBert
 from core.train.methods.presets import PRESETS
-from core.train.store import read_tensors
+from core.train.checkpoint_store import read_tensors
 from tests.helpers import hand_runs_frame, predicts_one_class, recorded_optimizers, without_d_loss
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
@@ -84,7 +84,7 @@ def test_a_presets_pooled_reads_the_pooling_a_sentence_transformer_trained(tiny_
 
 
 def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
-    """bench/defaults.py's choices (the README's defaults tables): 3e-4 for 30 epochs of 64 on frozen features,
+    """bench/studies/defaults.py's choices (the README's defaults tables): 3e-4 for 30 epochs of 64 on frozen features,
     the notebook's 5e-5 for three times its 10 epochs at 16 with the encoder training."""
     frozen, trained = tiny(tiny_backbone, frozen=True), tiny(tiny_backbone, frozen=False)
     assert (frozen.lr, frozen.batch_size, frozen.epochs, frozen.steps, frozen.max_steps) == (3e-4, 64, 30, None, 500)

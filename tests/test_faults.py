@@ -83,7 +83,7 @@ def test_twenty_queued_runs_finish_in_order(tiny_backbone, studio_home):
 def test_unwritable_run_directory_fails_the_run_clearly(tiny_backbone, studio_home, monkeypatch):
     def denied(tensors, filename, *a, **k):
         raise PermissionError(13, "Permission denied", filename)
-    monkeypatch.setattr("core.train.store.save_file", denied)
+    monkeypatch.setattr("core.train.checkpoint_store.save_file", denied)
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
@@ -498,8 +498,8 @@ def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(ti
                                                                              monkeypatch):
     """Its own process, proven by its start-time token, lives whatever its heartbeat's age (issue 87: a clock jump
     or a suspend); where no token proves it (/proc cannot tell), twenty beats missed: gone."""
-    import core.runs.backend
-    from core.runs.backend import STALE, process_alive
+    import core.runs.backends
+    from core.runs.backends import STALE, process_alive
 
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
@@ -509,7 +509,7 @@ def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(ti
     with sqlite3.connect(reg.path) as db:
         db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - STALE - 300, run_id))
     assert process_alive(reg.get(run_id))
-    monkeypatch.setattr(core.runs.backend, "process_token", lambda pid: None)  # a /proc that cannot tell
+    monkeypatch.setattr(core.runs.backends, "process_token", lambda pid: None)  # a /proc that cannot tell
     assert not process_alive(reg.get(run_id))
     reg.beat(run_id)
     assert process_alive(reg.get(run_id))
@@ -597,7 +597,7 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
 
     from core.backbone import resolve_backbone
     from core.backbone.engines import export_folder
-    from core.train.features import feature_store, store_key
+    from core.train.feature_store import feature_store, store_key
 
     folder = tmp_path / "bert"
     shutil.copytree(tiny_backbone, folder)
@@ -633,7 +633,7 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
 
     from core.backbone import resolve_backbone
     from core.backbone.engines import export_folder
-    from core.train.features import feature_store, store_key
+    from core.train.feature_store import feature_store, store_key
 
     folder = tmp_path / "bert"
     shutil.copytree(tiny_backbone, folder)
@@ -857,7 +857,7 @@ def test_a_disk_that_fills_mid_run_fails_the_run_and_leaves_nothing_partial(tiny
             f.write(b"half a checkpoint")
         raise SafetensorError("Error while serializing: IoError(Os { code: 28, kind: StorageFull, "
                               "message: \"No space left on device\" })")
-    monkeypatch.setattr("core.train.store.save_file", full)
+    monkeypatch.setattr("core.train.checkpoint_store.save_file", full)
     reg = Registry()
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)

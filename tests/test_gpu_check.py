@@ -10,7 +10,9 @@ from collections import Counter
 
 import pytest
 
-from bench import gpu_check, report, sample_runs
+from bench import sample_runs
+from bench.gpu import check as gpu_check
+from bench.report import restore, studies
 from core.runs import Registry
 
 
@@ -50,16 +52,17 @@ def test_gpu_records_are_reported_apart_from_cpu_ones(tmp_path, monkeypatch):
               "config": {**entry["config"], "device": "cuda"}}
     (tmp_path / "l2r-gpu.jsonl").write_text(json.dumps(on_gpu) + "\n")
     monkeypatch.setattr(sample_runs, "RECORDS_DIR", tmp_path)
-    monkeypatch.setattr(report, "RECORDS_DIR", tmp_path)
-    cpu = report.restored("l2r", Registry(tmp_path / "cpu"))
-    gpu = report.restored("l2r", Registry(tmp_path / "gpu"), gpu=True)
+    monkeypatch.setattr(studies, "RECORDS_DIR", tmp_path)
+    cpu = restore.restored("l2r", Registry(tmp_path / "cpu"))
+    gpu = restore.restored("l2r", Registry(tmp_path / "gpu"), gpu=True)
     assert [r.device for r in cpu] == [entry["device"]] and [r.device for r in gpu] == [on_gpu["device"]]
-    assert "regime study on a GPU" in report.gpu_section(gpu)
-    assert "No GPU has run the check yet" in report.gpu_section([])
+    assert "regime study on a GPU" in studies.gpu_section(gpu)
+    assert "No GPU has run the check yet" in studies.gpu_section([])
 
 
 def test_the_trained_encoder_study_is_reported_beside_the_frozen_one(tmp_path):
-    """bench/regime.py --part full in docs/results.md: the seed report of the trained-encoder runs, and GAN-BERT −
+    """bench/studies/regime.py --part full in docs/results.md: the seed report of the trained-encoder runs, and GAN-BERT
+    −
     its control with the encoder trained beside the frozen study's on the same amount and pool. Trained runs are
     made here from the frozen records (encoder training on, accuracies set), G1 ahead of its control by 0.05."""
     def frozen_at(entry: dict, method: dict) -> bool:
@@ -78,8 +81,8 @@ def test_the_trained_encoder_study_is_reported_beside_the_frozen_one(tmp_path):
                        "metrics": {**entry["metrics"], "test": {**entry["metrics"]["test"],
                                                                "accuracy": accuracy + 0.01 * seed}}}
             runs.append(sample_runs.restore(registry, trained, sample_runs.CORPORA["l2r"].folder))
-    section = report.regime_section(runs)
-    assert "With the encoder trained (bench/regime.py --part full)" in section
+    section = studies.regime_section(runs)
+    assert "With the encoder trained (bench/studies/regime.py --part full)" in section
     side = section.split("beside frozen features")[1]
     # these records ran before the floor on batches without labels, which would have added copies at 5/class over
     # the whole pool: their pool is named so, apart from today's runs

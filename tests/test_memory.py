@@ -21,7 +21,7 @@ GIB = 2 ** 30
 
 
 def test_the_estimate_is_the_measured_step_of_minilm():
-    """bench/memory.py measured 5.79 GiB above the model for 16 × 512 tokens and 0.32 GiB for 4 × 128 (fp32);
+    """bench/speed/memory.py measured 5.79 GiB above the model for 16 × 512 tokens and 0.32 GiB for 4 × 128 (fp32);
     activations grow with the batch, and attention's with the square of the length."""
     config = AutoConfig.from_pretrained(str(default_backbone_path()), local_files_only=True)
     params = 22_713_216

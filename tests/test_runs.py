@@ -376,7 +376,8 @@ def test_a_frozen_minilm_grid_is_told_smollm2s_gain_and_its_time_without_convert
     this grid would take on them. Estimating a SmolLM2 grid asked for its folder, which converts its GGUF file
     (some 25 s on the form) when no run has used it yet."""
     from core.backbone.packaged import CONVERTED_DIR, installed_packaged
-    from core.runs.advice import MEASURED, SMOLLM2, backbone_advice
+    from core.backbone.packaged import SMOLLM2
+    from core.compare.advice import MEASURED, backbone_advice
     from core.runs.estimate import grid_seconds, roughly
 
     if SMOLLM2 not in installed_packaged():
@@ -407,7 +408,7 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     from core.backbone.token_count import tokens_per_text
     from core.runs.encoding_speed import FALLBACK
     from core.runs.estimate import grid_seconds, texts_to_encode
-    from core.train.features import feature_store, text_hashes, write_shard
+    from core.train.feature_store import feature_store, text_hashes, write_shard
 
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))

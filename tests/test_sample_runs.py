@@ -158,10 +158,10 @@ def test_a_run_stored_before_attention_dropout_0_was_the_default_is_found_and_re
 
 
 def test_the_trec_study_puts_the_papers_comparison_first_and_the_notebooks_long_runs_where_they_fit():
-    """bench/trec.py: frozen first; at each amount (2% first) the paper's BERT, then G1 and its control at the
+    """bench/studies/trec.py: frozen first; at each amount (2% first) the paper's BERT, then G1 and its control at the
     authors' budget; the notebook's 920-step runs on fine at 2% for seeds 0-2 first, the rest of them last; and the
     GPU check's order, seed by seed over every MiniLM run."""
-    from bench import trec
+    from bench.studies import trec
 
     stages = trec.plan(list(trec.TASKS), list(trec.AMOUNTS), [0, 1, 2, 3, 4], ["frozen", "trained"])
     titles = [[title for title, _ in stage] for stage in stages]
@@ -184,7 +184,7 @@ def test_the_trec_study_puts_the_papers_comparison_first_and_the_notebooks_long_
 
 
 def test_the_trec_study_names_its_runs_from_their_configs():
-    from bench import trec
+    from bench.studies import trec
 
     for name in (*trec.FROZEN, *trec.TRAINED):
         config = trec.config_of("fine", "1%", 3, name, "minilm", "fp32")

@@ -17,6 +17,7 @@ from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, PreTrai
 
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
+from core.backbone.packaged import SMOLLM2
 from core.backbone.poolings import (POOLINGS, hidden_pooling, last_layer, needs_layers, pooled_layer,
                                     reads_probabilities)
 from core.backbone.probabilities import NAMES, token_statistics
@@ -75,7 +76,7 @@ def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cp
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
     except ValueError as e:  # an encoder's config has no causal-LM class
-        raise BackboneError(f"token probabilities need a causal LM backbone (such as smollm2-135m): {e}") from None
+        raise BackboneError(f"token probabilities need a causal LM backbone (such as {SMOLLM2}): {e}") from None
     return model.to(device).eval()
 
 
@@ -176,7 +177,7 @@ def represent(model: PreTrainedModel, enc: dict, pooling: str, inputs_embeds: to
     return torch.cat([p.float() for p in parts], dim=-1)
 
 
-# A CPU batch's tokens (padded length × texts): bench/encode.py --backbone smollm2-135m measured batches of 4,096
+# A CPU batch's tokens (padded length × texts): bench/speed/encode.py --backbone smollm2-135m measured batches of 4,096
 # tokens 1.09x batches of 32 texts at 256 tokens (level at 128, where both are 32 texts), and on MiniLM (--batches)
 # 1.01x/1.07x/1.04x at 128/256/512. A GPU keeps its batches of texts, which it fills better.
 CPU_BATCH_TOKENS = 4096

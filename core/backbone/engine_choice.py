@@ -1,4 +1,4 @@
-"""Which encoding engine `auto` means on a machine: the fastest whose features keep accuracy, as bench/encode.py
+"""Which encoding engine `auto` means on a machine: the fastest whose features keep accuracy, as bench/speed/encode.py
 measured them (texts/s side by side in one process; features + LR and a trained head on the M4 sample and L2R's
 dev split within 0.01 of fp32 torch).
 
@@ -15,5 +15,5 @@ import torch
 
 
 def auto_engine(device: torch.device) -> str:
-    """torch, on a GPU and on a CPU: no engine bench/encode.py measured was faster within the accuracy bound."""
+    """torch, on a GPU and on a CPU: no engine bench/speed/encode.py measured was faster within the accuracy bound."""
     return "torch"

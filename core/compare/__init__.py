@@ -6,6 +6,8 @@ from core.lazy import exports
 # name -> the module that defines it: imported on first use, so that naming runs (`python -m core runs`) does
 # not pay for scipy and altair
 _EXPORTS = {
+    "backbone_advice": "core.compare.advice",
+    "training_notes": "core.compare.advice",
     "charts": "core.compare.charts",
     "METRIC_NAMES": "core.compare.names",
     "distinct_names": "core.compare.names",

@@ -1,6 +1,6 @@
 """The exploration report: every view computed once, then a self-contained HTML page and summary.json.
 
-`compute_views` is also what `bench/explore.py` times, so the report, the benchmark and the
+`compute_views` is also what `bench/speed/explore.py` times, so the report, the benchmark and the
 dashboard's cache all exercise one list of views.
 """
 

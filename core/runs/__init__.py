@@ -7,11 +7,9 @@ from core.lazy import exports
 # name -> the module that defines it: imported on first use, so that the statuses and the backends' names
 # (`core.runs.lifecycle`, `core.runs.backends`) read without torch
 _EXPORTS = {
-    "backbone_advice": "core.runs.advice",
     "grid_seconds": "core.runs.estimate",
     "outside_work": "core.runs.estimate",
     "roughly": "core.runs.estimate",
-    "training_notes": "core.runs.advice",
     "execute_run": "core.runs.execute",
     "failed_on_error": "core.runs.execute",
     "logging_into": "core.runs.execute",
@@ -41,7 +39,7 @@ _EXPORTS = {
     "RunError": "core.runs.run",
     "UnreadableRun": "core.runs.run",
     "check_run_id": "core.runs.run",
-    "RegistryError": "core.runs.storage",
+    "RegistryError": "core.runs.registry_store",
     "Cleaned": "core.runs.uploads",
     "clean_uploads": "core.runs.uploads",
     "stored_uploads": "core.runs.uploads",

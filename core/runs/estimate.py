@@ -35,7 +35,7 @@ from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
-from core.train.features import both_store, cached_share, feature_store
+from core.train.feature_store import both_store, cached_share, feature_store
 
 STARTUP = 8.0  # s for a worker process to start and import torch and transformers before it has been timed here
 RUN_OVERHEAD = 0.5  # s a run spends beyond its method's model (its data, features, folder): 0.2-0.5 s chained
@@ -127,7 +127,7 @@ class Estimate:
     # like it ended
     each: dict[str, float] = field(default_factory=dict)
     # the largest shares of a feature store's texts already encoded, outside the test split and in it (the same
-    # when the test texts were not given); bench/estimates.py replays them
+    # when the test texts were not given); bench/speed/estimates.py replays them
     cached: float = 0.0
     cached_test: float = 0.0
 

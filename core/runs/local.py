@@ -9,7 +9,7 @@ import signal
 
 import torch
 
-from core.runs.backend import end_if_gone, process_alive, wait_for_end
+from core.runs.backends import end_if_gone, process_alive, wait_for_end
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.processes import is_process, launch, signal_group
 from core.runs.queue import CONCURRENCY, stored_concurrency

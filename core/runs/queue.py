@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from core.runs.backend import end_if_gone
-from core.runs.backends import NAMES, backend
+from core.runs.backends import NAMES, backend, end_if_gone
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry, RunError
 from core.train import TrainConfig

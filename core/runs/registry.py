@@ -19,7 +19,7 @@ from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
 from core.runs.processes import process_token
 from core.runs.run import KINDS, Run, RunError, UnreadableRun, check_run_id, readable, to_run
-from core.runs.storage import RegistryError, explained, set_up
+from core.runs.registry_store import RegistryError, explained, set_up
 from core.train import TrainConfig, run_label
 from core.train.adaptation import AdaptConfig
 

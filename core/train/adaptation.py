@@ -25,7 +25,7 @@ RECORD = "adapted.json"  # the adapted backbone's record, beside its weights
 
 @dataclass(frozen=True)
 class AdaptConfig:
-    """One masked-LM adaptation of a backbone to a dataset's texts. Defaults: bench/defaults.py's TAPT sweep on
+    """One masked-LM adaptation of a backbone to a dataset's texts. Defaults: bench/studies/defaults.py's TAPT sweep on
     L2R's dev split (frozen features + LR at 20/class over 3 seeds), within a laptop's half hour on its 11k pool."""
 
     data: DataSpec = field(default_factory=lambda: DataSpec(builtin=CorpusConfig()))
@@ -35,7 +35,7 @@ class AdaptConfig:
     # the dataset's splits whose texts are read (labels never are); validation or test texts only when named,
     # and the record then says so. Any --unlabeled file is read as well.
     splits: tuple[str, ...] = ("train",)
-    epochs: int = 1  # bench/tapt.py on L2R dev: as good as 3 epochs at 1e-4 in a quarter of the CPU time
+    epochs: int = 1  # bench/studies/tapt.py on L2R dev: as good as 3 epochs at 1e-4 in a quarter of the CPU time
     max_steps: int | None = None  # stop earlier, for a quick try
     lr: float = 3e-4
     max_len: int = 128

@@ -54,8 +54,8 @@ class TrainConfig:
                                    label="Labeled texts per class")
     seed: int = option(0, "seed for sampling the labeled rows and for initialisation", low=0, label="Seed")
     steps: int | None = option(None, "optimizer steps the run takes; the same number for every method gives an equal "
-                                     "budget (default: the method's converged budget, bench/convergence.py)", low=1,
-                               label="Steps")
+                                     "budget (default: the method's converged budget, bench/studies/convergence.py)",
+                               low=1, label="Steps")
     epochs: int | None = option(None, "or: passes over what the method's epoch iterates, converted to steps", low=1,
                                 label="Epochs")
     max_steps: int | None = option(None, "at most this many optimizer steps, whatever the epochs ask for (GAN-BERT's "
@@ -72,8 +72,8 @@ class TrainConfig:
                                  label="Max length (tokens)", unset="auto")
     batch_size: int | None = option(None, "texts per batch (default: the method's; 16 when the encoder trains)",
                                     low=1, high=4096, label="Batch size")
-    lr: float | None = option(None, "learning rate (default: the method's, measured by bench/defaults.py)", low=0.0, high=1.0,
-                              label="Learning rate")
+    lr: float | None = option(None, "learning rate (default: the method's, measured by bench/studies/defaults.py)",
+                              low=0.0, high=1.0, label="Learning rate")
     frozen: bool = option(False, "frozen encoder with features cached on disk; only heads (and G) train: fast on a "
                                  "CPU", label="Frozen-feature mode")
     pooling: str | None = option(None, "sentence vector: cls, pooled (the backbone's pooler on CLS, as both official "
@@ -109,7 +109,8 @@ class TrainConfig:
     encoder_engine: str = option("auto", "what encodes frozen features: torch (the precision above), or the backbone "
                                          "exported once to ONNX and run by ONNX Runtime in fp32 (onnx) or with int8 "
                                          "weights (onnx-int8); auto is the fastest that keeps accuracy on this machine "
-                                         "(bench/encode.py). Features of one engine are never mixed with another's",
+                                         "(bench/speed/encode.py). Features of one engine are never mixed with "
+                                         "another's",
                                  choices=("auto", "torch", "onnx", "onnx-int8"), label="Encoding engine")
     attention_dropout: float | None = option(None, "dropout on attention weights while the encoder trains; 0 lets "
                                                    "attention run its fused kernel (1.4x a step at 256 tokens on a CPU); "
@@ -128,7 +129,7 @@ class TrainConfig:
                                "2021 trained RoBERTa-base on GLUE at 8)", low=1, high=1024, label="LoRA rank")
     lora_alpha: float = option(8.0, "LoRA's alpha: the update is scaled by alpha / rank (Hu et al. 2021: alpha = rank, "
                                     "so a scale of 1)", low=0.0, high=4096.0, label="LoRA alpha")
-    gan_preset: str = option("studio", "how GAN-BERT runs: studio (defaults measured by bench/defaults.py); tf "
+    gan_preset: str = option("studio", "how GAN-BERT runs: studio (defaults measured by bench/studies/defaults.py); tf "
                                        "(crux82/ganbert ganbert.py and run_experiment.sh: dropout 0.1, AdamW 2e-5 "
                                        "with eps 1e-6 and weight decay 0.01 off LayerNorm and biases, 10% warm-up "
                                        "then linear decay, D's and G's gradients apart and clipped at 1.0, batch "
@@ -146,15 +147,15 @@ class TrainConfig:
                              choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
                                       "notebook": "notebook (ganbert-pytorch)", "seed-report": "seed report"},
                              label="GAN-BERT preset")
-    finetune_preset: str = option("studio", "how fine-tuning runs: studio (defaults measured by bench/defaults.py); "
-                                            "paper, the BERT baseline of the GAN-BERT paper as crux82/ganbert's "
-                                            "bert.py and run_experiment.sh train it: the encoder trained with AdamW "
-                                            "2e-5 (eps 1e-6, weight decay 0.01 off LayerNorm and biases), 10% warm-up "
-                                            "then linear decay, gradients clipped at 1.0, batch 64, 3 epochs counted "
-                                            "as bert.py counts steps (int(labeled / 64 x 3): 5 on the authors' 109 "
-                                            "questions), the pooled CLS with dropout 0.1 under a head drawn from "
-                                            "N(0, 0.02), the labeled rows alone (no validation). A setting given "
-                                            "explicitly overrides the preset's",
+    finetune_preset: str = option("studio", "how fine-tuning runs: studio (defaults measured by "
+                                            "bench/studies/defaults.py); paper, the BERT baseline of the GAN-BERT "
+                                            "paper as crux82/ganbert's bert.py and run_experiment.sh train it: the "
+                                            "encoder trained with AdamW 2e-5 (eps 1e-6, weight decay 0.01 off "
+                                            "LayerNorm and biases), 10% warm-up then linear decay, gradients clipped "
+                                            "at 1.0, batch 64, 3 epochs counted as bert.py counts steps "
+                                            "(int(labeled / 64 x 3): 5 on the authors' 109 questions), the pooled CLS "
+                                            "with dropout 0.1 under a head drawn from N(0, 0.02), the labeled rows "
+                                            "alone (no validation). A setting given explicitly overrides the preset's",
                                   choices={"studio": "studio (measured)", "paper": "paper (crux82/ganbert bert.py)"},
                                   label="Fine-tuning preset")
     adversarial: bool = option(True, "GAN-BERT's adversarial game; off is its control: the same discriminator on the "
@@ -187,7 +188,8 @@ class TrainConfig:
                                      "checkpoint). The logistic-regression references and SetFit select nothing and read "
                                      "none", label="Validation")
     lr_c: float | None = option(None, "inverse L2 strength of the logistic-regression baselines and SetFit's head "
-                                      "(scikit-learn's C; default: the method's, measured by bench/defaults.py)",
+                                      "(scikit-learn's C; default: the method's, measured by "
+                                      "bench/studies/defaults.py)",
                                 low=1e-6, high=1e6, flag="--lr-c", label="LR C")
     setfit_features: str = option("layers", "what SetFit's logistic-regression head reads after the contrastive "
                                             "step: every layer's mean and CLS (standardized; on a causal LM, its "

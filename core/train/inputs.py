@@ -19,7 +19,7 @@ from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_
 from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import TrainConfig
-from core.train.features import both_store, cached_features, feature_store
+from core.train.feature_store import both_store, cached_features, feature_store
 from core.train.model import StudioModel
 
 Event = Callable[[dict], None]

@@ -67,7 +67,7 @@ def auto_max_len(ds: Dataset, backbone: Backbone) -> MaxLength:
 def max_length_for(ds: Dataset, backbone: Backbone, tokens: int | None) -> MaxLength:
     """What `auto` (None) resolves to, or what a chosen max length cuts, said the same way. `auto` follows the data
     for every backbone: SmolLM2's had been a fixed 128, measured on L2R's paragraphs, which cut 96% of the M4
-    sample's texts, where 512 scored +0.108 over it at 20 labels a class (bench/smollm2_length.py)."""
+    sample's texts, where 512 scored +0.108 over it at 20 labels a class (bench/studies/smollm2_length.py)."""
     if tokens is None:
         return auto_max_len(ds, backbone)
     lengths = train_lengths(ds, backbone)

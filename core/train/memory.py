@@ -4,7 +4,7 @@ A step keeps every layer's activations for the backward pass: they grow with the
 attention's with the length squared. The GAN-BERT presets' batch of 64 at 512 tokens holds about 23 GiB on
 MiniLM, more than many laptops have. Gradient checkpointing keeps only each layer's input and recomputes the
 rest during the backward pass: the same gradients (dropout masks are replayed) for about half again the time
-(bench/memory.py: 5.5 → 1.9 GiB, 1.53× the seconds, at 16 × 512), so a run turns it on only when the estimate
+(bench/speed/memory.py: 5.5 → 1.9 GiB, 1.53× the seconds, at 16 × 512), so a run turns it on only when the estimate
 would not fit.
 """
 
@@ -16,7 +16,7 @@ import psutil
 import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
-# Fitted by bench/memory.py (MiniLM, fp32, training steps on a CPU; bf16 autocast held up to 13% less): the
+# Fitted by bench/speed/memory.py (MiniLM, fp32, training steps on a CPU; bf16 autocast held up to 13% less): the
 # bytes held per sequence, per layer, for each token × hidden unit and for each token² × attention head.
 PER_TOKEN_UNIT = 145.0
 PER_TOKEN_PAIR_HEAD = 11.4

@@ -5,6 +5,7 @@ from core.backbone import depth
 from core.backbone.device import pick_device, pinned_precision
 from core.backbone.poolings import pooled_layer
 from core.backbone.engine_choice import auto_engine
+from core.backbone.packaged import SMOLLM2
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.inputs import load_data
@@ -28,12 +29,12 @@ def resolve(config: TrainConfig) -> TrainConfig:
 def check_causal(config: TrainConfig) -> None:
     """Token probabilities are frozen features and need a causal LM, and a pooled layer must be one the backbone
     has. A causal LM (SmolLM2) trains like any encoder, on a GPU or a CPU, cut at the layer its head reads; what it
-    costs here is the run's estimate (`core.runs.advice.training_notes` say it where the CPU has no native bf16)."""
+    costs here is the run's estimate (`core.compare.advice.training_notes` say it where the CPU has no native bf16)."""
     if config.features != "hidden" and not config.frozen:  # after `settle`: a frozen-only method is frozen by then
         raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     layers, causal = depth(config.backbone)
     if config.features != "hidden" and not causal:
-        raise InputError(f"token-probability features need a causal LM backbone (smollm2-135m); "
+        raise InputError(f"token-probability features need a causal LM backbone ({SMOLLM2}); "
                          f"{config.backbone or 'the bundled MiniLM'} is an encoder, which scores no tokens")
     pooled = pooled_layer(config.resolved_pooling)
     if pooled is not None and layers and not 1 <= pooled <= layers:

@@ -12,7 +12,7 @@ import numpy as np
 from core.backbone.device import pick_device, use_bf16
 from core.data import DataSpec
 from core.train.config import TrainConfig
-from core.train.features import store_key
+from core.train.feature_store import store_key
 from core.train.inputs import frozen_features
 from core.train.resolution import resolve
 

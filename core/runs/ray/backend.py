@@ -16,7 +16,7 @@ from typing import IO
 
 from core.errors import InputError
 from core.paths import atomic_write_text
-from core.runs.backend import process_alive, wait_for_end
+from core.runs.backends import process_alive, wait_for_end
 from core.runs.processes import launch, runs_module
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig

@@ -71,11 +71,11 @@ class FeaturesLRSpec(Method):
     ignores = STEP_OPTIONS
     reference = True
     encoder = "frozen"
-    default_c = 10.0  # bench/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
+    default_c = 10.0  # bench/studies/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
-        return 0.2 + labeled / 1000  # bench/estimates.py: 0.2-0.6 s at 25 and 100 labels (2026-11-29)
+        return 0.2 + labeled / 1000  # bench/speed/estimates.py: 0.2-0.6 s at 25 and 100 labels (2026-11-29)
 
 
 class TfidfLRSpec(Method):
@@ -89,8 +89,8 @@ class TfidfLRSpec(Method):
                "pool_layer")
     reference = True
     encoder = "none"
-    default_c = 100.0  # bench/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
+    default_c = 100.0  # bench/studies/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
-        return 0.3 + (labeled + val + test) / 2000  # bench/estimates.py: 0.8 s on the M4 sample, 3.5 on L2R
+        return 0.3 + (labeled + val + test) / 2000  # bench/speed/estimates.py: 0.8 s on the M4 sample, 3.5 on L2R

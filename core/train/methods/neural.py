@@ -27,7 +27,7 @@ from core.train.explain_statistics import statistics_attribution
 from core.train.inputs import frozen_features, model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
-from core.train.store import read_tensors, write_checkpoint
+from core.train.checkpoint_store import read_tensors, write_checkpoint
 
 
 class NeuralPredictor:

@@ -44,7 +44,7 @@ PRESETS = {
     "seed-report": GanRecipe((512, 256, 256), (256,), 0.2, "gaussian", None, 1e-8, True, True, True, 1.0, None,
                              None, None, batches_without_labels=0.05),
 }
-# The studio preset's defaults, measured by bench/defaults.py on the real M4 sample at 5 and 20 labels per class
+# The studio preset's defaults, measured by bench/studies/defaults.py on the real M4 sample at 5 and 20 labels per class
 # over 5 seeds. With the encoder training, the notebook's 5e-5 for three times its 10 epochs has the best mean
 # over both amounts (0.469 against 2e-4 for 10 epochs' 0.449: level at 5/class, 0.582 against 0.542 at 20/class)
 # at three times the CPU time; 5e-5 for 10 epochs under-trains (0.323 and 0.431 on seeds 0-1). At the batch the
@@ -52,11 +52,12 @@ PRESETS = {
 # The budget rule: those 30 epochs, at most MAX_STEPS steps. 30 epochs of 64 are 60-90 steps on the M4 sample's 116
 # texts but 5,430 on L2R's 11,421, where they overtrain: on L2R's dev split (3 seeds) G1 scored 0.219 and 0.249 at
 # 5 and 20/class for 30 epochs against 0.231 and 0.280 for 3 (543 steps), 0.229 and 0.289 for 1 (181); the cap
-# keeps the M4 sample's measured budget and gives L2R about 3 epochs (bench/defaults.py, "GAN-BERT G1 frozen budget").
+# keeps the M4 sample's measured budget and gives L2R about 3 epochs (bench/studies/defaults.py, "GAN-BERT G1 frozen
+# budget").
 MAX_STEPS = 500
 # Attention dropout with the encoder training: 0, the fused kernel's setting (1.4x a step at 256 tokens on 2 CPU
-# cores), where bench/defaults.py found accuracy level with the backbone's 0.1 ("GAN-BERT G1 attention dropout");
-# the `tf` and `notebook` presets keep their authors' dropout.
+# cores), where bench/studies/defaults.py found accuracy level with the backbone's 0.1 ("GAN-BERT G1 attention
+# dropout"); the `tf` and `notebook` presets keep their authors' dropout.
 ATTENTION_DROPOUT = 0.0
 STUDIO = {True: {"lr": 3e-4, "batch_size": 64, "epochs": 30, "max_steps": MAX_STEPS},
           False: {"lr": 5e-5, "batch_size": 16, "epochs": 30, "max_steps": MAX_STEPS,

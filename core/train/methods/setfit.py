@@ -32,7 +32,7 @@ from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Fitted, Job
 from core.train.methods.linear import fit_logistic, softmax, val_record
 from core.train.methods.direct_specs import SetFitSpec
-from core.train.store import read_tensors, write_checkpoint
+from core.train.checkpoint_store import read_tensors, write_checkpoint
 
 BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
 

@@ -13,26 +13,27 @@ from typing import ClassVar
 import numpy as np
 
 from core.backbone import attention_dropout, pass_work
+from core.backbone.packaged import SMOLLM2
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import Method
 from core.train.methods.presets import (ATTENTION_DROPOUT, PAPER, STUDIO, authors_pooling, copies, paper,
                                        pooling_note, recipe_for)
 
-# bench/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
+# bench/speed/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
-# bench/train.py --levers: a fine-tuning step at the backbone's own attention dropout over one at 0, which takes
+# bench/speed/train.py --levers: a fine-tuning step at the backbone's own attention dropout over one at 0, which takes
 # attention's fused kernel (MiniLM, 16 × 256, 2 cores: 51.8 s against 36.4, 2026-11-29). Without it the `tf`
 # preset's first G1 run on L2R, scaled from studio runs at 0, was estimated at 36 min and took 70 by its own clock;
 # with it, 51. The rest is not modelled: its batches of 64 pad no more than 16's (256 tokens against 255 at the
 # longest, L2R's pool); once a run like it has finished, its seeds' estimates come from it.
 ATTENTION_DROPOUT_SLOWDOWN = 1.42
 FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 CPU threads
-# bench/train.py --backbone smollm2-135m (AMD EPYC, 2 threads, fp32, 96 L2R texts at 128 tokens, 2026-12-05): MiniLM's
-# fine-tuning step over each method's step on SmolLM2 cut at layer 20, texts/s against texts/s (MiniLM 13.3; SmolLM2
-# fine-tuning 2.13, LoRA 2.97, adapters 2.92, GAN-BERT G1 2.04, its control 2.06). A backbone not measured is weighed
-# by the layers it runs × width² (`pass_work`: SmolLM2 7.5, near the 6.2 measured).
-TRAINING_COST = {"smollm2-135m": {"finetune": 6.2, "lora": 4.5, "adapter": 4.5, "ganbert": 6.5}}
+# bench/speed/train.py --backbone smollm2-135m (AMD EPYC, 2 threads, fp32, 96 L2R texts at 128 tokens, 2026-12-05):
+# MiniLM's fine-tuning step over each method's step on SmolLM2 cut at layer 20, texts/s against texts/s (MiniLM 13.3;
+# SmolLM2 fine-tuning 2.13, LoRA 2.97, adapters 2.92, GAN-BERT G1 2.04, its control 2.06). A backbone not measured is
+# weighed by the layers it runs × width² (`pass_work`: SmolLM2 7.5, near the 6.2 measured).
+TRAINING_COST = {SMOLLM2: {"finetune": 6.2, "lora": 4.5, "adapter": 4.5, "ganbert": 6.5}}
 MINILM_TRAINING_SPEED = 22.0  # what `StepSpec.cpu_speed` says of MiniLM's fine-tuning step, the costs' unit
 
 
@@ -48,28 +49,28 @@ class StepSpec(Method):
     """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
 
     selects = True
-    # When the encoder trains: the best of bench/defaults.py on the real M4 sample, 5 seeds. Averaged over 5 and
+    # When the encoder trains: the best of bench/studies/defaults.py on the real M4 sample, 5 seeds. Averaged over 5 and
     # 20 labels per class, 2e-5 (the SemEval baseline's rate, the first default) 0.469 on seeds 0-1, 5e-5
     # (run_glue_no_trainer's, the second) 0.492 and 1e-4 0.503: level at 5/class (0.412 against 0.415), ahead at
     # 20/class (0.594 against 0.569; paired +0.025, about [-0.019, +0.069]).
     encoder_lr: ClassVar[float] = 1e-4
-    frozen_lr: ClassVar[float] = 3e-3  # bench/defaults.py: best of 3e-4, 1e-3 and 3e-3 for a frozen head
+    frozen_lr: ClassVar[float] = 3e-3  # bench/studies/defaults.py: best of 3e-4, 1e-3 and 3e-3 for a frozen head
     frozen_batch_size: ClassVar[int] = 64
-    # The default budget: at least this many steps (where the curves of bench/convergence.py flatten at
-    # 5 and 20 labels per class, and the best of bench/defaults.py), and at least this many epochs when the
+    # The default budget: at least this many steps (where the curves of bench/studies/convergence.py flatten at
+    # 5 and 20 labels per class, and the best of bench/studies/defaults.py), and at least this many epochs when the
     # labeled set is large.
     min_steps_frozen: ClassVar[int] = 100
     min_steps_trained: ClassVar[int] = 150
     default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
     # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
-    # the encoder trains, 128 tokens, batch 16: bench/train.py's studio step ran 28.2 texts/s at 128 tokens and
+    # the encoder trains, 128 tokens, batch 16: bench/speed/train.py's studio step ran 28.2 texts/s at 128 tokens and
     # 13.4 at 256 on 2 idle cores (2026-11-28); a walk's GAN-BERT run, 50 steps in 79 s at 256 on a busy one (20 at
     # 128 tokens), was estimated at 22 min for its 13 when this read 13
     cpu_speed: ClassVar[float] = MINILM_TRAINING_SPEED
     head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
     # Attention dropout while the encoder trains, where the user left it: 0 lets attention take its fused kernel
-    # (1.4x a step at 256 tokens on 2 CPU cores, bench/train.py --levers), and bench/defaults.py found accuracy
-    # level with the backbone's own rate ("fine-tuning attention dropout"). None keeps the backbone's rate.
+    # (1.4x a step at 256 tokens on 2 CPU cores, bench/speed/train.py --levers), and bench/studies/defaults.py found
+    # accuracy level with the backbone's own rate ("fine-tuning attention dropout"). None keeps the backbone's rate.
     attention_dropout: ClassVar[float | None] = ATTENTION_DROPOUT
 
     def settle(self, config: TrainConfig) -> TrainConfig:
@@ -220,7 +221,7 @@ class AdapterSpec(StepSpec):
     # AdapterHub's examples use 1e-4 on thousands of labels; on the real M4 sample's 25 and 96 labels it scored
     # 0.238 and 0.308 (seeds 0-1; chance 0.20), 3e-4 0.346 and 0.331, 3e-3 0.375 and 0.569 (seeds 0-4), and 1e-3
     # 0.391 and 0.594 (seeds 0-4; ahead of 3e-3 over both amounts on all 5). Houlsby et al. swept up to 3e-3;
-    # bench/defaults.py --mode full sweeps 1e-4 to 3e-3.
+    # bench/studies/defaults.py --mode full sweeps 1e-4 to 3e-3.
     encoder_lr = 1e-3
     cpu_speed = 21.0
     attention_dropout = None  # unmeasured for adapters: the backbone's own rate
@@ -259,7 +260,7 @@ class GanBertSpec(StepSpec):
         return idx if config.adversarial else idx[targets[idx] >= 0]
     fake_class = True
     # real rows/s at its frozen batch of 64 (and as many fakes), evaluation included: 1,600-1,790 in
-    # bench/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
+    # bench/speed/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
     head_speed = 1700.0
     generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
 

@@ -7,41 +7,37 @@ of every seed it draws and the test texts, and its encoding seconds are what tha
 Every run goes through the benches' home and the corpus's records (`bench/records/<corpus>.jsonl`), so the bench
 resumes where it stopped; the runs at 128 are the regime study's own (the same settings). Prints, per length, the
 share of the training texts it cuts, the accuracy at each amount [95% CI], the difference with 128 paired by seed,
-and the encoding's seconds; bench/report.py writes the same table into docs/results.md.
+and the encoding's seconds; bench.report writes the same table into docs/results.md.
 
-Run: .venv/bin/python bench/smollm2_length.py [--corpus m4-sample] [--lengths 128 256 512] [--seeds 0 1 2 3 4]
+Run: .venv/bin/python -m bench.studies.smollm2_length [--corpus m4-sample] [--lengths 128 256 512] [--seeds 0 1 2 3 4]
      [--per-class 5 20] [--report-only]
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus,  # noqa: E402
-                               open_home, run_each, sample_parser)
-from bench.trec import cell  # noqa: E402
-from core.data import DataSpec  # noqa: E402
-from core.runs import Run  # noqa: E402
-from core.train import TrainConfig  # noqa: E402
+from bench import figures
+from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus, open_home, run_each,
+                               sample_parser)
+from core.data import DataSpec
+from core.runs import Run
+from core.train import TrainConfig
+from core.backbone.packaged import SMOLLM2
 
 LENGTHS = (128, 256, 512)
 CUTS = RECORDS_DIR / "smollm2-length.jsonl"  # each corpus's share of training texts cut at each length
-SMOLLM2 = {"method": "features-lr", "frozen": True, "backbone": "smollm2-135m", "features": "both",
+FEATURES_LR = {"method": "features-lr", "frozen": True, "backbone": SMOLLM2, "features": "both",
            "unlabeled_limit": None}
 
 
 def config_of(spec: DataSpec, max_len: int, per_class: int, seed: int, precision: str) -> TrainConfig:
     return TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, max_len=max_len,
-                       tags=("smollm2-length",), precision=precision, encoder_engine=BENCH_ENGINE, **SMOLLM2)
+                       tags=("smollm2-length",), precision=precision, encoder_engine=BENCH_ENGINE, **FEATURES_LR)
 
 
 def is_study_run(run: Run) -> bool:
     """A finished run of this bench's settings at any length, amount and seed (the regime study's 128 included)."""
     c = run.config
-    return (run.metrics is not None and c.method == "features-lr" and c.frozen and c.backbone == "smollm2-135m"
+    return (run.metrics is not None and c.method == "features-lr" and c.frozen and c.backbone == SMOLLM2
             and c.features == "both" and c.per_class is not None)
 
 
@@ -53,7 +49,7 @@ def cut_shares(spec: DataSpec, lengths: tuple[int, ...]) -> dict[int, float]:
     from core.train.maxlen import train_lengths, truncated_share
 
     ds = load_dataset(spec)
-    lengths_of = train_lengths(ds, resolve_backbone("smollm2-135m"))
+    lengths_of = train_lengths(ds, resolve_backbone(SMOLLM2))
     return {n: truncated_share(lengths_of, n) for n in lengths}
 
 
@@ -76,14 +72,14 @@ def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
         cells = [str(length), *([f"{cut[length]:.0%}"] if cut else [])]
         for n in amounts:
             scores = [v for (m, k, _), v in by.items() if m == length and k == n]
-            cells.append(cell(scores) if scores else "–")
+            cells.append(figures.mean(scores))
         for n in amounts:
             seeds = sorted(s for (m, k, s) in by if m == length and k == n and (128, n, s) in by)
             if length == 128 or not seeds:
                 cells.append("–")
                 continue
             diffs = [by[(length, n, s)] - by[(128, n, s)] for s in seeds]
-            cells.append(f"{cell(diffs, '+')} ({sum(d > 0 for d in diffs)} / {sum(d < 0 for d in diffs)})")
+            cells.append(f"{figures.difference(diffs)} ({sum(d > 0 for d in diffs)} / {sum(d < 0 for d in diffs)})")
         encoded = [r.metrics.get("encode_seconds") or 0.0 for (m, _, _), r in latest.items() if m == length]
         cells.append(f"{sum(encoded):,.0f}")
         lines.append("| " + " | ".join(cells) + " |")

@@ -11,12 +11,13 @@ and the corpora's records like every bench's.
 `auto` is the fastest engine whose accuracy stays within 0.01 of fp32 torch everywhere; the baseline is today's
 torch path at the precision `auto` runs on this CPU (bf16 where it is native, else fp32).
 
-Each engine's texts/s is also told as GFLOP/s (a text's forward FLOPs at its own truncated length: bench/ceiling.py)
+Each engine's texts/s is also told as GFLOP/s (a text's forward FLOPs at its own truncated length:
+bench/speed/ceiling.py)
 and as a share of a 2048³ bf16 matrix product's rate measured in the same process.
 
-Run: .venv/bin/python bench/encode.py [--lengths 128 256 512] [--repeats 2] [--seeds 0 1 2 3 4] [--speed-only]
-     .venv/bin/python bench/encode.py --backbone smollm2-135m [--lengths 128 256] [--texts 96]  (the levers of a
-     causal LM: bench/encode_causal.py; with --int8-accuracy N, what int8 weights cost in accuracy instead)
+Run: .venv/bin/python -m bench.speed.encode [--lengths 128 256 512] [--repeats 2] [--seeds 0 1 2 3 4] [--speed-only]
+     .venv/bin/python -m bench.speed.encode --backbone smollm2-135m [--lengths 128 256] [--texts 96]  (the levers of a
+     causal LM: bench/speed/encode_causal.py; with --int8-accuracy N, what int8 weights cost in accuracy instead)
 Ends with one JSON line: auto_engine, auto_over_torch_256, auto_over_torch_512, accuracy_drop_max, the table,
 ceiling_gflops and gflop_per_text.
 """
@@ -26,29 +27,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import torch
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from bench.ceiling import matmul_ceiling, text_flops  # noqa: E402
-from bench.sample_runs import CORPORA, DEFAULT_HOME, record_speed, run_once  # noqa: E402
-from core.backbone import resolve_backbone  # noqa: E402
-from core.backbone.device import native_bf16  # noqa: E402
-from core.backbone.encode import encode_texts, load_encoder, load_tokenizer  # noqa: E402
-from core.backbone.engines import encode_onnx, usable_engine  # noqa: E402
-from core.backbone.packaged import PACKAGED  # noqa: E402
-from core.data import load_file  # noqa: E402
-from core.runs import Registry, reconcile  # noqa: E402
-from core.train import TrainConfig  # noqa: E402
+from bench.speed.ceiling import matmul_ceiling, text_flops
+from bench.sample_runs import CORPORA, DEFAULT_HOME, record_speed, run_once
+from core.backbone import resolve_backbone
+from core.backbone.device import native_bf16
+from core.backbone.encode import encode_texts, load_encoder, load_tokenizer
+from core.backbone.engines import encode_onnx, usable_engine
+from core.backbone.packaged import PACKAGED
+from core.data import load_file
+from core.runs import Registry, reconcile
+from core.train import TrainConfig
 
 CANDIDATES = ("torch-fp32", "torch-bf16", "torch-int8", "onnx", "onnx-int8")
 OFFERED = {"torch-fp32": ("torch", "fp32"), "torch-bf16": ("torch", "bf16"), "onnx": ("onnx", "fp32"),
@@ -141,7 +135,7 @@ def main() -> int:
     parser.add_argument("--home", default=DEFAULT_HOME)
     parser.add_argument("--speed-only", action="store_true", help="no accuracy runs (auto is then not chosen)")
     parser.add_argument("--backbone", choices=list(PACKAGED), default=None,
-                        help="a packaged causal LM: its levers instead (bench/encode_causal.py)")
+                        help="a packaged causal LM: its levers instead (bench/speed/encode_causal.py)")
     parser.add_argument("--texts", type=int, default=96, help="with --backbone: how many of the real texts")
     parser.add_argument("--token-budget", type=int, default=4096, help="with --backbone: tokens a batch")
     parser.add_argument("--batches", action="store_true", help="MiniLM's batches of texts against batches of "
@@ -155,14 +149,14 @@ def main() -> int:
         record_speed("encode-batches", {"backbone": "minilm", "texts": 600, "texts_per_s": found})
         return 0
     if args.backbone and args.int8_accuracy:
-        from bench.encode_causal import accuracy_corpora, int8_accuracy
+        from bench.speed.encode_causal import accuracy_corpora, int8_accuracy
 
         found = int8_accuracy(args.backbone, accuracy_corpora(args.backbone, args.int8_accuracy), args.seeds, [5, 20])
         record_speed("encode-causal-int8", {"backbone": args.backbone, "test_texts": args.int8_accuracy, **found})
         print(json.dumps(found))
         return 0
     if args.backbone:
-        from bench.encode_causal import measure
+        from bench.speed.encode_causal import measure
 
         found = measure(args.backbone, args.lengths if args.lengths != [128, 256, 512] else [128, 256],
                         texts()[:: max(1, 600 // args.texts)][:args.texts], args.repeats, args.token_budget)

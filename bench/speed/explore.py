@@ -6,7 +6,7 @@ Targets (issue 2): all views together under 60 s cold; every view under 1 s warm
 split) three ways side by side: as the view drew it before issue 61 (its own fp32 pass, mean pooling at 128 tokens,
 apart from the runs' features), through the runs' feature store with nothing cached, and once a run has cached them;
 and the UMAP map, after the background warm-up the page starts.
-Run: .venv/bin/python bench/explore.py [--train-per-class 11840 --test-per-class 3000] [--corpus l2r]
+Run: .venv/bin/python -m bench.speed.explore [--train-per-class 11840 --test-per-class 3000] [--corpus l2r]
 """
 
 from __future__ import annotations
@@ -20,20 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from bench.sample_runs import CORPORA  # noqa: E402
-from core.backbone.encode import embed_texts, load_tokenizer  # noqa: E402
-from core.data import CorpusConfig, load_dataset, sample_per_group  # noqa: E402
-from core.data import builtin_dataset  # noqa: E402
-from core.explore import ExploreOptions, compute_views  # noqa: E402
-from core.explore import umap_map  # noqa: E402
-from core.explore.stats import MAP_SPLITS, _labeled_splits, embedding_map, tfidf_map  # noqa: E402
-from core.train.view_features import view_features  # noqa: E402
+from bench.sample_runs import CORPORA
+from core.backbone.encode import embed_texts, load_tokenizer
+from core.data import CorpusConfig, load_dataset, sample_per_group
+from core.data import builtin_dataset
+from core.explore import ExploreOptions, compute_views
+from core.explore import umap_map
+from core.explore.stats import MAP_SPLITS, _labeled_splits, embedding_map, tfidf_map
+from core.train.view_features import view_features
 
 COLD_TARGET_S, WARM_TARGET_S = 60.0, 1.0
 

@@ -9,7 +9,7 @@ kept under the bench home, so a cut-short bench resumes. Each (max length, layer
 `bench/records/smollm2-layers.jsonl` with its accuracies by seed and the encoding's texts/s, the CPU cost the
 issue asks for (the L2R pool once: its 11,421 texts at that pace).
 
-Run: .venv/bin/python bench/smollm2_layers.py [--max-len 128 256] [--seeds 0 1 2]
+Run: .venv/bin/python -m bench.studies.smollm2_layers [--max-len 128 256] [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -21,23 +21,18 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import torch
+from sklearn.linear_model import LogisticRegression
+from tqdm import tqdm
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from tqdm import tqdm  # noqa: E402
-
-from bench.sample_runs import CORPORA, DEFAULT_HOME, RECORDS_DIR  # noqa: E402
-from core.backbone import resolve_backbone  # noqa: E402
-from core.backbone.device import pinned_precision  # noqa: E402
-from core.backbone.encode import load_encoder, load_tokenizer, pool  # noqa: E402
-from core.data import Amount, load_dataset, sample_labeled  # noqa: E402
-from core.train.methods.direct_specs import FeaturesLRSpec  # noqa: E402
+from bench.sample_runs import CORPORA, DEFAULT_HOME, RECORDS_DIR
+from core.backbone import resolve_backbone
+from core.backbone.device import pinned_precision
+from core.backbone.encode import load_encoder, load_tokenizer, pool
+from core.data import Amount, load_dataset, sample_labeled
+from core.train.methods.direct_specs import FeaturesLRSpec
+from core.backbone.packaged import SMOLLM2
 
 RECORD = RECORDS_DIR / "smollm2-layers.jsonl"
 POOL_SIZE = 11_421  # L2R's train pool, which a whole-pool run encodes once
@@ -47,7 +42,7 @@ BATCH = 16
 @torch.inference_mode()
 def layer_means(texts: list[str], max_len: int, bf16: bool) -> tuple[np.ndarray, float]:
     """Every layer's mean (texts × layers × width) in one pass, and the texts/s it ran at."""
-    backbone = resolve_backbone("smollm2-135m")
+    backbone = resolve_backbone(SMOLLM2)
     model, tokenizer = load_encoder(backbone), load_tokenizer(backbone)
     layers = model.config.num_hidden_layers
     order = np.argsort([len(t) for t in texts], kind="stable")

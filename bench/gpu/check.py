@@ -1,6 +1,6 @@
 """`make gpu-check`: the studio's CUDA path tested, measured and put to work in one command on a GPU machine that
 has its own Python with a CUDA torch and transformers 5.x, no network, and a working tree of at most 64 MiB.
-`make gpu-wheels` prepares what it carries (`gpu-kit/`, bench/gpu_kit.py); docs/testing.md says how to run it.
+`make gpu-wheels` prepares what it carries (`gpu-kit/`, bench/gpu/kit.py); docs/testing.md says how to run it.
 
 1. Setup, by the machine's own interpreter: a virtual environment (WORK/venv) that sees that interpreter's
    packages through a .pth file (`--system-site-packages` misses them where the interpreter is itself a venv, as
@@ -8,7 +8,7 @@ has its own Python with a CUDA torch and transformers 5.x, no network, and a wor
    The machine's transformers is used as it is; adapters are left out where they cannot import beside it.
 2. In that environment: the device tests (`pytest -m gpu`, tests/test_gpu.py); throughput in texts/s at
    128/256/512 tokens, encoding and training, with GFLOP/s, the peak memory and the share of the device's bf16
-   matrix-product ceiling measured in the same process; then, first, bench/trec.py's study of the GAN-BERT
+   matrix-product ceiling measured in the same process; then, first, bench/studies/trec.py's study of the GAN-BERT
    authors' TREC split on MiniLM (where the paper claims its gain: the notebook preset's 920-step pairs at 2%, then
    every method and preset, seed by seed), for two thirds of the time left, resuming from
    `bench/records/trec-gpu.jsonl`; then the trained-encoder regime study on
@@ -22,7 +22,7 @@ has its own Python with a CUDA torch and transformers 5.x, no network, and a wor
 `--cpu` (`make gpu-check CPU=1`, run by CI) goes through the same stages on this CPU with a tiny budget: the tiny
 BERT, 2 runs of each study, 60 seconds for them, and the packages the GPU machine lacks hidden from the tests.
 
-Run: python3 bench/gpu_check.py [--cpu] [--kit gpu-kit] [--out DIR] [--limit SECONDS] [--study-limit SECONDS]
+Run: python3 -m bench.gpu.check [--cpu] [--kit gpu-kit] [--out DIR] [--limit SECONDS] [--study-limit SECONDS]
      [--work DIR]
 """
 
@@ -41,8 +41,7 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+REPO = Path(__file__).resolve().parents[2]
 
 # The studio's packages that the GPU machine's image does not have and the kit does not carry; the dry run hides
 # them, so a test or a stage that needs one fails here first.
@@ -54,9 +53,9 @@ STUDY = {"finetune": {"method": "finetune"}, "adapter": {"method": "adapter"},
          "ganbert-noise-tf": {"method": "ganbert", "generator": "noise", "gan_preset": "tf"},
          "ganbert-bow-tf": {"method": "ganbert", "generator": "bow", "gan_preset": "tf"},
          "ganbert-control": {"method": "ganbert", "adversarial": False}}
-POOLS = {"0": 0, "1,000": 1000, "all": None}  # as bench/regime.py's (`unlabeled_limit`)
+POOLS = {"0": 0, "1,000": 1000, "all": None}  # as bench/studies/regime.py's (`unlabeled_limit`)
 RECORDS = "l2r-gpu.jsonl"
-TREC_RECORDS = "trec-gpu.jsonl"  # bench/trec.py's study, run first
+TREC_RECORDS = "trec-gpu.jsonl"  # bench/studies/trec.py's study, run first
 TREC_SHARE = 2 / 3  # of the time the tests and the speed figures leave: the study issue 76 asks for first
 TREC_DRY_RUN = ("finetune-paper", "ganbert-control-tf")  # the dry run's 2 TREC runs: coarse, 2%, seed 0
 DRY_RUN = ("ganbert-noise", "ganbert-control")  # its 2 runs: G1 and its control, 5/class, pool 1,000, seed 0
@@ -104,8 +103,8 @@ def setup(args: argparse.Namespace) -> int:
     env = {**os.environ, "STUDIO_MINILM": str(minilm), "STUDIO_HOME": str(args.work / "home"),
            "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     rest = [a for a in sys.argv[1:] if not a.startswith(("--stage", "--started"))]
-    return subprocess.run([str(python), __file__, *rest, "--stage", "run", "--started", str(args.started)],
-                          env=env, cwd=REPO).returncode
+    return subprocess.run([str(python), "-m", "bench.gpu.check", *rest, "--stage", "run", "--started",
+                           str(args.started)], env=env, cwd=REPO).returncode
 
 
 def make_venv(folder: Path, hide: tuple[str, ...]) -> Path:
@@ -123,7 +122,7 @@ def make_venv(folder: Path, hide: tuple[str, ...]) -> Path:
                                                            for d in dict.fromkeys([*site.getsitepackages(), *seen])))
     hider = purelib / "_absent_packages.py"
     if hide:
-        hider.write_text(f'''"""The GPU machine lacks these: the dry run hides them (bench/gpu_check.py)."""
+        hider.write_text(f'''"""The GPU machine lacks these: the dry run hides them (bench/gpu/check.py)."""
 import importlib.abc
 import sys
 
@@ -156,7 +155,7 @@ def restore_minilm(kit: Path, folder: Path) -> Path:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from bench.gpu_kit import HALF_WEIGHTS, WEIGHTS
+    from bench.gpu.kit import HALF_WEIGHTS, WEIGHTS
 
     if not (folder / WEIGHTS).exists():
         folder.mkdir(parents=True, exist_ok=True)
@@ -182,9 +181,6 @@ def unpack_corpus(archive: Path, folder: Path) -> None:
 # ------------------------------------------------------------ 2. the check, inside the environment
 
 def run(args: argparse.Namespace) -> int:
-    from core.environment import prepare
-
-    prepare()
     import torch
 
     if not args.cpu and not torch.cuda.is_available():
@@ -196,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(summary), flush=True)
     summary["pytest"] = device_tests(args, device)
     print(f"device tests: {summary['pytest']}", flush=True)
-    from bench.gpu_speed import measure
+    from bench.gpu.speed import measure
 
     backbone = tiny_backbone(args.work) if args.cpu else None
     summary["speed"] = measure(device, backbone, corpus_texts(args.work / "data" / "l2r"), small=args.cpu)
@@ -276,11 +272,11 @@ def corpus_texts(folder: Path) -> list[str]:
 
 
 def trec_study(args: argparse.Namespace, device, backbone: str | None) -> dict:
-    """First, where the paper claims GAN-BERT's gain: bench/trec.py's study on MiniLM (the GPU's minutes are its
+    """First, where the paper claims GAN-BERT's gain: bench/studies/trec.py's study on MiniLM (the GPU's minutes are its
     hours on 2 cores), the notebook preset's pairs first and then seed by seed, resumed from
     `bench/records/trec-gpu.jsonl`, for two thirds of the time the tests and the speed figures leave; the L2R study
     takes the rest. The dry run: 2 runs with a tiny budget."""
-    from bench import trec
+    from bench.studies import trec
     from bench.sample_runs import Corpus
     from core.data import ColumnMapping
 

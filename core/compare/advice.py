@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.backbone import depth
-from core.backbone.packaged import PACKAGED, installed_packaged
+from core.backbone.packaged import PACKAGED, SMOLLM2, installed_packaged
 from core.runs.estimate import Estimate, grid_seconds, roughly
 from core.runs.registry import Registry
 from core.train import TrainConfig, method_for
@@ -19,7 +19,7 @@ from core.train import TrainConfig, method_for
 
 @dataclass(frozen=True)
 class Gain:
-    """Features + LR on a backbone's features against MiniLM's, paired by seed (bench/default_backbone.py)."""
+    """Features + LR on a backbone's features against MiniLM's, paired by seed (bench/studies/default_backbone.py)."""
     corpus: str  # as the form names it
     records: str  # the bench's corpus, whose records hold the runs
     per_class: int
@@ -28,8 +28,8 @@ class Gain:
     seeds: int
 
 
-# bench/default_backbone.py, each backbone at its auto length, 5 seeds; tests/test_docs.py holds these to the records
-SMOLLM2 = "smollm2-135m"
+# bench/studies/default_backbone.py, each backbone at its auto length, 5 seeds; tests/test_docs.py holds these to the
+# records
 MEASURED = (Gain("L2R dev", "l2r-dev", 20, 0.109, 5, 5), Gain("the M4 sample", "m4-sample", 20, 0.145, 5, 5))
 
 
@@ -57,7 +57,7 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
 def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[str]:
     """For runs that train a causal LM's layers on a CPU without native bf16, what that means for their time, one
     line per method with its longest run's estimate; none for other runs. Such a CPU trains in fp32, and a CPU with
-    AMX runs the same steps in bf16 several times faster (bench/train.py --backbone smollm2-135m on both)."""
+    AMX runs the same steps in bf16 several times faster (bench/speed/train.py --backbone smollm2-135m on both)."""
     slow: dict[str, float] = {}
     for c in configs:
         if c.frozen or method_for(c).encoder == "none" or not depth(c.backbone)[1] or not fp32_cpu(c):

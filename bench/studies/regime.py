@@ -19,7 +19,7 @@ Runs go through the benches' home and the corpus's records (`bench/records/l2r.j
 where it stopped. Prints accuracy and macro-F1 with 95% intervals and CPU seconds per run, then the central
 table: GAN-BERT − its control, paired by seed, at each labeled amount and pool size. Ends with one JSON line.
 
-Run: .venv/bin/python bench/regime.py [--part frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20 100]
+Run: .venv/bin/python -m bench.studies.regime [--part frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20 100]
      [--pools 0 1,000 all] [--report-only]
 """
 
@@ -29,24 +29,19 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pandas as pd
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import pandas as pd  # noqa: E402
-
-from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, corpus_of, finished, open_home, run_once,  # noqa: E402
-                               sample_parser)
-from core.runs.estimate import roughly  # noqa: E402
-from bench.tapt import adapted, on_disk, point_config  # noqa: E402
-from core import compare  # noqa: E402
-from core.compare.seeds import mean_ci, paired  # noqa: E402
-from core.runs import Run, Status  # noqa: E402
-from core.train import TrainConfig, resolve  # noqa: E402
-from core.train.adaptation import RECORD  # noqa: E402
-from core.train.methods.presets import floored  # noqa: E402
+from bench import figures
+from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, finished, open_home, run_once, sample_parser
+from core.runs.estimate import roughly
+from bench.studies.tapt import adapted, on_disk, point_config
+from core import compare
+from core.compare.seeds import paired
+from core.backbone.packaged import SMOLLM2
+from core.runs import Run, Status
+from core.train import TrainConfig, resolve
+from core.train.adaptation import RECORD
+from core.train.methods.presets import floored
 
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
           "head": {"method": "finetune", "frozen": True},
@@ -69,7 +64,7 @@ FULL_PARTS = [("fine-tuning", [("finetune-full", "–")], FULL_AMOUNTS),
               ("G1 as the paper ran it (tf preset), whole pool", [("ganbert-noise-tf", "all")], (5,))]
 # SmolLM2 (issue 63): its hidden states, its token probabilities, and both, each a column beside MiniLM's, for the
 # methods that read frozen features, GAN-BERT on the whole pool
-SMOLLM2 = {f"smollm2-{features}": {"backbone": "smollm2-135m", "features": features}
+SMOLLM2_FEATURES = {f"smollm2-{features}": {"backbone": SMOLLM2, "features": features}
            for features in ("both", "hidden", "probabilities")}  # both first: the others read its store
 SMOLLM2_METHODS = ("features-lr", "head", "ganbert-noise", "ganbert-control")
 GAMES = {"ganbert-noise": "G1", "ganbert-bow": "G2", "ganbert-noise-full": "G1", "ganbert-bow-full": "G2",
@@ -86,7 +81,7 @@ def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], ba
     if part in ("frozen", "both"):
         def wanted(name: str, backbone: str) -> bool:  # TF-IDF reads words, not the backbone: the same on every one
             return not ((backbone != "base" and name == "tfidf-lr")
-                        or (backbone in SMOLLM2 and name not in SMOLLM2_METHODS))
+                        or (backbone in SMOLLM2_FEATURES and name not in SMOLLM2_METHODS))
 
         # the methods that read no unlabeled text first, on every backbone; then GAN-BERT, each seed's runs and
         # their control together, so that a study cut short leaves pairs
@@ -98,7 +93,7 @@ def plan(part: str, per_class: list[int], seeds: list[int], pools: list[str], ba
         for n in per_class:
             for seed in seeds:
                 for backbone, chosen_backbone in backbones.items():
-                    chosen = {"all": None} if backbone in SMOLLM2 else {p: POOLS[p] for p in pools}
+                    chosen = {"all": None} if backbone in SMOLLM2_FEATURES else {p: POOLS[p] for p in pools}
                     runs += [(name, pool, backbone, n, seed, {**settings, "unlabeled_limit": limit, **chosen_backbone})
                              for pool, limit in chosen.items() for name, settings in FROZEN.items()
                              if name.startswith("ganbert") and wanted(name, backbone)]
@@ -154,7 +149,8 @@ def estimated(registry, parts: list, config_of, args) -> list[tuple[float, int]]
 
 
 def adapted_column(registry, corpus: str, report_only: bool) -> Path | None:
-    """The folder of the default adaptation to this corpus's train texts (bench/tapt.py), with its weights: every
+    """The folder of the default adaptation to this corpus's train texts (bench/studies/tapt.py), with its weights:
+    every
     run on it, recorded or not, is resolved against them (its tokenizer and depth). A fresh home holds only its
     record, so the adaptation is made again here, or, in a report, its column is left out."""
     config = point_config({}, corpus)
@@ -176,7 +172,7 @@ def measure(args) -> pd.DataFrame:
     backbones: dict[str, dict] = {"base": {"backbone": None}} if "base" in args.backbones else {}
     if "adapted" in args.backbones and (folder := adapted_column(registry, corpus_of(args).name, args.report_only)):
         backbones["adapted"] = {"backbone": str(folder)}
-    backbones |= {name: SMOLLM2[name] for name in SMOLLM2 if name in args.backbones}
+    backbones |= {name: SMOLLM2_FEATURES[name] for name in SMOLLM2_FEATURES if name in args.backbones}
     def config_of(run: tuple) -> TrainConfig:
         n, seed, settings = run[3], run[4], run[5]
         return TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
@@ -216,11 +212,11 @@ def column_of(config: TrainConfig) -> str:
     """A run's backbone column: base (MiniLM), adapted, or SmolLM2 with the features it read."""
     if config.backbone is None:
         return "base"
-    return f"smollm2-{config.features}" if config.backbone == "smollm2-135m" else "adapted"
+    return f"smollm2-{config.features}" if config.backbone == SMOLLM2 else "adapted"
 
 
 def frame_of(runs: list[Run]) -> pd.DataFrame:
-    """The study's table from finished runs alone (the records restored, as bench/report.py reads them)."""
+    """The study's table from finished runs alone (the records restored, as bench.report reads them)."""
     return pd.DataFrame([row_of(name_of(r.config), pool_of(r.config), r) | {"backbone": column_of(r.config)}
                          for r in runs if r.status == Status.DONE
                          and not (r.config.backbone is not None and r.config.method == "tfidf-lr")])
@@ -251,12 +247,6 @@ def row_of(name: str, pool: str, run: Run) -> dict:
             "method": compare.method_name(run)}
 
 
-def cell(values: pd.Series) -> str:
-    ci = mean_ci(values.tolist())
-    interval = f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else ""
-    return f"{ci.mean:.3f}{interval}"
-
-
 def results_table(frame: pd.DataFrame, time: tuple[str, str] = ("cpu", "CPU s")) -> str:
     """One row per method, backbone and pool, one column per labeled amount: accuracy [95% CI], macro-F1, and the
     time per run (`time`: the column and its name; CPU seconds here, wall seconds for a GPU's runs)."""
@@ -269,7 +259,7 @@ def results_table(frame: pd.DataFrame, time: tuple[str, str] = ("cpu", "CPU s"))
         cells = []
         for n in amounts:
             at = rows[rows["per_class"] == n]
-            cells.append("–" if at.empty else f"{cell(at['accuracy'])} (n={len(at)}), {at['macro_f1'].mean():.3f}, "
+            cells.append("–" if at.empty else f"{figures.mean(at['accuracy'])}, {at['macro_f1'].mean():.3f}, "
                                               f"{at[column].mean():,.0f}")
         lines.append(f"| {method} | {backbone} | {pool} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -296,8 +286,7 @@ def encoder_adds_table(found: list[dict]) -> str:
     def said(a: dict | None) -> str:
         if a is None:
             return "–"
-        ci = f" [{a['low']:+.3f}, {a['high']:+.3f}]" if a["low"] is not None else ""
-        return f"{a['difference']:+.3f}{ci} (n={a['n']}), {a['wins']} / {a['losses']}, p {a['p_value']:.3g}"
+        return f"{figures.difference(a)}, {a['wins']} / {a['losses']}, p {a['p_value']:.3g}"
 
     by = {(a["per_class"], a["pool"], a["game"], a["encoder"]): a for a in found if a["backbone"] == "base"}
     order = pool_order()
@@ -345,10 +334,9 @@ def adds_table(found: list[dict], what: str = "game", head: str = "adapted − b
              "|---|---|---|" + ("---|" if what == "game" else "") + "---:|---|---:|"]
     order = pool_order()
     for a in sorted(found, key=lambda a: (a["per_class"], order.get(a["pool"], 9), a[what], a.get("backbone", ""))):
-        ci = f" [{a['low']:+.3f}, {a['high']:+.3f}]" if a["low"] is not None else ""
         lines.append(f"| {a['per_class']}/class | {a['pool']} | {a[what]} | "
                      + (f"{a['backbone']} | " if what == "game" else "")
-                     + f"{a['difference']:+.3f}{ci} (n={a['n']}) | {a['wins']} / {a['losses']} | {a['p_value']:.3g} |")
+                     + f"{figures.difference(a)} | {a['wins']} / {a['losses']} | {a['p_value']:.3g} |")
     return "\n".join(lines)
 
 
@@ -358,11 +346,11 @@ def main() -> int:
     parser.add_argument("--part", choices=("frozen", "full", "both"), default="frozen")
     parser.add_argument("--pools", nargs="+", choices=list(POOLS), default=list(POOLS),
                         help="GAN-BERT's unlabeled pool sizes (all: the whole pool)")
-    parser.add_argument("--backbones", nargs="+", choices=("base", "adapted", *SMOLLM2), default=["base"],
+    parser.add_argument("--backbones", nargs="+", choices=("base", "adapted", *SMOLLM2_FEATURES), default=["base"],
                         help="adapted: every frozen method also on the backbone adapted to the corpus's train texts "
-                             "with the default settings (bench/tapt.py); smollm2-hidden|probabilities|both: features "
-                             "+ LR, the head, G1 and its control (whole pool) on SmolLM2's hidden states, token "
-                             "probabilities or both")
+                             "with the default settings (bench/studies/tapt.py); smollm2-hidden|probabilities|both: "
+                             "features + LR, the head, G1 and its control (whole pool) on SmolLM2's hidden states, "
+                             "token probabilities or both")
     args = parser.parse_args()
     frame = measure(args)
     if frame.empty:
@@ -378,7 +366,7 @@ def main() -> int:
     if (adapting := backbone_adds(frame, ("adapted",))):
         print("\nWhat adapting the backbone adds (a method on the adapted backbone − on the base, paired by seed):")
         print(adds_table(adapting, "method"))
-    if (smollm2 := backbone_adds(frame, tuple(SMOLLM2))):
+    if (smollm2 := backbone_adds(frame, tuple(SMOLLM2_FEATURES))):
         print("\nWhat SmolLM2's features add (a method on them − on MiniLM's, paired by seed):")
         print(adds_table(smollm2, "method", "SmolLM2 − MiniLM"))
     print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in frame["precision"].value_counts().items()))

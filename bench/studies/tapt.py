@@ -1,4 +1,4 @@
-"""Task-adaptive pretraining's settings, chosen by measurement (`bench/defaults.py --mode tapt`): MiniLM adapted
+"""Task-adaptive pretraining's settings, chosen by measurement (`bench/studies/defaults.py --mode tapt`): MiniLM adapted
 to L2R's 11,421 train texts (labels unused) at 1 and 3 epochs, two learning rates and two max lengths, each adapted
 backbone judged by frozen features + LR at 20 labels a class on L2R's dev split, 3 seeds, beside the base backbone on the
 same rows, with the CPU time the adaptation took.
@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench import figures
 from bench.sample_runs import BENCH_ENGINE, CORPORA, RECORDS_DIR, run_once
-from core.compare.seeds import mean_ci, paired
+from core.compare.seeds import paired
 from core.data import DataSpec
 from core.runs import Registry, Status, adapting, execute_run, logging_into
 from core.train import TrainConfig
@@ -103,31 +104,25 @@ def judged(registry: Registry, backbone: str | None, seeds: list[int], train: bo
     return scores
 
 
-def interval(ci) -> str:
-    if not ci.n:
-        return "not run"
-    return f"{ci.mean:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci.low is not None else "") + f" (n={ci.n})"
-
-
 HEAD = ["| adaptation | CPU min | masked-LM loss before → after | features + LR, 20/class, L2R dev [95% CI] "
         "| adapted − base (paired) |", "|---|---:|---|---:|---:|"]
 
 
 def base_row(base: dict[int, float]) -> str:
-    return f"| none (the bundled MiniLM) | – | – | {interval(mean_ci(list(base.values())))} | – |"
+    return f"| none (the bundled MiniLM) | – | – | {figures.mean(base.values(), empty='not run')} | – |"
 
 
 def table_row(record: dict, scores: dict[int, float], base: dict[int, float]) -> tuple[str, float | None]:
     """One adaptation's row, from its record (`adapted.json`, or its line in the records) and the scores of features +
-    LR on it by seed, beside the base's; and what it adds (None without a shared seed). bench/report.py writes the
+    LR on it by seed, beside the base's; and what it adds (None without a shared seed). bench.report writes the
     same table from the records."""
     d, default = paired("adapted", "base", "accuracy", scores, base).difference, AdaptConfig()  # reads no texts
     settings = (record["epochs"], record["lr"], record["max_len"])
     name = (f"epochs {settings[0]}, lr {settings[1]:g}, max_len {settings[2]}"
             + " (default)" * (settings == (default.epochs, default.lr, default.max_len)))
-    adds = "–" if not d.n else f"{d.mean:+.3f}" + (f" [{d.low:+.3f}, {d.high:+.3f}]" if d.low is not None else "")
+    adds = figures.difference(d, n=False)
     return (f"| {name} | {record['cpu_seconds'] / 60:.1f} | {record['mlm_loss_before']:.3f} → "
-            f"{record['mlm_loss_after']:.3f} | {interval(mean_ci(list(scores.values())))} | {adds} |",
+            f"{record['mlm_loss_after']:.3f} | {figures.mean(scores.values(), empty='not run')} | {adds} |",
             d.mean if d.n else None)
 
 

@@ -24,7 +24,7 @@ Each line prints the estimate, the measured wall time from queueing to the last 
 (estimate / actual: above 1 promises too long); ends with one JSON line holding `first_grid_ratio`,
 `repeated_grid_ratio` and `other_amount_ratio`.
 
-Run: .venv/bin/python bench/estimates.py [--corpus m4-sample|l2r] [--backbone smollm2-135m] [--features both]
+Run: .venv/bin/python -m bench.speed.estimates [--corpus m4-sample|l2r] [--backbone smollm2-135m] [--features both]
      [--home DIR] [--seeds 0 1] [--per-class 5 20]
 """
 
@@ -34,27 +34,20 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from bench.predict_memory import cpu_name  # noqa: E402
-from bench.sample_runs import CORPORA, RECORDS_DIR  # noqa: E402
-from core.backbone.packaged import PACKAGED  # noqa: E402
-from core.data import load_dataset  # noqa: E402
-from core.runs import FINISHED, Registry, Status, enqueue, grid_seconds, pump  # noqa: E402
-from core.runs.encoding_speed import SPEEDS  # noqa: E402
-from core.runs.estimate import ROWS, History, planned_rows, run_estimate, train_seconds  # noqa: E402
-from core.runs.run import Run  # noqa: E402
-from core.train import method_for  # noqa: E402
-from core.train import TrainConfig, resolve  # noqa: E402
+from bench.speed.predict_memory import cpu_name
+from bench.sample_runs import CORPORA, RECORDS_DIR
+from core.backbone.packaged import PACKAGED
+from core.data import load_dataset
+from core.runs import FINISHED, Registry, Status, enqueue, grid_seconds, pump
+from core.runs.encoding_speed import SPEEDS
+from core.runs.estimate import ROWS, History, planned_rows, run_estimate, train_seconds
+from core.runs.run import Run
+from core.train import method_for
+from core.train import TrainConfig, resolve
 
 RECORD = RECORDS_DIR / "estimates.jsonl"
 # each run of a grid: its method and settings, on top of frozen mode, the amount and the seed
@@ -196,7 +189,7 @@ def main() -> int:
             "first_grid_ratio": round(first, 3),
             "repeated_grid_ratio": round(repeated, 3), "other_amount_ratio": round(other, 3), "grids": grids}
     print(json.dumps({k: v for k, v in line.items() if k != "grids"}))
-    with RECORD.open("a") as f:  # the estimates' record, read by bench/report.py
+    with RECORD.open("a") as f:  # the estimates' record, read by bench.report
         f.write(json.dumps({"date": time.strftime("%Y-%m-%d"), **line}) + "\n")
     if not args.home:
         shutil.rmtree(home, ignore_errors=True)

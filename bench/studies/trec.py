@@ -16,11 +16,11 @@ control on MiniLM and on SmolLM2 (SetFit trains its encoder: MiniLM alone on a C
 
 Runs go through the benches' home and `bench/records/trec.jsonl`, so the study resumes where it stopped; the frozen
 and closed-form runs first, then the trained-encoder parts at 2% and then at 1% (each printed with the studio's
-estimate; the paper's comparison first), each seed's pair together, so a study cut short leaves whole pairs. The notebook preset's
-920-step runs come at 2% on fine for seeds 0-2 first, and the rest of them last. Prints the tables bench/report.py writes into
-docs/results.md, with the paper's figures beside them, and ends with one JSON line.
+estimate; the paper's comparison first), each seed's pair together, so a study cut short leaves whole pairs. The
+notebook preset's 920-step runs come at 2% on fine for seeds 0-2 first, and the rest of them last. Prints the tables
+bench.report writes into docs/results.md, with the paper's figures beside them, and ends with one JSON line.
 
-Run: .venv/bin/python bench/trec.py [--tasks coarse fine] [--amounts 2% 1%] [--seeds 0 1 2 3 4] [--parts ...]
+Run: .venv/bin/python -m bench.studies.trec [--tasks coarse fine] [--amounts 2% 1%] [--seeds 0 1 2 3 4] [--parts ...]
      [--report-only]
 """
 
@@ -28,23 +28,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pandas as pd
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import pandas as pd  # noqa: E402
-
-from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, finished, open_home, run_once  # noqa: E402
-from core.backbone.locate import sentence_pooling  # noqa: E402
-from core.compare.seeds import mean_ci, paired  # noqa: E402
-from core.runs import Run, Status  # noqa: E402
-from core.runs.estimate import grid_seconds, roughly  # noqa: E402
-from core.train import TrainConfig, resolve  # noqa: E402
+from bench import figures
+from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, finished, open_home, run_once
+from core.backbone.locate import sentence_pooling
+from core.backbone.packaged import SMOLLM2
+from core.compare.seeds import paired
+from core.runs import Run, Status
+from core.runs.estimate import grid_seconds, roughly
+from core.train import TrainConfig, resolve
 
 TASKS = {"coarse": CORPORA["trec-coarse"], "fine": CORPORA["trec-fine"]}
 AMOUNTS = {"2%": 1.0, "1%": 0.5}  # the share of the authors' 109 labeled rows a run labels: 2% and 1% of TREC
@@ -60,7 +54,7 @@ NOTEBOOK = {("fine", "2%"): 0.626}
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
           "ganbert-noise-frozen": {"method": "ganbert", "frozen": True},
           "ganbert-control-frozen": {"method": "ganbert", "frozen": True, "adversarial": False}}
-SMOLLM2 = {"backbone": "smollm2-135m"}  # its measured layer-20 hidden states
+ON_SMOLLM2 = {"backbone": SMOLLM2}  # its measured layer-20 hidden states
 SMOLLM2_METHODS = ("features-lr", "ganbert-noise-frozen", "ganbert-control-frozen")
 # SmolLM2 trained (issue 83), cut at its layer 20: each method at its studio defaults, G1 beside its control
 SMOLLM2_GROUPS = (("fine-tuning", ("finetune",)), ("LoRA", ("lora",)), ("adapters", ("adapter",)),
@@ -115,7 +109,7 @@ def config_of(task: str, amount: str, seed: int, name: str, column: str, precisi
     settings = {**FROZEN, **TRAINED}[name]
     return TrainConfig(data=tasks[task].spec(), fraction=AMOUNTS[amount], per_class=None, seed=seed, max_len=MAX_LEN,
                        validation="none", precision=precision, encoder_engine=BENCH_ENGINE, tags=("trec",),
-                       **settings, **(SMOLLM2 if column == "smollm2" else {}), **more)
+                       **settings, **(ON_SMOLLM2 if column == "smollm2" else {}), **more)
 
 
 def seed_by_seed(tasks: list[str], amounts: list[str], seeds: list[int]) -> list[tuple]:
@@ -226,7 +220,7 @@ def name_of(config: TrainConfig) -> str:
     """A run's name in the study (`FROZEN`, `TRAINED`), told from its config; `@smollm2` on SmolLM2, and `+pooler`
     where a preset's run read the pooler of a backbone that never trained it (`authors_pooling` now reads the
     pooling it trained instead; those runs stay in the tables, apart, as what the untrained pooler did)."""
-    on = "@smollm2" if config.backbone == "smollm2-135m" else ""
+    on = "@smollm2" if config.backbone == SMOLLM2 else ""
     untrained = POOLER if config.pooling == "pooled" and sentence_pooling(config.backbone) else ""
     if config.method == "finetune":
         return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + untrained + on
@@ -253,15 +247,8 @@ def row_of(run: Run) -> dict:
 
 
 def frame_of(runs: list[Run]) -> pd.DataFrame:
-    """The study's rows from finished runs alone (the records restored, as bench/report.py reads them)."""
+    """The study's rows from finished runs alone (the records restored, as bench.report reads them)."""
     return pd.DataFrame([row_of(r) for r in runs if r.status == Status.DONE and "trec" in r.config.tags])
-
-
-def cell(values: pd.Series | list[float], sign: str = "") -> str:
-    """'0.412 [0.398, 0.426] (n=5)' (`sign` '+': a difference, signed); a single value has no interval."""
-    ci = mean_ci(list(values))
-    return (f"{ci.mean:{sign}.3f}" + (f" [{ci.low:{sign}.3f}, {ci.high:{sign}.3f}]" if ci.low is not None else "")
-            + f" (n={ci.n})")
 
 
 CLOSED_FORM = ("tfidf-lr", "features-lr")  # a fit with no randomness of its own: the same rows, the same model
@@ -303,7 +290,7 @@ def results_table(frame: pd.DataFrame, task: str) -> str:
             at = mine[(mine["name"] == name) & (mine["amount"] == a)]
             if not at.empty and one_run(name, a, at):
                 at = at.iloc[:1]
-            cells.append("–" if at.empty else f"{cell(at['accuracy'])}, {at['macro_f1'].mean():.3f}, "
+            cells.append("–" if at.empty else f"{figures.mean(at['accuracy'])}, {at['macro_f1'].mean():.3f}, "
                                               f"{at['steps'].mean():,.0f}, {at['cpu'].mean():,.0f}")
         lines.append(f"| {title_of(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -327,8 +314,7 @@ def pairs_table(found: list[dict]) -> str:
     lines = ["| task | labeled | comparison | difference in accuracy [95% CI] | ahead / behind | p |",
              "|---|---|---|---:|---|---:|"]
     for a in found:
-        ci = f" [{a['low']:+.3f}, {a['high']:+.3f}]" if a["low"] is not None else ""
-        lines.append(f"| {a['task']} | {a['amount']} | {a['what']} | {a['difference']:+.3f}{ci} (n={a['n']}) | "
+        lines.append(f"| {a['task']} | {a['amount']} | {a['what']} | {figures.difference(a)} | "
                      f"{a['wins']} / {a['losses']} | {a['p_value']:.3g} |")
     return "\n".join(lines)
 

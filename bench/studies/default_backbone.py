@@ -4,31 +4,27 @@ for features + LR at 5 and 20 labels a class, seeds 0-4, on the M4 sample (`--co
 (`--corpus l2r-dev`). Runs with the same seed read the same labeled rows, so SmolLM2 − MiniLM is paired by seed.
 
 What each costs comes from the other benches' records, read by `costs`: the time a first and a repeated grid took
-on L2R (bench/estimates.py, with and without `--backbone smollm2-135m`), and SmolLM2's first-use conversion and its
-reload (bench/encode.py --backbone smollm2-135m). bench/report.py writes both into docs/results.md.
+on L2R (bench/speed/estimates.py, with and without `--backbone smollm2-135m`), and SmolLM2's first-use conversion
+and its reload (bench/speed/encode.py --backbone smollm2-135m). bench.report writes both into docs/results.md.
 
-Every run goes through the benches' home and the corpus's records, so the bench resumes where it stopped; SmolLM2's
-`both` runs are bench/smollm2_length.py's at the same length, and its hidden-state runs read their feature store.
+Every run goes through the benches' home and the corpus's records, so the bench resumes where it stopped;
+SmolLM2's `both` runs are bench/studies/smollm2_length.py's at the same length, and its hidden-state runs read their
+feature store.
 
-Run: .venv/bin/python bench/default_backbone.py [--corpus m4-sample|l2r-dev] [--seeds 0 1 2 3 4] [--per-class 5 20]
-     [--report-only]
+Run: .venv/bin/python -m bench.studies.default_backbone [--corpus m4-sample|l2r-dev] [--seeds 0 1 2 3 4]
+     [--per-class 5 20] [--report-only]
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus,  # noqa: E402
-                               open_home, recorded, run_each, sample_parser)
-from bench.trec import cell  # noqa: E402
-from core.data import DataSpec  # noqa: E402
-from core.runs import Run  # noqa: E402
-from core.runs.advice import SMOLLM2  # noqa: E402  (the backbone whose gain the Train page gives from this bench)
-from core.train import TrainConfig  # noqa: E402
-from core.train.methods.direct_specs import FeaturesLRSpec  # noqa: E402
+from bench import figures
+from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus, open_home, recorded,
+                               run_each, sample_parser)
+from core.data import DataSpec
+from core.runs import Run
+from core.backbone.packaged import SMOLLM2
+from core.train import TrainConfig
+from core.train.methods.direct_specs import FeaturesLRSpec
 
 LENGTHS = RECORDS_DIR / "default-backbone.jsonl"  # each corpus's auto length per backbone and precision, for the report
 CHOICES = {"MiniLM (bundled)": {"backbone": None},  # the backbone's name in the table → its settings
@@ -55,7 +51,8 @@ def choice_of_config(c: TrainConfig) -> str | None:
 
 def choice_of(run: Run, precision: str) -> str | None:
     """Which of `CHOICES` a finished run of this bench's settings is: torch at `precision`, LR at its default C
-    (None: another run, such as bench/encode.py's engines or bench/defaults.py's C sweep, or one without metrics)."""
+    (None: another run, such as bench/speed/encode.py's engines or bench/studies/defaults.py's C sweep, or one without
+    metrics)."""
     c = run.config
     if run.metrics is None or c.precision != precision or c.encoder_engine not in (None, BENCH_ENGINE) \
             or c.lr_c != FeaturesLRSpec.default_c:
@@ -91,10 +88,10 @@ def table(runs: list[Run], lengths: dict[str, int], precision: str) -> str:
         cells = [choice, str(lengths[choice])]
         for n in amounts:
             scores = [v for (c, k, _), v in by.items() if c == choice and k == n]
-            cells.append(cell(scores) if scores else "–")
+            cells.append(figures.mean(scores))
         for n in amounts:
             diffs = [] if choice.startswith("MiniLM") else paired(by, choice, n)
-            cells.append(f"{cell(diffs, '+')} ({sum(d > 0 for d in diffs)} / {sum(d < 0 for d in diffs)})"
+            cells.append(f"{figures.difference(diffs)} ({sum(d > 0 for d in diffs)} / {sum(d < 0 for d in diffs)})"
                          if diffs else "–")
         encoded = {(r.config.per_class, r.config.seed): r.metrics.get("encode_seconds") or 0.0 for r in runs
                    if choice_of(r, precision) == choice and r.config.max_len == lengths[choice]}  # one run a seed
@@ -104,8 +101,8 @@ def table(runs: list[Run], lengths: dict[str, int], precision: str) -> str:
 
 
 def costs() -> str:
-    """What each backbone costs in time, from the records of bench/estimates.py (the latest L2R grid of each) and
-    bench/encode.py --backbone (SmolLM2's conversion and reload)."""
+    """What each backbone costs in time, from the records of bench/speed/estimates.py (the latest L2R grid of each) and
+    bench/speed/encode.py --backbone (SmolLM2's conversion and reload)."""
     grids = {e.get("backbone", "minilm"): e for e in recorded(RECORDS_DIR / "estimates.jsonl") if e["corpus"] == "l2r"}
     rows = ["| backbone | L2R grid (runs) | first grid: took s (estimated s) | repeated grid: took s (estimated s) |",
             "|---|---:|---:|---:|"]

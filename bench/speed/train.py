@@ -9,14 +9,14 @@ precision `auto` picks on this CPU. The Trainer runs the model as the backbone s
 train split (paragraphs: a fifth pass 256 tokens).
 
 Beside the ratios, the GFLOP/s each path reaches on these texts (a text's FLOPs at its own truncated length, a
-training step counted as three forward passes: bench/ceiling.py) and their share of a 2048³ bf16 matrix product's
+training step counted as three forward passes: bench/speed/ceiling.py) and their share of a 2048³ bf16 matrix product's
 rate measured in the same process. `--levers` also measures what else might pay, two epochs each (the first
 holding any compile time): attention dropout at MiniLM's 0.1 (as shipped) and at 0, and `torch.compile` of the
 encoder, with dynamic shapes and with static ones padded to a multiple of 64 tokens.
 
 Targets (issue "twice as fast"): fine-tuning at least 1.5x the Trainer at 256 tokens; a GAN-BERT step at most
 1.3x a fine-tuning step.
-Run: .venv/bin/python bench/train.py [--samples 320] [--max-len 128 256] [--repeats 2] [--levers]
+Run: .venv/bin/python -m bench.speed.train [--samples 320] [--max-len 128 256] [--repeats 2] [--levers]
 Ends with one JSON line: over_trainer_<len> for each length, ganbert_step_over_finetune_step, gflops_<len> and
 ceiling_share_<len> (studio fine-tuning and the Trainer), ceiling_gflops, and levers_256 when measured.
 """
@@ -25,31 +25,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import torch
+import torch.nn.functional as F
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from bench.ceiling import matmul_ceiling, text_flops  # noqa: E402
-from bench.sample_runs import CORPORA, record_speed  # noqa: E402
-from core.backbone import depth  # noqa: E402
-from core.backbone.device import native_bf16  # noqa: E402
-from core.backbone.poolings import last_layer  # noqa: E402
-from core.backbone.encode import load_tokenizer  # noqa: E402
-from core.data import load_file  # noqa: E402
-from core.train import TrainConfig, bucketed_batches, pad_batch, resolve  # noqa: E402
-from core.train.methods.adapter import Adapter, Lora  # noqa: E402
-from core.train.methods.finetune import Finetune  # noqa: E402
-from core.train.methods.ganbert import GanBert  # noqa: E402
+from bench.speed.ceiling import matmul_ceiling, text_flops
+from bench.sample_runs import CORPORA, record_speed
+from core.backbone import depth
+from core.backbone.device import native_bf16
+from core.backbone.poolings import last_layer
+from core.backbone.encode import load_tokenizer
+from core.data import load_file
+from core.train import TrainConfig, bucketed_batches, pad_batch, resolve
+from core.train.methods.adapter import Adapter, Lora
+from core.train.methods.finetune import Finetune
+from core.train.methods.ganbert import GanBert
 
 NAMES = ("human", "gpt-3.5-turbo", "gpt-4o", "gemini-1.5-pro", "llama-3-70b")
 CPU = torch.device("cpu")

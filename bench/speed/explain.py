@@ -2,7 +2,7 @@
 text, the first explanation of a freshly loaded model included). A run is trained on the real M4 sample at
 20 labels per class in a scratch studio home, reloaded as Classify and the CLI load it, and explained.
 
-Run: .venv/bin/python bench/explain.py
+Run: .venv/bin/python -m bench.speed.explain
 Ends with one JSON line: the vocabulary size and the seconds of the first and a second explanation.
 """
 
@@ -10,20 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from bench.sample_runs import run_once, sample_spec  # noqa: E402
-from core.runs import Registry  # noqa: E402
-from core.train import TrainConfig, explain, load_data  # noqa: E402
+from bench.sample_runs import run_once, sample_spec
+from core.runs import Registry
+from core.train import TrainConfig, explain, load_data
 
 TARGET_S = 2.0
 

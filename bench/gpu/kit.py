@@ -1,4 +1,4 @@
-"""`make gpu-wheels`: what the GPU check (bench/gpu_check.py) carries to a CUDA machine that has its own Python,
+"""`make gpu-wheels`: what the GPU check (bench/gpu/check.py) carries to a CUDA machine that has its own Python,
 torch and transformers but no network, in a git-ignored folder (`gpu-kit/`) that travels with the working tree.
 
 The machine (see docs/testing.md) has a CUDA build of torch and transformers 5.x; the studio runs on that
@@ -10,11 +10,11 @@ adapters library, which pins 4.57.6 and cannot install beside 5.x. What is carri
 - `minilm/`: the bundled MiniLM's files, its weights stored as fp16 (43 MiB instead of 87; the check writes them
   back as fp32, and compares the GPU against the CPU on the same weights);
 - `data/l2r.tar.xz`: the L2R corpus (12 MB of text, a few compressed), and `data/ganbert-trec.tar.xz`, the GAN-BERT
-  authors' TREC split (the check's first study, bench/trec.py);
+  authors' TREC split (the check's first study, bench/studies/trec.py);
 - `manifest.json`: what is in it, and its size beside the tracked tree's, which together must stay under the
   device's 64 MiB (printed, and exit 1 when over).
 
-Run: .venv/bin/python bench/gpu_kit.py [--kit gpu-kit]
+Run: .venv/bin/python -m bench.gpu.kit [--kit gpu-kit]
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ import tarfile
 from importlib import metadata
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KIT = REPO / "gpu-kit"
 L2R = REPO.parent / "shared" / "data" / "l2r"
 TREC = REPO.parent / "shared" / "data" / "ganbert-trec"  # the GAN-BERT authors' split: the check's first study

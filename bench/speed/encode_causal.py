@@ -1,4 +1,4 @@
-"""Frozen encoding on a causal LM (`bench/encode.py --backbone smollm2-135m`): what a SmolLM2 pass costs and which
+"""Frozen encoding on a causal LM (`bench/speed/encode.py --backbone smollm2-135m`): what a SmolLM2 pass costs and which
 levers pay, each measured side by side in one process on the same real texts, its features compared with today's.
 
 Today's path (before issue 78) runs all 30 layers and keeps every layer's states to pool layer 20
@@ -16,7 +16,7 @@ layers run, at its own length) and its share of a 2048³ matrix product's rate m
 where the CPU has it natively, else fp32, the precision the pass then runs at.
 Features are compared with today's path: the largest difference over the largest value.
 
-Run: .venv/bin/python bench/encode.py --backbone smollm2-135m [--lengths 128 256] [--texts 96] [--repeats 2]
+Run: .venv/bin/python -m bench.speed.encode --backbone smollm2-135m [--lengths 128 256] [--texts 96] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from bench.ceiling import forward_flops, matmul_ceiling
+from bench.speed.ceiling import forward_flops, matmul_ceiling
 from core.backbone import resolve_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer, pool
@@ -192,7 +192,7 @@ def table(entry: dict) -> str:
     levers = s["levers"]
     today = levers[TODAY]
     lengths = list(today)
-    lines = [(f"**bench/encode.py --backbone {s['backbone']}** ({entry['machine']}; {s['texts']} real texts, the "
+    lines = [(f"**bench/speed/encode.py --backbone {s['backbone']}** ({entry['machine']}; {s['texts']} real texts, the "
               "best of alternating passes): texts/s (× today's pass), share of the ceiling, and the features' "
               "largest difference from today's over their largest value"),
              "", "| lever | " + " | ".join(f"{n} tokens" for n in lengths) + " |", "|---|" + "---:|" * len(lengths)]
@@ -214,7 +214,7 @@ def int8_table(entry: dict) -> str:
     """A recorded `encode-causal-int8`: features + LR's mean accuracy on fp32 and int8 features, and the fall."""
     s = entry["summary"]
     rows = [(corpus, amount, v) for corpus in ("m4-sample", "l2r-dev") for amount, v in s.get(corpus, {}).items()]
-    lines = [f"**int8 linear layers against fp32** (bench/encode.py --backbone {s['backbone']} --int8-accuracy "
+    lines = [f"**int8 linear layers against fp32** (bench/speed/encode.py --backbone {s['backbone']} --int8-accuracy "
              f"{s['test_texts']}: L2R dev tested on {s['test_texts']} of its texts): features + LR on the cut pass's "
              f"features, mean accuracy over {rows[0][2]['seeds']} seeds, the same rows for both", "",
              "| corpus | amount | fp32 | int8 | fall |", "|---|---|---:|---:|---:|"]
@@ -228,7 +228,7 @@ def batches_table(entry: dict) -> str:
     speeds = entry["summary"]["texts_per_s"]
     kinds = list(speeds)
     lengths = list(speeds[kinds[0]])
-    return "\n".join([f"**MiniLM's batches** (bench/encode.py --batches, {entry['summary']['texts']} real texts, "
+    return "\n".join([f"**MiniLM's batches** (bench/speed/encode.py --batches, {entry['summary']['texts']} real texts, "
                       "fp32 torch): texts/s", "", "| batches of | " + " | ".join(f"{n} tokens" for n in lengths)
                       + " |", "|---|" + "---:|" * len(lengths),
                       *(f"| {k} | " + " | ".join(f"{speeds[k][n]:.1f}" for n in lengths) + " |" for k in kinds)])

@@ -8,7 +8,7 @@ differs by at most 0.01.
 First, side by side in this run: MiniLM's encoding speed in fp32 and in bf16 autocast on the sample's texts
 (up to 256) at 128 tokens (interleaved rounds, best of 3), and whether `--precision auto` picks the faster one
 on this machine.
-Run: .venv/bin/python bench/precision.py [--speed-only]
+Run: .venv/bin/python -m bench.speed.precision [--speed-only]
 """
 
 from __future__ import annotations
@@ -19,21 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import numpy as np  # noqa: E402
-
-from core.backbone.device import pick_device, pinned_precision  # noqa: E402
-from core.backbone.encode import encode_texts, load_encoder, load_tokenizer  # noqa: E402
-from core.data import DataSpec, load_dataset  # noqa: E402
-from core.paths import REPO_ROOT  # noqa: E402
-from core.runs import RunFolder  # noqa: E402
-from core.runs.execute import train_into  # noqa: E402
-from core.train import TrainConfig, resolve  # noqa: E402
+from core.backbone.device import pick_device, pinned_precision
+from core.backbone.encode import encode_texts, load_encoder, load_tokenizer
+from core.data import DataSpec, load_dataset
+from core.paths import REPO_ROOT
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, resolve
 
 M4 = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 

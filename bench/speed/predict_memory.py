@@ -4,8 +4,8 @@ the token-probability statistics), against the file's length.
 One frozen features + LR run is trained on the M4 sample (5 a class) in a fresh studio home; then each file of
 L2R pool texts (disjoint slices, none of them in the feature store) is predicted in its own process, whose peak
 RSS (`os.wait4`'s high-water mark) and wall time are recorded. The goal (issue 84): the peak independent of the
-file's length, at most 2 GB. Encoding streams `core.train.features.STREAM_TEXTS` texts at a time into the store.
-Run: .venv/bin/python bench/predict_memory.py [--texts 500 5000] [--max-len 128] [--threads 1]
+file's length, at most 2 GB. Encoding streams `core.train.feature_store.STREAM_TEXTS` texts at a time into the store.
+Run: .venv/bin/python -m bench.speed.predict_memory [--texts 500 5000] [--max-len 128] [--threads 1]
 Appends one record per file to bench/records/predict-memory.jsonl.
 """
 
@@ -21,7 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from core.backbone.packaged import SMOLLM2
+
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "bench" / "records" / "predict-memory.jsonl"
 DATA = ROOT.parent / "shared" / "data"
 GOAL_GB = 2.0
@@ -61,7 +63,7 @@ def main() -> int:
                             "TRANSFORMERS_OFFLINE": "1"}
         _, seconds, out = measured(["train", "--train", str(DATA / "m4-sample" / "train.jsonl"),
                                     "--test", str(DATA / "m4-sample" / "dev.jsonl"), "--method", "features-lr",
-                                    "--backbone", "smollm2-135m", "--features", "both", "--per-class", "5",
+                                    "--backbone", SMOLLM2, "--features", "both", "--per-class", "5",
                                     "--max-len", str(args.max_len), "--seed", "0"], env)
         run_id = json.loads(subprocess.run([sys.executable, "-m", "core", "runs", "--json"], cwd=ROOT, env=env,
                                            capture_output=True, text=True, check=True).stdout)[0]["run_id"]
@@ -75,7 +77,7 @@ def main() -> int:
             start += n
             peak, seconds, _ = measured(["predict", run_id, "--file", str(path), "--out", str(path) + ".csv"], env)
             record = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "threads": args.threads,
-                      "backbone": "smollm2-135m", "features": "both", "max_len": args.max_len, "texts": n,
+                      "backbone": SMOLLM2, "features": "both", "max_len": args.max_len, "texts": n,
                       "peak_rss_gb": round(peak, 3), "seconds": round(seconds, 1),
                       "texts_per_s": round(n / seconds, 2), "goal_gb": GOAL_GB}
             print(json.dumps(record), flush=True)

@@ -7,7 +7,7 @@ Prints, per point, the peak above the loaded model, the seconds of the second st
 (the figures `core.train.memory` carries); and measures checkpointing against none side by side at the
 studio's default batch (16) at 512 tokens. Targets: the estimate within 25% of the measured fp32 peak at every
 point (bf16 autocast holds less: within −25%/+50%), and checkpointing holding at most half the memory.
-Run: .venv/bin/python bench/memory.py [--threads N]
+Run: .venv/bin/python -m bench.speed.memory [--threads N]
 """
 
 from __future__ import annotations
@@ -18,18 +18,12 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline
-
-import torch  # noqa: E402
-
-from core.backbone.encode import load_encoder  # noqa: E402
-from core.train import memory  # noqa: E402
+from core.backbone.encode import load_encoder
+from core.paths import REPO_ROOT
+from core.train import memory
 
 GIB = 2 ** 30
 FIT = [(4, 128), (8, 128), (4, 512), (8, 512)]
@@ -63,8 +57,9 @@ def one_point(batch: int, length: int, checkpointing: bool, precision: str, thre
 
 
 def measure(batch: int, length: int, checkpointing: bool, precision: str, threads: int) -> dict:
-    args = [sys.executable, __file__, "--child", json.dumps([batch, length, checkpointing, precision, threads])]
-    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    args = [sys.executable, "-m", "bench.speed.memory", "--child",
+            json.dumps([batch, length, checkpointing, precision, threads])]
+    out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=REPO_ROOT).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

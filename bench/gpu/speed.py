@@ -1,6 +1,6 @@
-"""The GPU check's throughput figures (bench/gpu_check.py): the studio's encoder encoding and training on one
+"""The GPU check's throughput figures (bench/gpu/check.py): the studio's encoder encoding and training on one
 device, in texts/s at 128, 256 and 512 tokens, with the GFLOP/s they reach, the share of the device's bf16
-matrix-product ceiling measured in the same process (bench/ceiling.py), and the peak memory.
+matrix-product ceiling measured in the same process (bench/speed/ceiling.py), and the peak memory.
 
 Every text is exactly as long as the length says (windows cut from L2R's texts, between [CLS] and [SEP]), so a
 text's FLOPs are known and the figures at each length can be set side by side; each is the better of two passes, the
@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from bench.ceiling import forward_flops, matmul_ceiling, synchronize
+from bench.speed.ceiling import forward_flops, matmul_ceiling, synchronize
 
 LENGTHS = (128, 256, 512)
 LABELS = ("human", "gpt-3.5-turbo", "gpt-4o", "gemini-1.5-pro", "llama-3-70b")

@@ -11,8 +11,8 @@ A finished run of the same config in the studio home, or in the committed record
 reused, so the bench resumes where it stopped, in this session or an earlier one: trained-encoder runs take
 minutes each on a CPU.
 
-Run: .venv/bin/python bench/results.py [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
-The studio home is kept (default ~/.cache/gan-bert-studio/bench, shared with bench/defaults.py):
+Run: .venv/bin/python -m bench.studies.headline [--home DIR] [--seeds 0 1 2 3 4] [--per-class 5 20] [--methods ...]
+The studio home is kept (default ~/.cache/gan-bert-studio/bench, shared with bench/studies/defaults.py):
 `STUDIO_HOME=DIR python -m core compare`; `--report-only` prints the README's markdown table from the runs
 already there (and restored from the records).
 Ends with one JSON line: the comparison summary and the published-head accuracies.
@@ -22,25 +22,17 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
-from core import compare  # noqa: E402
-from core.runs import Registry, Status  # noqa: E402
-from core.train import TrainConfig, load_data, resolve, split_pool  # noqa: E402
-from core.train.methods.setfit import SetFitPredictor, fit_head  # noqa: E402
+from bench import figures
+from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser
+from core import compare
+from core.runs import Registry, Status
+from core.train import TrainConfig, load_data, resolve, split_pool
+from core.train.methods.setfit import SetFitPredictor, fit_head
 
 # Cheap first, so a cut-short bench still has every reference.
 METHODS = {"tfidf-lr": {}, "features-lr": {"frozen": True}, "finetune": {"frozen": True},
@@ -82,8 +74,7 @@ def markdown(frame, summary) -> str:
                 cells.append("not measured")
                 continue
             g = row.iloc[0]
-            ci = f" [{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if pd.notna(g.accuracy_low) else ""
-            cells.append(f"{g.accuracy_mean:.3f}{ci} (n={g.n}), {g.macro_f1_mean:.3f}, {g.s:.0f}")
+            cells.append(f"{figures.mean(figures.of_group(g))}, {g.macro_f1_mean:.3f}, {g.s:.0f}")
         lines.append(f"| {series} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -125,15 +116,12 @@ def main() -> int:
     summary = compare.summarize(frame, "accuracy", compare.METRICS)
     seconds = frame.groupby("settings")["cpu_seconds"].mean()
     for g in summary.groups.itertuples():
-        ci = f"[{g.accuracy_low:.3f}, {g.accuracy_high:.3f}]" if g.accuracy_low is not None else ""
-        print(f"{g.group:<50} n={g.n} acc {g.accuracy_mean:.3f} {ci} "
+        print(f"{g.group:<50} acc {figures.mean(figures.of_group(g))} "
               f"macro-F1 {g.macro_f1_mean:.3f} {seconds[g.settings]:.0f} CPU s/run")
     print(markdown(frame, summary))
     print("runs by precision: " + ", ".join(f"{n} at {p}" for p, n in sorted(ran.items())))
     for per_class, scores in published.items():
-        ci = compare.mean_ci(list(scores.values()))
-        print(f"SetFit, published head on the same bodies @ {per_class}/class n={ci.n} acc {ci.mean:.3f} "
-              f"[{ci.low}, {ci.high}]")
+        print(f"SetFit, published head on the same bodies @ {per_class}/class acc {figures.mean(scores.values())}")
     for v in summary.verdicts.to_dict("records"):
         adds = v["adversarial_adds"]  # NaN in the frame where no GAN-BERT and its control share an amount
         added = f"; the adversarial part adds: {adds}" if isinstance(adds, str) else ""

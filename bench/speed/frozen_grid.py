@@ -12,7 +12,7 @@
 
 Also prints where each run's time goes, from the run's own events (encoding vs the rest), so the overhead
 beyond encoding can be found. Ends with one JSON line of the figures.
-Run: .venv/bin/python bench/frozen_grid.py
+Run: .venv/bin/python -m bench.speed.frozen_grid
 """
 
 from __future__ import annotations
@@ -25,18 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from core.backbone.encode import embed_texts  # noqa: E402
-from core.data import CorpusConfig, DataSpec  # noqa: E402
-from core.runs import RunFolder  # noqa: E402
-from core.runs.execute import train_into  # noqa: E402
-from core.train import TrainConfig, resolve  # noqa: E402
-from core.train.inputs import load_data  # noqa: E402
+from core.backbone.encode import embed_texts
+from core.data import CorpusConfig, DataSpec
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, resolve
+from core.train.inputs import load_data
 
 FRACTIONS = (0.01, 0.05, 0.1, 0.5)
 GRID = (("finetune", "noise"), ("ganbert", "noise"), ("ganbert", "bow"))

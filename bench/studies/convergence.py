@@ -3,7 +3,7 @@ labels per class (frozen MiniLM `layers` features, the last checkpoint kept), be
 references `features-lr` and `tfidf-lr` on the same labeled rows. The default budgets
 (`StepSpec.min_steps_frozen`) sit where these curves flatten.
 
-Run: .venv/bin/python bench/convergence.py [--seeds 0 1 2] [--steps 10 25 50 100 200 400 800]
+Run: .venv/bin/python -m bench.studies.convergence [--seeds 0 1 2] [--steps 10 25 50 100 200 400 800]
 Ends with one JSON line: mean test accuracy per method, amount and steps.
 """
 
@@ -18,18 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from core.data import DataSpec
+from core.runs import RunFolder
+from core.runs.execute import train_into
+from core.train import TrainConfig, method_for, resolve, run_label
 
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from core.data import DataSpec  # noqa: E402
-from core.runs import RunFolder  # noqa: E402
-from core.runs.execute import train_into  # noqa: E402
-from core.train import TrainConfig, method_for, resolve, run_label  # noqa: E402
-
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "m4-sample"
+SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "m4-sample"
 CURVES = (("finetune", "noise"), ("ganbert", "noise"), ("ganbert", "bow"))
 REFERENCES = ("features-lr", "tfidf-lr")
 

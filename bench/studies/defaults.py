@@ -5,12 +5,12 @@ GAN-BERT's must also leave its discriminator healthy (mean fake probability on r
 below 0.5 at the end of every run).
 
 Runs go through a registry (the benches' shared home, ~/.cache/gan-bert-studio/bench) and are reused when
-the same config finished before, here or in bench/results.py (whose default-settings runs are each sweep's
+the same config finished before, here or in bench/studies/headline.py (whose default-settings runs are each sweep's
 "(default)" row), so the sweep resumes where it stopped. Trained-encoder runs cost minutes each on a CPU
 (`--mode full`); the frozen sweep takes minutes in all. `--halving 2` runs every point on the first two
 seeds and only the better half on the rest: a 5-seed full-mode sweep in about half the runs.
 
-Run: .venv/bin/python bench/defaults.py [--mode frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20]
+Run: .venv/bin/python -m bench.studies.defaults [--mode frozen|full|both] [--seeds 0 1 2 3 4] [--per-class 5 20]
      [--only NAME ...] [--points N] [--halving SEEDS] [--report-only]
 Prints one table row per setting (accuracy mean [95% CI] per amount, their average, the largest final fake
 probability over GAN-BERT's runs, CPU seconds per run), marks the best setting and the current default, and
@@ -22,20 +22,12 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import sys
 from collections import Counter
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.environment import prepare  # noqa: E402
-
-prepare()  # before torch loads: offline, reproducible sums
-
-from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser  # noqa: E402
-from bench.tapt import tapt_table  # noqa: E402
-from core.compare.seeds import mean_ci, metric_range  # noqa: E402
-from core.train import TrainConfig, method_for  # noqa: E402
+from bench import figures
+from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, open_home, run_once, sample_parser
+from bench.studies.tapt import tapt_table
+from core.train import TrainConfig, method_for
 
 # name → (mode, fixed settings, the settings swept, one dict per point). Each sweep also runs the studio's
 # own defaults (the row marked "(default)"; an explicit point that resolves to the same config shares its runs).
@@ -89,15 +81,6 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
                          # budgets first
                          [{"lr": lr, "epochs": e} for lr, e in ((1e-4, 10), (2e-4, 10), (5e-5, 30), (2e-5, 10))]),
 }
-
-
-def cell(values: list[float]) -> str:
-    ci = mean_ci(values)
-    if not ci.n:
-        return "not run"
-    bottom, top = metric_range("accuracy")  # two seeds' t interval can run past it
-    interval = f" [{max(ci.low, bottom):.3f}, {min(ci.high, top):.3f}]" if ci.low is not None else ""
-    return f"{ci.mean:.3f}{interval} (n={ci.n})"
 
 
 def average(row: dict, amounts: list[int]) -> float:
@@ -215,7 +198,7 @@ def markdown(table: dict[str, list[dict]], amounts: list[int], rungs: list) -> t
             fake = f"{max(r['fake']):.2f}" if r["fake"] else "–"
             cpu = f"{statistics.mean(r['cpu']):.0f}" if r["cpu"] else "–"
             lines.append(f"| {name} | {SWEEPS[name][0]} | {' '.join(marks)} | "
-                         + " | ".join(cell(r["acc"].get(n, [])) for n in amounts)
+                         + " | ".join(figures.mean(r["acc"].get(n, []), empty="not run") for n in amounts)
                          + f" | {'–' if math.isnan(mean) else f'{mean:.3f}'} | {fake} | {cpu} |")
         summary[name] = {"best": best["point"] if best else None,
                          "rows": [{"point": r["point"], "stopped": r["stopped"],
@@ -227,7 +210,7 @@ def markdown(table: dict[str, list[dict]], amounts: list[int], rungs: list) -> t
 def main() -> int:
     parser = sample_parser(__doc__, DEFAULT_HOME)
     parser.add_argument("--mode", choices=("frozen", "full", "both", "tapt"), default="frozen",
-                        help="tapt: task-adaptive pretraining's settings on L2R (bench/tapt.py), 3 seeds")
+                        help="tapt: task-adaptive pretraining's settings on L2R (bench/studies/tapt.py), 3 seeds")
     parser.add_argument("--only", nargs="+", choices=list(SWEEPS), help="sweep only these")
     parser.add_argument("--points", type=int, help="the default and only the first N points of each sweep "
                         "(points are listed most telling first, for trained-encoder sweeps cut short)")

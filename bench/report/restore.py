@@ -1,0 +1,50 @@
+"""The committed records restored into a scratch studio home, and which recorded runs are a method's defaults:
+what every section of the report reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.sample_runs import CORPORA, RECORDS_DIR, on_gpu, recorded, restore
+from core.backbone.locate import ADAPTED_DIR, ADAPTED_RECORD
+from core.runs import Registry
+
+
+TITLES = {"m4-sample": "The M4 sample: 128 texts to train on, 65 dev texts to test on",
+          "l2r-dev": "L2R, tested on its dev split (where settings are chosen)",
+          "l2r": "L2R, tested on its test split (the regime study)"}
+
+
+def restored(name: str, registry: Registry, gpu: bool = False) -> list:
+    """A corpus's recorded runs, restored into `registry`, in the order they were recorded: those that ran on a
+    CPU, or (`gpu`) those of the GPU check (`<corpus>-gpu.jsonl`) and any other that ran on a GPU."""
+    corpus = CORPORA[name]
+    files = [corpus.records.with_name(f"{corpus.records.stem}-gpu.jsonl"), corpus.records] if gpu else [corpus.records]
+    return [restore(registry, entry, corpus.folder) for f in files for entry in recorded(f) if on_gpu(entry) == gpu]
+
+
+MACHINE = ("seed", "tags", "device", "max_len", "precision", "revision", "encoder_engine")  # or resolved from data
+
+
+def at_defaults(config, per_class: int, settings: dict) -> bool:
+    """Whether a recorded run is the method's defaults at `per_class` (the whole unlabeled pool, the validation
+    rule, the bundled backbone, the default engine): told from the record alone, so the table is the same on every
+    machine."""
+    from core.train import TrainConfig, method_for
+    from core.train.config import flat_settings
+
+    if "encode" in config.tags or config.encoder_engine not in ("auto", "torch"):
+        return False  # bench/speed/encode.py's engines and precisions, each a comparison of its own
+    asked = TrainConfig(data=config.data, cleaning=config.cleaning, fraction=None, per_class=per_class, **settings)
+    expected = flat_settings(method_for(asked).settle(asked), MACHINE)
+    return flat_settings(config, MACHINE) == expected
+
+
+def adapted_stubs(home: Path) -> None:
+    """Each recorded adapted backbone's record where runs name it (`studio:backbones/<name>`), so its name and its
+    base read the same whether or not this machine holds its weights."""
+    for entry in recorded(RECORDS_DIR / "adapt.jsonl"):
+        folder = home / ADAPTED_DIR / entry["folder"]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ADAPTED_RECORD).write_text(json.dumps(entry))
