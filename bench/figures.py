@@ -21,7 +21,7 @@ def interval(ci: Interval, signed: bool = False, metric: str = "accuracy") -> st
     span = top - bottom  # a difference of two such values lies within ±span
     past = ci.low < -span or ci.high > span
     return (f" [{ci.low:+.3f}, {ci.high:+.3f}]"
-            + (f": past [{-span:+g}, {span:+g}], too few seeds to bound the mean" if past else ""))
+            + (f": past [{-span:g}, {span:g}], too few seeds to bound the mean" if past else ""))
 
 
 def mean(values: Iterable[float] | Interval, n: bool = True, empty: str = "–", metric: str = "accuracy") -> str:

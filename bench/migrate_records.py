@@ -8,7 +8,7 @@ not the others.
   a run with the floor does, and its record says 0.05; where the floor would have added copies, it says 1.0
   (the authors' rule alone). The `tf` and `notebook` presets have no floor and keep None.
 
-Run: .venv/bin/python bench/migrate_records.py   (idempotent; prints what it changed)
+Run: .venv/bin/python -m bench.migrate_records   (idempotent; prints what it changed)
 """
 
 from __future__ import annotations

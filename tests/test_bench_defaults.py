@@ -56,8 +56,7 @@ def test_a_points_average_weighs_each_amount_once_whatever_its_seeds():
 
 def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(capsys):
     """bench/studies/regime.py --part full: 5 and 20/class on seeds 0-2 (100/class and seed 3 asked for, left out), G1
-    and
-    its control at each pool with each seed's pair together, G2 on the whole pool, the `tf` preset at 5/class only;
+    and its control at each pool with each seed's pair together, G2 on the whole pool, the `tf` preset at 5/class only;
     the parts run in order of their estimate, which is printed."""
     from bench.studies.regime import cheapest_first, full_parts, name_of
     from core.train import TrainConfig

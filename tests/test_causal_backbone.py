@@ -242,8 +242,7 @@ def test_the_packaged_backbone_is_named_and_says_how_to_install_it(monkeypatch, 
 def test_a_packaged_backbones_auto_length_follows_the_data(tiny_llama, tmp_path):
     """SmolLM2's `auto` was a fixed 128, measured on L2R's paragraphs: it cut 96% of the M4 sample's texts, where
     512 scored +0.108 at 20 labels a class (bench/studies/smollm2_length.py). Now short texts get 128 and long ones
-    more,
-    by the rule MiniLM's length follows, and a chosen length is kept."""
+    more, by the rule MiniLM's length follows, and a chosen length is kept."""
     from core.backbone.locate import Backbone
     from core.data import load_dataset
     from core.train.maxlen import max_length_for

@@ -103,8 +103,7 @@ def test_the_headline_reads_each_method_at_its_defaults_on_the_default_engine():
 
 def test_the_attention_dropout_sweep_pairs_zero_with_the_backbones_rate_by_seed(tmp_path):
     """bench/studies/defaults.py's sweep in docs/results.md: a run that left attention dropout to the backbone (stored
-    None,
-    or MiniLM's 0.1 written in) is paired with the same config at 0 on each seed; a run alike in nothing else is
+    None, or MiniLM's 0.1 written in) is paired with the same config at 0 on each seed; a run alike in nothing else is
     not."""
     sys.path.insert(0, str(REPO_ROOT))
     from bench import sample_runs

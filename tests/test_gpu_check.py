@@ -62,9 +62,8 @@ def test_gpu_records_are_reported_apart_from_cpu_ones(tmp_path, monkeypatch):
 
 def test_the_trained_encoder_study_is_reported_beside_the_frozen_one(tmp_path):
     """bench/studies/regime.py --part full in docs/results.md: the seed report of the trained-encoder runs, and GAN-BERT
-    −
-    its control with the encoder trained beside the frozen study's on the same amount and pool. Trained runs are
-    made here from the frozen records (encoder training on, accuracies set), G1 ahead of its control by 0.05."""
+    − its control with the encoder trained beside the frozen study's on the same amount and pool. Trained runs are made
+    here from the frozen records (encoder training on, accuracies set), G1 ahead of its control by 0.05."""
     def frozen_at(entry: dict, method: dict) -> bool:
         c = entry["config"]
         return (c["backbone"] is None and c["frozen"] and c["per_class"] == 5 and c["unlabeled_limit"] is None

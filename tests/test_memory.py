@@ -100,7 +100,7 @@ def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkey
 def test_a_pass_over_many_texts_streams_them_into_the_store(tmp_path, monkeypatch):
     """Encoding holds one chunk of texts at a time and stores each as it ends: the pass's memory does not grow
     with the file, and one interrupted keeps what it finished, encoding only the rest when run again."""
-    from core.train import features
+    from core.train import feature_store as features
 
     monkeypatch.setattr(features, "STREAM_TEXTS", 3)
     texts = [f"text number {i}" for i in range(8)]

@@ -315,8 +315,7 @@ def test_attention_dropout_zero_sets_every_attention_layer_and_the_same_seed_giv
 
 def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_presets_keep_theirs():
     """bench/studies/defaults.py measured 0 level with MiniLM's 0.1 for fine-tuning and the studio's GAN-BERT, and 1.4x
-    a
-    step: written in when the encoder trains; the `tf` and `notebook` presets, adapters and SetFit keep the
+    a step: written in when the encoder trains; the `tf` and `notebook` presets, adapters and SetFit keep the
     backbone's; a frozen run trains no attention; a rate chosen stays."""
     def settled(**kw) -> float | None:
         config = TrainConfig(**kw)

@@ -16,6 +16,7 @@ from bench.report.studies import (default_backbone_section, gpu_section, regime_
 from bench.report.sweeps import attention_section, budget_section
 from bench.sample_runs import RECORDS_DIR, recorded
 from core.runs import Registry
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "results.md"
 CONCLUSIONS = ROOT / "bench" / "conclusions.md"

@@ -65,7 +65,7 @@ FULL_PARTS = [("fine-tuning", [("finetune-full", "–")], FULL_AMOUNTS),
 # SmolLM2 (issue 63): its hidden states, its token probabilities, and both, each a column beside MiniLM's, for the
 # methods that read frozen features, GAN-BERT on the whole pool
 SMOLLM2_FEATURES = {f"smollm2-{features}": {"backbone": SMOLLM2, "features": features}
-           for features in ("both", "hidden", "probabilities")}  # both first: the others read its store
+                    for features in ("both", "hidden", "probabilities")}  # both first: the others read its store
 SMOLLM2_METHODS = ("features-lr", "head", "ganbert-noise", "ganbert-control")
 GAMES = {"ganbert-noise": "G1", "ganbert-bow": "G2", "ganbert-noise-full": "G1", "ganbert-bow-full": "G2",
          "ganbert-noise-tf": "G1 (tf)", "ganbert-bow-tf": "G2 (tf)"}
@@ -150,8 +150,7 @@ def estimated(registry, parts: list, config_of, args) -> list[tuple[float, int]]
 
 def adapted_column(registry, corpus: str, report_only: bool) -> Path | None:
     """The folder of the default adaptation to this corpus's train texts (bench/studies/tapt.py), with its weights:
-    every
-    run on it, recorded or not, is resolved against them (its tokenizer and depth). A fresh home holds only its
+    every run on it, recorded or not, is resolved against them (its tokenizer and depth). A fresh home holds only its
     record, so the adaptation is made again here, or, in a report, its column is left out."""
     config = point_config({}, corpus)
     made = adapted(registry, config, train=not report_only)

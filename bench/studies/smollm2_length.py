@@ -26,7 +26,7 @@ from core.backbone.packaged import SMOLLM2
 LENGTHS = (128, 256, 512)
 CUTS = RECORDS_DIR / "smollm2-length.jsonl"  # each corpus's share of training texts cut at each length
 FEATURES_LR = {"method": "features-lr", "frozen": True, "backbone": SMOLLM2, "features": "both",
-           "unlabeled_limit": None}
+               "unlabeled_limit": None}
 
 
 def config_of(spec: DataSpec, max_len: int, per_class: int, seed: int, precision: str) -> TrainConfig:
