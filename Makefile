@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test bench setup setup-ray setup-mlflow browser screenshots gpu-wheels gpu-check
+.PHONY: app test test-fast bench setup setup-ray setup-mlflow browser screenshots gpu-wheels gpu-check
 
 setup: $(STAMP)
 
@@ -28,6 +28,11 @@ app: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The edit-run loop: the unit tests, without the browser, Ray, the real backbones or the shared corpora (docs/testing.md).
+FAST := not browser and not ray and not integration and not corpus and not gpu
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.speed.explore

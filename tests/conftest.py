@@ -21,6 +21,16 @@ M4_DIR = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 L2R_DIR = REPO_ROOT.parent / "shared" / "data" / "l2r"
 
 
+# what `make test-fast` leaves out, told from the fixtures a test uses (the other markers are written on the tests)
+MARKED_BY_FIXTURE = {"m4_dir": "corpus", "l2r_dir": "corpus", "ray_cluster": "ray"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in {MARKED_BY_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in MARKED_BY_FIXTURE}:
+            item.add_marker(name)
+
+
 @pytest.fixture(autouse=True)
 def studio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own studio home, so no test sees another's cache or runs; a worker a test started there

@@ -29,6 +29,7 @@ def latest_replayable() -> dict[tuple[str, str, str], dict]:
             if all("replay" in grid for grid in r["grids"].values())}
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(("corpus", "backbone", "features"), TIMED)
 def test_the_grid_estimate_holds_to_the_timed_grids(corpus: str, backbone: str, features: str):
     need_shared({"m4-sample": M4_DIR, "l2r": L2R_DIR}[corpus], corpus)
