@@ -10,16 +10,16 @@ import pytest
 
 from bench.speed.estimates import RECORD, replay
 from bench.sample_runs import CORPORA
+from core.backbone.packaged import SMOLLM2
 from core.data import load_dataset
 from tests.conftest import L2R_DIR, M4_DIR
 from tests.helpers import need_shared
 
 # issue 84: a first grid within 2x, a grid done before (other seeds) within 1.5x
 GOALS = {"first grid, no history": 2.0, "same grid, other seeds": 1.5}
-# the grids timed on this machine's corpora so far; issue 84 asks L2R on SmolLM2 too (hidden and both), whose grids
-# take 20 and 35 minutes of two idle cores: they join this list when their records do
-TIMED = [("m4-sample", "minilm", "hidden"), ("m4-sample", "smollm2-135m", "hidden"),
-         ("m4-sample", "smollm2-135m", "both"), ("l2r", "minilm", "hidden")]
+# every grid issue 84 asks for: MiniLM and SmolLM2 (hidden states, and both feature sets) on each corpus
+TIMED = [(corpus, backbone, features) for corpus in ("m4-sample", "l2r")
+         for backbone, features in (("minilm", "hidden"), (SMOLLM2, "hidden"), (SMOLLM2, "both"))]
 
 
 def latest_replayable() -> dict[tuple[str, str, str], dict]:

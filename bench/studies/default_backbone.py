@@ -101,15 +101,17 @@ def table(runs: list[Run], lengths: dict[str, int], precision: str) -> str:
 
 
 def costs() -> str:
-    """What each backbone costs in time, from the records of bench/speed/estimates.py (the latest L2R grid of each) and
-    bench/speed/encode.py --backbone (SmolLM2's conversion and reload)."""
-    grids = {e.get("backbone", "minilm"): e for e in recorded(RECORDS_DIR / "estimates.jsonl") if e["corpus"] == "l2r"}
-    rows = ["| backbone | L2R grid (runs) | first grid: took s (estimated s) | repeated grid: took s (estimated s) |",
-            "|---|---:|---:|---:|"]
-    for backbone, e in grids.items():
+    """What each backbone and feature set costs in time, from the records of bench/speed/estimates.py (the latest L2R
+    grid of each, with the CPU it ran on) and bench/speed/encode.py --backbone (SmolLM2's conversion and reload)."""
+    grids = {(e.get("backbone", "minilm"), e.get("features", "hidden")): e
+             for e in recorded(RECORDS_DIR / "estimates.jsonl") if e["corpus"] == "l2r"}
+    rows = ["| backbone, features | CPU | L2R grid (runs) | first grid: took s (estimated s) | repeated grid: took s "
+            "(estimated s) |", "|---|---|---:|---:|---:|"]
+    for (backbone, features), e in grids.items():
         first, repeated = e["grids"]["first grid, no history"], e["grids"]["same grid, other seeds"]
-        rows.append(f"| {backbone} ({e['date']}) | {e['runs']} | {first['took_s']:,.0f} ({first['estimated_s']:,.0f}) "
-                    f"| {repeated['took_s']:,.0f} ({repeated['estimated_s']:,.0f}) |")
+        rows.append(f"| {backbone}, {features} ({e['date']}) | {e.get('cpu', '–')} | {e['runs']} | "
+                    f"{first['took_s']:,.0f} ({first['estimated_s']:,.0f}) | "
+                    f"{repeated['took_s']:,.0f} ({repeated['estimated_s']:,.0f}) |")
     out = ["\n".join(rows)] if len(rows) > 2 else []
     causal = [e["summary"] for e in recorded(RECORDS_DIR / "speed.jsonl") if e["bench"] == "encode-causal"]
     if causal:
