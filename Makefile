@@ -29,8 +29,9 @@ app: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# The edit-run loop: the unit tests, without the browser, Ray, the real backbones or the shared corpora (docs/testing.md).
-FAST := not browser and not ray and not integration and not corpus and not gpu
+# The edit-run loop: the unit tests, without the browser, Ray, the real backbones, the shared corpora or the slowest
+# process-level tests (docs/testing.md).
+FAST := not browser and not ray and not integration and not corpus and not gpu and not slow
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 

@@ -74,6 +74,7 @@ def test_an_adaptation_reads_validation_or_test_texts_only_when_asked(tmp_path):
         AdaptConfig(data=data, splits=("test",))
 
 
+@pytest.mark.slow
 def test_an_adaptation_runs_in_the_background_and_a_second_one_cancels(tiny_backbone, studio_home):
     registry = Registry()
     first, = enqueue(registry, [tiny_adapt(tiny_backbone, max_steps=3)])

@@ -20,6 +20,7 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 COMMAND = re.compile(r"python -m core ((?:data (?:check|clean-uploads))|[a-z]+)\b([^`\n]*)")
 
 
+@pytest.mark.slow
 def test_results_are_what_the_records_say(tmp_path):
     """Regenerated from bench/records in a scratch home: the committed page and the README's results table must
     match, figure for figure."""
@@ -32,6 +33,7 @@ def test_results_are_what_the_records_say(tmp_path):
     assert readme.read_text() == (REPO_ROOT / "README.md").read_text(), f"README.md's results table {stale}"
 
 
+@pytest.mark.slow
 def test_the_train_forms_smollm2_gain_is_what_the_records_say(tmp_path, monkeypatch):
     """The Train page tells a frozen MiniLM grid what SmolLM2's hidden states gained (issue 78's decision): the
     figures it shows are bench/studies/default_backbone.py's, paired by seed from the committed records."""

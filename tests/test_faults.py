@@ -41,6 +41,7 @@ def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
     assert sum(map(sum, result["test"]["confusion"])) == result["test_rows"] == len(reg.folder(other).predictions())
 
 
+@pytest.mark.slow
 def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_home):
     """Runs queued and running while the dashboard process dies and comes back."""
     def start_app() -> subprocess.Popen:
@@ -70,6 +71,7 @@ def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_h
     assert len(reg.list()) == 3
 
 
+@pytest.mark.slow
 def test_twenty_queued_runs_finish_in_order(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 1)
@@ -156,6 +158,7 @@ print(json.dumps({"before": before, "after": explore(words)}))
 """
 
 
+@pytest.mark.slow
 def test_a_20_mb_text_is_checked_and_explored_in_memory_bounded_by_its_length(tmp_path):
     """Issue 87, item 1: one 20 MB text among 10 short rows. The Data page's check and Explore's report had tokenized
     it whole (2 GB for 10 MB; `core explore` was killed at 19.6 GB on a 200 MB text); now the process grows by no more
@@ -420,6 +423,7 @@ def full_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_said_so_and_nothing_half_written_is_left(full_disk, tmp_path, monkeypatch, capsys):
     """Issue 87: on a full 3 MB tmpfs `core runs` called the registry damaged, explore and the data check ended in
     an OSError traceback, and explore left summary.json without report.html."""
@@ -515,6 +519,7 @@ def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(ti
     assert process_alive(reg.get(run_id))
 
 
+@pytest.mark.slow
 def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_backbone, studio_home):
     """Issue 87: a running run's heartbeat 900 s old while its worker lives. It is not marked interrupted, no
     second worker takes its slot, and its result is recorded done; the queued run follows in the same worker."""
@@ -535,6 +540,7 @@ def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_bac
     assert reg.get(second).pid == run.pid
 
 
+@pytest.mark.slow
 def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_home):
     """Issue 87: `core cancel R & core cancel R`. The second SIGTERM reaches the worker after R ended cancelled and
     the worker took on the next queued run: that run goes on to its end. A SIGTERM that no cancel explains still
@@ -561,6 +567,7 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
     assert reg.get(third).status == "cancelled"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stored", ["abc", "0", "-3", "2.5", "²"])
 def test_a_concurrency_setting_that_is_no_count_is_named_and_the_queue_still_runs(tiny_backbone, studio_home,
                                                                                  stored, capsys):
@@ -718,6 +725,7 @@ Registry(Path(sys.argv[1]))
 """
 
 
+@pytest.mark.slow
 def test_processes_opening_a_fresh_home_at_once_all_succeed(tmp_path):
     """Four processes setting up one home together: one in five tries had failed with 'duplicate column name:
     phase'. Each try starts the four at one instant on a registry of the first schema (every migration to make),
@@ -833,6 +841,7 @@ def test_the_data_pages_cleanup_removes_an_old_upload_and_says_so(studio_home, s
 
 # ------------------------------------------------------------ the fault suite's processes (item 7)
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_ends_interrupted_and_the_next_queued_run_starts(tiny_backbone, studio_home):
     reg = Registry()
     jobs.set_concurrency(reg, 1)
@@ -867,6 +876,7 @@ def test_a_disk_that_fills_mid_run_fails_the_run_and_leaves_nothing_partial(tiny
     assert leftovers == []
 
 
+@pytest.mark.slow
 def test_two_clis_launching_into_one_home_lose_no_run_and_run_none_twice(tiny_backbone, studio_home):
     """Two `core sweep` at once into one home: every run queued once, each ends done, and each log
     shows one start."""

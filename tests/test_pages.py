@@ -111,6 +111,7 @@ def test_changing_max_length_updates_truncation(small_builtin):
     assert at.number_input(key="ex_maxlen").value == 16 and at.metric[0].value == "100.0%"
 
 
+@pytest.mark.slow
 def test_the_home_page_loads_what_the_next_page_imports_in_the_background(tmp_path):
     """The Data page's first open spent 3.5 of its 4 s importing transformers; Home, which imports none of it, starts
     that import while the user reads it. A fresh interpreter, since this one has long imported them."""

@@ -565,6 +565,7 @@ def test_a_new_session_opens_on_the_last_train_form(dataset):
     assert again.text_input(key="tr_seeds").value == "3" and not again.exception
 
 
+@pytest.mark.slow
 def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dataset(dataset, tmp_path):
     """Issue 78: the backbone fell back to MiniLM on a reload; and an authors' preset chosen for one dataset carried
     over into a grid on another. The backbone (and its features) is kept; on another dataset the presets go back

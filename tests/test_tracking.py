@@ -67,6 +67,7 @@ def client_and_run(uri: str, run_id: str):
     return client, found
 
 
+@pytest.mark.slow
 def test_every_methods_model_loads_without_the_studio_and_predicts_as_core_predict(exported, tmp_path, monkeypatch):
     registry, ids, uri, home = exported
     monkeypatch.setenv("STUDIO_HOME", str(home))
