@@ -8,10 +8,12 @@ Ends with one JSON line: the vocabulary size and the seconds of the first and a 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import tempfile
 import time
+from pathlib import Path
 
 from bench.sample_runs import run_once, sample_spec
 from core.runs import Registry
@@ -21,13 +23,16 @@ TARGET_S = 2.0
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     spec = sample_spec()
     if spec is None:
         return 2
-    os.environ["STUDIO_HOME"] = tempfile.mkdtemp(prefix="gan-bert-studio-explain-")
+    home = Path(tempfile.mkdtemp(prefix="gan-bert-studio-explain-"))
+    os.environ["STUDIO_HOME"] = str(home)
     registry = Registry()
     config = TrainConfig(data=spec, method="tfidf-lr", fraction=None, per_class=20)
-    run = run_once(registry, config)
+    # records of its own: a run restored from the committed records has no checkpoint to explain with
+    run = run_once(registry, config, records=home / "records.jsonl")
     text = " ".join(load_data(run.config).test["text"].tolist())[:1000]
     model = registry.folder(run.id).load_model()
     timings = []

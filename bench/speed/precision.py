@@ -13,6 +13,7 @@ Run: .venv/bin/python -m bench.speed.precision [--speed-only]
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -53,9 +54,12 @@ def speed(data: DataSpec) -> bool:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--speed-only", action="store_true", help="the encoding speeds and auto's pick only")
+    args = parser.parse_args()
     data = DataSpec(train=str(M4 / "train.jsonl"), test=str(M4 / "dev.jsonl"))
     ok = speed(data)
-    if "--speed-only" in sys.argv:
+    if args.speed_only:
         return 0 if ok else 1
     with tempfile.TemporaryDirectory() as home:
         os.environ["STUDIO_HOME"] = home
