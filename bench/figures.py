@@ -51,6 +51,15 @@ def of_group(g, metric: str = "accuracy") -> Interval:
     return Interval(int(g.n), float(getattr(g, f"{metric}_mean")), low if bounded else None, high if bounded else None)
 
 
+def scores(runs, *columns: str) -> str:
+    """A study's cell for a group of runs (a frame's rows): '0.412 [0.398, 0.426] (n=5), 0.405, 500', its accuracy,
+    its macro-F1 and the mean of each of `columns`; '–' for no run."""
+    if runs.empty:
+        return "–"
+    return ", ".join([mean(runs["accuracy"]), f"{runs['macro_f1'].mean():.3f}",
+                      *(f"{runs[c].mean():,.0f}" for c in columns)])
+
+
 def group(g, metric: str = "accuracy") -> str:
     """A group of Compare's summary (`core.compare.summarize`): its mean and the interval Compare worded for it."""
     return f"{getattr(g, f'{metric}_mean'):.3f} {getattr(g, f'{metric}_interval')}".rstrip()

@@ -49,3 +49,9 @@ def test_a_group_of_compares_summary_reads_as_compare_words_it(scores):
                        "accuracy_interval": interval_words(ci, "accuracy")})
     assert figures.group(group) == f"{ci.mean:.3f} {interval_words(ci, 'accuracy')}".rstrip()
     assert figures.mean(figures.of_group(group)) == figures.mean(frame["accuracy"])
+
+
+def test_a_studys_cell_holds_accuracy_macro_f1_and_its_other_columns():
+    runs = pd.DataFrame({"accuracy": [0.40, 0.42, 0.44], "macro_f1": [0.3, 0.4, 0.5], "cpu": [1000.0, 2000.0, 3000.0]})
+    assert figures.scores(runs, "cpu") == "0.420 [0.370, 0.470] (n=3), 0.400, 2,000"
+    assert figures.scores(runs.iloc[:0], "cpu") == "–"

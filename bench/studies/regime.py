@@ -255,11 +255,7 @@ def results_table(frame: pd.DataFrame, time: tuple[str, str] = ("cpu", "CPU s"))
                                                       for n in amounts) + " |",
              "|---|---|---|" + "---:|" * len(amounts)]
     for (method, backbone, pool), rows in frame.groupby(["method", "backbone", "pool"], sort=False):
-        cells = []
-        for n in amounts:
-            at = rows[rows["per_class"] == n]
-            cells.append("–" if at.empty else f"{figures.mean(at['accuracy'])}, {at['macro_f1'].mean():.3f}, "
-                                              f"{at[column].mean():,.0f}")
+        cells = [figures.scores(rows[rows["per_class"] == n], column) for n in amounts]
         lines.append(f"| {method} | {backbone} | {pool} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

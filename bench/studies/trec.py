@@ -290,8 +290,7 @@ def results_table(frame: pd.DataFrame, task: str) -> str:
             at = mine[(mine["name"] == name) & (mine["amount"] == a)]
             if not at.empty and one_run(name, a, at):
                 at = at.iloc[:1]
-            cells.append("–" if at.empty else f"{figures.mean(at['accuracy'])}, {at['macro_f1'].mean():.3f}, "
-                                              f"{at['steps'].mean():,.0f}, {at['cpu'].mean():,.0f}")
+            cells.append(figures.scores(at, "steps", "cpu"))
         lines.append(f"| {title_of(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
