@@ -180,6 +180,63 @@ def test_token_statistics_match_a_hand_computed_text():
     assert token_statistics(head, hidden, ids, mask)[1].abs().sum() == 0  # one token: nothing scored
 
 
+def plain_scores(head: torch.nn.Module, hidden: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> list:
+    """Each text's four per-position series, the plain way: its logits in fp32, a softmax per position."""
+    texts = []
+    for h, i, m in zip(hidden, ids, mask):
+        n = int(m.sum())
+        logits = head(h[:n - 1]).double()
+        log_p = torch.log_softmax(logits, -1)
+        target = i[1:n, None]
+        rank = (logits > logits.gather(1, target)).sum(1) + 1
+        entropy = -(log_p.exp() * log_p).sum(1)
+        texts.append(torch.stack([log_p.gather(1, target)[:, 0], entropy, rank.log(),
+                                  (log_p.exp() * log_p ** 2).sum(1) - entropy ** 2]).float())
+    return texts
+
+
+def test_token_statistics_score_positions_in_chunks_across_texts_and_cast_the_head_once(tiny_llama, monkeypatch):
+    """The head scores a batch's positions in chunks that cross texts: each text's statistics are those of a plain
+    fp32 softmax per position, at any chunk size. Under bf16 autocast (the pass's precision on a CPU with native
+    bf16) they stay within bf16's tolerance of those, and the head's weight is cast once a batch, not once a chunk
+    (issue 84: every call cast SmolLM2's 113 MB head, a fifth of the pass)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from core.backbone import probabilities
+    from core.backbone.encode import load_encoder, load_tokenizer
+
+    model = load_encoder(str(tiny_llama), lm_head=True)
+    enc = load_tokenizer(str(tiny_llama))(["a short text", "two words", "a longer text, with a few more words than the first "
+                                           "one has in it"], padding=True, return_tensors="pt")
+    head = model.get_output_embeddings()
+    with torch.inference_mode():
+        hidden = model.base_model(**enc).last_hidden_state
+        reference = torch.stack([probabilities.text_statistics(*t) for t in
+                                 plain_scores(head, hidden, enc["input_ids"], enc["attention_mask"])])
+        for chunk in (3, 7, 4096):
+            monkeypatch.setattr(probabilities, "CHUNK", chunk)
+            out = probabilities.token_statistics(head, hidden, enc["input_ids"], enc["attention_mask"])
+            assert out == pytest.approx(reference.numpy(), rel=1e-3, abs=1e-4), chunk  # fp32 against fp64
+
+        casts = {torch.ops.aten.to, torch.ops.aten._to_copy}
+
+        class Casts(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.of_head = 0
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.of_head += func._overloadpacket in casts and args[0].shape == head.weight.shape
+                return func(*args, **(kwargs or {}))
+
+        monkeypatch.setattr(probabilities, "CHUNK", 3)
+        with torch.autocast("cpu", dtype=torch.bfloat16), Casts() as seen:
+            low = probabilities.token_statistics(head, hidden, enc["input_ids"], enc["attention_mask"])
+    assert seen.of_head == 1
+    continuous = [i for i, name in enumerate(probabilities.NAMES) if "rank" not in name and "share" not in name]
+    assert low[:, continuous] == pytest.approx(reference[:, continuous].numpy(), rel=2e-2, abs=2e-2)
+
+
 def test_token_probability_features_train_explain_in_words_and_share_one_encoding(tiny_llama, studio_home):
     """Any frozen method reads token probabilities alone or beside the hidden states; the features of both hold
     each alone, so a grid over the three encodes its texts once; a prediction is explained in words."""

@@ -9,12 +9,15 @@ Today's path (before issue 78) runs all 30 layers and keeps every layer's states
 - attention by the eager kernel against SDPA (the studio's: transformers' default for Llama);
 - bf16 weights against bf16 autocast, and torch's int8 dynamic quantisation of the linear layers;
 - loading the converted folder (fp32 safetensors, converted once from the GGUF file) against converting again.
-Token probabilities read the whole model and its LM head: `probabilities` and `both` are measured as they run.
+Token probabilities read the whole model and its LM head: `probabilities` and `both` are measured as they run, and
+`both` also as it ran before issue 84 (`statistics_before`: the head called text by text in chunks of 64 positions,
+autocast casting its weight at every call, each step of the softmax in a fresh tensor), the same statistics.
 
 Each figure is texts/s, the best of `--repeats` alternating passes, with GFLOP/s (a text's forward FLOPs over the
-layers run, at its own length) and its share of a 2048³ matrix product's rate measured in the same process: bf16
-where the CPU has it natively, else fp32, the precision the pass then runs at.
-Features are compared with today's path: the largest difference over the largest value.
+layers run, at its own length, and the LM head's product where the pass scores tokens) and its share of a 2048³
+matrix product's rate measured in the same process: bf16 where the CPU has it natively, else fp32, the precision the
+pass then runs at. Features are compared with today's path: the largest difference over the largest value; token
+statistics with `both` as it ran before issue 84: the largest such ratio over the statistics.
 
 Run: .venv/bin/python -m bench.speed.encode --backbone smollm2-135m [--lengths 128 256] [--texts 96] [--repeats 2]
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
+from unittest import mock
 
 import numpy as np
 import torch
@@ -33,8 +37,37 @@ from core.backbone import resolve_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer, pool
 from core.backbone.packaged import PACKAGED, convert, gguf_path
+from core.backbone.probabilities import NAMES, text_statistics
 
 TODAY = "hidden, today (30 layers, every state kept)"  # the pass before the cut, which every lever is held to
+BEFORE = "both, before issue 84 (the head text by text, its weight cast at every call)"
+
+
+def statistics_before(lm_head, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor
+                      ) -> torch.Tensor:
+    """`probabilities.token_statistics` as it ran before issue 84, kept to be measured against."""
+    out = torch.zeros(len(input_ids), len(NAMES), dtype=torch.float32, device=hidden.device)
+    for row, (h, ids, mask) in enumerate(zip(hidden, input_ids, attention_mask)):
+        n = int(mask.sum())
+        if n < 2:
+            continue
+        parts = []
+        for i in range(0, n - 1, 64):
+            logits, targets = lm_head(h[i:min(i + 64, n - 1)]).float(), ids[i + 1:min(i + 65, n)]
+            log_p = torch.log_softmax(logits, dim=-1)
+            p = log_p.exp()
+            entropy = -(p * log_p).sum(1)
+            rank = (logits > logits.gather(1, targets[:, None])).sum(1).float() + 1
+            parts.append((log_p.gather(1, targets[:, None]).squeeze(1), entropy, torch.log(rank),
+                          (p * log_p.square()).sum(1) - entropy ** 2))
+        out[row] = text_statistics(*(torch.cat(series) for series in zip(*parts)))
+    return out
+
+
+def encode_before(model, tokenizer, texts: list[str], max_len: int, pooling: str, bf16: bool) -> np.ndarray:
+    """The studio's pass with the token statistics of before issue 84."""
+    with mock.patch("core.backbone.encode.token_statistics", statistics_before):
+        return encode_texts(model, tokenizer, texts, max_len, pooling, bf16=bf16)
 
 
 @torch.inference_mode()
@@ -88,6 +121,8 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
                           whole.config.num_hidden_layers),
         "both": (lambda t, n: encode_texts(lm, tokenizer, t, n, f"{hidden}+probabilities", bf16=bf16),
                  whole.config.num_hidden_layers),
+        BEFORE: (lambda t, n: encode_before(lm, tokenizer, t, n, f"{hidden}+probabilities", bf16),
+                 whole.config.num_hidden_layers),
     }
     ceiling = matmul_ceiling(torch.device("cpu"), 2048, dtype=torch.bfloat16 if bf16 else torch.float32)
     shape = whole.config
@@ -101,12 +136,15 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
             for lever, (run, _layers) in levers.items():
                 seconds, features[lever] = timed(lambda: run(sample, max_len))
                 best[lever] = max(best.get(lever, 0.0), len(sample) / seconds)
-        reference = features[TODAY]
+        reference, statistics = features[TODAY], features[BEFORE][:, -len(NAMES):]
+        head = sum(2 * shape.hidden_size * shape.vocab_size * (len(x) - 1) for x in ids) / len(ids)
         for lever, (_run, layers) in levers.items():
             per_text = sum(forward_flops(shape, len(x)) for x in ids) / len(ids) / shape.num_hidden_layers * layers
-            gflops = best[lever] * per_text / 1e9
+            gflops = best[lever] * (per_text + (0 if lever.startswith("hidden") else head)) / 1e9
             apart = (float(np.abs(features[lever] - reference).max() / np.abs(reference).max())
-                     if lever.startswith("hidden") else None)
+                     if lever.startswith("hidden") else
+                     float((np.abs(features[lever][:, -len(NAMES):] - statistics).max(0)
+                            / np.abs(statistics).max(0).clip(1e-6)).max()))
             found["levers"].setdefault(lever, {})[str(max_len)] = {
                 "texts_s": round(best[lever], 2), "gflops": round(gflops, 1),
                 "ceiling_share": round(gflops / ceiling, 3), "feature_gap": apart}
@@ -194,7 +232,8 @@ def table(entry: dict) -> str:
     lengths = list(today)
     lines = [(f"**bench/speed/encode.py --backbone {s['backbone']}** ({entry['machine']}; {s['texts']} real texts, the "
               "best of alternating passes): texts/s (× today's pass), share of the ceiling, and the features' "
-              "largest difference from today's over their largest value"),
+              "largest difference from today's over their largest value (token statistics: from `both` before "
+              "issue 84's, the largest over the statistics)"),
              "", "| lever | " + " | ".join(f"{n} tokens" for n in lengths) + " |", "|---|" + "---:|" * len(lengths)]
     order = [TODAY, *sorted(k for k in levers if k.startswith("hidden") and k != TODAY),
              *(k for k in levers if not k.startswith("hidden"))]  # the record's keys are sorted alphabetically
@@ -205,9 +244,27 @@ def table(entry: dict) -> str:
             + ("" if by[n]["feature_gap"] is None else f", {by[n]['feature_gap']:.4f}") for n in lengths) + " |")
     lines.append(f"\nThe ceiling: 2048³ {s['ceiling_dtype']} matrix products in the same process, "
                  f"{s['ceiling_gflops']:.0f} GFLOP/s (native bf16: {s['native_bf16']}); a text's FLOPs are counted at "
-                 "its own truncated length over the layers a pass runs. Loading the converted folder took "
+                 "its own truncated length over the layers a pass runs"
+                 + (", and the LM head's product where it scores tokens" if BEFORE in levers else "")
+                 + ". Loading the converted folder took "
                  f"{s['load_converted_s']} s; converting the GGUF file again {s['convert_s']} s.")
+    if BEFORE in levers:
+        studio = next(k for k in levers if k.endswith("(the studio's)"))
+        lines.append("\nBoth feature sets against hidden states alone (cut, the studio's batches), in texts/s: "
+                     + "; ".join(
+            f"at {n} tokens {levers['both'][n]['texts_s'] / levers[studio][n]['texts_s']:.2f} "
+            f"(before issue 84 {levers[BEFORE][n]['texts_s'] / levers[studio][n]['texts_s']:.2f})" for n in lengths)
+            + ". Both run 30 layers and the LM head where hidden states run 20: at the hidden pass's own GFLOP/s, "
+            "that work alone, with the statistics free, would leave them at " + " and ".join(
+                f"{bound(levers, studio, n):.2f} at {n} tokens" for n in lengths) + ".")
     return "\n".join(lines)
+
+
+def bound(levers: dict, studio: str, length: str) -> float:
+    """Both feature sets' texts/s over hidden states' if they ran their FLOPs (30 layers and the head) at the rate
+    the cut hidden pass runs its 20 layers: what the extra work alone costs."""
+    hidden, both = levers[studio][length], levers["both"][length]
+    return (hidden["gflops"] / hidden["texts_s"]) / (both["gflops"] / both["texts_s"])
 
 
 def int8_table(entry: dict) -> str:

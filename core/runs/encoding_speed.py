@@ -40,8 +40,10 @@ def encoding_cost(config: TrainConfig) -> float:
 
 def work(backbone: str | None, pooling: str) -> float:
     """`pass_work` (SmolLM2's layer 20 is 7.5x MiniLM); token probabilities add the LM head and a softmax over the
-    vocabulary (1.5x a whole pass of SmolLM2): both feature sets 16.9x."""
-    return pass_work(backbone, pooling) * (1.5 if reads_probabilities(pooling) else 1.0)
+    vocabulary, 1.3x a whole pass of SmolLM2 (its head's product adds 27% to its layers' FLOPs; bench/speed/encode.py
+    --backbone smollm2-135m measured 1.27x and 1.28x at 128 and 256 tokens, AMD EPYC with AVX512-BF16, 2026-12-06):
+    both feature sets 14.6x."""
+    return pass_work(backbone, pooling) * (1.3 if reads_probabilities(pooling) else 1.0)
 
 
 def measured(registry: Registry) -> dict[str, float]:
