@@ -58,7 +58,11 @@ ON_SMOLLM2 = {"backbone": SMOLLM2}  # its measured layer-20 hidden states
 SMOLLM2_METHODS = ("features-lr", "ganbert-noise-frozen", "ganbert-control-frozen")
 # SmolLM2 trained (issue 83), cut at its layer 20: each method at its studio defaults, G1 beside its control
 SMOLLM2_GROUPS = (("fine-tuning", ("finetune",)), ("LoRA", ("lora",)), ("adapters", ("adapter",)),
-                  ("G1 and its control, studio preset", ("ganbert-control-studio", "ganbert-noise-studio")))
+                  ("G1 and its control, studio preset", ("ganbert-control-studio", "ganbert-noise-studio")),
+                  ("fine-tuning, attention dropout 0.1", ("finetune-dropout",)))
+# a probe of why SmolLM2 fine-tuned trails its frozen features: it trains with no dropout (its config's 0), where
+# MiniLM's 0.1 regularizes; Llama has attention dropout alone
+SMOLLM2_PROBES = {"finetune-dropout": {"method": "finetune", "attention_dropout": 0.1}}
 SMOLLM2_TRAINED = tuple(name for _, names in SMOLLM2_GROUPS for name in names)
 TRAINED = {"setfit": {"method": "setfit"},
            "finetune-paper": {"method": "finetune", "finetune_preset": "paper"},
@@ -76,14 +80,15 @@ PARTS = {"fine-tuning, paper preset": ("finetune-paper",),
          "fine-tuning, studio defaults": ("finetune",),
          "G1 and its control, studio preset": ("ganbert-control-studio", "ganbert-noise-studio"),
          "G1 and its control, notebook preset": ("ganbert-control-notebook", "ganbert-noise-notebook"),
-         "adapters": ("adapter",), "LoRA": ("lora",), "G2, studio preset": ("ganbert-bow-studio",), "G2, tf preset": ("ganbert-bow-tf",),
+         "adapters": ("adapter",), "LoRA": ("lora",), "G2, studio preset": ("ganbert-bow-studio",),
+         "G2, tf preset": ("ganbert-bow-tf",),
          "SetFit": ("setfit",)}
 TITLES = {"tfidf-lr": "TF-IDF + LR", "features-lr": "Frozen features + LR", "setfit": "SetFit",
           "ganbert-noise-frozen": "GAN-BERT G1 on frozen features", "ganbert-control-frozen": "its control, frozen",
           "finetune-paper": "fine-tuning, paper preset (5 steps at 2%)", "finetune": "fine-tuning, studio defaults",
-          "adapter": "adapters", "lora": "LoRA", **{f"ganbert-{g}-{p}": f"GAN-BERT {label}, {p} preset" for p in ("studio", "tf",
-                                                                                               "notebook")
-                                    for g, label in (("noise", "G1"), ("bow", "G2"), ("control", "control"))}}
+          "adapter": "adapters", "lora": "LoRA", "finetune-dropout": "fine-tuning, attention dropout 0.1",
+          **{f"ganbert-{g}-{p}": f"GAN-BERT {label}, {p} preset" for p in ("studio", "tf", "notebook")
+             for g, label in (("noise", "G1"), ("bow", "G2"), ("control", "control"))}}
 # what each paired row compares: (a, b, the words for it)
 PAIRS = [("ganbert-noise-tf", "ganbert-control-tf", "G1 − control, tf preset (the game at the authors' budget)"),
          ("ganbert-bow-tf", "ganbert-control-tf", "G2 − control, tf preset"),
@@ -96,17 +101,19 @@ PAIRS = [("ganbert-noise-tf", "ganbert-control-tf", "G1 − control, tf preset (
          ("ganbert-control-tf", "finetune-paper", "control (tf) − the paper's BERT"),
          ("finetune", "finetune-paper", "fine-tuning at the studio's defaults − the paper's BERT"),
          ("ganbert-noise-studio", "finetune", "G1 (studio) − fine-tuning (studio)"),
-         ("ganbert-noise-studio@smollm2", "ganbert-control-studio@smollm2", "G1 − control, studio preset, SmolLM2 trained"),
+         ("ganbert-noise-studio@smollm2", "ganbert-control-studio@smollm2",
+          "G1 − control, studio preset, SmolLM2 trained"),
          ("finetune@smollm2", "features-lr@smollm2", "SmolLM2 fine-tuned − its frozen features + LR"),
          ("lora@smollm2", "features-lr@smollm2", "SmolLM2 with LoRA − its frozen features + LR"),
-         ("finetune@smollm2", "finetune", "fine-tuning: SmolLM2 − MiniLM")]
+         ("finetune@smollm2", "finetune", "fine-tuning: SmolLM2 − MiniLM"),
+         ("finetune-dropout@smollm2", "finetune@smollm2", "SmolLM2 fine-tuned: attention dropout 0.1 − none")]
 
 
 def config_of(task: str, amount: str, seed: int, name: str, column: str, precision: str,
               tasks: dict = TASKS, **more) -> TrainConfig:
     """One run of the study (`column`: minilm or smollm2); `tasks` names where each task's files are (the GPU check
     unpacks its own copy), `more` adds settings (its device, the dry run's backbone and budget)."""
-    settings = {**FROZEN, **TRAINED}[name]
+    settings = {**FROZEN, **TRAINED, **SMOLLM2_PROBES}[name]
     return TrainConfig(data=tasks[task].spec(), fraction=AMOUNTS[amount], per_class=None, seed=seed, max_len=MAX_LEN,
                        validation="none", precision=precision, encoder_engine=BENCH_ENGINE, tags=("trec",),
                        **settings, **(ON_SMOLLM2 if column == "smollm2" else {}), **more)
@@ -223,7 +230,8 @@ def name_of(config: TrainConfig) -> str:
     on = "@smollm2" if config.backbone == SMOLLM2 else ""
     untrained = POOLER if config.pooling == "pooled" and sentence_pooling(config.backbone) else ""
     if config.method == "finetune":
-        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + untrained + on
+        dropout = "-dropout" if on and config.attention_dropout else ""  # the probe: SmolLM2's own rate is 0
+        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + dropout + untrained + on
     if config.method != "ganbert":
         return config.method + on
     game = config.generator if config.adversarial else "control"
