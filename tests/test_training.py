@@ -313,6 +313,27 @@ def test_attention_dropout_zero_sets_every_attention_layer_and_the_same_seed_giv
     assert first["test"] == again["test"] and first["val"] == again["val"]
 
 
+def test_attention_dropout_reaches_a_llamas_attention(tmp_path):
+    """Llama keeps its attention dropout in a float on each attention layer, not in a module or `dropout_prob`: a
+    rate chosen for SmolLM2 had reached none of its layers, so a probe at MiniLM's 0.1 repeated the run at 0."""
+    from core.backbone.encode import load_encoder
+    from core.train.dropout import cheap_dropout
+    from tests.helpers import make_tiny_llama
+
+    encoder = load_encoder(str(make_tiny_llama(tmp_path)), torch.device("cpu"), upto=2)
+    layers = [m for m in encoder.modules() if isinstance(getattr(m, "attention_dropout", None), float)]
+    assert layers and {m.attention_dropout for m in layers} == {0.0}  # a Llama's own rate
+    cheap_dropout(encoder, 0.5)
+    assert {m.attention_dropout for m in layers} == {0.5} and encoder.config.attention_dropout == 0.5
+    ids = torch.randint(5, 100, (2, 12))
+    encoder.train()
+    torch.manual_seed(0)
+    first = encoder(input_ids=ids).last_hidden_state
+    assert not torch.equal(first, encoder(input_ids=ids).last_hidden_state)  # each pass drops other weights
+    encoder.eval()
+    assert torch.equal(encoder(input_ids=ids).last_hidden_state, encoder(input_ids=ids).last_hidden_state)
+
+
 def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_presets_keep_theirs():
     """bench/studies/defaults.py measured 0 level with MiniLM's 0.1 for fine-tuning and the studio's GAN-BERT, and 1.4x
     a step: written in when the encoder trains; the `tf` and `notebook` presets, adapters and SetFit keep the

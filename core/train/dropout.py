@@ -45,8 +45,12 @@ def cheap_dropout(encoder: nn.Module, attention: float | None) -> None:
     if attention is None:
         return
     encoder.config.attention_probs_dropout_prob = attention
+    if hasattr(encoder.config, "attention_dropout"):  # Llama's name for it
+        encoder.config.attention_dropout = attention
     for name, module in encoder.named_modules():
         if hasattr(module, "dropout_prob"):  # SDPA attention passes its rate to the kernel
             module.dropout_prob = attention
+        if isinstance(getattr(module, "attention_dropout", None), float):  # Llama's attention reads a float
+            module.attention_dropout = attention
         if "attention" in name and name.endswith(("self.dropout", "attention.dropout")) and isinstance(module, Dropout):
             module.p, module.threshold = attention, round(attention * 256)  # eager attention drops its weights
