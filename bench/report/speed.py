@@ -6,6 +6,7 @@ from __future__ import annotations
 from bench.sample_runs import RECORDS_DIR, recorded
 from bench.speed.encode_causal import batches_table, int8_table
 from bench.speed.encode_causal import table as causal_table
+from bench.speed.lora_libraries import table as lora_table
 
 
 def speed_section() -> str:
@@ -19,7 +20,7 @@ def speed_section() -> str:
     if encode:
         out.append(encode_table(encode))
     for bench, render in (("encode-causal", causal_table), ("encode-causal-int8", int8_table),
-                          ("encode-batches", batches_table)):
+                          ("encode-batches", batches_table), ("lora-libraries", lora_table)):
         if found := [e for e in entries if e["bench"] == bench]:
             out.append(render(found[-1]))
     train = [e for e in entries if e["bench"] == "train"]

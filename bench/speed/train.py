@@ -62,13 +62,14 @@ def studio_config(method: str, max_len: int, batch_size: int, **kw) -> TrainConf
 
 
 def studio(texts, labels, max_len, batch_size, method: str = "finetune", epochs: int = 1, compiled: str | None = None,
-           **settings) -> tuple[float, float, list[float]]:
+           stepper=None, **settings) -> tuple[float, float, list[float]]:
     """The studio's path, as `StepMethod.fit` runs it: (texts/s over the last epoch, mean seconds per step, texts/s
     of each epoch). `compiled`: the encoder under `torch.compile`, with dynamic shapes or ("static") batches padded
-    to a multiple of 64 tokens; `settings` go into the config (attention dropout, the backbone)."""
+    to a multiple of 64 tokens; `stepper`: another method class in the method's place (the same config); `settings`
+    go into the config (attention dropout, the backbone)."""
     config = studio_config(method, max_len, batch_size, **settings)
     torch.manual_seed(0)
-    trainer = STEPPERS[method]()
+    trainer = (stepper or STEPPERS[method])()
     model = trainer.build_model(config, NAMES, CPU).train()
     if compiled:
         model.encoder = torch.compile(model.encoder, dynamic=compiled == "dynamic")
