@@ -181,7 +181,7 @@ def test_token_statistics_match_a_hand_computed_text():
 
 
 def plain_scores(head: torch.nn.Module, hidden: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> list:
-    """Each text's four per-position series, the plain way: its logits in fp32, a softmax per position."""
+    """Each text's four per-position series, the plain way: its logits in fp64, a softmax per position."""
     texts = []
     for h, i, m in zip(hidden, ids, mask):
         n = int(m.sum())
@@ -197,7 +197,7 @@ def plain_scores(head: torch.nn.Module, hidden: torch.Tensor, ids: torch.Tensor,
 
 def test_token_statistics_score_positions_in_chunks_across_texts_and_cast_the_head_once(tiny_llama, monkeypatch):
     """The head scores a batch's positions in chunks that cross texts: each text's statistics are those of a plain
-    fp32 softmax per position, at any chunk size. Under bf16 autocast (the pass's precision on a CPU with native
+    fp64 softmax per position, at any chunk size. Under bf16 autocast (the pass's precision on a CPU with native
     bf16) they stay within bf16's tolerance of those, and the head's weight is cast once a batch, not once a chunk
     (issue 84: every call cast SmolLM2's 113 MB head, a fifth of the pass)."""
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -206,8 +206,8 @@ def test_token_statistics_score_positions_in_chunks_across_texts_and_cast_the_he
     from core.backbone.encode import load_encoder, load_tokenizer
 
     model = load_encoder(str(tiny_llama), lm_head=True)
-    enc = load_tokenizer(str(tiny_llama))(["a short text", "two words", "a longer text, with a few more words than the first "
-                                           "one has in it"], padding=True, return_tensors="pt")
+    texts = ["a short text", "two words", "a longer text, with a few more words than the first one has in it"]
+    enc = load_tokenizer(str(tiny_llama))(texts, padding=True, return_tensors="pt")
     head = model.get_output_embeddings()
     with torch.inference_mode():
         hidden = model.base_model(**enc).last_hidden_state
