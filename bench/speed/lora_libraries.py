@@ -41,11 +41,10 @@ class PeftLora(Lora):
                                            target_modules=matrices), encoder)
 
 
-def trained(method, config) -> tuple[int, torch.Tensor]:
-    """The parameters the method trains in the encoder, and its features for a fixed batch before any step."""
+def trained(method, config, texts: list[str]) -> tuple[int, torch.Tensor]:
+    """The parameters the method trains in the encoder, and its features for `texts` before any step."""
     torch.manual_seed(0)
     model = method.build_model(config, NAMES, CPU).eval()
-    texts, _ = sample(8)
     tok = load_tokenizer(config.resolved_backbone())
     ids, mask = pad_batch(tok(texts, truncation=True, max_length=config.max_len)["input_ids"], tok.pad_token_id, CPU)
     with torch.no_grad():
@@ -55,7 +54,7 @@ def trained(method, config) -> tuple[int, torch.Tensor]:
 
 def measure(backbone: str, texts, labels, max_len: int, repeats: int) -> dict:
     config = studio_config("lora", max_len, 16, backbone=BACKBONES[backbone])
-    (ours, start), (theirs, their_start) = trained(Lora(), config), trained(PeftLora(), config)
+    (ours, start), (theirs, their_start) = (trained(m, config, texts[:8]) for m in (Lora(), PeftLora()))
     best = {"adapters": 0.0, "peft": 0.0}
     for _ in range(repeats):  # alternating: a busy core slows both alike
         for library, stepper in (("adapters", Lora), ("peft", PeftLora)):
