@@ -187,4 +187,4 @@ def test_adapters_on_a_family_the_library_does_not_support_say_so():
 
     encoder = MPNetModel(MPNetConfig(num_hidden_layers=1, hidden_size=16, num_attention_heads=2, intermediate_size=32))
     with pytest.raises(InputError, match="the adapters library does not support mpnet models"):
-        Adapter().adapt_encoder(encoder, TrainConfig(method="adapter"))
+        Adapter().adapt_encoder(encoder, TrainConfig(method="adapter"), 0)

@@ -77,7 +77,7 @@ def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch)
     monkeypatch.setattr(LlamaModel, "forward", lambda self, *a, **k: asked.append(
         (len(self.layers), k.get("output_hidden_states"))) or real(self, *a, **k))
     tokenizer = encode.load_tokenizer(str(tiny_llama))
-    whole, cut = encode.load_encoder(str(tiny_llama)), encode.load_encoder(str(tiny_llama), upto=layer)
+    whole, cut = encode.load_encoder(str(tiny_llama)), encode.load_cut(str(tiny_llama), upto=layer)
     assert last_layer(f"layer{layer}") == layer and last_layer(f"layer{layer}+probabilities") is None
     for bf16, tolerance in ((False, 1e-5), (True, 0.05)):
         full = encode.encode_texts(whole, tokenizer, TEXTS, pooling=f"layer{layer}", bf16=bf16)
@@ -89,7 +89,7 @@ def test_the_encoder_stops_at_the_layer_it_pools(tiny_llama, layer, monkeypatch)
         every = encode.pool(whole(**enc, output_hidden_states=True), enc["attention_mask"], f"layer{layer}")
     assert encode.encode_texts(whole, tokenizer, TEXTS, pooling=f"layer{layer}") == pytest.approx(
         every.numpy(), abs=1e-5 * every.abs().max().item())
-    with pytest.raises(ValueError, match=f"cut after layer {layer}"):  # a cut model read for another pooling
+    with pytest.raises(ValueError, match=f"cut after layer {layer}"):  # a cut encoder read for another pooling
         encode.encode_texts(cut, tokenizer, TEXTS, pooling="mean")
     assert len(encode.load_encoder(str(tiny_llama), upto=9).layers) == 4  # past its depth: whole
 

@@ -3,9 +3,10 @@ local Hugging Face cache), the opt-in download (`download`), the device and prec
 turning texts into vectors (`encode`). Importing this package imports neither torch nor transformers."""
 
 from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, adapted_backbones, adapted_name,
-                                  attention_dropout, backbone_label, cached_models, default_backbone_path, depth,
-                                  hub_cache_dir, is_hub_id, pass_work, resolve_backbone, width)
+                                  attention_dropout, backbone_label, cached_models, default_backbone_path,
+                                  default_train_layers, depth, hub_cache_dir, is_hub_id, pass_work, resolve_backbone,
+                                  width)
 
 __all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",
-           "attention_dropout", "backbone_label", "cached_models", "default_backbone_path", "depth", "hub_cache_dir",
-           "is_hub_id", "pass_work", "resolve_backbone", "width"]
+           "attention_dropout", "backbone_label", "cached_models", "default_backbone_path", "default_train_layers",
+           "depth", "hub_cache_dir", "is_hub_id", "pass_work", "resolve_backbone", "width"]

@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from core.backbone.cut import Cut, cut_after, layer_stack
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
 from core.backbone.packaged import SMOLLM2
@@ -67,41 +68,25 @@ def sampled_token_lengths(texts: pd.Series, tokenizer: PreTrainedTokenizerBase, 
 def load_encoder(backbone: BackboneLike = None, device: torch.device | str = "cpu", lm_head: bool = False,
                  upto: int | None = None) -> PreTrainedModel:
     """The backbone's bare encoder (no head), in eval mode; with `lm_head`, a causal LM with its head, whose
-    token probabilities a pooling reads (`represent` runs its base model and the head apart). `upto`: the encoder
-    cut after that many layers (`cut_after`), for a pooling that reads no later one."""
+    token probabilities a pooling reads. `upto`: cut after that many layers, as `load_cut` cuts it."""
+    return load_cut(backbone, device, lm_head, upto).model
+
+
+def load_cut(backbone: BackboneLike = None, device: torch.device | str = "cpu", lm_head: bool = False,
+             upto: int | None = None) -> Cut:
+    """`load_encoder`'s model with where it was cut: after `upto` layers (`cut_after`), for a pooling that reads no
+    later one; `represent` runs its base model and, with `lm_head`, the head apart."""
     folder = as_backbone(backbone).folder
     if not lm_head:
         model = AutoModel.from_pretrained(str(folder), local_files_only=True)
-        return (cut_after(model, upto) if upto is not None else model).to(device).eval()
+        cut = cut_after(model, upto) if upto is not None else Cut(model)
+        cut.model.to(device).eval()
+        return cut
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
     except ValueError as e:  # an encoder's config has no causal-LM class
         raise BackboneError(f"token probabilities need a causal LM backbone (such as {SMOLLM2}): {e}") from None
-    return model.to(device).eval()
-
-
-def cut_after(model: PreTrainedModel, layers: int) -> PreTrainedModel:
-    """The encoder with its layers after the first `layers` removed, and a causal LM's final norm with them, so its
-    last hidden state is what the whole model's `hidden_states[layers]` holds. SmolLM2's features read layer 20 of
-    30: a third of every pass was thrown away, and every layer's states were kept to pick one. Unchanged where
-    `layers` is the model's depth or more, or the family keeps its layers elsewhere."""
-    stack = layer_stack(model)
-    if stack is None or layers >= len(stack):
-        return model
-    del stack[layers:]
-    if hasattr(model, "norm"):  # applied after the last layer only: the cut layer's output is un-normed
-        model.norm = torch.nn.Identity()
-    model.config.num_hidden_layers = layers
-    model.studio_cut = layers
-    return model
-
-
-def layer_stack(model: PreTrainedModel) -> torch.nn.ModuleList | None:
-    """The encoder's layers, where the family keeps them: Llama and its kin, then BERT and its kin."""
-    stack = getattr(model, "layers", None)
-    if stack is None and hasattr(model, "encoder"):
-        stack = getattr(model.encoder, "layer", None)
-    return stack if isinstance(stack, torch.nn.ModuleList) else None
+    return Cut(model.to(device).eval())
 
 
 def states_of_layer(encoder: PreTrainedModel, stack: torch.nn.ModuleList, layer: int, inputs: dict):
@@ -150,30 +135,35 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
     raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
 
 
-def represent(model: PreTrainedModel, enc: dict, pooling: str, inputs_embeds: torch.Tensor | None = None
-              ) -> torch.Tensor:
+def represent(model: Cut | PreTrainedModel, enc: dict, pooling: str, inputs_embeds: torch.Tensor | None = None,
+              states: torch.Tensor | None = None) -> torch.Tensor:
     """Sentence vectors of a tokenized batch (`input_ids`, `attention_mask` and what else the tokenizer gave), as
     `pooling` says: a pooling of hidden states, token-probability statistics (a causal LM loaded with its head,
-    `load_encoder(lm_head=True)`), or both side by side. `inputs_embeds`, when given, replaces the ids' word
-    embeddings (attributions); token probabilities still score the ids."""
+    `load_cut(lm_head=True)`), or both side by side. `inputs_embeds`, when given, replaces the ids' word
+    embeddings (attributions); token probabilities still score the ids. `states`: the batch's states at the cut's
+    boundary (`Cut.below`, as the state store keeps them), which the layers above it alone then run."""
+    cut = model if isinstance(model, Cut) else Cut(model)
     hidden, probabilities = hidden_pooling(pooling), reads_probabilities(pooling)
-    encoder = model.base_model if probabilities else model
+    encoder = cut.encoder
     inputs = dict(enc) | ({"input_ids": None, "inputs_embeds": inputs_embeds} if inputs_embeds is not None else {})
-    cut = getattr(encoder, "studio_cut", None)
-    if cut is not None and (pooled_layer(hidden or "") != cut or probabilities):
-        raise ValueError(f"an encoder cut after layer {cut} gives that layer alone, not the {pooling} pooling")
+    if cut.layers is not None and (pooled_layer(hidden or "") != cut.layers or probabilities):
+        raise ValueError(f"an encoder cut after layer {cut.layers} gives that layer alone, not the {pooling} pooling")
     layer = pooled_layer(hidden or "")
     stack = layer_stack(encoder)
-    if layer is not None and cut is None and stack is not None and 0 < layer < len(stack):
+    if states is not None:
+        outputs = cut.above(states, enc["attention_mask"])
+    elif cut.boundary:
+        outputs = cut.outputs(inputs)
+    elif layer is not None and cut.layers is None and stack is not None and 0 < layer < len(stack):
         outputs = states_of_layer(encoder, stack, layer, inputs)
     elif layer is not None and stack is not None and layer >= len(stack):  # the last: `last_hidden_state`, normed
         outputs = encoder(**inputs)
     else:
-        outputs = encoder(**inputs, output_hidden_states=needs_layers(pooling) and cut is None)
+        outputs = encoder(**inputs, output_hidden_states=needs_layers(pooling) and cut.layers is None)
     parts = [] if hidden is None else [pool(outputs, enc["attention_mask"], hidden)]
     if probabilities:
-        parts.append(token_statistics(model.get_output_embeddings(), outputs.last_hidden_state, enc["input_ids"],
-                                      enc["attention_mask"]))
+        parts.append(token_statistics(cut.model.get_output_embeddings(), outputs.last_hidden_state,
+                                      enc["input_ids"], enc["attention_mask"]))
     return torch.cat([p.float() for p in parts], dim=-1)
 
 
@@ -200,13 +190,13 @@ def batches(lengths: list[int], batch_size: int, budget: int | None) -> list[np.
 
 
 @torch.inference_mode()
-def encode_texts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: list[str], max_len: int = 128,
+def encode_texts(model: Cut | PreTrainedModel, tokenizer: PreTrainedTokenizerBase, texts: list[str], max_len: int = 128,
                  pooling: str = "mean", batch_size: int = 32, bf16: bool = False,
                  on_progress: Callable[[int, int], None] | None = None, budget: int | None = CPU_BATCH_TOKENS
                  ) -> np.ndarray:
     """Float32 sentence vectors of a loaded encoder, tokenized once and padded per batch of like lengths; on a CPU
     batches hold up to `budget` tokens (None: `batch_size` texts, as on a GPU)."""
-    dev = next(model.parameters()).device
+    dev = next((model.model if isinstance(model, Cut) else model).parameters()).device
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     ids = tokenizer(texts, truncation=True, max_length=max_len, verbose=False)
@@ -231,5 +221,5 @@ def embed_texts(texts: list[str], backbone: BackboneLike = None, max_len: int = 
     """Frozen sentence vectors of a backbone as a float32 numpy array."""
     backbone = as_backbone(backbone)
     dev = device if isinstance(device, torch.device) else pick_device(device)
-    return encode_texts(load_encoder(backbone, dev, reads_probabilities(pooling), last_layer(pooling)),
+    return encode_texts(load_cut(backbone, dev, reads_probabilities(pooling), last_layer(pooling)),
                         load_tokenizer(backbone), texts, max_len, pooling, batch_size, bf16, on_progress)

@@ -22,7 +22,8 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from core.backbone.encode import load_encoder, load_tokenizer, pool
+from core.backbone.cut import Cut
+from core.backbone.encode import load_cut, load_tokenizer, pool
 from core.backbone.locate import Backbone, adopted
 from core.backbone.poolings import last_layer, reads_probabilities
 from core.paths import replace_durably
@@ -189,17 +190,17 @@ def encode_with(engine: str, backbone: Backbone, home: Path, texts: list[str], m
 
 
 def encoder_for(engine: str, backbone: Backbone, home: Path, max_len: int, pooling: str, device: torch.device,
-                bf16: bool, loaded: torch.nn.Module | None = None
+                bf16: bool, loaded: Cut | None = None
                 ) -> Callable[[list[str], Callable[[int, int], None] | None], np.ndarray]:
     """`encode_with` with the encoder loaded once: a pass that streams its texts in chunks (`cached_features`)
-    calls it per chunk. `loaded`: that encoder already in memory (a frozen run's own, as `load_encoder` gave it),
+    calls it per chunk. `loaded`: that encoder already in memory (a frozen run's own, as `load_cut` gave it),
     used by torch rather than a second copy (SmolLM2's is 0.5 GB)."""
     from core.backbone.encode import encode_texts
 
     if engine != "torch":
         return lambda texts, on_progress: encode_onnx(backbone, home, texts, max_len, pooling, engine == "onnx-int8",
                                                       on_progress=on_progress)
-    model = loaded or load_encoder(backbone, device, reads_probabilities(pooling), last_layer(pooling))
+    model = loaded or load_cut(backbone, device, reads_probabilities(pooling), last_layer(pooling))
     tokenizer = load_tokenizer(backbone)
     return lambda texts, on_progress: encode_texts(model, tokenizer, texts, max_len, pooling, bf16=bf16,
                                                    on_progress=on_progress)

@@ -245,6 +245,13 @@ def pass_work(spec: str | Path | None, pooling: str) -> float:
     return run * hidden ** 2 / (6 * 384 ** 2) if run and hidden else 1.0
 
 
+def default_train_layers(spec: str | Path | None) -> int:
+    """The top layers a run trains on this backbone when it leaves `train_layers`: a packaged backbone's measured K
+    (`Packaged.train_layers`), else 0, every layer."""
+    text = str(spec or "").strip()
+    return PACKAGED[text].train_layers if text in PACKAGED else 0
+
+
 def attention_dropout(spec: str | Path | None) -> float:
     """The dropout a backbone puts on attention weights when a run leaves it (MiniLM's 0.1), read as `depth` reads
     its layers; a packaged causal LM's without converting it (SmolLM2's config: 0.0)."""

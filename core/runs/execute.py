@@ -94,19 +94,20 @@ def registry_events(registry: Registry, run_id: str) -> Callable[[dict], None]:
             scored = f": val macro-F1 {val['val_macro_f1']:.3f}" if val else " (no validation)"
             registry.update_progress(run_id, event["step"] / event["total_steps"], event["index"],
                                      event.get("samples_per_s"), f"step {event['step']}/{event['total_steps']}{scored}")
-        elif kind == "features":
+        elif kind in ("features", "states"):  # a pass over texts once per text: frozen features, or states
             now, done, total = time.monotonic(), event["done"], event["total"]
             if done == 0:
                 encoding_since[0] = now
-            if done == total and done:
+            if kind == "features" and done == total and done:
                 # read now: a run an older version queued has its max length from its start
                 remember_encoding(registry, total, event.get("tokens", 0.0), now - encoding_since[0],
                                   registry.get(run_id).config)
             if done == 0 or done == total or now - last[0] > 1.0:
                 last[0] = now
                 left = (total - done) * (now - encoding_since[0]) / done if done else None
+                what = "encoding texts" if kind == "features" else "storing the frozen layers' states"
                 registry.update_progress(run_id, done / max(total, 1), 0, phase="encoding",
-                                         message=f"encoding texts: {done:,} of {total:,} ({done / max(total, 1):.0%})"
+                                         message=f"{what}: {done:,} of {total:,} ({done / max(total, 1):.0%})"
                                          + (f", {roughly(left)} left" if left else ""))
         elif kind == "data":
             registry.set_rows(run_id, {k: event[k] for k in ROWS})
@@ -129,6 +130,8 @@ def log_line(event: dict) -> str | None:
                 f"validation{source} and {event['test_rows']:,} test rows")
     if kind == "features" and event["done"] in (0, event["total"]):
         return f"encoding {event['total']:,} texts" + (": done" if event["done"] else "")
+    if kind == "states" and event["done"] in (0, event["total"]):
+        return f"storing the frozen layers' states of {event['total']:,} texts" + (": done" if event["done"] else "")
     if kind == "evaluation":
         losses = ", ".join(f"{k} {v:.4f}" for k, v in event["losses"].items())
         if not event["val"]:

@@ -118,6 +118,13 @@ class TrainConfig:
                                                    "measured level), the backbone's own rate (MiniLM: 0.1) for the "
                                                    "authors' presets and adapters", low=0.0, high=0.9,
                                              label="Attention dropout", stored="backbone's")
+    train_layers: int | None = option(None, "how many of the encoder's top layers train when it trains (K): the layers "
+                                            "below stay frozen, and their output for each text is computed once, "
+                                            "stored on disk in bf16 and read by every step, epoch, seed and method "
+                                            "after it (a run on a deep backbone several times shorter). 0 trains "
+                                            "every layer. Default: the backbone's K measured by "
+                                            "bench/studies/defaults.py (docs/methods.md), every layer where none was",
+                                      low=0, label="Trained layers (top K; 0: all)", stored="every layer")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
                            high=1.0, label="Warm-up share")
     patience: int = option(4, "early stopping with best selection: evaluations without a better validation "
@@ -253,6 +260,8 @@ class TrainConfig:
             raw["gan_preset"] = "studio"
         if "encoder_engine" not in raw:  # before engines, every frozen run encoded with torch
             raw["encoder_engine"] = "torch"
+        if "train_layers" not in raw:  # before top-K runs, an encoder that trained trained every layer
+            raw["train_layers"] = 0
         if "validation" not in raw:  # before the validation rule: a share of train set aside for every seed
             raw["validation"] = str(Validation("carve", raw.get("val_fraction", 0.1)))
         kwargs = {k: v for k, v in raw.items() if k in known}

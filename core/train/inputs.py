@@ -19,8 +19,10 @@ from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_
 from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import TrainConfig
+from core.train.boundary_states import BoundaryStates
 from core.train.feature_store import both_store, cached_features, feature_store
 from core.train.model import StudioModel
+from core.train.state_store import StateStore
 
 Event = Callable[[dict], None]
 VAL_SEED = 0  # the carve of runs made before the validation rule: one for every run seed
@@ -199,13 +201,24 @@ def pad_batch(ids: list[list[int]], pad_id: int, device: torch.device, pad_to: i
 
 
 class Representer:
-    """Turns row indices of a split into sentence representations (features or an encoder pass)."""
+    """Turns row indices of a split into sentence representations: frozen features, an encoder pass, or for a
+    top-K run the layers above its boundary on the texts' stored states (`BoundaryStates`)."""
 
     def __init__(self, model: StudioModel, inputs: dict[str, object], config: TrainConfig, device: torch.device):
         self.model, self.inputs, self.config, self.device = model, inputs, config, device
         self.pad_id = load_tokenizer(config.resolved_backbone()).pad_token_id
         self.bf16 = use_bf16(config.precision, device)
         self.features = {k: torch.from_numpy(np.asarray(v)) for k, v in self.inputs.items()} if config.frozen else {}
+        self.states = None if config.frozen or not model.cut.boundary else BoundaryStates(
+            model.cut, StateStore.open(studio_home(), config.resolved_backbone(), model.cut.boundary,
+                                       "bf16" if self.bf16 else "fp32", model.hidden_size),
+            {k: v for k, v in inputs.items()}, device, self.bf16)
+
+    def prepare(self, rows: dict[str, np.ndarray], on_event: Event) -> None:
+        """For a top-K run, the states of these rows of each split stored before the first step (`states`
+        events count the texts the store lacked); nothing otherwise."""
+        if self.states is not None:
+            self.states.prepare(rows, on_event)
 
     def lengths(self, split: str) -> np.ndarray:
         if self.config.frozen:
@@ -215,6 +228,8 @@ class Representer:
     def __call__(self, split: str, idx: np.ndarray) -> torch.Tensor:
         if self.config.frozen:
             return self.model.standardize(self.features[split][idx].to(self.device))
-        ids, mask = pad_batch([self.inputs[split][i] for i in idx], self.pad_id, self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            if self.states is not None:
+                return self.model.encode_states(*self.states(split, idx)).float()
+            ids, mask = pad_batch([self.inputs[split][i] for i in idx], self.pad_id, self.device)
             return self.model.encode(ids, mask).float()

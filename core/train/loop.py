@@ -44,14 +44,14 @@ def prediction_frame(ids: list[str], y_true: np.ndarray, predicted: np.ndarray, 
 
 
 class EncodingClock:
-    """Passes events on and times the encoding pass, which happens once per text, so that estimates count
-    it apart from the run's own time."""
+    """Passes events on and times the encoding pass (frozen features, or a top-K run's states below its boundary),
+    which happens once per text, so that estimates count it apart from the run's own time."""
 
     def __init__(self, on_event: Event):
         self.forward, self.seconds, self.since = on_event, 0.0, None
 
     def on_event(self, event: dict) -> None:
-        if event["type"] == "features":
+        if event["type"] in ("features", "states"):
             if event["done"] == 0:
                 self.since = time.perf_counter()
             elif event["done"] == event["total"] and self.since is not None:

@@ -25,10 +25,13 @@ PER_TOKEN_PAIR_HEAD = 11.4
 SHARE = 0.5
 
 
-def step_bytes(encoder: PretrainedConfig, sequences: int, length: int, trained_parameters: int) -> float:
+def step_bytes(encoder: PretrainedConfig, sequences: int, length: int, trained_parameters: int,
+               layers: int | None = None) -> float:
     """What one training step holds beyond the weights without checkpointing, for `sequences` texts of `length`
-    tokens: the activations, and the fp32 gradients of the trained parameters."""
-    layers, hidden, heads = encoder.num_hidden_layers, encoder.hidden_size, encoder.num_attention_heads
+    tokens: the activations of the layers it trains (`layers`; default: all), and the fp32 gradients of the trained
+    parameters."""
+    layers = layers or encoder.num_hidden_layers
+    hidden, heads = encoder.hidden_size, encoder.num_attention_heads
     per_sequence = layers * (PER_TOKEN_UNIT * length * hidden + PER_TOKEN_PAIR_HEAD * length ** 2 * heads)
     return sequences * per_sequence + 4 * trained_parameters
 
@@ -72,11 +75,14 @@ def would_checkpoint(shape: PretrainedConfig, sequences: int, length: int, devic
                       length).checkpointing
 
 
-def bound_memory(encoder: PreTrainedModel, sequences: int, length: int, device: torch.device) -> MemoryPlan:
+def bound_memory(encoder: PreTrainedModel, sequences: int, length: int, device: torch.device,
+                 layers: int | None = None) -> MemoryPlan:
     """Turn on the encoder's gradient checkpointing when a step's activations would not fit; the plan says
-    what was estimated and chosen, for the run's log and record."""
+    what was estimated and chosen, for the run's log and record. `layers`: those a step runs with gradients (a
+    top-K run's K; default: all)."""
     trained = sum(p.numel() for p in encoder.parameters() if p.requires_grad)
-    plan = MemoryPlan(step_bytes(encoder.config, sequences, length, trained), free_bytes(device), sequences, length)
+    plan = MemoryPlan(step_bytes(encoder.config, sequences, length, trained, layers), free_bytes(device), sequences,
+                      length)
     if plan.checkpointing:
         encoder.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return plan

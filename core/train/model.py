@@ -12,6 +12,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from core.backbone.cut import Cut
 from core.backbone.encode import represent
 from core.backbone.poolings import reads_probabilities
 from core.train.config import TrainConfig
@@ -19,12 +20,13 @@ from core.train.config import TrainConfig
 
 class StudioModel(nn.Module):
     def __init__(self, config: TrainConfig, labels: tuple[str, ...], feature_dim: int, hidden_size: int,
-                 encoder: PreTrainedModel, head: nn.Module, generator: nn.Module | None = None):
+                 cut: Cut, head: nn.Module, generator: nn.Module | None = None):
         super().__init__()
         self.config, self.labels = config, labels
         self.pooling = config.resolved_pooling  # once: resolving reads the backbone's config file
         self.feature_dim, self.hidden_size = feature_dim, hidden_size
-        self.encoder = encoder
+        self.encoder: PreTrainedModel = cut.model
+        self.cut = cut  # the same encoder, with where it is cut (a plain attribute: its weights are `encoder`'s)
         # Frozen mode standardizes cached features with the labeled rows' statistics; identity otherwise.
         self.register_buffer("feature_mean", torch.zeros(feature_dim))
         self.register_buffer("feature_std", torch.ones(feature_dim))
@@ -37,9 +39,14 @@ class StudioModel(nn.Module):
                inputs_embeds: torch.Tensor | None = None) -> torch.Tensor:
         """Sentence representations of a token batch (or of its word embeddings, for attributions),
         standardized as in training."""
-        rep = represent(self.encoder, {"input_ids": input_ids, "attention_mask": attention_mask}, self.pooling,
+        rep = represent(self.cut, {"input_ids": input_ids, "attention_mask": attention_mask}, self.pooling,
                         inputs_embeds)
         return self.standardize(rep)
+
+    def encode_states(self, states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Sentence representations from a batch's states at the cut's boundary (`core.train.boundary_states`):
+        the layers above it alone run."""
+        return self.standardize(represent(self.cut, {"attention_mask": attention_mask}, self.pooling, states=states))
 
     def standardize(self, features: torch.Tensor) -> torch.Tensor:
         return (features - self.feature_mean) / self.feature_std

@@ -39,6 +39,11 @@ def check_causal(config: TrainConfig) -> None:
     pooled = pooled_layer(config.resolved_pooling)
     if pooled is not None and layers and not 1 <= pooled <= layers:
         raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled}")
+    runs = min(pooled or layers, layers)  # the layers its encoder keeps: up to the one its pooling reads
+    if config.train_layers and runs and config.train_layers >= runs:
+        raise InputError(f"trained layers (K) must be fewer than the {runs} layers this run's encoder runs"
+                         + (f" (up to layer {pooled}, the one its pooling reads)" if pooled and pooled < layers else "")
+                         + f", got {config.train_layers}; 0 trains every layer")
 
 
 def is_resolved(config: TrainConfig) -> bool:

@@ -80,7 +80,7 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
     last_progress = [0.0]
 
     def on_event(event: dict) -> None:
-        if event["type"] in ("progress", "features") and time.monotonic() - last_progress[0] < 1.0:
+        if event["type"] in ("progress", "features", "states") and time.monotonic() - last_progress[0] < 1.0:
             return
         last_progress[0] = time.monotonic()
         hub.push.remote(run_id, event)

@@ -40,17 +40,19 @@ def quiet_activation() -> Iterator[None]:
 class AdapterLibrary(StepMethod):
     """A method whose trained part inside the encoder is an AdapterHub configuration (`library_config`)."""
 
-    def library_config(self, config: TrainConfig) -> adapters.AdapterConfig:
+    def library_config(self, config: TrainConfig, below: int) -> adapters.AdapterConfig:
+        """The method's configuration, with no part in the first `below` layers (those a top-K run keeps frozen)."""
         raise NotImplementedError
 
-    def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
-        """The method's adapter added and made the one that trains; afterwards only it requires gradients."""
+    def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig, below: int) -> None:
+        """The method's adapter added above the `below` frozen layers and made the one that trains; afterwards only
+        it requires gradients."""
         try:
             adapters.init(encoder)
         except (ValueError, KeyError, NotImplementedError) as e:
             raise InputError(f"the adapters library does not support {encoder.config.model_type} models ({e}); "
                              "choose another backbone or method") from None
-        encoder.add_adapter("studio", config=self.library_config(config))
+        encoder.add_adapter("studio", config=self.library_config(config, below))
         with quiet_activation():
             encoder.train_adapter("studio")  # freezes the rest and makes the adapter the active one
 
@@ -61,13 +63,15 @@ class AdapterLibrary(StepMethod):
 
 
 class Adapter(AdapterSpec, AdapterLibrary):
-    def library_config(self, config: TrainConfig) -> adapters.AdapterConfig:
+    def library_config(self, config: TrainConfig, below: int) -> adapters.AdapterConfig:
         """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) bottleneck adapters."""
-        return adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind], reduction_factor=config.reduction_factor)
+        return adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind], reduction_factor=config.reduction_factor,
+                                           leave_out=list(range(below)))
 
 
 class Lora(LoraSpec, AdapterLibrary):
-    def library_config(self, config: TrainConfig) -> adapters.AdapterConfig:
+    def library_config(self, config: TrainConfig, below: int) -> adapters.AdapterConfig:
         """LoRA on the self-attention query and value matrices, as Hu et al. trained RoBERTa on GLUE."""
         return adapters.LoRAConfig(r=config.lora_rank, alpha=config.lora_alpha, attn_matrices=["q", "v"],
-                                   selfattn_lora=True, intermediate_lora=False, output_lora=False, dropout=0.0)
+                                   selfattn_lora=True, intermediate_lora=False, output_lora=False, dropout=0.0,
+                                   leave_out=list(range(below)))

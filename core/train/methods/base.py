@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
+from core.backbone import default_train_layers
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 
@@ -85,6 +86,7 @@ class Method:
     uses_unlabeled: ClassVar[bool] = False  # reads unlabeled rows (so a frozen run encodes them)
     selects: ClassVar[bool] = False  # selects a checkpoint on validation labels; a method that does not reads none
     default_c: ClassVar[float] = 1.0  # a logistic-regression head's C, for methods that fit one (`lr_c`)
+    top_layers: ClassVar[bool] = False  # may train only the encoder's top K layers (`train_layers`)
 
     # ------------------------------------------------------------ settings
 
@@ -101,6 +103,10 @@ class Method:
             config = config.with_(features="hidden", frozen=False)
         if not self.selects and config.validation != "none":  # it would read labels it never uses
             config = config.with_(validation="none", selection="auto")
+        if config.frozen or not self.top_layers:  # no layer trains, or every one does: as every run before top-K
+            config = config.with_(train_layers=0)
+        elif config.train_layers is None:
+            config = config.with_(train_layers=default_train_layers(config.backbone))
         return config.with_(lr=self.learning_rate(config), batch_size=self.batch_size(config))
 
     def learning_rate(self, config: TrainConfig) -> float | None:

@@ -252,6 +252,9 @@ def reaching_logits(model: StudioModel, params: list[nn.Parameter]) -> list[bool
         device = model.feature_mean.device
         if model.config.frozen:
             rep = torch.zeros(1, model.feature_dim, device=device)
+        elif model.cut.boundary:  # a top-K run: below its boundary nothing trains, and states stand for a text
+            rep = model.encode_states(torch.zeros(1, 2, model.hidden_size, device=device),
+                                      torch.ones(1, 2, dtype=torch.long, device=device))
         else:
             tokenizer = load_tokenizer(model.config.resolved_backbone())
             ids = torch.tensor([tokenizer("")["input_ids"]], device=device)  # its special tokens alone

@@ -15,7 +15,8 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from core.backbone.device import use_bf16
-from core.backbone.encode import feature_size, load_encoder, load_tokenizer
+from core.backbone.cut import split_at
+from core.backbone.encode import feature_size, load_cut, load_tokenizer
 from core.backbone.engines import encode_with, usable_engine
 from core.backbone.poolings import last_layer, reads_probabilities
 from core.data import clean_texts
@@ -79,7 +80,7 @@ class NeuralPredictor:
         def on_event(event: dict) -> None:
             if event["type"] == "features":
                 on_progress(event["done"], event["total"])
-        features = frozen_features(self.config, {"texts": cleaned}, device, on_event, self.model.encoder)["texts"]
+        features = frozen_features(self.config, {"texts": cleaned}, device, on_event, self.model.cut)["texts"]
         return StoredFeatures(self, cleaned, features)
 
     def attribute(self, text: str, label: str, steps: int) -> Attribution:
@@ -128,8 +129,9 @@ def without_cut_layers(state: dict[str, torch.Tensor], cut: int | None) -> dict[
 class NeuralMethod(Method):
     """Defaults describe a linear head on the sentence representation."""
 
-    def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig) -> None:
-        """Change the encoder before training (adapters go in here); most methods leave it."""
+    def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig, below: int) -> None:
+        """Change the encoder before training (adapters go in here, above the `below` frozen layers of a top-K run);
+        most methods leave it."""
 
     def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
                    ) -> tuple[nn.Module, nn.Module | None]:
@@ -146,6 +148,9 @@ class NeuralMethod(Method):
         state = {k: v for k, v in model.state_dict().items() if not k.startswith("generator.")}
         if model.config.frozen:
             return {k: v for k, v in state.items() if not k.startswith("encoder.")}
+        if model.cut.boundary:  # a top-K run: the layers below are the backbone's, unchanged
+            trained = {f"encoder.{n}" for n, p in model.encoder.named_parameters() if p.requires_grad}
+            return {k: v for k, v in state.items() if not k.startswith("encoder.") or k in trained}
         return state
 
     # ------------------------------------------------------------ the model and its checkpoint
@@ -168,18 +173,21 @@ class NeuralMethod(Method):
     def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:
         """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head. The encoder
         stops at the layer its pooling reads (`cut_after`): layers above it are never built, run, trained or saved,
-        a third of SmolLM2's 30 at its layer 20."""
+        a third of SmolLM2's 30 at its layer 20. A top-K run (`train_layers`) trains the top K layers of that cut
+        alone, the rest frozen below its boundary (`split_at`)."""
         pooling = config.resolved_pooling
-        encoder = load_encoder(config.resolved_backbone(), device, reads_probabilities(pooling), last_layer(pooling))
+        cut = load_cut(config.resolved_backbone(), device, reads_probabilities(pooling), last_layer(pooling))
+        encoder = cut.model
         hidden = encoder.config.hidden_size
         feature_dim = feature_size(encoder.config, pooling)
+        top = 0 if config.frozen else config.train_layers or 0
         if config.frozen:
             encoder.requires_grad_(False)
         else:  # its dropout trains with it: cheap masks, and attention dropout as the config says
             cheap_dropout(encoder, config.attention_dropout)
-        self.adapt_encoder(encoder, config)
+        self.adapt_encoder(encoder, config, cut.depth - top if 0 < top < cut.depth else 0)
         head, generator = self.build_head(config, len(labels), feature_dim, hidden)
-        return StudioModel(config, labels, feature_dim, hidden, encoder, head, generator).to(device)
+        return StudioModel(config, labels, feature_dim, hidden, split_at(cut, top), head, generator).to(device)
 
     def save(self, model: StudioModel, folder: Path) -> None:
         description = {"config": json.loads(model.config.to_json()), "labels": list(model.labels),
@@ -191,7 +199,7 @@ class NeuralMethod(Method):
         """Rebuild the model from its description and load the weights (safetensors only)."""
         config = TrainConfig.from_json(json.dumps(description["config"]))
         model = self.build_model(config, tuple(description["labels"]), torch.device(device))
-        state = without_cut_layers(read_tensors(folder, device), getattr(model.encoder, "studio_cut", None))
+        state = without_cut_layers(read_tensors(folder, device), model.cut.layers)
         _, unexpected = model.load_state_dict(state, strict=False)
         if unexpected:
             raise ValueError(f"checkpoint in {folder} has weights this model does not: {unexpected[:3]}")

@@ -49,6 +49,7 @@ class StepSpec(Method):
     """Supervised training of the head (and the encoder unless frozen) by AdamW steps."""
 
     selects = True
+    top_layers = True
     # When the encoder trains: the best of bench/studies/defaults.py on the real M4 sample, 5 seeds. Averaged over 5 and
     # 20 labels per class, 2e-5 (the SemEval baseline's rate, the first default) 0.469 on seeds 0-1, 5e-5
     # (run_glue_no_trainer's, the second) 0.492 and 1e-4 0.503: level at 5/class (0.412 against 0.415), ahead at

@@ -191,8 +191,11 @@ class StepMethod(StepSpec, NeuralMethod):
         # -- model and inputs
         model = self.build_model(config, data.labels, device)
         rep = Representer(model, self.inputs_for(model, job), config, device)
+        rep.prepare({"pool": data.labeled, "val": np.arange(len(data.val)), "test": np.arange(len(data.dataset.test))},
+                    on_event)
         sequences = self.step_sequences(config)
-        memory = sequences and bound_memory(model.encoder, sequences, config.max_len, device)
+        memory = sequences and bound_memory(model.encoder, sequences, config.max_len, device,
+                                            model.cut.trained_layers if model.cut.boundary else None)
         if memory:
             on_event({"type": "status", "message": memory.message()})
         rule, why = selection_rule(config, data)
