@@ -25,6 +25,7 @@ from core.data import ColumnMapping, DataSpec
 from core.paths import studio_home
 from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile
 from core.train import TrainConfig, method_for, resolve
+from core.train.config import flat_settings
 
 # Fine-tuning's trained-encoder rate until bench/studies/defaults.py measured it: run_glue's README example, and the
 # SemEval RoBERTa baseline's.
@@ -205,6 +206,21 @@ def from_record(raw: dict, folder: Path = SAMPLE) -> TrainConfig:
     if backbone and backbone.startswith(IN_HOME):
         backbone = str(studio_home() / backbone.removeprefix(IN_HOME))
     return TrainConfig.from_json(json.dumps({**raw, "data": data, "backbone": backbone}))
+
+
+# the settings a run's record takes from the machine or the data, not from what the bench asked
+MACHINE = ("seed", "tags", "device", "max_len", "precision", "revision", "encoder_engine")
+
+
+def at_defaults(config, per_class: int, settings: dict) -> bool:
+    """Whether a recorded run is the method's defaults at `per_class` (the whole unlabeled pool, the validation
+    rule, the bundled backbone, the default engine): told from the record alone, so the table is the same on every
+    machine."""
+    if "encode" in config.tags or config.encoder_engine not in ("auto", "torch"):
+        return False  # bench/speed/encode.py's engines and precisions, each a comparison of its own
+    asked = TrainConfig(data=config.data, cleaning=config.cleaning, fraction=None, per_class=per_class, **settings)
+    expected = flat_settings(method_for(asked).settle(asked), MACHINE)
+    return flat_settings(config, MACHINE) == expected
 
 
 def run_each(registry: Registry, args: argparse.Namespace, configs: list[TrainConfig],

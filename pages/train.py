@@ -15,6 +15,7 @@ from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainC
                         capped_note, idle_options, option_sections, options, parse_numbers)
 from pages.adapt_views import adapt_section
 from pages import train_form
+from pages.states_views import states_section
 from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
 from pages.tracking_views import live_setting
 from pages.train_form import CHOSEN_ABOVE
@@ -23,7 +24,7 @@ from pages.widgets import backbone_picker, offer_download, run_place, truncation
 OPTIONS = options()
 
 COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "max_len", "device", "precision",
-          "encoder_engine", "patience")
+          "encoder_engine", "patience", "train_layers")
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
 ADVANCED = [n for n in OPTIONS
             if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
@@ -143,6 +144,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         st.success(f"Queued {queued} run(s); they run in the background and survive page reloads.")
 
 adapt_section(registry, ds, st.session_state.cleaning, values["backbone"])  # its base: the Backbone chosen above
+states_section(registry.home)
 refreshing = any(r.status in ACTIVE for r in registry.list())
 
 

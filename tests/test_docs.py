@@ -90,7 +90,7 @@ def test_the_headline_reads_each_method_at_its_defaults_on_the_default_engine():
     """bench/speed/encode.py's runs share every setting with the defaults but the engine: its int8 runs, 0.03 lower on
     the M4 sample, had taken the headline's cells."""
     sys.path.insert(0, str(REPO_ROOT))
-    from bench.report.restore import at_defaults
+    from bench.sample_runs import at_defaults
     from core.data import DataSpec
     from core.train import TrainConfig, method_for
 

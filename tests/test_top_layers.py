@@ -224,3 +224,42 @@ def test_a_damaged_shard_or_a_full_disk_computes_on_and_the_cli_says_and_clears_
     result, _ = trained(config.with_(tags=("full",)), studio_home / "runs" / "full")
     assert counted.texts >= computed and np.isfinite(result["test"]["accuracy"])
     assert not list((studio_home / "states").glob("*/*.safetensors"))
+
+
+def test_the_train_page_offers_top_k_and_says_and_clears_what_is_stored(tiny_backbone, studio_home):
+    """The form offers *Top layers trained*, empty for the backbone's own K; once a top-K run has stored states the page
+    says how many texts and how much space they take against the bound, and clears them with a button."""
+    from tests.helpers import open_page
+
+    at = open_page("pages/train.py")
+    assert not [e for e in at.expander if e.label.startswith("Stored states")]  # nothing stored: nothing said
+    field = at.number_input(key="tr_train_layers")
+    assert field.label == "Top layers trained (0: all) (empty: backbone's)" and field.value is None
+    trained(top_k(tiny_backbone), studio_home / "runs" / "first")
+    at = open_page("pages/train.py")
+    shown = [e for e in at.expander if e.label.startswith("Stored states")]
+    assert shown and shown[0].label.startswith("Stored states: ") and "of at most 16.00 GiB" in shown[0].label
+    at.button(key="tr_states_clear").click().run()
+    assert not at.exception and "Cleared the stored states" in at.success[0].value
+    assert not list((studio_home / "states").glob("*/*.safetensors"))
+
+
+def test_the_estimate_prices_a_top_k_run_by_its_layers_and_its_states_pass_by_what_the_store_lacks(
+        tiny_llama, studio_home):
+    """A top-K run's steps and evaluations cost its share of the layers (1 of the cut's 2 here); the pass below its
+    boundary is priced once per text of its store, at the whole pass's speed times the layers below, and no longer
+    once the store holds the texts."""
+    from core.runs import Registry
+    from core.runs.estimate import grid_seconds, run_seconds
+    from core.runs.states_estimate import states_seconds
+
+    every, top = top_k(tiny_llama, train_layers=0), top_k(tiny_llama)
+    rows = (24, 0, 24, 18)
+    assert run_seconds(top, rows) == pytest.approx(run_seconds(every, rows) / 2)
+    texts = load_data(top).texts()
+    before = states_seconds(Registry(), [top], 72, None, 18, 6, texts)
+    assert list(before) == [top.to_json()] and before[top.to_json()] > 0
+    assert states_seconds(Registry(), [every], 72, None, 18, 6, texts) == {}
+    assert grid_seconds(Registry(), [top], 72, None, 18, 6, texts=texts).each[top.to_json()] > before[top.to_json()]
+    trained(top, studio_home / "runs" / "first")  # its labeled, validation and test texts stored
+    assert states_seconds(Registry(), [top], 72, None, 18, 6, texts)[top.to_json()] < before[top.to_json()]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from bench import figures
-from bench.report.restore import at_defaults
+from bench.sample_runs import at_defaults
 from core import compare
 
 

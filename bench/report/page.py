@@ -14,12 +14,20 @@ from bench.report.speed import estimates_section, predict_memory_section, speed_
 from bench.report.studies import (default_backbone_section, gpu_section, regime_runs, regime_section, smollm2_section,
                                   smollm2_length_section, tapt_section, trec_section)
 from bench.report.sweeps import attention_section, budget_section
+from bench.report import top_layers
 from bench.sample_runs import RECORDS_DIR, recorded
 from core.runs import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "results.md"
 CONCLUSIONS = ROOT / "bench" / "conclusions.md"
+SWEEP_WORDS = ("SmolLM2 trained with only its top K layers on stored states (docs/methods.md), against every layer of its "
+               "cut (20), at 20 labels a class on L2R's pool, tested on its dev split; each setting's runs paired by "
+               "seed with the same method training every layer at the studio's defaults. Wall seconds are a run's own, "
+               "its states stored or read, on one thread of this machine while other work shared the other.")
+STUDY_WORDS = ("Each method on SmolLM2 at its `auto` max length, the same labeled rows per seed, validating as the studio "
+               "does (L2R: its dev split; the M4 sample: the train pool); the trained methods train the top K layers "
+               "its sweep chose, and fine-tuning every layer too; seconds are a run's wall seconds on one thread.")
 
 
 def page() -> tuple[str, str]:
@@ -43,6 +51,12 @@ def page() -> tuple[str, str]:
             sections.append("## SmolLM2 on the M4 sample (bench/studies/regime.py --corpus m4-sample)\n\n" + m4)
         if (lengths := smollm2_length_section(runs_of)):
             sections.append("## SmolLM2's max length (bench/studies/smollm2_length.py)\n\n" + lengths)
+        if (sweep := top_layers.sweep_section(runs_of.get("l2r-dev", []))):
+            sections.append("## SmolLM2 trained: how many layers, and its budget, on L2R dev "
+                            "(bench/studies/defaults.py)\n\n" + SWEEP_WORDS + "\n\n" + sweep)
+        if (trained := top_layers.study_section(runs_of)):
+            sections.append("## SmolLM2 trained on L2R and the M4 sample (bench/studies/smollm2_trained.py)\n\n"
+                            + STUDY_WORDS + "\n\n" + trained)
         if (default := default_backbone_section(runs_of)):
             sections.append("## The default backbone for frozen runs (bench/studies/default_backbone.py)\n\n" + default)
         if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):
@@ -56,7 +70,8 @@ def page() -> tuple[str, str]:
             if runs_of[name]:
                 sections.append(f"## Every recorded group: {title}\n\n{len(runs_of[name])} recorded runs "
                                 f"(`bench/records/{name}.jsonl`).\n\n" + group_table(runs_of[name]))
-        sections.append("## Speed\n\n" + "\n\n".join(filter(None, [speed_section(), attention_section(runs_of)])))
+        sections.append("## Speed\n\n" + "\n\n".join(filter(None, [speed_section(), top_layers.speed_section(),
+                                                                      attention_section(runs_of)])))
         if (budget := budget_section(runs_of)):
             sections.append("## The trained-encoder budget (bench/studies/defaults.py)\n\n" + budget)
         sections.append(estimates_section())

@@ -1,5 +1,4 @@
-"""The committed records restored into a scratch studio home, and which recorded runs are a method's defaults:
-what every section of the report reads."""
+"""The committed records restored into a scratch studio home: what every section of the report reads."""
 
 from __future__ import annotations
 
@@ -22,23 +21,6 @@ def restored(name: str, registry: Registry, gpu: bool = False) -> list:
     corpus = CORPORA[name]
     files = [corpus.records.with_name(f"{corpus.records.stem}-gpu.jsonl"), corpus.records] if gpu else [corpus.records]
     return [restore(registry, entry, corpus.folder) for f in files for entry in recorded(f) if on_gpu(entry) == gpu]
-
-
-MACHINE = ("seed", "tags", "device", "max_len", "precision", "revision", "encoder_engine")  # or resolved from data
-
-
-def at_defaults(config, per_class: int, settings: dict) -> bool:
-    """Whether a recorded run is the method's defaults at `per_class` (the whole unlabeled pool, the validation
-    rule, the bundled backbone, the default engine): told from the record alone, so the table is the same on every
-    machine."""
-    from core.train import TrainConfig, method_for
-    from core.train.config import flat_settings
-
-    if "encode" in config.tags or config.encoder_engine not in ("auto", "torch"):
-        return False  # bench/speed/encode.py's engines and precisions, each a comparison of its own
-    asked = TrainConfig(data=config.data, cleaning=config.cleaning, fraction=None, per_class=per_class, **settings)
-    expected = flat_settings(method_for(asked).settle(asked), MACHINE)
-    return flat_settings(config, MACHINE) == expected
 
 
 def adapted_stubs(home: Path) -> None:

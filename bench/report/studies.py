@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from bench.report.groups import group_table
-from bench.report.restore import TITLES, at_defaults
-from bench.sample_runs import RECORDS_DIR, recorded
+from bench.report.restore import TITLES
+from bench.sample_runs import RECORDS_DIR, at_defaults, recorded
 from core.backbone.packaged import SMOLLM2
 
 

@@ -48,6 +48,8 @@ def setting_value(value: object, key: str = "") -> str:
         return "/".join(Path(value).parts[-2:])
     if isinstance(value, bool):
         return "on" if value else "off"
+    if key == "train_layers" and value == 0:  # K = 0 trains every layer
+        return "all"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

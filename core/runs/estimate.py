@@ -19,7 +19,6 @@ now."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
 from collections.abc import Callable, Sequence
@@ -32,6 +31,8 @@ from core.backbone.packaged import PACKAGED, is_converted
 from core.paths import studio_home
 from core.runs.encoding_speed import tokens_per_second
 from core.runs.lifecycle import ACTIVE, Status
+from core.runs.planned import planned_rows, texts_to_encode
+from core.runs.states_estimate import states_seconds
 from core.runs.registry import Registry, Run
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
@@ -53,11 +54,6 @@ def roughly(seconds: float) -> str:
     return f"about {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"about {minutes} min"
 
 
-def labeled_count(config: TrainConfig, pool: int, classes: int) -> int:
-    """The texts a config will label, before the run draws them."""
-    return config.per_class * classes if config.per_class else round(config.fraction * pool)
-
-
 def checkpoints(config: TrainConfig) -> bool:
     """Whether a run of `config` started here now would checkpoint its encoder's gradients, as its worker will
     decide from the memory free then (`core.train.memory`)."""
@@ -73,20 +69,6 @@ def checkpoints(config: TrainConfig) -> bool:
     # the backbone's shape from its config file alone (0.5 ms), before any weights load
     shape = AutoConfig.from_pretrained(str(config.resolved_backbone().folder), local_files_only=True)
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))
-
-
-def planned_rows(config: TrainConfig, pool: int, split: int | None, test: int, classes: int, extra: int = 0
-                 ) -> tuple[int, ...]:
-    """A config's data (`ROWS`) before its run draws them, from a validation split of `split` rows (None: the
-    data has none, so validation rows come out of the pool), with `extra` texts of an unlabeled set beside the pool
-    (the GAN-BERT authors' 5,343 beside their 109 labeled: without them a `tf` run there was estimated at "under a
-    minute")."""
-    labeled = labeled_count(config, pool, classes)
-    val = config.validating.planned(labeled, classes, split, pool)
-    unlabeled = pool - labeled - (val if split is None else 0) + extra
-    if config.unlabeled_limit is not None:
-        unlabeled = min(unlabeled, config.unlabeled_limit)
-    return labeled, unlabeled, val, test
 
 
 def run_seconds(config: TrainConfig, rows: tuple[int, ...]) -> float:
@@ -187,32 +169,6 @@ def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -
     return run_seconds(config, rows) + RUN_OVERHEAD, False
 
 
-def texts_to_encode(configs: list[TrainConfig], pool: int, split: int | None, test: int, classes: int,
-                    extra: int = 0) -> float:
-    """The texts a grid's frozen runs on one feature store encode, expected: the test rows once, and from the pool
-    (and a validation split, and an unlabeled set of `extra` texts) each seed's draw, the largest of its runs'
-    (labeled, validation, and unlabeled where the method reads them, up to the pool limit, drawn from the pool's
-    unlabeled rows and the unlabeled set alike), seeds' draws overlapping as random rows do: n × (1 − Π(1 −
-    drawn / n)). A walk's grid of pool-1,000 runs on L2R was estimated with its 11,421-text pool encoded."""
-    from_pool: dict[int, float] = {}
-    from_split: dict[int, float] = {}
-    from_extra: dict[int, float] = {}
-    for c in configs:
-        labeled, unlabeled, val, _ = planned_rows(c, pool, split, test, classes, extra)
-        unlabeled = unlabeled if method_for(c).uses_unlabeled else 0
-        sources = pool - labeled - (val if split is None else 0) + extra
-        extra_share = unlabeled * extra / sources if sources else 0.0
-        drawn = labeled + (val if split is None else 0) + unlabeled - extra_share
-        from_pool[c.seed] = max(from_pool.get(c.seed, 0), drawn)
-        from_split[c.seed] = max(from_split.get(c.seed, 0), val if split is not None else 0)
-        from_extra[c.seed] = max(from_extra.get(c.seed, 0), extra_share)
-
-    def union(n: int | None, draws: dict[int, float]) -> float:
-        return n * (1 - math.prod(1 - min(d, n) / n for d in draws.values())) if n else 0.0
-
-    return union(pool, from_pool) + union(split, from_split) + union(extra, from_extra) + test
-
-
 def store_of(config: TrainConfig) -> Path | tuple:
     """A frozen config's feature store; for a packaged backbone not converted here yet, a key of its own (nothing of
     it can be cached, and asking for its folder would convert it: some 25 s for an estimate)."""
@@ -237,7 +193,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
                  classes: int, texts: Sequence[str] = (), extra: int = 0, test_texts: Sequence[str] = (),
                  cached: Callable[[TrainConfig, Sequence[str]], float] = cached_here) -> Estimate:
     """The whole grid run one after another in one worker process (its start counted once), plus the encoding
-    a frozen grid still needs: each text once (`texts_to_encode`), by the tokens the dataset's `texts` hold, at the
+    a frozen grid still needs (and a top-K grid's states, `states_seconds`): each text once (`texts_to_encode`), by the tokens the dataset's `texts` hold, at the
     speed measured here for its encoder (`encoding_speed`), less the share of those its feature store already
     holds (`cached`; a walk's grid on features a benchmark had cached read "about 11 min" for 2). With the test
     split's texts given, its share is taken apart from the rest's: after a first grid the test split is all cached
@@ -272,6 +228,8 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
             own_test = test * (1 - test_share) if i == 0 else 0.0
             each[c.to_json()] += ((upto - before) * (1 - drawn_share) + own_test) * per_text
             before = upto
+    for key, seconds in states_seconds(registry, configs, pool, split, test, classes, texts, extra).items():
+        each[key] += seconds  # a top-K run's pass below its boundary, once per text
     return Estimate(sum(each.values()), known, len(configs) - known, each, *most)
 
 

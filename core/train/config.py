@@ -15,7 +15,7 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replac
 
 from core.backbone import Backbone, depth, resolve_backbone
 from core.backbone.packaged import PACKAGED
-from core.backbone.poolings import PROBABILITIES
+from core.backbone.poolings import PROBABILITIES, pooled_layer
 from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec, Validation
 from core.errors import InputError
 
@@ -124,7 +124,8 @@ class TrainConfig:
                                             "after it (a run on a deep backbone several times shorter). 0 trains "
                                             "every layer. Default: the backbone's K measured by "
                                             "bench/studies/defaults.py (docs/methods.md), every layer where none was",
-                                      low=0, label="Trained layers (top K; 0: all)", stored="every layer")
+                                      low=0, label="Top layers trained (0: all)", unset="backbone's",
+                                      stored="every layer")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
                            high=1.0, label="Warm-up share")
     patience: int = option(4, "early stopping with best selection: evaluations without a better validation "
@@ -271,6 +272,15 @@ class TrainConfig:
 
     def with_(self, **changes) -> TrainConfig:
         return replace(self, **changes)
+
+
+def cut_layers(config: TrainConfig) -> tuple[int, int]:
+    """The layers a run's encoder runs (up to the one its pooling reads) and how many of them sit below the top K it
+    trains (0: none, every layer trains or the encoder is frozen); (0, 0) where the backbone's config is unreadable."""
+    layers = depth(config.backbone)[0]
+    runs = min(pooled_layer(config.resolved_pooling) or layers, layers)
+    top = 0 if config.frozen else config.train_layers or 0
+    return runs, runs - top if 0 < top < runs else 0
 
 
 def flat_settings(config: TrainConfig, drop: tuple[str, ...] = ()) -> dict[str, object]:

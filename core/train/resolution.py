@@ -7,7 +7,7 @@ from core.backbone.poolings import pooled_layer
 from core.backbone.engine_choice import auto_engine
 from core.backbone.packaged import SMOLLM2
 from core.errors import InputError
-from core.train.config import TrainConfig
+from core.train.config import TrainConfig, cut_layers
 from core.train.inputs import load_data
 from core.train.maxlen import max_length_for
 from core.train.methods import method_for
@@ -39,8 +39,8 @@ def check_causal(config: TrainConfig) -> None:
     pooled = pooled_layer(config.resolved_pooling)
     if pooled is not None and layers and not 1 <= pooled <= layers:
         raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled}")
-    runs = min(pooled or layers, layers)  # the layers its encoder keeps: up to the one its pooling reads
-    if config.train_layers and runs and config.train_layers >= runs:
+    runs, _ = cut_layers(config)
+    if config.train_layers and not config.frozen and runs and config.train_layers >= runs:
         raise InputError(f"trained layers (K) must be fewer than the {runs} layers this run's encoder runs"
                          + (f" (up to layer {pooled}, the one its pooling reads)" if pooled and pooled < layers else "")
                          + f", got {config.train_layers}; 0 trains every layer")

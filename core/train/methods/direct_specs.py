@@ -19,7 +19,7 @@ class SetFitSpec(Method):
     options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
     uses_unlabeled = True  # up to `STAT_ROWS` of them join the head's standardization statistics
-    ignores = ("validation",)  # it trains to its budget, as published: no checkpoint to select
+    ignores = ("validation", "train_layers")  # it trains to its budget, as published; its body trains whole
     STAT_ROWS = 1000  # unlabeled rows that join the labeled ones for the standardization statistics
 
     def unlabeled_read(self, config: TrainConfig, available: int) -> int:
@@ -68,7 +68,7 @@ class FeaturesLRSpec(Method):
     name = "features-lr"
     title = CATALOG[name].title
     options = ("lr_c",)
-    ignores = STEP_OPTIONS
+    ignores = (*STEP_OPTIONS, "train_layers")
     reference = True
     encoder = "frozen"
     default_c = 10.0  # bench/studies/defaults.py: best of 0.1, 1, 10 and 100 at 5 and 20 labels per class
@@ -86,7 +86,7 @@ class TfidfLRSpec(Method):
     options = ("lr_c",)
     # no backbone: a walk's TF-IDF runs were named and grouped apart by the backbone the grid chose for the others
     ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision", "backbone", "encoder_engine", "features",
-               "pool_layer")
+               "pool_layer", "train_layers")
     reference = True
     encoder = "none"
     default_c = 100.0  # bench/studies/defaults.py: best of 1, 10 and 100 at 5 and 20 labels per class

@@ -15,7 +15,7 @@ import numpy as np
 from core.backbone import attention_dropout, pass_work
 from core.backbone.packaged import SMOLLM2
 from core.train.catalog import CATALOG
-from core.train.config import TrainConfig
+from core.train.config import TrainConfig, cut_layers
 from core.train.methods.base import Method
 from core.train.methods.presets import (ATTENTION_DROPOUT, PAPER, STUDIO, authors_pooling, copies, paper,
                                        pooling_note, recipe_for)
@@ -146,9 +146,11 @@ class StepSpec(Method):
         if config.frozen:
             return (samples + config.evaluations * val + test) / self.head_speed
         scale = config.max_len / 128
+        runs, below = cut_layers(config)  # a top-K run trains and evaluates its top layers on stored states
+        share = (runs - below) / runs if below else 1.0
         train = (samples / (self.cpu_speed / scale) * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
-                 * self.attention_cost(config) * self.training_cost(config))
-        forward = pass_work(config.backbone, config.resolved_pooling)
+                 * self.attention_cost(config) * self.training_cost(config) * share)
+        forward = pass_work(config.backbone, config.resolved_pooling) * share
         return train + (config.evaluations * val + test) / (FORWARD_SPEED / scale) * forward
 
     def training_cost(self, config: TrainConfig) -> float:
