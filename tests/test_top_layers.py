@@ -107,7 +107,7 @@ def test_a_top_k_run_trains_its_top_layers_alone_reads_stored_states_again_and_r
     with safe_open(str(run.checkpoint / "model.safetensors"), "pt") as f:
         keys = set(f.keys())
     encoder_keys = [k for k in keys if k.startswith("encoder.") and not k.startswith("encoder.pooler.")]
-    assert {layer_of(k) for k in encoder_keys} == {1}, "the checkpoint holds the trained layer: the rest is the backbone's"
+    assert {layer_of(k) for k in encoder_keys} == {1}, "the checkpoint holds the trained layer, not the backbone's"
 
     data = load_data(config)
     first = counted.texts

@@ -9,12 +9,12 @@ from bench import figures
 from bench.sample_runs import RECORDS_DIR, recorded
 from core.backbone.packaged import SMOLLM2
 
-SWEPT = ("train_layers", "lr", "attention_dropout")
+SWEPT = ("train_layers", "lr", "attention_dropout", "steps")
 
 
 def sweep_section(runs: list) -> str:
     """bench/studies/defaults.py's SmolLM2 sweeps on L2R dev: a row per method and setting (K, learning rate, attention
-    dropout), accuracy over seeds, paired by seed against the same method training every layer at the studio's
+    dropout, steps), accuracy over seeds, paired by seed against the same method training every layer at the studio's
     defaults, and the wall seconds a run took (its states stored or read, training, its test split)."""
     from core.compare.seeds import mean_ci, paired
     from core.train import TrainConfig, method_for
@@ -23,20 +23,20 @@ def sweep_section(runs: list) -> str:
     for r in runs:
         c = r.config
         if r.status != "done" or c.backbone != SMOLLM2 or c.frozen or "defaults" not in c.tags \
-                or c.method not in ("finetune", "lora") or c.steps or c.epochs:
+                or c.method not in ("finetune", "lora") or c.epochs:
             continue
         found.setdefault((c.method, c.per_class, *(getattr(c, k) for k in SWEPT)), {})[c.seed] = (
             r.metrics["test"]["accuracy"], r.metrics.get("seconds") or 0.0)
     if not found:
         return ""
-    lines = ["| method | labeled | top layers trained (K) | learning rate | attention dropout | accuracy [95% CI] | "
-             "− every layer at the defaults [95% CI] | ahead / behind | s a run |",
-             "|---|---|---:|---:|---:|---|---|---|---:|"]
-    for key in sorted(found, key=lambda k: (k[0], k[1], k[2] == 0, k[2], k[3], k[4])):
-        method, per_class, k, lr, dropout = key
+    lines = ["| method | labeled | top layers trained (K) | learning rate | attention dropout | steps | accuracy [95% CI] "
+             "| − every layer at the defaults [95% CI] | ahead / behind | s a run |",
+             "|---|---|---:|---:|---:|---:|---|---|---|---:|"]
+    for key in sorted(found, key=lambda k: (k[0], k[1], k[2] == 0, k[2], k[3], str(k[4]), k[5] or 0)):
+        method, per_class, k, lr, dropout, steps = key
         base = method_for(TrainConfig(method=method)).settle(TrainConfig(method=method, backbone=SMOLLM2,
                                                                          train_layers=0))
-        reference = found.get((method, per_class, 0, base.lr, base.attention_dropout), {})
+        reference = found.get((method, per_class, 0, base.lr, base.attention_dropout, None), {})
         mine = found[key]
         p = paired("a", "b", "accuracy", {s: a for s, (a, _) in mine.items()},
                    {s: a for s, (a, _) in reference.items()})
@@ -44,8 +44,9 @@ def sweep_section(runs: list) -> str:
             versus = "(the reference) | –"
         else:
             versus = f"{figures.difference(p.difference)} | {p.wins} / {p.losses}" if p.seeds else "– | –"
+        rate = "its own (0)" if dropout is None else f"{dropout:g}"
         lines.append(f"| {'fine-tuning' if method == 'finetune' else 'LoRA'} | {per_class}/class | "
-                     f"{'all (20)' if not k else k} | {lr:g} | {'its own (0)' if dropout is None else f'{dropout:g}'} | "
+                     f"{'all (20)' if not k else k} | {lr:g} | {rate} | {steps or 'the default'} | "
                      f"{figures.mean(mean_ci([a for a, _ in mine.values()]))} | {versus} | "
                      f"{statistics.mean(s for _, s in mine.values()):,.0f} |")
     return "\n".join(lines)

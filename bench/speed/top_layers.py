@@ -127,8 +127,9 @@ def runs(backbone: str, k: int) -> dict:
     every = took["every layer"]["seconds"]
     took["every_over_top_k"] = {name: every / took[name]["seconds"] for name in took
                                 if name.startswith("top")}
-    print(f"every layer's run over top {k}'s: "
-          + ", ".join(f"{n} {r:.2f}x" for n, r in took["every_over_top_k"].items()) + f"; the store holds {took['store_bytes'] / 2**20:.0f} MiB", flush=True)
+    ratios = ", ".join(f"{n} {r:.2f}x" for n, r in took["every_over_top_k"].items())
+    print(f"every layer's run over top {k}'s: {ratios}; the store holds {took['store_bytes'] / 2**20:.0f} MiB",
+          flush=True)
     return took
 
 

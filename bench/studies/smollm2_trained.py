@@ -55,7 +55,8 @@ METHODS = {
 TITLES = {"finetune-top": f"fine-tuning, top {TOP} layers", "finetune-all": "fine-tuning, every layer (20)",
           "lora": f"LoRA, top {TOP} layers", "adapter": f"adapters, top {TOP} layers",
           "ganbert-noise": f"GAN-BERT G1, top {TOP} layers, whole pool",
-          "ganbert-control": f"GAN-BERT's control, top {TOP} layers", "features-lr": "frozen: features + LR (hidden states)",
+          "ganbert-control": f"GAN-BERT's control, top {TOP} layers",
+          "features-lr": "frozen: features + LR (hidden states)",
           "features-lr-both": "frozen: features + LR (hidden states and token probabilities)",
           "head": "frozen: a trained head", "finetune@minilm": "MiniLM fine-tuned (every layer)",
           "ganbert-bow": f"GAN-BERT G2, top {TOP} layers, whole pool"}
@@ -89,7 +90,8 @@ def plan(parts: list[str], seeds: list[int]) -> list[tuple[str, list[tuple]]]:
     for part in parts:
         corpus, per_class, names = PARTS[part]
         ordered = [n for n in names if n in CHEAP] + [n for n in names if n not in CHEAP]
-        out.append((f"{corpus}, {per_class} labels a class", [(corpus, per_class, s, n) for s in seeds for n in ordered]))
+        out.append((f"{corpus}, {per_class} labels a class",
+                    [(corpus, per_class, s, n) for s in seeds for n in ordered]))
     return out
 
 
@@ -109,8 +111,8 @@ def estimated(registry, parts: list, precision: str) -> None:
             seconds = grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val),
                                    len(ds.test), len(ds.labels), texts=texts, test_texts=list(ds.test["text"])).seconds
         total += seconds
-        print(f"  {title}: {len(runs)} runs, " + (f"{len(left)} to run, {roughly(seconds)}" if left else "all recorded"),
-              flush=True)
+        left_words = f"{len(left)} to run, {roughly(seconds)}" if left else "all recorded"
+        print(f"  {title}: {len(runs)} runs, {left_words}", flush=True)
     print(f"  in all: {roughly(total)} one after another on this machine", flush=True)
 
 

@@ -193,11 +193,12 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
                  classes: int, texts: Sequence[str] = (), extra: int = 0, test_texts: Sequence[str] = (),
                  cached: Callable[[TrainConfig, Sequence[str]], float] = cached_here) -> Estimate:
     """The whole grid run one after another in one worker process (its start counted once), plus the encoding
-    a frozen grid still needs (and a top-K grid's states, `states_seconds`): each text once (`texts_to_encode`), by the tokens the dataset's `texts` hold, at the
-    speed measured here for its encoder (`encoding_speed`), less the share of those its feature store already
-    holds (`cached`; a walk's grid on features a benchmark had cached read "about 11 min" for 2). With the test
-    split's texts given, its share is taken apart from the rest's: after a first grid the test split is all cached
-    and the pool mostly not, and one share for both had priced a repeated SmolLM2 grid on L2R at 1.58x its time."""
+    a frozen grid still needs (and a top-K grid's states, `states_seconds`): each text once (`texts_to_encode`), by
+    the tokens the dataset's `texts` hold, at the speed measured here for its encoder (`encoding_speed`), less the
+    share of those its feature store already holds (`cached`; a walk's grid on features a benchmark had cached read
+    "about 11 min" for 2). With the test split's texts given, its share is taken apart from the rest's: after a first
+    grid the test split is all cached and the pool mostly not, and one share for both had priced a repeated SmolLM2
+    grid on L2R at 1.58x its time."""
     history = History(registry.list(statuses=(Status.DONE,)))
     each, known = {c.to_json(): 0.0 for c in configs}, 0
     if configs:

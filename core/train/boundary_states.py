@@ -36,9 +36,9 @@ class BoundaryStates:
                     wanted[key] = self.ids[split][i]
         keys = list(wanted)
         total = len(keys)
-        on_event({"type": "status", "message": f"states at layer {self.cut.boundary}: "
-                                               f"{len({self.keys[s][i] for s, idx in rows.items() for i in idx}) - total:,}"
-                                               f" texts stored, computing {total:,}"})
+        asked = len({self.keys[split][i] for split, idx in rows.items() for i in idx})
+        on_event({"type": "status", "message": f"states after layer {self.cut.boundary}: {asked - total:,} texts "
+                                               f"stored, computing {total:,}"})
         if not total:
             return
         on_event({"type": "states", "done": 0, "total": total})
