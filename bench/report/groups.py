@@ -38,13 +38,17 @@ def group_table(runs: list) -> str:
     return "\n\n".join(out)
 
 
-HEADLINE = {"TF-IDF + LR": {"method": "tfidf-lr"}, "Frozen features + LR": {"method": "features-lr", "frozen": True},
-            "Trained head on frozen features": {"method": "finetune", "frozen": True},
-            "GAN-BERT G1 (noise) on frozen features": {"method": "ganbert", "generator": "noise", "frozen": True},
-            "GAN-BERT G2 (bag of words) on frozen features": {"method": "ganbert", "generator": "bow", "frozen": True},
-            "GAN-BERT's control (adversarial off)": {"method": "ganbert", "adversarial": False, "frozen": True}}
+HEADLINE = {"TF-IDF + LR": {"method": "tfidf-lr"},
+            "MiniLM: frozen features + LR": {"method": "features-lr", "frozen": True},
+            "MiniLM: trained head on frozen features": {"method": "finetune", "frozen": True},
+            "MiniLM: GAN-BERT G1 (noise) on frozen features": {"method": "ganbert", "generator": "noise",
+                                                               "frozen": True},
+            "MiniLM: GAN-BERT G2 (bag of words) on frozen features": {"method": "ganbert", "generator": "bow",
+                                                                      "frozen": True},
+            "MiniLM: GAN-BERT's control (adversarial off)": {"method": "ganbert", "adversarial": False,
+                                                             "frozen": True}}
 COLUMNS = (("m4-sample", 5), ("m4-sample", 20), ("l2r", 5), ("l2r", 20), ("l2r", 100))
-GAME = ("GAN-BERT G1 (noise) on frozen features", "GAN-BERT's control (adversarial off)")
+GAME = ("MiniLM: GAN-BERT G1 (noise) on frozen features", "MiniLM: GAN-BERT's control (adversarial off)")
 
 
 def headline(runs_of: dict[str, list]) -> str:
@@ -67,8 +71,39 @@ def headline(runs_of: dict[str, list]) -> str:
     diffs = []
     for game, control in zip(*(found[m] for m in GAME)):
         diffs.append(figures.difference(paired("G1", "control", "accuracy", game, control).difference, n=False))
-    lines.append("| GAN-BERT G1 − its control (paired by seed) | " + " | ".join(diffs) + " |")
-    return "\n".join(lines)
+    lines.append("| MiniLM: GAN-BERT G1 − its control (paired by seed) | " + " | ".join(diffs) + " |")
+    return "\n".join(lines + smollm2_rows(runs_of))
+
+
+def smollm2_rows(runs_of: dict[str, list]) -> list[str]:
+    """The headline's rows for SmolLM2, the backbone that keeps style (bench/studies/smollm2_trained.py): read frozen,
+    and trained on its top K layers, with what GAN-BERT's game adds there; none before the study has run."""
+    from core.compare.seeds import paired
+
+    from bench.studies import smollm2_trained as study
+
+    frames = {corpus: study.frame_of(runs_of.get(corpus, [])) for corpus in ("m4-sample", "l2r")}
+    if all(f.empty for f in frames.values()):
+        return []
+
+    def seeds(name: str, corpus: str, per_class: int) -> dict[int, float]:
+        f = frames[corpus]
+        if f.empty:
+            return {}
+        at = f[(f["name"] == name) & (f["per_class"] == per_class)]
+        return dict(zip(at["seed"], at["accuracy"]))
+
+    rows = []
+    for name, words in (("features-lr-both", "SmolLM2: frozen features + LR (hidden states and token probabilities)"),
+                        ("finetune-top", f"SmolLM2: fine-tuned, its top {study.TOP} layers"),
+                        ("finetune-all", "SmolLM2: fine-tuned, every layer")):
+        rows.append(f"| {words} | " + " | ".join(figures.mean(seeds(name, n, k).values(), n=False)
+                                                 for n, k in COLUMNS) + " |")
+    diffs = [figures.difference(paired("G1", "control", "accuracy", seeds("ganbert-noise", n, k),
+                                       seeds("ganbert-control", n, k)).difference, n=False) for n, k in COLUMNS]
+    rows.append(f"| SmolLM2: GAN-BERT G1 − its control, top {study.TOP} layers (paired by seed) | " + " | ".join(diffs)
+                + " |")
+    return rows
 
 
 def with_headline(readme: str, table: str) -> str:

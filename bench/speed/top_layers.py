@@ -12,7 +12,7 @@ on a backbone cut at its pooled layer (SmolLM2: 20 of 30), L2R's texts at 256 to
 
 Goal (issue 94): a top-K run at least 3x shorter than an all-layer run at 256 tokens.
 Run: .venv/bin/python -m bench.speed.top_layers [--backbone smollm2-135m] [--samples 96] [--max-len 256]
-     [--layers 2 4 8] [--run-layers 4] [--repeats 2] [--no-runs]
+     [--layers 2 4 8] [--run-layers 4] [--repeats 2] [--no-runs | --runs-only]
 Ends with one JSON line, also appended to bench/records/speed.jsonl.
 """
 
@@ -120,9 +120,10 @@ def runs(backbone: str, k: int) -> dict:
         start = time.perf_counter()
         result = train_into(config, RunFolder(home / "runs" / name.replace(" ", "-")), lambda e: None, lambda: False)
         took[name] = {"seconds": time.perf_counter() - start, "accuracy": result["test"]["accuracy"],
-                      "max_len": config.max_len}
+                      "max_len": config.max_len, "checkpointing": bool(result.get("gradient_checkpointing"))}
         print(f"{name}: {took[name]['seconds']:.0f} s, test accuracy {took[name]['accuracy']:.3f} "
-              f"({config.max_len} tokens)", flush=True)
+              f"({config.max_len} tokens" + (", gradient checkpointing on" if took[name]["checkpointing"] else "")
+              + ")", flush=True)
     took["store_bytes"] = sum(s.bytes for s in summaries(home))
     every = took["every layer"]["seconds"]
     took["every_over_top_k"] = {name: every / took[name]["seconds"] for name in took
@@ -143,6 +144,7 @@ def main() -> int:
     parser.add_argument("--run-layers", type=int, default=4, help="the K of the whole top-K runs")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-runs", action="store_true", help="the steps and the store alone")
+    parser.add_argument("--runs-only", action="store_true", help="the whole runs alone")
     args = parser.parse_args()
     os.environ["STUDIO_HOME"] = tempfile.mkdtemp(prefix="bench-top-k-")  # fresh stores; SmolLM2 converted once
     texts, labels = sample(args.samples)
@@ -150,8 +152,9 @@ def main() -> int:
     print(f"{args.backbone}: {torch.get_num_threads()} thread(s), its cut runs {runs_} layers, "
           f"{args.samples} L2R texts at {args.max_len} tokens", flush=True)
     summary = {"backbone": args.backbone, "threads": torch.get_num_threads(), "max_len": args.max_len,
-               "texts": len(texts), "steps": steps(args.backbone, texts, labels, args.max_len, args.batch_size,
-                                                   args.layers, args.repeats)}
+               "texts": len(texts)}
+    if not args.runs_only:
+        summary["steps"] = steps(args.backbone, texts, labels, args.max_len, args.batch_size, args.layers, args.repeats)
     if not args.no_runs:
         summary["runs"] = runs(args.backbone, args.run_layers)
     record_speed("top-layers", summary)

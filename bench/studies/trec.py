@@ -34,7 +34,7 @@ import pandas as pd
 from bench import figures
 from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, finished, open_home, run_once
 from core.backbone.locate import sentence_pooling
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status
 from core.runs.estimate import grid_seconds, roughly
@@ -54,15 +54,17 @@ NOTEBOOK = {("fine", "2%"): 0.626}
 FROZEN = {"tfidf-lr": {"method": "tfidf-lr"}, "features-lr": {"method": "features-lr", "frozen": True},
           "ganbert-noise-frozen": {"method": "ganbert", "frozen": True},
           "ganbert-control-frozen": {"method": "ganbert", "frozen": True, "adversarial": False}}
-ON_SMOLLM2 = {"backbone": SMOLLM2}  # its measured layer-20 hidden states
+# its measured layer-20 hidden states; trained (issue 83), every layer of its cut unless a run names its top K
+ON_SMOLLM2 = {"backbone": SMOLLM2, "train_layers": 0}
 SMOLLM2_METHODS = ("features-lr", "ganbert-noise-frozen", "ganbert-control-frozen")
-# SmolLM2 trained (issue 83), cut at its layer 20: each method at its studio defaults, G1 beside its control
+TOP = PACKAGED[SMOLLM2].train_layers  # the top K layers its sweep on L2R dev chose (issue 94)
+# SmolLM2 trained, cut at its layer 20: each method at its studio defaults, G1 beside its control, every layer; then
+# the same at the K its sweep chose, beside them
 SMOLLM2_GROUPS = (("fine-tuning", ("finetune",)), ("LoRA", ("lora",)), ("adapters", ("adapter",)),
                   ("G1 and its control, studio preset", ("ganbert-control-studio", "ganbert-noise-studio")),
-                  ("fine-tuning, attention dropout 0.1", ("finetune-dropout",)))
-# a probe of why SmolLM2 fine-tuned trails its frozen features: it trains with no dropout (its config's 0), where
-# MiniLM's 0.1 regularizes; Llama has attention dropout alone
-SMOLLM2_PROBES = {"finetune-dropout": {"method": "finetune", "attention_dropout": 0.1}}
+                  ("fine-tuning, attention dropout 0.1", ("finetune-dropout",)),
+                  (f"top {TOP} layers: fine-tuning, LoRA, G1 and its control",
+                   ("finetune-top", "lora-top", "ganbert-control-studio-top", "ganbert-noise-studio-top")))
 SMOLLM2_TRAINED = tuple(name for _, names in SMOLLM2_GROUPS for name in names)
 TRAINED = {"setfit": {"method": "setfit"},
            "finetune-paper": {"method": "finetune", "finetune_preset": "paper"},
@@ -72,6 +74,11 @@ TRAINED = {"setfit": {"method": "setfit"},
               if not (preset == "notebook" and g == "bow")},
            **{f"ganbert-control-{preset}": {"method": "ganbert", "gan_preset": preset, "adversarial": False}
               for preset in ("studio", "tf", "notebook")}}
+# a probe of why SmolLM2 fine-tuned trails its frozen features: it trains with no dropout (its config's 0), where
+# MiniLM's 0.1 regularizes; Llama has attention dropout alone. And its top K layers alone.
+SMOLLM2_PROBES = {"finetune-dropout": {"method": "finetune", "attention_dropout": 0.1},
+                  **{f"{name}-top": {**TRAINED[name], "train_layers": TOP}
+                     for name in ("finetune", "lora", "ganbert-control-studio", "ganbert-noise-studio")}}
 # the trained-encoder parts: each seed's runs of a part run together, a game beside its control
 # in the order they run at each amount: the paper's comparison (its BERT, G1 at the authors' budget and its control)
 # first, then the studio's, the notebook's G1 and the rest
@@ -87,6 +94,9 @@ TITLES = {"tfidf-lr": "TF-IDF + LR", "features-lr": "Frozen features + LR", "set
           "ganbert-noise-frozen": "GAN-BERT G1 on frozen features", "ganbert-control-frozen": "its control, frozen",
           "finetune-paper": "fine-tuning, paper preset (5 steps at 2%)", "finetune": "fine-tuning, studio defaults",
           "adapter": "adapters", "lora": "LoRA", "finetune-dropout": "fine-tuning, attention dropout 0.1",
+          "finetune-top": f"fine-tuning, top {TOP} layers", "lora-top": f"LoRA, top {TOP} layers",
+          "ganbert-noise-studio-top": f"GAN-BERT G1, studio preset, top {TOP} layers",
+          "ganbert-control-studio-top": f"GAN-BERT control, studio preset, top {TOP} layers",
           **{f"ganbert-{g}-{p}": f"GAN-BERT {label}, {p} preset" for p in ("studio", "tf", "notebook")
              for g, label in (("noise", "G1"), ("bow", "G2"), ("control", "control"))}}
 # what each paired row compares: (a, b, the words for it)
@@ -106,17 +116,22 @@ PAIRS = [("ganbert-noise-tf", "ganbert-control-tf", "G1 − control, tf preset (
          ("finetune@smollm2", "features-lr@smollm2", "SmolLM2 fine-tuned − its frozen features + LR"),
          ("lora@smollm2", "features-lr@smollm2", "SmolLM2 with LoRA − its frozen features + LR"),
          ("finetune@smollm2", "finetune", "fine-tuning: SmolLM2 − MiniLM"),
-         ("finetune-dropout@smollm2", "finetune@smollm2", "SmolLM2 fine-tuned: attention dropout 0.1 − none")]
+         ("finetune-dropout@smollm2", "finetune@smollm2", "SmolLM2 fine-tuned: attention dropout 0.1 − none"),
+         ("finetune-top@smollm2", "finetune@smollm2", f"SmolLM2 fine-tuned: top {TOP} layers − every layer"),
+         ("finetune-top@smollm2", "features-lr@smollm2", f"SmolLM2 fine-tuned, top {TOP} − its frozen features + LR"),
+         ("lora-top@smollm2", "lora@smollm2", f"SmolLM2 with LoRA: top {TOP} layers − every layer"),
+         ("ganbert-noise-studio-top@smollm2", "ganbert-control-studio-top@smollm2",
+          f"G1 − control, studio preset, SmolLM2's top {TOP} layers")]
 
 
 def config_of(task: str, amount: str, seed: int, name: str, column: str, precision: str,
               tasks: dict = TASKS, **more) -> TrainConfig:
     """One run of the study (`column`: minilm or smollm2); `tasks` names where each task's files are (the GPU check
     unpacks its own copy), `more` adds settings (its device, the dry run's backbone and budget)."""
-    settings = {**FROZEN, **TRAINED, **SMOLLM2_PROBES}[name]
+    settings = {**(ON_SMOLLM2 if column == "smollm2" else {}), **{**FROZEN, **TRAINED, **SMOLLM2_PROBES}[name]}
     return TrainConfig(data=tasks[task].spec(), fraction=AMOUNTS[amount], per_class=None, seed=seed, max_len=MAX_LEN,
                        validation="none", precision=precision, encoder_engine=BENCH_ENGINE, tags=("trec",),
-                       **settings, **(ON_SMOLLM2 if column == "smollm2" else {}), **more)
+                       **settings, **more)
 
 
 def seed_by_seed(tasks: list[str], amounts: list[str], seeds: list[int]) -> list[tuple]:
@@ -228,14 +243,15 @@ def name_of(config: TrainConfig) -> str:
     where a preset's run read the pooler of a backbone that never trained it (`authors_pooling` now reads the
     pooling it trained instead; those runs stay in the tables, apart, as what the untrained pooler did)."""
     on = "@smollm2" if config.backbone == SMOLLM2 else ""
+    top = "-top" if config.train_layers else ""  # its top K layers alone
     untrained = POOLER if config.pooling == "pooled" and sentence_pooling(config.backbone) else ""
     if config.method == "finetune":
         dropout = "-dropout" if on and config.attention_dropout else ""  # the probe: SmolLM2's own rate is 0
-        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + dropout + untrained + on
+        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + dropout + top + untrained + on
     if config.method != "ganbert":
-        return config.method + on
+        return config.method + top + on
     game = config.generator if config.adversarial else "control"
-    return f"ganbert-{game}-{'frozen' if config.frozen else config.gan_preset}{untrained}{on}"
+    return f"ganbert-{game}-{'frozen' if config.frozen else config.gan_preset}{top}{untrained}{on}"
 
 
 def task_of(config: TrainConfig) -> str:
