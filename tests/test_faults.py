@@ -307,6 +307,27 @@ def test_rows_that_share_an_id_are_refused_at_load_with_their_lines(capsys, tmp_
     assert frame["id"].is_unique  # rows without ids are numbered
 
 
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_rows_without_an_id_beside_rows_with_one_are_numbered_not_a_traceback(kind, tmp_path, capsys):
+    """Issue 95 item 9: rows with no id, or a null one, beside rows with one had `data check` exit 1 on an
+    IndexError in the shared-id check. They have no id to compare: each is numbered by its place, as in a file
+    without ids, and whole-number ids stay whole numbers ("3", not "3.0")."""
+    import pandas as pd
+
+    from core.cli import main
+
+    rows = [{"id": 3, "text": "first text", "label": "x"}, {"text": "second text", "label": "y"},
+            {"id": None, "text": "third text", "label": "x"}, {"id": None, "text": "fourth text", "label": "y"}]
+    path = tmp_path / f"ids.{kind}"
+    if kind == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pd.DataFrame(rows).to_parquet(path)
+    assert main(["data", "check", str(path)]) == 0, capsys.readouterr().err
+    frame, _ = load_frame(path.read_bytes(), path.name)
+    assert list(frame["id"]) == ["3", "ids-1", "ids-2", "ids-3"]
+
+
 @pytest.mark.parametrize("values, labels", [
     (["01", "1", "2"], ("01", "1", "2")),  # '01' is no integer as written: three labels, not two
     (["²", "1"], ("1", "²")),  # '²' passes str.isdigit but is no integer: it had ended in a traceback

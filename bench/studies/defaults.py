@@ -86,6 +86,11 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
                                         [{"attention_dropout": 0.1}, {"lr": 3e-5}]),
     "SmolLM2 LoRA layers": ("full", {"method": "lora", "backbone": SMOLLM2},
                             [{"train_layers": k} for k in (4, 2, 8, 0)]),
+    # then the budget at the K chosen (`Packaged.train_layers`): the rate, attention dropout and steps
+    "SmolLM2 fine-tuning top layers": ("full", {"method": "finetune", "backbone": SMOLLM2},
+                                       [{"lr": 3e-4}, {"lr": 3e-5}, {"attention_dropout": 0.1}, {"steps": 300}]),
+    "SmolLM2 LoRA top layers": ("full", {"method": "lora", "backbone": SMOLLM2},
+                                [{"lr": 1e-3}, {"lr": 2e-4}, {"steps": 300}]),
     "GAN-BERT G1 full": ("full", {"method": "ganbert", "generator": "noise"},
                          # the notebook's (5e-5, 10) ends with the supervised loss near 0.75: larger rates and
                          # budgets first

@@ -90,14 +90,30 @@ def columns_named(cols: list) -> str:
 def check_unique_ids(ids: pd.Series, where: pd.Series, name: str, column: str) -> None:
     """Each row's id its own: predictions, submissions and McNemar's pairs go by id, and 8,000 test rows sharing one
     had McNemar take 20 s and 7.5 GB to say "different texts"."""
+    values = ids.to_numpy()
     shared = ids.duplicated(keep=False).to_numpy()
     if not shared.any():
         return
-    first = ids[shared].iloc[0]
-    lines = where[shared & (ids == first).to_numpy()].head(2).tolist()
+    first = values[shared][0]
+    lines = where.to_numpy()[shared & (values == first)][:2].tolist()
     raise DataError(f"{name}: {int(shared.sum())} rows share their id with another row (id {str(first)[:40]!r} on "
                     f"{lines[0]} and {lines[1]}); predictions and paired tests go by id, so each row needs one of its "
                     f"own: fix the ids, or remove the '{column}' column to have the rows numbered")
+
+
+def id_strings(column: pd.Series, numbered) -> list[str]:
+    """A file's ids as text: whole numbers as integers (a JSONL column of ints with a null in it reads as floats,
+    "3.0"), and a row without one (missing, null or empty) numbered by its place, as in a file without ids."""
+    values = column.to_numpy(dtype=object)
+    out = []
+    for value, number in zip(values, numbered):
+        if value is None or (isinstance(value, float) and value != value) or not str(value).strip():
+            out.append(str(number))
+        elif isinstance(value, float) and value.is_integer():
+            out.append(str(int(value)))
+        else:
+            out.append(str(value))
+    return out
 
 
 INVISIBLE = {"Zs", "Zl", "Zp", "Cc", "Cf"}  # spaces, separators, controls and format characters (U+200B, U+FEFF)
@@ -135,8 +151,8 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
                         "invisible characters alone (zero-width spaces) is empty too")
 
     frame = pd.DataFrame({"text": text.astype(str).values})
-    frame["id"] = (raw[mapping.id].astype(str).values if mapping.id in raw.columns else raw[ROW_ID].values
-                   if ROW_ID in raw.columns else [f"{Path(name).stem}-{i}" for i in range(len(raw))])
+    numbered = raw[ROW_ID].values if ROW_ID in raw.columns else [f"{Path(name).stem}-{i}" for i in range(len(raw))]
+    frame["id"] = id_strings(raw[mapping.id], numbered) if mapping.id in raw.columns else numbered
     check_unique_ids(frame["id"], raw["_where"] if "_where" in raw.columns else
                      pd.Series([f"row {i + 1}" for i in range(len(raw))]), name, mapping.id)
     # how the file named its rows, for files written back to it (a submission's ids must match the gold file's)
