@@ -447,17 +447,24 @@ def full_disk(tmp_path):
 @pytest.mark.slow
 def test_a_full_disk_is_said_so_and_nothing_half_written_is_left(full_disk, tmp_path, monkeypatch, capsys):
     """Issue 87: on a full 3 MB tmpfs `core runs` called the registry damaged, explore and the data check ended in
-    an OSError traceback, and explore left summary.json without report.html."""
+    an OSError traceback, and explore left summary.json without report.html. Issue 95 item 10: with a finished run
+    in the home, `core runs`, `runs --json`, `compare` and `predict` had exited 2: reading needs no free space (the
+    registry is read as the file stands when WAL mode's shared-memory file cannot be made), and a write says why."""
     home = full_disk / "home"
     monkeypatch.setenv("STUDIO_HOME", str(home))
-    assert main(["runs"]) == 0  # the registry made while there was room
+    train = ["train", "--train", "builtin", "--method", "tfidf-lr", "--per-class", "5"]
+    assert main(train) == 0  # a finished run, while there was room
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
     (full_disk / "filler").write_bytes(b"")
     with open(full_disk / "filler", "wb") as f, pytest.raises(OSError):
         while True:
             f.write(b"\0" * 65536)
             f.flush()
-    capsys.readouterr()
-    main(["runs"])
+    for args in (["runs"], ["runs", "--json"], ["compare"], ["predict", run_id, "a text to classify"]):
+        assert main(args) == 0, capsys.readouterr().err
+        out = capsys.readouterr().out
+        assert run_id in out or "TF-IDF + LR" in out or '"probabilities"' in out, args
+    assert main(train) == 2
     err = capsys.readouterr().err
     assert "the disk is full" in err and "damaged" not in err
     assert main(["data", "check", "builtin"]) == 0  # its caches skipped, its answer given

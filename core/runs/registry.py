@@ -19,7 +19,7 @@ from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
 from core.runs.processes import process_token
 from core.runs.run import KINDS, Run, RunError, UnreadableRun, check_run_id, readable, to_run
-from core.runs.registry_store import RegistryError, explained, set_up
+from core.runs.registry_store import FullDisk, RegistryError, explained, set_up
 from core.train import TrainConfig, run_label
 from core.train.adaptation import AdaptConfig
 
@@ -31,19 +31,27 @@ class Registry:
         self.home = home or studio_home()
         self.path = self.home / "studio.db"
         self.runs_dir = self.home / "runs"
+        self.read_only = False  # the disk full when it opened: finished runs are read, nothing is written
         try:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
             set_up(self.path)
         except (sqlite3.Error, OSError) as e:
-            raise explained(e, self.path) or e
+            plain = explained(e, self.path)
+            if not isinstance(plain, FullDisk) or not self.path.is_file():
+                raise plain or e
+            self.read_only, self.full = True, plain
 
     @contextmanager
     def _connect(self, write: bool = True):
         """One transaction: commit on success, roll back and re-raise on any error. A read takes no write lock,
         so the lists and pages keep working where the disk is full; a damaged file or a full disk is said so
         (`explained`)."""
+        if self.read_only and write:
+            raise self.full
         try:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # on a full disk, as the file stands: WAL mode's shared-memory file cannot be made, and nothing writes
+            db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None) \
+                if self.read_only else sqlite3.connect(self.path, timeout=30, isolation_level=None)
         except sqlite3.Error as e:
             raise explained(e, self.path) or e
         db.row_factory = sqlite3.Row

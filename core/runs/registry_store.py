@@ -63,13 +63,17 @@ def explained(error: BaseException, path: Path) -> RegistryError | None:
     # free space tells it from a damaged file, which a user would have moved aside for nothing
     if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "disk is full" in text or (
             "disk i/o error" in text and disk_full(path)):
-        return RegistryError(f"the disk is full: the registry at {path} cannot record this; free some space "
-                             "(finished runs are listed and read as before)")
+        return FullDisk(f"the disk is full: the registry at {path} cannot record this; free some space "
+                        "(finished runs are listed and read as before)")
     if isinstance(error, sqlite3.DatabaseError) and any(
             word in text for word in ("not a database", "malformed", "corrupt", "disk i/o error")):
         return RegistryError(f"the registry at {path} is damaged ({error}); move it aside to start a new one: the "
                              "runs' folders beside it keep their configs, logs, results and checkpoints")
     return None
+
+
+class FullDisk(RegistryError):
+    """The registry cannot write for want of space; it is still read (`Registry.read_only`)."""
 
 
 FULL = 1 << 20  # bytes free under which a disk counts as full
