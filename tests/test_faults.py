@@ -328,6 +328,34 @@ def test_rows_without_an_id_beside_rows_with_one_are_numbered_not_a_traceback(ki
     assert list(frame["id"]) == ["3", "ids-1", "ids-2", "ids-3"]
 
 
+@pytest.mark.parametrize("kind", ["csv", "jsonl", "parquet"])
+def test_a_table_of_very_many_columns_is_refused_by_its_header(kind, tmp_path):
+    """Issue 95 item 11: a CSV of 200,000 columns and 6 rows took 47 s and 1.57 GB to read, and one of 1,000,000 died
+    of a MemoryError. The studio reads five columns at most: past 1,000 a table is refused, by its header (CSV), its
+    schema (Parquet) or its first wide row (JSONL), before the rest is read."""
+    import pandas as pd
+
+    from core.data.tables import MAX_COLUMNS
+
+    n = MAX_COLUMNS + 1
+    path = tmp_path / f"wide.{kind}"
+    if kind == "csv":
+        path.write_text(",".join(["text", "label", *(f"c{i}" for i in range(n))]) + "\n"
+                        + "\n".join(",".join(["a text", "x", *("1" * n)]) for _ in range(3)) + "\n")
+    elif kind == "jsonl":
+        path.write_text(json.dumps({"text": "a text", "label": "x", **{f"c{i}": 1 for i in range(n)}}) + "\n")
+    else:
+        pd.DataFrame({"text": ["a text"], "label": ["x"], **{f"c{i}": [1] for i in range(n)}}).to_parquet(path)
+    with pytest.raises(DataError, match=f"wide.{kind} has {n + 2:,} columns, over the {MAX_COLUMNS:,} a table may have"):
+        load_frame(path.read_bytes(), path.name)
+
+
+def test_a_header_that_names_a_column_twice_is_refused(tmp_path):
+    """Issue 95 item 14: `text,label,label` was read silently, the second label set aside."""
+    with pytest.raises(DataError, match=r"t.csv: the header names 'label' twice \(columns 2 and 3\)"):
+        load_frame(b"text,label,label\nhello,a,b\n", "t.csv")
+
+
 @pytest.mark.parametrize("values, labels", [
     (["01", "1", "2"], ("01", "1", "2")),  # '01' is no integer as written: three labels, not two
     (["²", "1"], ("1", "²")),  # '²' passes str.isdigit but is no integer: it had ended in a traceback

@@ -26,6 +26,9 @@ MAX_FILE_BYTES = 500 * 2**20
 # 150k; 2 M tiny JSONL rows (50 MB) took 29 s and 1.2 GB to read before rows were counted first.
 MAX_ROWS = 1_000_000
 MAX_TABLE_BYTES = 2 * 2**30  # a Parquet table's data once decompressed: four times the largest file taken
+# Columns a table may have: the studio reads five at most (text, label, id, source, split). A CSV of 200,000 columns
+# and 6 rows took 47 s and 1.57 GB to read, and one of 1,000,000 died of a MemoryError
+MAX_COLUMNS = 1_000
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 INTERNAL = ("_where", "_cut")  # the columns a reader adds; never the file's own
 BOM = b"\xef\xbb\xbf"
@@ -115,12 +118,14 @@ def _read_jsonl(raw: bytes, name: str) -> pd.DataFrame:
         del text  # the parsed value alone stays alive while it is cut
         if not isinstance(row, dict):
             raise DataError(f"{name}: line {lineno} is a JSON {type(row).__name__}, not an object")
+        too_many_columns(name, len(row))
         at, cut = len(where), []
         for key, value in row.items():
             column = columns.setdefault(str(key), [])
             column.extend([None] * (at - len(column)))  # a key the earlier rows lacked
             column.append(_cut(value, str(key), cut))
         del row
+        too_many_columns(name, len(columns))  # keys that differ from row to row
         if cut:
             cuts[at] = tuple(cut)
         where.append(f"line {lineno}")
@@ -142,7 +147,7 @@ def _read_csv(raw: bytes, name: str) -> pd.DataFrame:
         for record in reader:
             if record:  # a blank line is no row
                 if header is None:
-                    header = _unique(record)
+                    header = _header(record, name)
                 elif len(record) > len(header):
                     raise DataError(f"{name}: malformed CSV: line {start} has {len(record)} fields, the header "
                                     f"{len(header)}")
@@ -186,6 +191,7 @@ def _read_parquet(raw: bytes, name: str) -> pd.DataFrame:
         raise DataError(f"{name} is not a readable Parquet file ({type(e).__name__})") from None
     if meta.num_rows > MAX_ROWS:
         raise too_many_rows(name, meta.num_rows)
+    too_many_columns(name, meta.num_columns)
     if size > MAX_TABLE_BYTES:
         raise DataError(f"{name} holds {meta.num_rows:,} rows that decompress to {amount(size)}, over the "
                         f"{amount(MAX_TABLE_BYTES)} limit on a table's data")
@@ -223,14 +229,23 @@ def _mark_cut(frame: pd.DataFrame, cuts: dict[int, tuple[str, ...]]) -> pd.DataF
     return frame
 
 
-def _unique(names: list[str]) -> list[str]:
-    """Column names made distinct as pandas makes them (`a`, `a.1`), so a repeated header cannot hide a column."""
+def _header(names: list[str], name: str) -> list[str]:
+    """A CSV's header, refused past `MAX_COLUMNS` or where it names a column twice: a column is read by its name,
+    and `text,label,label` had been read silently, the second label set aside."""
+    too_many_columns(name, len(names))
     seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        out.append(n if n not in seen else f"{n}.{seen[n]}")
-        seen[n] = seen.get(n, 0) + 1
-    return out
+    for i, column in enumerate(names, 1):
+        if column in seen:
+            raise DataError(f"{name}: the header names {column[:40]!r} twice (columns {seen[column]} and {i}); a "
+                            "column is read by its name, so each needs one of its own: rename or remove one")
+        seen[column] = i
+    return names
+
+
+def too_many_columns(name: str, columns: int) -> None:
+    if columns > MAX_COLUMNS:
+        raise DataError(f"{name} has {columns:,} columns, over the {MAX_COLUMNS:,} a table may have: the studio reads "
+                        "its text and label columns (and id, source and split where there are); keep those")
 
 
 def read_table(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> pd.DataFrame:
