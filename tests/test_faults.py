@@ -356,6 +356,29 @@ def test_a_header_that_names_a_column_twice_is_refused(tmp_path):
         load_frame(b"text,label,label\nhello,a,b\n", "t.csv")
 
 
+def test_input_that_hides_or_misleads_is_read_as_written_or_refused_by_name(tmp_path):
+    """Issue 95 item 14: texts of Hangul fillers (U+3164) or the braille blank (U+2800) alone were accepted as text;
+    list or struct text in Parquet and numbers as text in JSONL were all called "empty or missing text" (a CSV reads
+    numbers as text); two labels alike up to the 100,000th character merged into one class."""
+    import pandas as pd
+
+    def jsonl(*rows) -> bytes:
+        return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+    for blank in ("\u3164\u3164", "\u2800 \u2800"):
+        with pytest.raises(DataError, match="1 row\\(s\\) have an empty or missing text .*Hangul fillers"):
+            load_frame(jsonl({"text": blank, "label": "x"}, {"text": "a text", "label": "y"}), "t.jsonl")
+    frame, _ = load_frame(jsonl({"text": 12345, "label": "x"}, {"text": 2.5, "label": "y"}), "t.jsonl")
+    assert list(frame["text"]) == ["12345", "2.5"]  # as a CSV reads them
+    for value, kind in ((["a", "list"], "list"), ({"a": "struct"}, "struct")):
+        path = tmp_path / f"{kind}.parquet"
+        pd.DataFrame({"text": [value, value], "label": ["x", "y"]}).to_parquet(path)
+        with pytest.raises(DataError, match=f"2 row\\(s\\) hold a {kind} where their text should be \\(the first on row 1"):
+            load_frame(path.read_bytes(), path.name)
+    with pytest.raises(DataError, match="a label on line 1 is over 100,000 characters"):
+        load_frame(jsonl({"text": "one", "label": "a" * 100_001}, {"text": "two", "label": "a" * 100_002}), "t.jsonl")
+
+
 @pytest.mark.parametrize("values, labels", [
     (["01", "1", "2"], ("01", "1", "2")),  # '01' is no integer as written: three labels, not two
     (["²", "1"], ("1", "²")),  # '²' passes str.isdigit but is no integer: it had ended in a traceback

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.data.labels import SEMEVAL_LABELS, _label_ids, _label_key, infer_labels, no_label
-from core.data.schema import UNLABELED, ColumnMapping, DataError
+from core.data.schema import MAX_TEXT_CHARS, UNLABELED, ColumnMapping, DataError
 from core.data.tables import INTERNAL, MAX_FILE_BYTES, read_table
 from core.paths import atomic_write_bytes
 
@@ -101,6 +101,14 @@ def check_unique_ids(ids: pd.Series, where: pd.Series, name: str, column: str) -
                     f"own: fix the ids, or remove the '{column}' column to have the rows numbered")
 
 
+def number_text(value):
+    """A number in a text column as text, as a CSV reads it (a column of ints and floats holds 12345 as 12345.0:
+    a whole number is written whole); anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or value != value:
+        return value
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
 def id_strings(column: pd.Series, numbered) -> list[str]:
     """A file's ids as text: whole numbers as integers (a JSONL column of ints with a null in it reads as floats,
     "3.0"), and a row without one (missing, null or empty) numbered by its place, as in a file without ids."""
@@ -117,12 +125,15 @@ def id_strings(column: pd.Series, numbered) -> list[str]:
 
 
 INVISIBLE = {"Zs", "Zl", "Zp", "Cc", "Cf"}  # spaces, separators, controls and format characters (U+200B, U+FEFF)
+# letters and symbols that draw nothing: the Hangul fillers and the braille blank (a text of U+3164 alone had been
+# accepted as one)
+BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def blank(text: str) -> bool:
     """Whether a text holds nothing to read: only whitespace or invisible characters (a text of zero-width spaces
     had been accepted as one)."""
-    return not text.strip() or all(unicodedata.category(c) in INVISIBLE for c in text)
+    return not text.strip() or all(c in BLANK_CHARACTERS or unicodedata.category(c) in INVISIBLE for c in text)
 
 
 def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMapping(),
@@ -144,11 +155,22 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
             "Name the right one with --label-col (CLI) or 'Label column' (on the page)")
 
     text = raw[mapping.text].astype(object)  # a categorical column compares and maps like plain strings
+    # a number is text as it is written (a CSV reads it so); a list or an object is not, and says so
+    text = text.map(number_text)
+    structured = text.map(lambda t: not isinstance(t, str) and t is not None and not (isinstance(t, float) and t != t))
+    if structured.any():
+        first = raw.loc[structured, "_where"].iloc[0]
+        value = text[structured].iloc[0]
+        kind = "list" if isinstance(value, (list, tuple, np.ndarray)) else "struct" if isinstance(value, dict) else \
+            type(value).__name__
+        raise DataError(f"{name}: {int(structured.sum())} row(s) hold a {kind} where their text should be (the first "
+                        f"on {first}); the '{mapping.text}' column must hold strings")
     bad = text.isna() | ~text.map(lambda t: isinstance(t, str) and not blank(t))
     if bad.any():
         first = raw.loc[bad, "_where"].iloc[0]
         raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first}); a text of "
-                        "invisible characters alone (zero-width spaces) is empty too")
+                        "invisible characters alone (zero-width spaces, Hangul fillers, the braille blank) is empty "
+                        "too")
 
     frame = pd.DataFrame({"text": text.astype(str).values})
     numbered = raw[ROW_ID].values if ROW_ID in raw.columns else [f"{Path(name).stem}-{i}" for i in range(len(raw))]
@@ -169,6 +191,10 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
         return _schema(frame), labels or ()
 
     values = raw[label_col].astype(object)
+    if "_cut" in raw.columns and (long := raw["_cut"].map(lambda c: label_col in c)).any():
+        raise DataError(f"{name}: a label on {raw.loc[long, '_where'].iloc[0]} is over {MAX_TEXT_CHARS:,} characters; "
+                        "texts are cut to that length, a label is never cut, as two labels alike up to there would "
+                        "merge into one class")
     missing = no_label(values)
     if missing.any() and require_labels:
         first = raw.loc[missing, "_where"].iloc[0]
