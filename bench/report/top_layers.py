@@ -98,7 +98,7 @@ def speed_section() -> str:
             if isinstance(row, dict) and "seconds" in row:
                 ratio = runs["every_over_top_k"].get(name)
                 lines.append(f"| {name} | {row['seconds']:,.0f} | {row['accuracy']:.3f} | "
-                             f"{'on' if row.get('checkpointing') else 'off'} | "
+                             f"{ {True: 'on', False: 'off'}.get(row.get('checkpointing'), 'not recorded')} | "
                              + (f"{ratio:.2f}x |" if ratio else "1 |"))
         lines.append(f"\nThe store held {runs['store_bytes'] / 2**20:,.0f} MiB after the two top-K runs.")
         out.append("\n".join(lines))
