@@ -79,11 +79,20 @@ class Registry:
         `enqueue` checks its name), with the seconds its grid's estimate gave it; an AdaptConfig queues an
         adaptation. `run_by` (a pid): created already claimed by that process, a foreground CLI run, so no queue
         can start it in the background, whatever happens to the process that asked for it."""
-        run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         kind = next(k for k, cls in KINDS.items() if isinstance(config, cls))
-        folder = self.folder(run_id)
+        for _ in range(8):  # an id already taken (two runs made in one second drew the same 3 bytes) draws again
+            run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+            folder = self.folder(run_id)
+            try:
+                folder.path.mkdir(parents=True)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise explained(e, self.path) or e
+        else:
+            raise RegistryError(f"no free run id under {self.runs_dir} after 8 draws")
         try:
-            folder.path.mkdir(parents=True)
             folder.write_config(config)
         except OSError as e:
             raise explained(e, self.path) or e
