@@ -17,7 +17,7 @@ from core.cli import main
 from core.runs import Registry, Status, execute_run
 from core.train import TrainConfig, resolve
 from core.train.predict import classify
-from tests.helpers import DATA
+from tests.helpers import DATA, make_tiny_llama
 
 if os.environ.get("STUDIO_REQUIRE_MLFLOW") != "1" and importlib.util.find_spec("mlflow") is None:
     pytest.skip("MLflow is not installed (make setup-mlflow)", allow_module_level=True)
@@ -30,11 +30,14 @@ RUNS = {"tfidf-lr": dict(method="tfidf-lr"), "features-lr": dict(method="feature
         "ganbert-frozen": dict(method="ganbert", frozen=True, steps=6, evaluations=3),
         "ganbert-trained": dict(method="ganbert", frozen=False, steps=2),
         "finetune": dict(method="finetune", frozen=False, steps=2), "adapter": dict(method="adapter", steps=2),
-        "lora": dict(method="lora", steps=2), "setfit": dict(method="setfit", setfit_iterations=1, steps=2)}
+        "lora": dict(method="lora", steps=2), "setfit": dict(method="setfit", setfit_iterations=1, steps=2),
+        # a causal LM (SmolLM2's family), read frozen on its pooled layer and trained on its top layer
+        "features-lr-llama": dict(method="features-lr", frozen=True, on="llama"),
+        "finetune-llama": dict(method="finetune", frozen=False, steps=2, train_layers=1, on="llama")}
 
 
-def trained(registry: Registry, backbone, **settings) -> str:
-    config = resolve(TrainConfig(data=DATA, backbone=str(backbone), per_class=4, fraction=None, max_len=32,
+def trained(registry: Registry, backbones: dict, on: str = "bert", **settings) -> str:
+    config = resolve(TrainConfig(data=DATA, backbone=str(backbones[on]), per_class=4, fraction=None, max_len=32,
                                  batch_size=8, **settings))
     run_id = registry.create(config)
     registry.claim(run_id)
@@ -50,7 +53,8 @@ def exported(tiny_backbone, tmp_path_factory):
     os.environ["STUDIO_HOME"] = str(home)
     try:
         registry = Registry()
-        ids = {name: trained(registry, tiny_backbone, **settings) for name, settings in RUNS.items()}
+        backbones = {"bert": tiny_backbone, "llama": make_tiny_llama(tmp_path_factory.mktemp("llama"))}
+        ids = {name: trained(registry, backbones, **settings) for name, settings in RUNS.items()}
         uri = f"sqlite:///{home / 'mlflow.db'}"
         assert main(["export", *ids.values(), "--mlflow", uri]) == 0
         yield registry, ids, uri, home
@@ -293,3 +297,37 @@ def test_mlflow_ui_shows_an_exported_runs_accuracy_and_curve_in_chromium(exporte
     finally:
         os.killpg(ui.pid, 15)  # mlflow ui's server runs in workers of its own session
         ui.wait(timeout=30)
+
+
+def test_an_exported_model_reads_its_backbone_as_the_run_did_and_is_checked_against_the_run(exported, tmp_path,
+                                                                                            monkeypatch, capsys):
+    """Issue 95 item 1: an exported SmolLM2 model read its backbone from the copy by folder, where a packaged
+    backbone's measured layer goes by its name, so it pooled another layer and scored 0.369 where the run scored
+    0.800. The copy's config keeps the pooling as the run resolved it, for every backbone and feature set; and an
+    export scores its own model on the run's test texts and keeps none that does not give the run's accuracy."""
+    import pandas as pd
+
+    from core.backbone.packaged import SMOLLM2
+    from core.train.checkpoint import moved
+
+    for settings in (dict(backbone=SMOLLM2, frozen=True), dict(backbone=SMOLLM2, frozen=True, features="both"),
+                     dict(backbone=SMOLLM2, frozen=True, features="probabilities"), dict(backbone=SMOLLM2),
+                     dict(frozen=True), dict(), dict(pooling="cls"), dict(backbone=SMOLLM2, pool_layer=7)):
+        config = TrainConfig(**settings)
+        assert config.with_(**moved(config, str(tmp_path / "copy"))).resolved_pooling == config.resolved_pooling
+
+    registry, ids, uri, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    assert main(["export", ids["finetune"], "--mlflow", uri]) == 0
+    assert "its model scores " in capsys.readouterr().out  # its own accuracy, beside the run's
+
+    class Wrong:  # a model that reads its backbone otherwise: every text wrong
+        def predict(self, frame):
+            return pd.DataFrame({"label": ["no class of the run"] * len(frame)})
+    import mlflow.pyfunc
+
+    monkeypatch.setattr(mlflow.pyfunc, "load_model", lambda uri: Wrong())
+    fresh = f"sqlite:///{tmp_path / 'other.db'}"
+    assert main(["export", ids["finetune"], "--mlflow", fresh]) == 2
+    assert "does not reproduce the run, so it is not kept" in capsys.readouterr().err
+    assert not client_and_run(fresh, ids["finetune"])[1]  # nothing of the run kept

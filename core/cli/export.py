@@ -43,6 +43,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         bar.update(len(runs) - bar.n)
     for e in exported:
         print(f"{e.run_id} → experiment '{e.experiment}', MLflow run {e.mlflow_run_id}"
-              f"{' (updated)' if e.updated else ''}" + (f"; model {e.model_uri}" if e.model_uri else ""))
+              f"{' (updated)' if e.updated else ''}" + (f"; model {e.model_uri}" if e.model_uri else "")
+              + (f"; {e.checked}" if e.checked else ""))
     print(f"see them: mlflow ui --backend-store-uri {uri}", file=sys.stderr)
     return 0

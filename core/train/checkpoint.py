@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.backbone.poolings import hidden_pooling, pooled_layer
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods import Predictor, method_for
@@ -34,6 +35,16 @@ class DamagedCheckpoint(InputError):
     """A checkpoint that cannot be read back: truncated, edited, or written by a studio that saved other tensors."""
 
 
+def moved(config: TrainConfig, backbone: str) -> dict:
+    """The settings that read the same backbone from another folder (an exported model's copy) as the run read it:
+    its pooling pinned as it resolved, since a packaged backbone's measured layer goes by its name (SmolLM2's 20,
+    where a folder's default is its middle layer, 15: an exported SmolLM2 model had called every text "human")."""
+    hidden = hidden_pooling(config.resolved_pooling)
+    layer = pooled_layer(hidden or "")
+    pinned = {"pooling": "layer", "pool_layer": layer} if layer is not None else {"pooling": hidden} if hidden else {}
+    return {"backbone": backbone, "revision": None, **pinned}
+
+
 def load_predictor(folder: Path, device: torch.device | str = "cpu", backbone: str | None = None) -> Predictor:
     """The run's model from its checkpoint, its backbone read from `backbone` where given (a copy of the folder the
     run read: an exported model's); `DamagedCheckpoint`, naming the run, where the files cannot be read (a
@@ -43,7 +54,8 @@ def load_predictor(folder: Path, device: torch.device | str = "cpu", backbone: s
     try:
         description = read_description(folder)
         if backbone is not None:
-            description["config"] = {**description["config"], "backbone": backbone, "revision": None}
+            ran = TrainConfig.from_json(json.dumps(description["config"]))
+            description["config"] = {**description["config"], **moved(ran, backbone)}
         config = TrainConfig.from_json(json.dumps(description["config"]))
         return method_for(config).load(folder, description, device)
     except InputError:  # a backbone no longer where the run found it says so itself

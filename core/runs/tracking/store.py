@@ -48,6 +48,7 @@ class Exported:
     experiment: str
     model_uri: str | None
     updated: bool  # it had been exported before
+    checked: str = ""  # what the exported model scored on the run's test texts, against the run, in words
 
 
 def default_uri() -> str:
@@ -188,6 +189,7 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
         log_curves(client, mlflow_id, [(0, record.metrics(run))])
         log_files(client, mlflow_id, registry, run)
         model_uri = log_model(client, uri, mlflow_id, registry, run)
+        checked = check_model(model_uri, run) if model_uri else ""
         client.set_terminated(mlflow_id, "FINISHED", end_time=int((run.ended or time.time()) * 1000))
     except Exception as e:
         if not updated:  # a run half-written is no run
@@ -196,7 +198,40 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
                 f"its MLflow run {mlflow_id} keeps what it held, perhaps with part of this export: export it again")
         raise TrackingError(f"exporting run {run.id} to {uri} failed, {kept}: {one_line(e)}") from e
     name = client.get_experiment(client.get_run(mlflow_id).info.experiment_id).name
-    return Exported(run.id, mlflow_id, name, model_uri, updated)
+    return Exported(run.id, mlflow_id, name, model_uri, updated, checked)
+
+
+# texts whose prediction may flip between the run and its reload: a text on the fence of a bf16 rounding (a frozen
+# run's features come from its store's batches, a reload's from one batch of other shapes), never a model read
+# otherwise; 1% of a large test split
+TOLERANCE = (2, 0.01)
+
+
+def check_model(model_uri: str, run: Run) -> str:
+    """The exported model loaded as a user loads it, scored on the run's test texts, against the run's own test
+    accuracy: a model that does not give it is no export of the run (a SmolLM2 model read another layer and scored
+    0.369 where the run scored 0.800). Raises `TrackingError` then; says why where the test texts are gone."""
+    import mlflow.pyfunc
+    import pandas as pd
+
+    from core.data import load_dataset
+    from core.errors import InputError
+
+    try:  # as the files hold them: the model cleans texts as the run did
+        ds = load_dataset(run.config.data)
+    except (InputError, OSError) as e:
+        return f"not checked: the run's test texts cannot be read ({one_line(e)})"
+    scored = ds.test[ds.test["label"] >= 0] if ds.test is not None else ds.train.iloc[:0]
+    if scored.empty:
+        return "not checked: the run's test texts have no labels"
+    labels = ds.labels
+    predicted = mlflow.pyfunc.load_model(model_uri).predict(pd.DataFrame({"text": scored["text"].tolist()}))["label"]
+    accuracy = float((predicted.to_numpy() == [labels[i] for i in scored["label"]]).mean())
+    ran = (run.metrics or {}).get("test", {}).get("accuracy")
+    if ran is not None and abs(accuracy - ran) * len(scored) > max(TOLERANCE[0], TOLERANCE[1] * len(scored)):
+        raise TrackingError(f"the exported model scores {accuracy:.3f} on the run's {len(scored):,} test texts where "
+                            f"the run scored {ran:.3f}: it does not reproduce the run, so it is not kept")
+    return f"its model scores {accuracy:.3f} on the run's {len(scored):,} test texts (the run: {ran:.3f})"
 
 
 def log_files(client, mlflow_id: str, registry: Registry, run: Run) -> None:
