@@ -23,6 +23,7 @@ from core.backbone.device import describe_device  # noqa: E402
 from core.data import CleaningConfig, CorpusConfig, builtin_dataset, load_dataset  # noqa: E402
 from core.errors import InputError  # noqa: E402
 from core.runs import Registry, recall  # noqa: E402
+from pages.markdown import plain  # noqa: E402
 
 
 @st.cache_resource(show_spinner=False)
@@ -78,7 +79,7 @@ if "cleaning" not in st.session_state:
 with st.sidebar:
     ds = st.session_state.dataset
     st.markdown("**Dataset**")
-    st.caption(ds.name + (" — for trying the studio offline" if ds.synthetic else ""))
+    st.caption(plain(ds.name) + (" — for trying the studio offline" if ds.synthetic else ""))
     st.caption(" · ".join(f"{split} {len(frame):,}" for split, frame in ds.splits.items()))
     if st.session_state.cleaning.active:
         st.caption("Cleaning on: " + ", ".join(k.replace("_", " ") for k, v in vars(st.session_state.cleaning).items() if v))

@@ -10,6 +10,7 @@ from core.errors import InputError
 from core.runs import ACTIVE, Registry, adapting, cancel_all, enqueue, outside_work
 from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
 from core.runs.estimate import roughly
+from pages.markdown import plain
 
 DEFAULTS = AdaptConfig()
 
@@ -22,7 +23,7 @@ def as_launched(config_json: str) -> AdaptConfig:
 
 def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> None:
     with st.expander("Adapt the backbone to this dataset's texts", key="ad_open", on_change="rerun"):
-        st.caption(f"Continues the backbone's masked-LM pretraining on **{ds.name}**'s {len(ds.train):,} train-pool "
+        st.caption(f"Continues the backbone's masked-LM pretraining on **{plain(ds.name)}**'s {len(ds.train):,} train-pool "
                    "texts, their labels unused (task-adaptive pretraining, Gururangan et al. 2020). The result is a "
                    "new backbone in the picker above, which every method can use, frozen or not. It reads the "
                    "validation or test texts only when asked, and its record says so.")
@@ -54,7 +55,7 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
         made = adapted_backbones(registry.home)
         texts = len(ds.train) + sum(len(ds.splits[s]) for s in extra if s in ds.splits)
         took = adapt_seconds(config, texts, [record for _, record in made])
-        st.caption(f"{config.label}: {texts * int(epochs):,} texts through the encoder with gradients, "
+        st.caption(f"{plain(config.label)}: {texts * int(epochs):,} texts through the encoder with gradients, "
                    f"{roughly(took)}" + (" from the adaptations made here" if made else " (a rough guess from laptop-CPU "
                                          "figures: none has finished here)")
                    + (" (adapted already: it is in the picker)" if done else " (queued or running)" if pending else ""))

@@ -62,7 +62,7 @@ elsewhere = [distinct[i] for i in picked if i not in here]
 if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None, on_click=classify_views.draw_example,
              args=(ds.test,)) and elsewhere:
     trained = "they were" if len(elsewhere) > 1 else "it was"
-    st.warning(f"Trained on another dataset than {ds.name}: {'; '.join(elsewhere)}. The drawn text comes from "
+    st.warning(f"Trained on another dataset than {plain(ds.name)}: {'; '.join(elsewhere)}. The drawn text comes from "
                f"this dataset's test split, not from the one {trained} trained on.")
 # an explanation switched on follows each new text, typed or drawn (a walk had found it on and showing nothing)
 text = st.text_area("Text", key="cl_text", height=160, placeholder="Type or paste a text…", persist_state="session")
@@ -116,7 +116,7 @@ st.subheader("Batch")
 TEST, UPLOAD = "test", "upload"
 sources = [UPLOAD, TEST] if ds.test is not None and len(ds.test) else [UPLOAD]  # a file first: nothing runs
 source = st.radio("Texts", sources, horizontal=True, key="cl_source", format_func=lambda s: (
-    f"{ds.name}'s test split ({len(ds.test):,} texts)" if s == TEST else "a file"))
+    f"{plain(ds.name)}'s test split ({len(ds.test):,} texts)" if s == TEST else "a file"))
 upload = st.file_uploader("A JSONL, CSV or Parquet file with a text column (labels optional)",
                           type=["jsonl", "json", "csv", "parquet"], key="cl_upload",
                           max_upload_size=MAX_FILE_BYTES // 2**20) if source == UPLOAD else None

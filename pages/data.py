@@ -10,7 +10,7 @@ from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
 from core.train.maxlen import MAX_TRUNCATED
 from pages.data_views import reading_inputs, stored_uploads_section
-from pages.markdown import plain
+from pages.markdown import code, plain
 from pages.widgets import kept_tabs, truncation
 
 
@@ -50,7 +50,7 @@ def use(ds) -> None:
     st.session_state.pop("pending_dataset", None)
     st.session_state.dataset = ds
     remember(st.session_state.registry, Workspace(ds.spec, st.session_state.cleaning))
-    st.session_state.loaded_message = (f"Loaded {ds.name}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
+    st.session_state.loaded_message = (f"Loaded {plain(ds.name)}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
                                        + ("" if ds.val is not None else "; no validation split, so nothing is set "
                                           "aside: each run draws its validation texts from train"))
 
@@ -58,11 +58,11 @@ def use(ds) -> None:
 def confirm_replace() -> None:
     pending, current = st.session_state.pending_dataset, st.session_state.dataset
     with st.container(border=True):
-        st.warning(f"**{pending.name}** has no test rows, so runs on it cannot be scored. Replace **{current.name}** "
+        st.warning(f"**{plain(pending.name)}** has no test rows, so runs on it cannot be scored. Replace **{plain(current.name)}** "
                    f"({len(current.test):,} test rows) with it?")
         c1, c2 = st.columns(2)
-        c1.button(f"Replace with {pending.name}", key="dt_replace", on_click=use, args=(pending,))
-        c2.button(f"Keep {current.name}", key="dt_keep", on_click=lambda: st.session_state.pop("pending_dataset"))
+        c1.button(f"Replace with {plain(pending.name)}", key="dt_replace", on_click=use, args=(pending,))
+        c2.button(f"Keep {plain(current.name)}", key="dt_keep", on_click=lambda: st.session_state.pop("pending_dataset"))
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
@@ -77,7 +77,7 @@ if "loaded_message" in st.session_state:
         notice.info(line)
 spec = st.session_state.dataset.spec
 st.caption(f"Current: **{plain(st.session_state.dataset.name)}**"
-           + "".join(f" · {role}: `{path}`" for role, path in spec.paths.items()))
+           + "".join(f" · {role}: {code(path)}" for role, path in spec.paths.items()))
 with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
     check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)
     for warning in check.warnings:

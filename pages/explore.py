@@ -13,6 +13,7 @@ from core.plotting import class_colors
 from core.train.view_features import view_features
 from pages.explore_views import show_export
 from pages.widgets import kept_tabs
+from pages.markdown import plain
 
 CACHE = studio_home() / "explore"
 
@@ -47,7 +48,7 @@ if "dataset" not in st.session_state:  # a deep link opened before app.py ever r
 ds = cleaned(st.session_state.dataset.fingerprint, st.session_state.cleaning, st.session_state.dataset)
 key, labels = ds.fingerprint, explore.chart_classes(ds)  # every class, or the 40 largest of thousands
 st.title("Explore")
-st.caption("Data: the built-in **synthetic** corpus." if ds.synthetic else f"Data: **{ds.name}**.")
+st.caption("Data: the built-in **synthetic** corpus." if ds.synthetic else f"Data: **{plain(ds.name)}**.")
 if note := explore.chart_classes_note(ds):
     st.info(note + ".")
 

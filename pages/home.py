@@ -50,9 +50,9 @@ if ds.synthetic:
     st.page_link("pages/data.py", label="Load your corpus: the official Subtask B files, or JSONL, CSV or Parquet "
                                         "(the built-in one is synthetic)", icon=":material/folder_open:")
 if not here:
-    st.page_link("pages/explore.py", label=f"Explore {ds.name}: lengths, words, maps, train/test shift",
+    st.page_link("pages/explore.py", label=f"Explore {plain(ds.name)}: lengths, words, maps, train/test shift",
                  icon=":material/query_stats:")
-    st.page_link("pages/train.py", label=f"Train your first runs on {ds.name} (frozen features take minutes on a CPU)",
+    st.page_link("pages/train.py", label=f"Train your first runs on {plain(ds.name)} (frozen features take minutes on a CPU)",
                  icon=":material/model_training:")
 if going:
     st.page_link("pages/train.py", label=f"Watch the {len(going)} run(s) going", icon=":material/model_training:")
@@ -62,6 +62,6 @@ if done:
     found = summary.verdicts[summary.verdicts["amount"] == newest]
     if not found.empty:
         st.markdown(f"Latest verdict (test accuracy): {compare.verdict_line(found.iloc[0].to_dict())}")
-    st.page_link("pages/compare.py", label=f"Compare the {len(done)} finished run(s) on {ds.name}",
+    st.page_link("pages/compare.py", label=f"Compare the {len(done)} finished run(s) on {plain(ds.name)}",
                  icon=":material/compare_arrows:")
     st.page_link("pages/classify.py", label="Classify a text with one of them", icon=":material/label:")

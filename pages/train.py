@@ -20,6 +20,7 @@ from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key
 from pages.tracking_views import live_setting
 from pages.train_form import CHOSEN_ABOVE
 from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
+from pages.markdown import plain
 
 OPTIONS = options()
 
@@ -36,7 +37,7 @@ gpu = describe_device().startswith("GPU")
 
 reset = train_form.recall(registry, ds)
 st.title("Train")
-st.caption(f"Data: **{ds.name}** · {len(ds.train):,} train-pool texts, "
+st.caption(f"Data: **{plain(ds.name)}** · {len(ds.train):,} train-pool texts, "
            f"{'no validation split' if ds.val is None else f'{len(ds.val):,} in the validation split'}, "
            f"{0 if ds.test is None else len(ds.test):,} test{train_form.unlabeled_words(ds)}. "
            + ("A GPU is here: the encoder trains by default." if gpu else "On a CPU the form opens in frozen-feature "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -246,3 +247,29 @@ def test_a_workspace_whose_files_are_gone_falls_back_to_the_built_in_corpus(tmp_
     at = open_page("pages/home.py")
     assert at.session_state["dataset"].synthetic
     assert "could not be loaded again" in at.warning[0].value and "gone.jsonl" in at.warning[0].value
+
+
+def test_a_file_name_is_shown_as_written_never_as_markdown_or_two_lines(tmp_path, capsys):
+    """Issue 95 item 13: a dataset named `![x](http:\\…)` became an <img> in the sidebar on every page and on the
+    Train page (Home escaped it), and a path holding a newline kept it in the run name and broke `core runs`."""
+    from core.cli import main
+    from core.data import load_dataset
+
+    folder = tmp_path / "![x](http:\\\\example.invalid\\x.png)\nsecond line"
+    folder.mkdir()
+    for split in ("train", "test"):
+        (folder / f"{split}.csv").write_text("text,label\n" + "".join(
+            f"a {split} text number {i} of {c},{c}\n" for i in range(4) for c in ("a", "b")))
+    ds = load_dataset(DataSpec(train=str(folder / "train.csv"), test=str(folder / "test.csv")))
+    assert "\n" not in ds.name and ds.name.startswith("![x]")
+    assert main(["train", "--train", str(folder / "train.csv"), "--test", str(folder / "test.csv"),
+                 "--method", "tfidf-lr", "--per-class", "2"]) == 0  # a run named after it, on Compare and Classify
+    for page in ("pages/home.py", "pages/data.py", "pages/explore.py", "pages/train.py", "pages/compare.py",
+                 "pages/classify.py"):
+        at = open_page(page, ds)
+        shown = [re.sub(r"(`+).*?\1", "", e.value)  # what a code span holds is shown as written
+                 for e in (*at.caption, *at.markdown, *at.info, *at.warning, *at.success)]
+        assert not [v for v in shown if "![x](" in v or "\n" in v], page  # escaped: `!\[x\](`, one line
+    capsys.readouterr()
+    assert main(["runs"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 2  # the header and the run, one line each

@@ -6,6 +6,8 @@ none), `source`.
 
 from __future__ import annotations
 
+import unicodedata
+
 import hashlib
 import re
 from pathlib import Path
@@ -26,6 +28,12 @@ HASH_FOLDER = re.compile(r"[0-9a-f]{16}")  # an upload's folder under the studio
 
 class DataError(InputError):
     """Bad input data; the message names the file and says what to fix."""
+
+
+def one_line(text: str) -> str:
+    """A name as one line of visible text: a path holding a newline had carried it into run names and broken the
+    `core runs` table; other control and format characters go too."""
+    return " ".join("".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace()).split())
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class DataSpec:
         # one folder read by two label columns is two tasks (TREC's fine and coarse classes): named apart. A file
         # named for itself (an upload) goes by that name alone: "small_train.csv · author" read as two things
         own = self.mapping.label not in (None, ColumnMapping().label) and (generic or not path.suffix)
-        return f"{name} · {self.mapping.label}" if own else name
+        return one_line(f"{name} · {self.mapping.label}" if own else name)
 
     @property
     def paths(self) -> dict[str, str]:
