@@ -6,8 +6,7 @@ import streamlit as st
 
 from core.backbone.encode import load_tokenizer
 from core.data import with_cleaning
-from core.explore import KL_EXPLANATION, charts, umap_map
-from core.explore import stats as explore
+from core.explore import KL_EXPLANATION, charts, stats as explore, umap_map
 from core.paths import studio_home
 from core.plotting import class_colors
 from core.train.view_features import view_features
