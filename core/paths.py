@@ -6,6 +6,7 @@ import errno
 import io
 import os
 import tempfile
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +63,21 @@ def remove_write_leftovers(folder: Path) -> None:
     for p in list(folder.rglob(".*")):  # listed first: nothing is deleted from under the walk
         if p.is_file() and p.suffix in (".tmp", ".partial"):
             p.unlink(missing_ok=True)
+
+
+STALE_PARTIAL = 600.0  # s: a store's shard is written in well under a minute; a partial this old was killed mid-write
+
+
+def remove_stale_partials(folder: Path, older_than: float = STALE_PARTIAL) -> None:
+    """Delete the half-written shards (`*.partial`) a process killed mid-write left in a store's folder, where other
+    processes may be writing theirs now: only those untouched for `older_than` seconds."""
+    now = time.time()
+    for p in list(folder.glob("*.partial")) + list(folder.glob(".*.partial")) if folder.is_dir() else []:
+        try:
+            if p.is_file() and now - p.stat().st_mtime > older_than:
+                p.unlink(missing_ok=True)
+        except OSError:
+            continue
 
 
 def atomic_write_parquet(path: Path, frame) -> None:

@@ -863,6 +863,38 @@ def test_a_truncated_checkpoint_is_named_not_a_traceback(tiny_backbone, studio_h
     assert f"run {run_id}'s checkpoint is damaged" in capsys.readouterr().err
 
 
+def test_flipped_weights_are_damaged_and_a_killed_shard_write_is_swept(tiny_backbone, studio_home, capsys):
+    """Issue 95 item 15: bytes flipped inside model.safetensors (the same size, still a safetensors file) gave other
+    predictions with exit 0: the digest written with the weights is checked at load. A shard a store's writer was
+    killed in the middle of (`*.partial`) is swept by the next write once it is stale, not while another writer may
+    still be writing it."""
+    import os
+    import time
+
+    from core.paths import STALE_PARTIAL, remove_stale_partials
+
+    reg = Registry()
+    run_id = reg.create(cfg(tiny_backbone))
+    reg.claim(run_id)
+    assert execute_run(reg, run_id) == "done"
+    assert main(["predict", run_id, "some text"]) == 0
+    capsys.readouterr()
+    weights = next(reg.folder(run_id).path.rglob("model.safetensors"))
+    raw = bytearray(weights.read_bytes())
+    raw[-64:] = bytes(b ^ 0xFF for b in raw[-64:])  # the last weights' bytes flipped: the header still reads
+    weights.write_bytes(bytes(raw))
+    assert main(["predict", run_id, "some text"]) == 2
+    assert "checkpoint is damaged: its weights are not those it was written with" in capsys.readouterr().err
+
+    store = studio_home / "features" / "some-store"
+    store.mkdir(parents=True)
+    old, fresh = store / "a1.partial", store / ".b2.partial"
+    old.write_bytes(b"half"), fresh.write_bytes(b"half")
+    os.utime(old, (time.time() - STALE_PARTIAL - 1,) * 2)
+    remove_stale_partials(store)
+    assert not old.exists() and fresh.exists()  # the other may be a writer still at work
+
+
 def test_a_run_id_with_a_trailing_newline_is_refused():
     from core.runs import RunError, check_run_id
 

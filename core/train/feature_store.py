@@ -24,7 +24,7 @@ from safetensors.numpy import load_file, save_file
 
 from core.backbone import Backbone
 from core.backbone.locate import adopted
-from core.paths import replace_durably
+from core.paths import remove_stale_partials, replace_durably
 
 if TYPE_CHECKING:
     from core.train.config import TrainConfig
@@ -96,6 +96,7 @@ def stored_hashes(shard: Path) -> np.ndarray:
 
 def write_shard(store: Path, hashes: np.ndarray, vectors: np.ndarray) -> None:
     store.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(store)
     for legacy in store.parent.glob("*.safetensors"):  # per-split files of earlier versions: never read again
         legacy.unlink(missing_ok=True)
     name = uuid.uuid4().hex

@@ -30,7 +30,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from core.backbone import Backbone
-from core.paths import replace_durably
+from core.paths import remove_stale_partials, replace_durably
 
 STATES_DIR = "states"  # under the studio home
 STATES_FORMAT = "token states bf16 v1"
@@ -135,6 +135,7 @@ class StateStore:
         tmp = self.folder / f".{name}.partial"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            remove_stale_partials(self.folder)
             describe = self.folder / DESCRIPTION
             if not describe.is_file():
                 describe.write_text(json.dumps(self.description))
