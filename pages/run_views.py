@@ -1,12 +1,16 @@
 """Runs on a page: the monitor's columns, a run's card (notes, curves, log, details, delete that asks first,
-run again), and, for every table of runs, a selection that stays on its runs."""
+run again), for every table of runs a selection that stays on its runs, and what top-K runs stored."""
 
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
 from core import compare
 from core.compare import charts
 from core.runs import ACTIVE, Registry, Run, enqueue
 from core.train import resolve
+from core.train.state_store import LIMIT_ENV, clear, size_words, store_limit, summaries
 
 # the monitor at 1,400 px: what a user watches (status, phase, progress, time left) first and narrow, then the
 # run's name whole, with what tells it apart from runs of the same name
@@ -110,3 +114,26 @@ def run_card(registry: Registry, run: Run, name: str) -> None:
     delete_with_confirmation(c1, registry, run, name)
     c2.button("Run again", disabled=run.status in ACTIVE, key="tr_again", on_click=run_again, args=(registry, run),
               help="Queue the same settings once more (finished runs only)")
+
+
+def states_section(home: Path) -> None:
+    stores = summaries(home)
+    if not stores and "tr_states_cleared" not in st.session_state:
+        return  # no top-K run has stored anything: nothing to say
+    size, texts = sum(s.bytes for s in stores), sum(s.texts for s in stores)
+    with st.expander(f"Stored states: {texts:,} texts, {size_words(size)} of at most {size_words(store_limit())}",
+                     key="tr_states_open"):
+        st.caption("A run that trains only the top K of the N layers its backbone runs keeps each text's states below "
+                   "them here, after layer N − K, so every later step, seed and method "
+                   f"reads them instead of running those layers again. Past the bound ({LIMIT_ENV}) the states read "
+                   "least recently are deleted; a run that needs them computes them again.")
+        if stores:
+            st.dataframe(pd.DataFrame([{"backbone": s.backbone, "states after layer": s.boundary,
+                                        "precision": s.precision,
+                                        "texts": s.texts, "size": size_words(s.bytes)} for s in stores]),
+                         hide_index=True, placeholder="–")
+        if (freed := st.session_state.pop("tr_states_cleared", None)) is not None:
+            st.success(f"Cleared the stored states: {size_words(freed)} freed.")
+        if stores and st.button("Clear the stored states", key="tr_states_clear"):
+            st.session_state.tr_states_cleared = clear(home)
+            st.rerun()

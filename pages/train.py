@@ -13,12 +13,11 @@ from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, not_yet_run, pu
                        use_address, use_storage)
 from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
                         capped_note, idle_options, option_sections, options, parse_numbers)
-from pages.adapt_views import adapt_section
 from pages import train_form
-from pages.states_views import states_section
-from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card
+from pages.adapt_views import adapt_section
+from pages.run_views import (MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card,
+                             states_section)
 from pages.tracking_views import live_setting
-from pages.train_form import CHOSEN_ABOVE
 from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
 from pages.markdown import plain
 
@@ -28,7 +27,7 @@ COMMON = ("steps", "epochs", "selection", "evaluations", "lr", "batch_size", "ma
           "encoder_engine", "patience", "train_layers")
 # generated from TrainConfig: whatever the widgets above and the methods' own sections do not offer
 ADVANCED = [n for n in OPTIONS
-            if n not in (*COMMON, *CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
+            if n not in (*COMMON, *train_form.CHOSEN_ABOVE) and not any(n in m.options for m in METHODS.values())]
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -56,7 +55,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     methods = train_form.methods_field(c1, frozen)
     fields = list(dict.fromkeys(f for m in methods for f in METHODS[m].variants))
     # greyed: what no run reads, with the variants as last chosen (so the control greys the generators drawn first)
-    idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields})
+    idle = idle_options(methods, {f: st.session_state.get(f"tr_{f}s", OPTIONS[f].variant_default) for f in fields},
+                        frozen)
     variants, columns = {}, st.columns(3)
     for i, field in enumerate(fields):
         variants[field] = variant_widget(columns[i % 3], OPTIONS[field], field in idle)
@@ -145,13 +145,13 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
         st.success(f"Queued {queued} run(s); they run in the background and survive page reloads.")
 
 adapt_section(registry, ds, st.session_state.cleaning, values["backbone"])  # its base: the Backbone chosen above
-states_section(registry.home)
 refreshing = any(r.status in ACTIVE for r in registry.list())
 
 
 @st.fragment(run_every="2s" if refreshing else None)  # refreshes while runs go, and not once they have ended
 def monitor() -> None:
     pump(registry)
+    states_section(registry.home)  # refreshed with the runs: a run stores its states as it starts
     runs = registry.list()
     if not runs:
         st.info("No runs yet: choose methods and labeled amounts above, then Launch.")

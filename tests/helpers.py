@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -65,6 +68,17 @@ def running_on_a_dead_process(reg: Registry, config: TrainConfig) -> str:
     reg.claim(run_id)
     reg.mark_running(run_id, dead.pid, "CPU")
     return run_id
+
+
+@contextmanager
+def held(pid: int) -> Iterator[None]:
+    """The worker `pid` stopped (SIGSTOP) for the block, then continued: a run seen running stays so while the test
+    acts on it, however fast the machine trains (a step budget had to be raised twice after runs ended first)."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def active_run(reg: Registry, run_id: str) -> Run:

@@ -24,7 +24,7 @@ from core.paths import REPO_ROOT
 from core.train import classify
 from core.runs import Registry, execute_run
 from core.runs.local import LocalBackend
-from tests.helpers import LONG, active_run, cfg, submit, wait_for
+from tests.helpers import LONG, active_run, cfg, held, submit, wait_for
 
 
 def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
@@ -604,16 +604,16 @@ def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_bac
     second worker takes its slot, and its result is recorded done; the queued run follows in the same worker."""
     reg = Registry()
     jobs.set_concurrency(reg, 1)
-    # about a tenth of LONG (some seconds): 40 epochs had ended on CI before the test saw it running
     first = submit(reg, cfg(tiny_backbone, steps=5_500, evaluations=100, patience=1000))
     second = submit(reg, cfg(tiny_backbone, seed=1, epochs=2))
     run = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.evaluations >= 1 and r,
                    what="the first run training")
-    with sqlite3.connect(reg.path) as db:
-        db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - 900, first))
-    assert jobs.reconcile(reg) == [] and reg.get(first).status == "running"
-    jobs.pump(reg)
-    assert reg.get(second).status == "queued"  # no second worker in the first run's slot
+    with held(run.pid):  # its worker stopped, alive: the run is running while the test acts, however fast it trains
+        with sqlite3.connect(reg.path) as db:
+            db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - 900, first))
+        assert jobs.reconcile(reg) == [] and reg.get(first).status == "running"
+        jobs.pump(reg)
+        assert reg.get(second).status == "queued"  # no second worker in the first run's slot
     wait_for(lambda: reg.get(first).status == "done", timeout=300, what="the first run to finish")
     wait_for(lambda: reg.get(second).status == "done", timeout=300, what="the second run to finish")
     assert reg.get(second).pid == run.pid
@@ -627,21 +627,22 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
     reg = Registry()
     jobs.set_concurrency(reg, 1)
     first = submit(reg, cfg(tiny_backbone, **LONG))
-    # some seconds of training (a tenth of LONG): 30 epochs had ended in a fresh clone before the test saw it run
     second = submit(reg, cfg(tiny_backbone, seed=1, steps=5_500, evaluations=100, patience=1000))
     worker = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.pid, what="the first running")
     assert jobs.cancel(reg, first) == "cancelled"
     wait_for(lambda: (r := active_run(reg, second)).status == "running" and r.evaluations >= 1, what="the next run")
     assert reg.get(second).pid == worker
-    os.kill(worker, signal.SIGTERM)  # the second cancel's signal, late
+    with held(worker):  # the second cancel's signal, late: it lands when the worker goes on, its run still running
+        os.kill(worker, signal.SIGTERM)
     wait_for(lambda: reg.get(second).status in ("done", "cancelled"), timeout=300, what="the next run to end")
     assert reg.get(second).status == "done"
     third = submit(reg, cfg(tiny_backbone, **LONG))
     pid = wait_for(lambda: (r := active_run(reg, third)).status == "running" and r.evaluations >= 1 and r.pid,
                    what="a third run")
-    with sqlite3.connect(reg.path) as db:  # its earlier cancel long past: a SIGTERM now is someone else's
-        db.execute("UPDATE runs SET ended = ended - 600 WHERE id = ?", (first,))
-    os.kill(pid, signal.SIGTERM)
+    with held(pid):
+        with sqlite3.connect(reg.path) as db:  # its earlier cancel long past: a SIGTERM now is someone else's
+            db.execute("UPDATE runs SET ended = ended - 600 WHERE id = ?", (first,))
+        os.kill(pid, signal.SIGTERM)
     wait_for(lambda: reg.get(third).status not in ("queued", "starting", "running"), timeout=120, what="the stop")
     assert reg.get(third).status == "cancelled"
 
@@ -799,16 +800,19 @@ OPEN_AT = """
 import sys, time
 from pathlib import Path
 from core.runs.registry import Registry
-time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
-Registry(Path(sys.argv[1]))
+home = Path(sys.argv[1])
+(home / f"ready-{sys.argv[2]}").touch()
+while not (home / "go").exists():  # a barrier: every process imported, then all open at once
+    time.sleep(0.001)
+Registry(home)
 """
 
 
 @pytest.mark.slow
 def test_processes_opening_a_fresh_home_at_once_all_succeed(tmp_path):
     """Four processes setting up one home together: one in five tries had failed with 'duplicate column name:
-    phase'. Each try starts the four at one instant on a registry of the first schema (every migration to make),
-    ten times."""
+    phase'. Each try starts the four at one instant (a barrier, not a clock: on a busy machine four started by the
+    clock had not overlapped) on a registry of the first schema (every migration to make), ten times."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     for attempt in range(10):
         home = tmp_path / f"home-{attempt}"
@@ -819,9 +823,10 @@ def test_processes_opening_a_fresh_home_at_once_all_succeed(tmp_path):
                        "heartbeat REAL, progress REAL NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0, "
                        "samples_per_s REAL, message TEXT, metrics TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0, "
                        "deleted INTEGER NOT NULL DEFAULT 0)")
-        start = time.time() + 4  # after the four have imported the registry
-        openers = [subprocess.Popen([sys.executable, "-c", OPEN_AT, str(home), str(start)], cwd=REPO_ROOT, env=env,
-                                    stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        openers = [subprocess.Popen([sys.executable, "-c", OPEN_AT, str(home), str(n)], cwd=REPO_ROOT, env=env,
+                                    stderr=subprocess.PIPE, text=True) for n in range(4)]
+        wait_for(lambda: len(list(home.glob("ready-*"))) == 4, what="the four openers ready")
+        (home / "go").touch()
         failures = [o.stderr.read()[-300:] for o in openers if o.wait(timeout=120)]
         assert failures == [], failures
 

@@ -164,6 +164,27 @@ def test_every_family_the_studio_loads_runs_its_two_halves_as_the_whole_model(fa
     assert torch.equal(whole * mask[..., None], halves * mask[..., None])
 
 
+def test_a_top_k_run_is_named_so_on_every_page_and_the_field_greys_where_nothing_trains(tiny_llama):
+    """A walk's top-4 SmolLM2 run read "BERT fine-tuning · SmolLM2" on the monitor, Compare and Classify, as if it
+    had trained every layer; and in frozen mode the field stayed live though no run of the grid read it."""
+    from core.backbone.packaged import SMOLLM2
+    from core.train import run_label
+
+    assert "· tiny-llama" in run_label(top_k(tiny_llama)) and run_label(top_k(tiny_llama)).split(" @ ")[0].endswith(
+        ", top 1 layer")
+    assert ", top" not in run_label(top_k(tiny_llama, train_layers=0))
+    smollm2 = TrainConfig(method="finetune", backbone=SMOLLM2, train_layers=4)
+    assert run_label(smollm2).startswith("BERT fine-tuning · SmolLM2, top 4 layers @ ")
+    assert ", top" not in run_label(smollm2.with_(frozen=True))  # a frozen encoder trains no layer
+    assert run_label(TrainConfig(method="finetune", train_layers=2)).startswith("BERT fine-tuning · top 2 layers @ ")
+    from core.train.methods import idle_options
+
+    # the form greys the field where no run of the grid trains a layer: frozen mode, but for adapters and LoRA
+    assert "train_layers" in idle_options(["finetune", "ganbert"], {}, frozen=True)
+    assert "train_layers" not in idle_options(["finetune", "lora"], {}, frozen=True)
+    assert "train_layers" not in idle_options(["finetune"], {}, frozen=False)
+
+
 def test_train_layers_is_settled_refused_past_the_cut_and_read_as_every_layer_from_older_runs(tiny_llama):
     config = resolve(TrainConfig(data=DATA, method="finetune", per_class=4, fraction=None, steps=2))
     assert config.train_layers == 0  # MiniLM: every layer, as measured (docs/methods.md)
@@ -234,7 +255,8 @@ def test_the_train_page_offers_top_k_and_says_and_clears_what_is_stored(tiny_bac
     at = open_page("pages/train.py")
     assert not [e for e in at.expander if e.label.startswith("Stored states")]  # nothing stored: nothing said
     field = at.number_input(key="tr_train_layers")
-    assert field.label == "Top layers trained (0: all) (empty: backbone's)" and field.value is None
+    assert field.label == "Top layers trained (empty: backbone's; 0: all)" and field.value is None
+    assert "smollm2-135m 4 of the 20 layers it runs" in field.help
     trained(top_k(tiny_backbone), studio_home / "runs" / "first")
     at = open_page("pages/train.py")
     shown = [e for e in at.expander if e.label.startswith("Stored states")]

@@ -122,10 +122,12 @@ class TrainConfig:
                                             "below stay frozen, and their output for each text is computed once, "
                                             "stored on disk in bf16 and read by every step, epoch, seed and method "
                                             "after it (a run on a deep backbone several times shorter). 0 trains "
-                                            "every layer. Default: the backbone's K measured by "
-                                            "bench/studies/defaults.py (docs/methods.md), every layer where none was",
-                                      low=0, label="Top layers trained (0: all)", unset="backbone's",
-                                      stored="every layer")
+                                            "every layer. Empty: the backbone's K, measured by "
+                                            "bench/studies/defaults.py (docs/methods.md): "
+                                            + "; ".join(f"{name} {p.train_layers} of the {p.layer} layers it runs"
+                                                        for name, p in PACKAGED.items() if p.train_layers)
+                                            + "; every layer on any other backbone", low=0,
+                                      label="Top layers trained", unset="backbone's; 0: all", stored="every layer")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,
                            high=1.0, label="Warm-up share")
     patience: int = option(4, "early stopping with best selection: evaluations without a better validation "

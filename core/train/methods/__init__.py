@@ -38,12 +38,15 @@ def option_sections(methods: list[str], offered: dict) -> list[tuple[list[str], 
     return [(list(ms), own) for ms, own in sections.items()]
 
 
-def idle_options(methods: Sequence[str], variants: Mapping[str, Sequence]) -> set[str]:
+def idle_options(methods: Sequence[str], variants: Mapping[str, Sequence], frozen: bool = False) -> set[str]:
     """The options no chosen method reads, with these variants chosen (logistic regression takes no steps;
-    GAN-BERT's control alone has no generator): the Train page greys them out rather than let them seem to act."""
+    GAN-BERT's control alone has no generator; in frozen mode no layer trains but inside adapters and LoRA): the
+    Train page greys them out rather than let them seem to act."""
     owned = {o for m in METHODS.values() for o in (*m.options, *m.variants)}
 
     def reads(method: Method, o: str) -> bool:
+        if o == "train_layers" and frozen and method.encoder != "trained":
+            return False
         return o not in method.ignored(variants) and (o in method.options or o in method.variants or o not in owned)
 
     return {o for o in options() if methods and not any(reads(METHODS[m], o) for m in methods)}
@@ -66,19 +69,24 @@ def run_label(config: TrainConfig, labeled: int | None = None, differs: str = ""
 
 
 def backbone_tag(config: TrainConfig) -> str:
-    """' · SmolLM2 both': a backbone other than the bundled MiniLM, in every run's name whatever its method, with
-    what a causal LM's frozen run reads of it (hidden states, token probabilities or both). A grid launched on
-    SmolLM2 had been named as one on MiniLM. None for a method that reads no encoder (TF-IDF + LR had been named
-    '· SmolLM2')."""
-    if not config.backbone or method_for(config).encoder == "none":
+    """' · SmolLM2 both', ' · SmolLM2, top 4 layers': a backbone other than the bundled MiniLM, in every run's name
+    whatever its method, with what a causal LM's frozen run reads of it (hidden states, token probabilities or both)
+    and how many of its top layers a run trained where not every one. A grid launched on SmolLM2 had been named as
+    one on MiniLM, and a top-K run as one that trained every layer. None for a method that reads no encoder (TF-IDF
+    + LR had been named '· SmolLM2')."""
+    if method_for(config).encoder == "none":
         return ""
+    k = 0 if config.frozen else config.train_layers or 0
+    top = f"top {k} layer{'s' * (k != 1)}" if k else ""
+    if not config.backbone:
+        return f" · {top}" if top else ""
     if config.backbone in PACKAGED:
         name = PACKAGED[config.backbone].title.split("-")[0]
     else:
         label = backbone_label(config.backbone)
         name = label if label != str(config.backbone) else Path(str(config.backbone)).name or str(config.backbone)
     reads = f" {config.features}" if depth(config.backbone)[1] and config.frozen else ""
-    return f" · {name}{reads}"
+    return f" · {name}{reads}" + (f", {top}" if top else "")
 
 
 __all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "backbone_tag", "method_for",
