@@ -176,3 +176,21 @@ def test_a_run_from_before_the_rule_lists_compares_and_runs_as_it_ran(tiny_backb
     assert ds.val is not None and len(ds.val) == 18 and len(ds.train) == 162  # 10% of 30 per class, set aside
     data = split_pool(again, ds)
     assert len(data.val) == 18 and data.val_source == "the validation split"
+
+
+def test_the_labels_line_says_the_validation_a_run_will_get_and_when_it_cannot_rank_checkpoints():
+    """Issue 95 item 3: on the M4 sample (two classes of 20 train texts) a 20/class run read "20/class + 20/class
+    validation = 128 labels" on the form, the run's details, `core runs` and MLflow, where it got 28 validation texts
+    (none of two classes) and kept its last checkpoint with nothing said before launch."""
+    from core.data import Amount, Validation, labels_read
+    from core.train import TrainConfig
+    from core.train.sweep import grid_labels
+
+    sizes = {0: 32, 1: 24, 2: 20, 3: 20, 4: 32}  # the M4 sample's train classes (no bloomz)
+    line = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], sizes, None)
+    assert "20/class + 28 validation (not 20/class: some classes have fewer texts left) = 128 labels" in line
+    assert "Validation will hold 0 text(s) of its smallest class, fewer than 10" in line
+    roomy = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], {0: 200, 1: 200}, None)
+    assert "20/class + 20/class validation = 80 labels" in roomy and "fewer than 10" not in roomy
+    assert labels_read(Amount(per_class=20), Validation.parse("auto"), 100, 28) == \
+        "20/class + 28 validation (not 20/class: some classes have fewer texts left) = 128 labels"

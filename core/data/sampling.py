@@ -175,8 +175,10 @@ def labels_read(amount: Amount, rule: Validation, labeled: int | None = None, va
     if val_rows == 0 and labeled is not None:  # every train text labeled, no validation split: none left
         return f"{chosen} + no validation text left to draw = {labeled:,} labels"
     if rule.rule == "auto":
-        part = f"{amount.label} validation" if amount.per_class is not None else \
-            f"{val_rows:,} validation" if val_rows is not None else "as many validation texts"
+        short = amount.per_class is not None and None not in (val_rows, labeled) and val_rows < labeled
+        part = f"{amount.label} validation" if amount.per_class is not None and not short else \
+            f"{val_rows:,} validation" + (f" (not {amount.label}: some classes have fewer texts left)" if short else "") \
+            if val_rows is not None else "as many validation texts"
     elif rule.rule == "per_class":
         part = f"{rule.value:.0f}/class validation"
     elif rule.rule == "share":

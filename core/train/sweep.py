@@ -11,6 +11,7 @@ from core.data import Amount, labels_read
 from core.errors import InputError
 from core.train.config import TrainConfig
 from core.train.methods import METHODS
+from core.train.methods.specs import MIN_VAL_PER_CLASS
 from core.train.resolution import resolve, with_max_len
 
 
@@ -175,6 +176,26 @@ def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mappi
     source = "" if not validates else (" Validation texts come from the validation split." if val is not None else
                                        " This dataset has no validation split, so validation texts are drawn from the "
                                        "train pool, apart from the labeled rows.")
+    few = [c for c in configs if METHODS[c.method].selects and c.selection == "auto" and c.validating.rule != "none"
+           and (least := smallest_validation(c, train, val)) is not None and least < MIN_VAL_PER_CLASS]
+    if few:  # said before launch: a walk's run fell back to its last checkpoint with nothing said on the form
+        least = min(smallest_validation(c, train, val) for c in few)
+        source += (f" Validation will hold {least} text(s) of its smallest class, fewer than {MIN_VAL_PER_CLASS}: too "
+                   "few to rank checkpoints, so those runs keep their last one.")
     # the methods named where runs read differently: '20/class = 80 labels' twice had named neither
     lines = list(said) if len(said) == 1 else [f"{text} ({', '.join(names)})" for text, names in said.items()]
     return f"Labels each run reads, validation included: {'; '.join(lines)}.{source}"
+
+
+def smallest_validation(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None) -> int | None:
+    """The validation texts of the class with fewest, as `grid_counts` draws them (None where the rule leaves it to
+    the draw)."""
+    labeled = {c: config.labeled.rows_of(n) for c, n in train.items() if n}
+    rule, source = config.validating, val if val is not None else {c: train[c] - labeled.get(c, 0) for c in train}
+    if rule.rule == "auto":
+        return min((min(n, source.get(c, 0)) for c, n in labeled.items()), default=None)
+    if rule.rule == "per_class":
+        return min((min(int(rule.value), source.get(c, 0)) for c in labeled), default=None)
+    if rule.rule == "split" and val is not None:
+        return min((source.get(c, 0) for c in labeled), default=None)
+    return None

@@ -35,6 +35,7 @@ FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 C
 # weighed by the layers it runs × width² (`pass_work`: SmolLM2 7.5, near the 6.2 measured).
 TRAINING_COST = {SMOLLM2: {"finetune": 6.2, "lora": 4.5, "adapter": 4.5, "ganbert": 6.5}}
 MINILM_TRAINING_SPEED = 22.0  # what `StepSpec.cpu_speed` says of MiniLM's fine-tuning step, the costs' unit
+MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to rank checkpoints on
 
 
 def not_learned(steps: int) -> str:

@@ -25,12 +25,11 @@ from core.train.inputs import Prepared, Representer, bucketed_batches
 from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job
 from core.train.methods.neural import NeuralMethod
-from core.train.methods.specs import StepSpec, not_learned
+from core.train.methods.specs import MIN_VAL_PER_CLASS, StepSpec, not_learned
 from core.train.metrics import classification_metrics
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, encoder_and_head, trained_named
 
-MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to rank checkpoints on
 
 
 def selection_rule(config: TrainConfig, data: Prepared) -> tuple[str, str]:
