@@ -194,3 +194,24 @@ def test_the_labels_line_says_the_validation_a_run_will_get_and_when_it_cannot_r
     assert "20/class + 20/class validation = 80 labels" in roomy and "fewer than 10" not in roomy
     assert labels_read(Amount(per_class=20), Validation.parse("auto"), 100, 28) == \
         "20/class + 28 validation (not 20/class: some classes have fewer texts left) = 128 labels"
+
+
+def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tmp_path):
+    """Issue 95 item 2: a folder loaded with its dev file as the test file showed "128 train, 65 val, 65 test", and
+    the check said runs draw their validation from it: checkpoints would have been chosen on the test texts."""
+    import shutil
+
+    from core.data import DataSpec, load_dataset
+
+    folder = tmp_path / "m4"
+    folder.mkdir()
+    for name in ("train.jsonl", "dev.jsonl"):
+        shutil.copy(m4_dir / name, folder / name)
+    ds = load_dataset(DataSpec(train=str(folder), test=str(folder / "dev.jsonl")))
+    assert ds.val is None and ds.val_in_test == 65 and len(ds.test) == 65
+    assert ds.validation_note().startswith("The validation file's 65 text(s) that the test split holds too are set "
+                                           "aside: a checkpoint chosen on them would be chosen on test texts. So no "
+                                           "validation split is left. Each run draws its validation texts from the "
+                                           "train pool")
+    apart = load_dataset(DataSpec(train=str(folder / "train.jsonl"), val=str(folder / "dev.jsonl")))
+    assert apart.val_in_test == 0 and len(apart.val) == 65  # no test split: nothing to keep it from

@@ -132,9 +132,23 @@ def load_dataset(spec: DataSpec) -> Dataset:
     if train.empty:
         raise DataError(f"{name}: no labeled training rows")
     require_classes(train, labels, name)
-    return Dataset(name=spec.short_name, labels=labels, train=train, val=parts.get("val"), test=parts.get("test"),
+    val, shared = apart_from_test(parts.get("val"), parts.get("test"))
+    return Dataset(name=spec.short_name, labels=labels, train=train, val=val, test=parts.get("test"),
                    unlabeled=None if unlabeled is None or unlabeled.empty else unlabeled.assign(label=UNLABELED),
-                   spec=spec, cut=sum(part.attrs.get("cut", 0) for part in parts.values()))
+                   spec=spec, cut=sum(part.attrs.get("cut", 0) for part in parts.values()), val_in_test=shared)
+
+
+def apart_from_test(val: pd.DataFrame | None, test: pd.DataFrame | None) -> tuple[pd.DataFrame | None, int]:
+    """The validation split without the texts the test split holds, and how many those were: a folder's dev file
+    loaded as its test file too had runs choose their checkpoints on the test texts, unsaid. None where none is
+    left, so runs draw their validation from the train pool."""
+    if val is None or test is None:
+        return val, 0
+    inside = val["text"].isin(set(test["text"])).to_numpy()
+    if not inside.any():
+        return val, 0
+    kept = val[~inside].reset_index(drop=True)
+    return (kept if len(kept) else None), int(inside.sum())
 
 
 def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | None = None

@@ -117,6 +117,7 @@ class Dataset:
     spec: DataSpec = field(default_factory=DataSpec)
     fingerprint: str = ""
     cut: int = 0  # texts read to their first MAX_TEXT_CHARS characters (`core.data.tables`)
+    val_in_test: int = 0  # validation texts set aside because the test split holds them too (`core.data.loading`)
 
     def __post_init__(self) -> None:
         if not self.fingerprint:
@@ -178,10 +179,14 @@ class Dataset:
         """Where runs on this dataset take their validation texts from, and that each counts as a label read."""
         counted = ("Each validation text is a label the run reads, and counts toward its labels: by default a run "
                    "validates on as many texts per class as it labels (5/class reads 5/class more).")
+        shared = (f"The validation file's {self.val_in_test:,} text(s) that the test split holds too are set aside: "
+                  "a checkpoint chosen on them would be chosen on test texts. ") if self.val_in_test else ""
         if self.val is None:
-            return ("No validation split: nothing is set aside. Each run draws its validation texts from the train "
-                    "pool, apart from its labeled rows, by its own seed. " + counted)
-        return f"Validation split: {len(self.val):,} texts; each run draws its validation texts from it. " + counted
+            return (shared + ("So no validation split is left" if shared else "No validation split: nothing is set "
+                                                                               "aside") + ". Each run draws its "
+                    "validation texts from the train pool, apart from its labeled rows, by its own seed. " + counted)
+        return (shared + f"Validation split: {len(self.val):,} texts; each run draws its validation texts from it. "
+                + counted)
 
     def class_sizes(self, split: str) -> dict[int, int] | None:
         """Labeled rows per class id in a split (None when the dataset has no such split): what a sampler draws
