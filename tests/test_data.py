@@ -281,9 +281,9 @@ def test_parquet_keeps_special_characters(tmp_path):
 
 
 def test_a_folder_of_split_files_loads_by_their_names(tmp_path):
-    write_jsonl(tmp_path / "train.jsonl", semeval_rows(6, (0, 1, 2)))
-    write_jsonl(tmp_path / "dev.jsonl", semeval_rows(2, (0, 1, 2)))
-    write_jsonl(tmp_path / "test.jsonl", semeval_rows(3, (0, 1, 2)))
+    for split, n in (("train", 6), ("dev", 2), ("test", 3)):  # each split's own texts: a shared one is set aside
+        rows = semeval_rows(n, (0, 1, 2))
+        write_jsonl(tmp_path / f"{split}.jsonl", [r | {"text": f"{split}: {r['text']}"} for r in rows])
     ds = load_dataset(DataSpec(train=str(tmp_path)))
     assert (len(ds.train), len(ds.val), len(ds.test)) == (18, 6, 9)
     assert ds.name == tmp_path.name
