@@ -70,6 +70,14 @@ def running_on_a_dead_process(reg: Registry, config: TrainConfig) -> str:
     return run_id
 
 
+def written_at(reg: Registry, run_id: str, when: float) -> None:
+    """A run's progress as written at `when`, a test's clock: `time_left` measures a run's pace to its last write."""
+    import sqlite3
+
+    with sqlite3.connect(reg.path) as db:
+        db.execute("UPDATE runs SET progressed = ? WHERE id = ?", (when, run_id))
+
+
 @contextmanager
 def held(pid: int) -> Iterator[None]:
     """The worker `pid` stopped (SIGSTOP) for the block, then continued: a run seen running stays so while the test

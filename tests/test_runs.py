@@ -22,7 +22,8 @@ from core.train import TrainConfig, run_label, resolve
 from core.train.checkpoint import DESCRIPTION, WEIGHTS
 from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
 from core.runs.processes import launch
-from tests.helpers import LONG, active_run, cfg, need_smollm2, running_on_a_dead_process, submit, tail_log, wait_for
+from tests.helpers import (LONG, active_run, cfg, need_smollm2, running_on_a_dead_process, submit, tail_log, wait_for,
+                           written_at)
 
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
@@ -513,14 +514,18 @@ def test_time_left_follows_the_phase_and_the_history(studio_home):
     assert time_left(reg.get(run_id), history, reg.get(run_id).claimed + 130) is None  # past it: unknown, not 0
     reg.update_progress(run_id, 0.25, 0, phase="encoding")
     begun = reg.get(run_id).phase_started
-    # a quarter encoded in 10 s: 30 s of encoding left, then the 120 s its runs took
+    written_at(reg, run_id, begun + 10)  # a quarter encoded in 10 s: 30 s of encoding left, then the 120 s its runs took
     assert time_left(reg.get(run_id), history, begun + 10) == pytest.approx(30 + 120)
     reg.update_progress(run_id, 0.05, 0)  # training began: early on, mostly history (pace's weight (0.05 × 3)²)
     pace = 1 * 0.95 / 0.05
+    written_at(reg, run_id, reg.get(run_id).phase_started + 1)
     assert time_left(reg.get(run_id), history, reg.get(run_id).phase_started + 1) == pytest.approx(
         (1 - 0.15 ** 2) * 0.95 * 120 + 0.15 ** 2 * pace)
     reg.update_progress(run_id, 0.5, 0)  # then its own pace since training began, not since the run began
+    written_at(reg, run_id, reg.get(run_id).phase_started + 40)
     assert time_left(reg.get(run_id), history, reg.get(run_id).phase_started + 40) == pytest.approx(40, rel=0.01)
+    # between two writes it falls with the clock, where it had counted up (the pace held still, the time not)
+    assert time_left(reg.get(run_id), history, reg.get(run_id).phase_started + 50) == pytest.approx(30, rel=0.01)
 
 
 def test_a_runs_first_steps_move_its_time_left_little_from_the_estimate(studio_home):
@@ -536,11 +541,33 @@ def test_a_runs_first_steps_move_its_time_left_little_from_the_estimate(studio_h
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
     reg.update_progress(run_id, 0.02, 0)  # 2% of the steps in 2 s: its pace says 98 s left
+    written_at(reg, run_id, reg.get(run_id).phase_started + 2)
     assert time_left(reg.get(run_id), History(reg.list()), reg.get(run_id).phase_started + 2) < 1.05 * 0.98 * 12
     reg.update_progress(run_id, 0.2, 0)  # a fifth of the steps in 0.5 s: its pace says 2 s left
+    written_at(reg, run_id, reg.get(run_id).phase_started + 0.5)
     assert time_left(reg.get(run_id), History(reg.list()), reg.get(run_id).phase_started + 0.5) > 0.6 * 0.8 * 12
     reg.update_progress(run_id, 0.6, 0)  # past a third of its steps, its own pace
+    written_at(reg, run_id, reg.get(run_id).phase_started + 6)
     assert time_left(reg.get(run_id), History(reg.list()), reg.get(run_id).phase_started + 6) == pytest.approx(4)
+
+
+def test_a_runs_pace_is_its_time_left_after_some_minutes_whatever_its_share_of_steps(studio_home):
+    """Issue 95 item 4: 10 of 150 steps in 12 minutes, and the monitor still read the launch estimate (1 h 12 min →
+    1 h 10 min over 12 minutes) where the pace said about 2.3 h more."""
+    from core.runs.estimate import PACE_TRUSTED, History, time_left
+
+    reg = Registry()
+    config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)),
+                                 frozen=True, per_class=5, fraction=None))
+    finished(reg, config, 72 * 60.0)
+    run_id = reg.create(config.with_(seed=1))
+    reg.claim(run_id)
+    reg.mark_running(run_id, os.getpid(), "CPU")
+    reg.update_progress(run_id, 10 / 150, 0)
+    began = reg.get(run_id).phase_started
+    written_at(reg, run_id, began + 12 * 60)
+    assert 12 * 60 > PACE_TRUSTED
+    assert time_left(reg.get(run_id), History(reg.list()), began + 12 * 60) == pytest.approx(12 * 60 * 14, rel=0.01)
 
 
 def test_time_left_while_encoding_counts_the_training_to_come_from_the_rows_drawn(studio_home):
@@ -558,6 +585,7 @@ def test_time_left_while_encoding_counts_the_training_to_come_from_the_rows_draw
     reg.mark_running(run_id, os.getpid(), "CPU")
     reg.update_progress(run_id, 0.25, 0, phase="encoding")
     begun = reg.get(run_id).phase_started
+    written_at(reg, run_id, begun + 10)
     assert reg.get(run_id).rows is None and time_left(reg.get(run_id), history, begun + 10) is None  # not yet known
     rows = {"labeled": 30, "unlabeled": 900, "val_rows": 100, "test_rows": 200}
     registry_events(reg, run_id)({"type": "data", **rows, "fraction": 0.03})
@@ -582,6 +610,7 @@ def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
     queued = [reg.create(config.with_(seed=s)) for s in (2, 3, 4)]
     began = reg.get(running)
     now = began.phase_started + 50  # half its steps in 50 s: 50 s to go, on the pace of the run that ended
+    written_at(reg, running, now)
     assert began.phase_started - began.claimed < 1
     history = History(reg.list())
     one = times_left(reg.list(), history, now, slots=1)
@@ -589,14 +618,17 @@ def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
     two = times_left(reg.list(), history, now, slots=2)  # a free slot: the first queued run starts now
     assert [two[q] for q in queued] == pytest.approx([100, 150, 200], rel=0.01)
     # the machine now three times slower (a walk's was loaded by other work): the runs queued behind take longer
+    written_at(reg, running, began.phase_started + 150)
     slow = times_left(reg.list(), history, began.phase_started + 150, slots=1)
     assert slow[running] == pytest.approx(150) and [slow[q] for q in queued] == pytest.approx([450, 750, 1050],
                                                                                               rel=0.01)
     # at its first steps a run's pace says little (5% in 15 s, 3x slow if it held): the queue behind keeps its times
     reg.update_progress(running, 0.05, 0)
+    written_at(reg, running, began.phase_started + 15)
     early = times_left(reg.list(), history, began.phase_started + 15, slots=1)
     assert early[queued[0]] - early[running] == pytest.approx(100, rel=0.01)  # 114 before: the pace swung it
     reg.update_progress(running, 0.5, 0)
+    written_at(reg, running, now)
     unknown = reg.create(config.with_(max_len=256, seed=5))  # nothing alike has finished: unknown, and so behind it
     later = reg.create(config.with_(seed=6))
     left = times_left(reg.list(), History(reg.list()), now, slots=1)

@@ -206,9 +206,9 @@ class Registry:
         now = time.time()
         with self._connect() as db:
             db.execute("UPDATE runs SET progress = ?, evaluations = ?, samples_per_s = COALESCE(?, samples_per_s), "
-                       "message = COALESCE(?, message), heartbeat = ?, "
+                       "message = COALESCE(?, message), heartbeat = ?, progressed = ?, "
                        "phase_started = CASE WHEN phase IS ? THEN phase_started ELSE ? END, phase = ? WHERE id = ?",
-                       (progress, evaluations, samples_per_s, message, now, phase, now, phase, run_id))
+                       (progress, evaluations, samples_per_s, message, now, now, phase, now, phase, run_id))
 
     def beat(self, run_id: str) -> None:
         """A running run's heartbeat (`execute.beating`)."""

@@ -57,6 +57,7 @@ class Run:
     kind: str = "train"  # train | adapt (`KINDS`)
     estimate: float | None = None  # seconds its grid's estimate gave it at launch (`estimate.Estimate.each`)
     pid_token: str | None = None  # its process's identity when the pid was recorded (`processes.process_token`)
+    progressed: float | None = None  # when its progress was last written: its pace is measured to then
 
     @property
     def name(self) -> str:
@@ -147,7 +148,7 @@ def to_run(row: sqlite3.Row) -> Run:
                metrics=metrics, cancel_requested=bool(row["cancel_requested"]), deleted=bool(row["deleted"]),
                backend=row["backend"], resources=resources, phase=row["phase"], phase_started=row["phase_started"],
                claimed=row["claimed"], rows=rows, kind=row["kind"], estimate=row["estimate"],
-               pid_token=row["pid_token"])
+               pid_token=row["pid_token"], progressed=row["progressed"] if "progressed" in row.keys() else None)
 
 
 def readable(row: sqlite3.Row) -> Run | None:
