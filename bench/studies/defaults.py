@@ -88,7 +88,8 @@ SWEEPS: dict[str, tuple[str, dict, list[dict]]] = {
                             [{"train_layers": k} for k in (4, 2, 8, 0)]),
     # then the budget at the K chosen (`Packaged.train_layers`): the rate, attention dropout and steps
     "SmolLM2 fine-tuning top layers": ("full", {"method": "finetune", "backbone": SMOLLM2},
-                                       [{"lr": 3e-4}, {"lr": 3e-5}, {"attention_dropout": 0.1}, {"steps": 300}]),
+                                       [{"lr": 3e-4}, {"lr": 3e-5}, {"attention_dropout": 0.1}, {"steps": 300},
+                                        {"lr": 1e-3}]),  # 3e-4 was the best, at the grid's edge: one past it
     "SmolLM2 LoRA top layers": ("full", {"method": "lora", "backbone": SMOLLM2},
                                 [{"lr": 1e-3}, {"lr": 2e-4}, {"steps": 300}]),
     "GAN-BERT G1 full": ("full", {"method": "ganbert", "generator": "noise"},
