@@ -285,3 +285,22 @@ def test_the_estimate_prices_a_top_k_run_by_its_layers_and_its_states_pass_by_wh
     assert grid_seconds(Registry(), [top], 72, None, 18, 6, texts=texts).each[top.to_json()] > before[top.to_json()]
     trained(top, studio_home / "runs" / "first")  # its labeled, validation and test texts stored
     assert states_seconds(Registry(), [top], 72, None, 18, 6, texts)[top.to_json()] < before[top.to_json()]
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_a_cancel_stops_a_pass_over_texts_between_its_batches(frozen, tiny_backbone, studio_home):
+    """A study's SIGTERM (a cancel) went unheeded for minutes while its run encoded 1,867 texts: encoding (frozen
+    features) and storing a top-K run's states stop between batches, not at the first training step."""
+    from core.runs import RunFolder
+    from core.train.loop import train
+    from core.train.methods import Cancelled
+
+    config = top_k(tiny_backbone, method="features-lr", frozen=True) if frozen else top_k(tiny_backbone)
+    passes = []
+
+    def on_event(event: dict) -> None:
+        if event["type"] in ("features", "states"):
+            passes.append(event["done"])
+    with pytest.raises(Cancelled):
+        train(config, RunFolder(studio_home / "runs" / "stopped"), on_event, should_stop=lambda: bool(passes))
+    assert passes == [0]  # asked to stop as the pass began: not one batch more

@@ -252,6 +252,15 @@ def default_train_layers(spec: str | Path | None) -> int:
     return PACKAGED[text].train_layers if text in PACKAGED else 0
 
 
+def measured_rate(spec: str | Path | None, method: str, train_layers: int | None) -> float | None:
+    """The learning rate a method trains a packaged backbone's top layers at where it was measured there
+    (`Packaged.rates`), for its measured K alone; None elsewhere (the method's own default holds)."""
+    text = str(spec or "").strip()
+    if text not in PACKAGED or train_layers != PACKAGED[text].train_layers:
+        return None
+    return dict(PACKAGED[text].rates).get(method)
+
+
 def attention_dropout(spec: str | Path | None) -> float:
     """The dropout a backbone puts on attention weights when a run leaves it (MiniLM's 0.1), read as `depth` reads
     its layers; a packaged causal LM's without converting it (SmolLM2's config: 0.0)."""

@@ -34,6 +34,8 @@ class Packaged:
     layer: int  # the layer `layer` pooling averages by default: measured
     train_layers: int  # the top layers a trained run trains by default (0: every one): measured
     install: str  # the command that installs it, for the message when it is missing
+    # the learning rate a method trains those top layers at, where measured apart from the method's own default
+    rates: tuple[tuple[str, float], ...] = ()
 
 
 SMOLLM2 = "smollm2-135m"  # the packaged causal LM, by the name runs, benches and pages give it

@@ -20,7 +20,7 @@ import torch
 from core.backbone.device import pick_device
 from core.train.config import TrainConfig
 from core.train.inputs import Event, load_data, split_pool
-from core.train.methods import Job, method_for
+from core.train.methods import Cancelled, Job, method_for
 from core.train.resolution import is_resolved
 from core.train.metrics import classification_metrics
 
@@ -81,6 +81,8 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
             engines.append(event["engine"])
         else:
             encoding.on_event(event)
+        if event["type"] in ("features", "states") and should_stop():  # a pass over texts stops between batches
+            raise Cancelled("cancelled by request")
     on_event = note
     # -- device and seed
     device = pick_device(config.device)

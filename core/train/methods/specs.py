@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from core.backbone import attention_dropout, pass_work
+from core.backbone.locate import measured_rate
 from core.backbone.packaged import SMOLLM2
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig, cut_layers
@@ -96,7 +97,11 @@ class StepSpec(Method):
         return ATTENTION_DROPOUT_SLOWDOWN if rate > 0 else 1.0
 
     def learning_rate(self, config: TrainConfig) -> float:
-        return config.lr or (self.frozen_lr if config.frozen else self.encoder_lr)
+        """The rate asked for; else the frozen head's, or the one measured for this backbone's top layers
+        (`measured_rate`), or the method's own with the encoder training."""
+        if config.lr or config.frozen:
+            return config.lr or self.frozen_lr
+        return measured_rate(config.backbone, self.name, config.train_layers) or self.encoder_lr
 
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
