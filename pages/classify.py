@@ -9,8 +9,8 @@ from core.compare import distinct_names
 from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
 from core.runs import Status
-from core.train import (FAKE_MEANING, calibration, classify, classify_frame, explain, fake_class_note, is_subtask_b,
-                        jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
+from core.train import (FAKE_MEANING, calibration, classify, classify_frame, download_stem, explain, fake_class_note,
+                        is_subtask_b, jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
 from pages import classify_views
 from pages.markdown import plain
 
@@ -135,6 +135,7 @@ if (upload is not None or source == TEST) and picked:
         batch = st.session_state.get("cl_batch")
         if batch is None or batch["file"] != key:
             batch = st.session_state.cl_batch = {"file": key, "runs": {}}
+        of = download_stem(TEST if source == TEST else upload.name)  # two files' downloads had shared one name
         for run_id in picked:  # every selected model, each with its scores when the file has labels
             label = distinct[run_id]
             with st.spinner(f"Loading {label}…"):
@@ -157,12 +158,12 @@ if (upload is not None or source == TEST) and picked:
             st.dataframe(readable_frame(out), hide_index=True, height=300, placeholder="–")
             c1, c2 = st.columns(2)
             c1.download_button("Download predictions (CSV: id, gold, predicted, probabilities)",
-                               out.to_csv(index=False), f"predictions-{run_id}.csv", "text/csv",
+                               out.to_csv(index=False), f"predictions-{run_id}-{of}.csv", "text/csv",
                                key=f"cl_csv_{run_id}")
             c2.download_button("Download a SemEval submission (JSONL: id, label)" if is_subtask_b(model.labels) else
                                "Download predictions as JSONL (id, label: class names)",
                                submission_jsonl(out, frame, model.labels),
-                               f"{'submission' if is_subtask_b(model.labels) else 'predictions'}-{run_id}.jsonl",
+                               f"{'submission' if is_subtask_b(model.labels) else 'predictions'}-{run_id}-{of}.jsonl",
                                "application/jsonl", key=f"cl_jsonl_{run_id}", help=jsonl_format(model.labels))
             if frame.attrs.get("ids") == "row":
                 st.caption("The file has no id column: the submission numbers its rows from 0.")

@@ -9,7 +9,7 @@ import pytest
 
 from core.compare import mcnemar
 from core.train import TrainConfig, resolve
-from core.data import CorpusConfig, DataSpec, builtin_dataset, load_dataset
+from core.data import ColumnMapping, CorpusConfig, DataSpec, builtin_dataset, load_dataset
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from pages.train_form import methods_key
 from tests.helpers import need_smollm2, open_page, semeval_rows, wait_for, write_jsonl
@@ -496,6 +496,27 @@ def test_classify_maps_a_files_own_columns_and_offers_a_submission(tiny_backbone
     assert all(v == "<0.001" or len(v) == 5 for c in table.columns if c.startswith("p_") for v in table[c])
     labels = [b.proto.label for b in at.get("download_button")]
     assert any("SemEval submission" in label for label in labels) and any("CSV" in label for label in labels)
+
+
+def test_a_files_predictions_carry_its_submission_ids_and_downloads_are_named_for_the_file(tiny_backbone, dataset):
+    """Issue 95 item 7: a file without ids read three-0, three-1… in the table and the CSV but 0, 1… in its SemEval
+    file, and two files' predictions from one run downloaded under one name."""
+    import json
+
+    from core.data import load_frame
+    from core.train import classify_frame, download_stem, submission_jsonl
+
+    run_id = finished_run(tiny_backbone, dataset)
+    model = Registry().folder(run_id).load_model()
+    frame, labels = load_frame(b"text\nhello there\nsecond text\nthird one\n", "three.csv", require_labels=False)
+    out, _ = classify_frame(model, frame, labels)
+    submitted = [json.loads(line)["id"] for line in submission_jsonl(out, frame, model.labels).splitlines()]
+    assert out["id"].tolist() == submitted == [0, 1, 2]
+    keyed, _ = load_frame(b"key,text\nk7,hello there\nk8,second text\n", "keyed.csv", require_labels=False,
+                          mapping=ColumnMapping(id="key"))
+    assert classify_frame(model, keyed, labels)[0]["id"].tolist() == ["k7", "k8"]
+    assert download_stem("three.csv") == "three" and download_stem("a b/../c?.jsonl") == "c"
+    assert download_stem("test") == "test" and download_stem("....csv") == "file"
 
 
 def test_the_frozen_switch_keeps_the_chosen_methods_and_names_them_for_the_mode(dataset):

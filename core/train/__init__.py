@@ -45,6 +45,7 @@ _EXPORTS = {
     "submission_jsonl": "core.train.submission",
     "is_subtask_b": "core.train.submission",
     "jsonl_format": "core.train.submission",
+    "download_stem": "core.train.submission",
     "CheckpointError": "core.train.checkpoint",
     "has_checkpoint": "core.train.checkpoint",
     "DEFAULT_FRACTIONS": "core.train.catalog",

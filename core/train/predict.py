@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix
 from core.data import clean_texts
 from core.train.methods import Predictor
 from core.train.macro import macro_f1
+from core.train.submission import submission_ids
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,9 @@ def classify_frame(model: Predictor, frame: pd.DataFrame, labels: tuple[str, ...
         preds += classify(model, texts[start:start + batch_size], batch_size)
         if on_progress is not None:
             on_progress(len(preds), len(texts))
-    out = pd.DataFrame({"id": frame["id"].to_numpy(), "predicted": [p.label for p in preds]})
+    # the ids a submission writes (a file's own, or its row numbers), in the table and the CSV too: a file without
+    # ids had read three-0, three-1… there and 0, 1… in its submission
+    out = pd.DataFrame({"id": submission_ids(frame), "predicted": [p.label for p in preds]})
     for name in model.labels:
         out[f"p_{name}"] = [p.probabilities[name] for p in preds]
     if preds and preds[0].fake_probability is not None:

@@ -11,6 +11,7 @@ to guess a mapping. A `.csv` holds `id, gold, predicted, p_<class>...`, where th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -75,3 +76,10 @@ def submission_jsonl(out: pd.DataFrame, frame: pd.DataFrame, model_labels: tuple
     values = label_values(model_labels)
     return "".join(json.dumps({"id": i, "label": values[p]}) + "\n"
                    for i, p in zip(submission_ids(frame), out["predicted"]))
+
+
+def download_stem(name: str) -> str:
+    """A file's name as a download names its predictions after it ('three.csv' → 'three'): letters, digits, dots,
+    dashes and underscores, so two files' downloads from one run are told apart."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).stem).strip("-.")
+    return stem[:60] or "file"
