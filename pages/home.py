@@ -14,7 +14,7 @@ ds = st.session_state.dataset
 st.title("GAN-BERT Studio")
 st.markdown(
     "Who wrote this text: a person, or which language model? The studio explores a labeled corpus and trains "
-    "classifiers that learn from **few labels**: BERT fine-tuning, adapters and GAN-BERT (with its control, the "
+    "classifiers that learn from **few labels**: BERT fine-tuning, adapters, LoRA and GAN-BERT (with its control, the "
     "same model without the adversarial game), beside SetFit, the few-shot method practitioners reach for, and the "
     "converged references they must beat (TF-IDF + LR, frozen features + LR). It can also adapt the backbone to a "
     "corpus's unlabeled texts first."

@@ -55,11 +55,13 @@ class MemoryPlan:
         return self.estimate > SHARE * self.free
 
     def message(self) -> str:
-        head = (f"a step of {self.sequences} texts × {self.length} tokens holds about "
-                f"{self.estimate / 2**30:.1f} GiB; {self.free / 2**30:.1f} GiB are free")
+        """The estimate beside the rule it was judged by (the log had said "8.7 GiB; 17.3 GiB are free" alone)."""
+        head = f"a step of {self.sequences} texts × {self.length} tokens holds about {self.estimate / 2**30:.1f} GiB"
+        free = f"{SHARE:.0%} of the {self.free / 2**30:.1f} GiB free"
         if self.checkpointing:
-            return f"memory: gradient checkpointing on: {head} (it takes about half again the time)"
-        return f"memory: {head}"
+            return (f"memory: gradient checkpointing on: {head}, more than {free} (it takes about half again the "
+                    "time)")
+        return f"memory: {head}, within {free}: no gradient checkpointing"
 
 
 def shape_parameters(shape: PretrainedConfig) -> int:
