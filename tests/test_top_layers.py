@@ -192,6 +192,14 @@ def test_train_layers_is_settled_refused_past_the_cut_and_read_as_every_layer_fr
     assert resolve(TrainConfig(data=DATA, method="features-lr", per_class=4, fraction=None)).train_layers == 0
     with pytest.raises(InputError, match="fewer than the 2 layers .*up to layer 2"):
         top_k(tiny_llama, train_layers=2)
+    from core.backbone.packaged import SMOLLM2
+    from core.train import method_for
+
+    smollm2 = TrainConfig(method="finetune", backbone=SMOLLM2)
+    settled = method_for(smollm2).settle(smollm2)
+    assert (settled.train_layers, settled.lr) == (4, 3e-4)  # its measured K, and the rate measured there
+    every = method_for(smollm2).settle(smollm2.with_(train_layers=0))
+    assert (every.train_layers, every.lr) == (0, 1e-4)  # every layer: the method's own rate, measured on MiniLM
     stored = json.loads(config.to_json())
     del stored["train_layers"]  # a run stored before top-K runs trained every layer it had
     assert TrainConfig.from_json(json.dumps(stored)).train_layers == 0
