@@ -238,6 +238,17 @@ def run_each(registry: Registry, args: argparse.Namespace, configs: list[TrainCo
     return runs
 
 
+def end_study(frame, report: Callable, pairs: Callable) -> int:
+    """A study's last words: its tables (`report`) and one JSON line of its paired rows (`pairs`), or that no run
+    has finished yet; the exit code."""
+    if frame.empty:
+        print("no finished runs yet")
+        return 0
+    print(report(frame))
+    print(json.dumps({"runs": len(frame), "pairs": pairs(frame)}))
+    return 0
+
+
 def keep_for_corpus(records: Path, entry: dict) -> None:
     """A record file of one line a corpus (what a bench measured of its data): `entry` in place of its corpus's."""
     kept = [e for e in recorded(records) if e["corpus"] != entry["corpus"]]

@@ -24,12 +24,12 @@ Run: .venv/bin/python -m bench.studies.smollm2_trained [--parts l2r-20 l2r-5 m4-
 from __future__ import annotations
 
 import argparse
-import json
 
 import pandas as pd
 
 from bench import figures
-from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, at_defaults, finished, open_home, run_once
+from bench.sample_runs import (BENCH_ENGINE, CORPORA, DEFAULT_HOME, at_defaults, end_study, finished, open_home,
+                               run_once)
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status
@@ -215,13 +215,7 @@ def main() -> int:
             print(f"{corpus} {per_class}/class seed {seed} {name}: {run.status}"
                   + (f" acc {run.metrics['test']['accuracy']:.3f} ({run.metrics.get('seconds', 0):.0f} s)"
                      if run.status == Status.DONE else f" {run.message}"), flush=True)
-    frame = pd.concat([frame_of(r) for r in runs.values() if r] or [pd.DataFrame()])
-    if frame.empty:
-        print("no finished runs yet")
-        return 0
-    print(report(frame))
-    print(json.dumps({"runs": len(frame), "pairs": pairs(frame)}))
-    return 0
+    return end_study(pd.concat([frame_of(r) for r in runs.values() if r] or [pd.DataFrame()]), report, pairs)
 
 
 if __name__ == "__main__":

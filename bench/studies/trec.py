@@ -27,12 +27,11 @@ Run: .venv/bin/python -m bench.studies.trec [--tasks coarse fine] [--amounts 2% 
 from __future__ import annotations
 
 import argparse
-import json
 
 import pandas as pd
 
 from bench import figures
-from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, finished, open_home, run_once
+from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, end_study, finished, open_home, run_once
 from core.backbone.locate import sentence_pooling
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
@@ -370,13 +369,7 @@ def main() -> int:
                              "new runs train at --precision")
     parser.add_argument("--report-only", action="store_true", help="the tables from the runs recorded or in --home")
     args = parser.parse_args()
-    frame = measure(args)
-    if frame.empty:
-        print("no finished runs yet")
-        return 0
-    print(report(frame))
-    print(json.dumps({"runs": len(frame), "pairs": pairs(frame)}))
-    return 0
+    return end_study(measure(args), report, pairs)
 
 
 if __name__ == "__main__":
