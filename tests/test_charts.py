@@ -225,8 +225,6 @@ def test_a_confusion_matrix_names_its_rows_by_the_classes_the_metrics_name_not_b
     labelled alphabetically, human's row named bloomz. Metrics now name their classes; older runs, whose
     per_class the registry kept in label-id order, still read theirs."""
     import json
-    from types import SimpleNamespace
-
     from core.compare import confusion_frame
     from core.train.metrics import classification_metrics
 
@@ -237,7 +235,7 @@ def test_a_confusion_matrix_names_its_rows_by_the_classes_the_metrics_name_not_b
     assert list(sorted_keys["test"]["per_class"]) == ["bloomz", "chatGPT", "human"]
 
     def rows(test: dict) -> dict[str, float]:
-        cells = confusion_frame(SimpleNamespace(metrics={"test": test}))  # a run, as far as it reads one
+        cells = confusion_frame(test)  # a run's tables, as the registry keeps them
         return cells.groupby("true", sort=False)["value"].sum().to_dict()
 
     assert rows(sorted_keys["test"]) == {"human": 2, "chatGPT": 1}

@@ -112,7 +112,7 @@ def test_params_tags_metrics_and_curves_are_the_runs(exported):
     test = run.metrics["test"]
     for key in ("accuracy", "macro_f1", "mcc"):
         assert data.metrics[f"test_{key}"] == pytest.approx(test[key])
-    for name, scores in test["per_class"].items():
+    for name, scores in registry.tables(run.id)["per_class"].items():
         assert data.metrics[f"test_f1.{name}"] == pytest.approx(scores["f1"])  # every class has test texts here
     assert data.params["backbone_name"] and data.params["result.labels_read"] == str(run.labels_read)
     assert "labeled" not in data.metrics  # a count is a param, not a chart of one bar

@@ -14,6 +14,7 @@ from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, roughly, times_left
 from core.train import method_for
+from core.train.macro import DENSE_UP_TO, dense_confusion
 from core.train.methods import backbone_tag
 from core.train.methods.specs import not_learned
 from core.runs.lifecycle import ACTIVE, Status
@@ -126,20 +127,24 @@ def run_details(run: Run) -> dict:
             "config": json.loads(run.config.to_json())}
 
 
-def confusion_frame(run: Run, normalize: bool = False) -> pd.DataFrame:
-    """The test confusion matrix as (true, predicted, value); rows sum to 1 when normalized."""
+def confusion_frame(tables: dict, normalize: bool = False) -> pd.DataFrame | None:
+    """A run's test confusion matrix (from its per-class `tables`, `Registry.tables`) as (true, predicted, value);
+    rows sum to 1 when normalized. None past `DENSE_UP_TO` classes: 5,000 of them had made 25 M cells to draw."""
     from core.plotting import confusion_cells  # altair with it: the GPU check's machine has none, and reads runs
 
-    test = (run.metrics or {}).get("test", {})
-    classes = test.get("classes", list(test.get("per_class", {})))  # older runs: per_class, kept in label-id order
-    return confusion_cells({"confusion": test.get("confusion", []), "classes": classes}, normalize)
+    classes = tables.get("classes", list(tables.get("per_class", {})))  # older runs: per_class, in label-id order
+    if len(classes) > DENSE_UP_TO:
+        return None
+    return confusion_cells({"confusion": dense_confusion({**tables, "classes": classes}), "classes": classes},
+                           normalize)
 
 
-def per_class_f1(runs: list[Run], names: dict[str, str] | None = None) -> pd.DataFrame:
+def per_class_f1(runs: list[Run], tables: dict[str, dict], names: dict[str, str] | None = None) -> pd.DataFrame:
+    """Each run's F1 on each class its test texts hold, from its per-class `tables` (by run id)."""
     names = names or distinct_names(runs)
     rows = []
     for r in runs:
-        for name, scores in (r.metrics or {}).get("test", {}).get("per_class", {}).items():
+        for name, scores in tables.get(r.id, {}).get("per_class", {}).items():
             if scores["support"] > 0:
                 rows.append({"run": names[r.id], "class": name,
                              "f1": scores["f1"]})

@@ -19,8 +19,9 @@ from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
 from core.runs.processes import process_token
 from core.runs.run import KINDS, Run, RunError, UnreadableRun, check_run_id, readable, to_run
-from core.runs.registry_store import FullDisk, RegistryError, explained, set_up
+from core.runs.registry_store import UNLISTED, FullDisk, RegistryError, explained, set_up
 from core.train import TrainConfig, run_label
+from core.train.macro import split_tables
 from core.train.adaptation import AdaptConfig
 
 __all__ = ["Registry", "RegistryError", "Run", "RunError", "UnreadableRun", "check_run_id"]
@@ -40,6 +41,8 @@ class Registry:
             if not isinstance(plain, FullDisk) or not self.path.is_file():
                 raise plain or e
             self.read_only, self.full = True, plain
+        with self._connect(write=False) as db:  # what a run's row is read with: every column but `UNLISTED`
+            self.listed = ", ".join(c[1] for c in db.execute("PRAGMA table_info(runs)") if c[1] not in UNLISTED)
 
     @contextmanager
     def _connect(self, write: bool = True):
@@ -109,16 +112,30 @@ class Registry:
 
     def get(self, run_id: str) -> Run:
         with self._connect(write=False) as db:
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
+            row = db.execute(f"SELECT {self.listed} FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
         if row is None:
             raise RunError(f"no run {run_id}")
         return to_run(row)
+
+    def tables(self, run_id: str) -> dict:
+        """A finished run's per-class test tables (classes, confusion matrix, per-class scores), read when a page
+        draws them; a run stored before they were kept apart has them in its metrics. {} where it has none."""
+        with self._connect(write=False) as db:
+            row = db.execute("SELECT tables, metrics FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
+        if row is None:
+            raise RunError(f"no run {run_id}")
+        try:
+            kept = json.loads(row["tables"]) if row["tables"] else split_tables(
+                json.loads(row["metrics"]) if row["metrics"] else None)[1]
+        except ValueError:
+            return {}
+        return kept if isinstance(kept, dict) else {}
 
     def list(self, include_deleted: bool = False, statuses: tuple[str, ...] | None = None, kind: str | None = "train"
              ) -> list[Run]:
         """The runs (by default the training runs; `kind` "adapt" the adaptations, None every job) in the order
         they were created."""
-        query, args = "SELECT * FROM runs WHERE (deleted = 0 OR ?)", [int(include_deleted)]
+        query, args = f"SELECT {self.listed} FROM runs WHERE (deleted = 0 OR ?)", [int(include_deleted)]
         if kind is not None:
             query += " AND kind = ?"
             args.append(kind)
@@ -132,7 +149,7 @@ class Registry:
     def unreadable(self) -> list[tuple[str, str]]:
         """(run id, reason) for every row `list` leaves out because it cannot be read."""
         with self._connect(write=False) as db:
-            rows = db.execute("SELECT * FROM runs WHERE deleted = 0 ORDER BY created, id").fetchall()
+            rows = db.execute(f"SELECT {self.listed} FROM runs WHERE deleted = 0 ORDER BY created, id").fetchall()
         found = []
         for row in rows:
             try:
@@ -232,12 +249,13 @@ class Registry:
 
     def finish(self, run_id: str, status: str, message: str | None = None, metrics: dict | None = None) -> None:
         """Record the end of a run; ending a run that has already ended is an IllegalMove."""
+        metrics, tables = split_tables(metrics)  # the per-class tables apart: every list reads the metrics
         with self._connect() as db:
             self._move(db, run_id, Status(status),
                        "message = COALESCE(?, message), metrics = COALESCE(?, metrics), ended = ?, "
-                       "progress = CASE WHEN ? = ? THEN 1 ELSE progress END",
+                       "progress = CASE WHEN ? = ? THEN 1 ELSE progress END, tables = COALESCE(?, tables)",
                        (message, json.dumps(metrics) if metrics is not None else None, time.time(), status,
-                        Status.DONE))
+                        Status.DONE, json.dumps(tables) if tables is not None else None))
 
     def interrupt(self, run_id: str, message: str, status: Status = Status.INTERRUPTED) -> None:
         """A run whose process is gone: swept of the temporary files a kill mid-write left (before the

@@ -50,7 +50,8 @@ RENAMES = (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
 # Columns added since the first registry; an older studio.db gains them in place when it is opened.
 MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
               ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"), ("kind", "TEXT NOT NULL DEFAULT 'train'"),
-              ("estimate", "REAL"), ("pid_token", "TEXT"), ("progressed", "REAL"))
+              ("estimate", "REAL"), ("pid_token", "TEXT"), ("progressed", "REAL"), ("tables", "TEXT"))
+UNLISTED = ("tables",)  # read on demand (`Registry.tables`), never by a list of runs: 5,000 classes' had taken 587 MB
 class RegistryError(InputError):
     """The registry cannot be read or written: its file is damaged, or the disk is full."""
 

@@ -10,23 +10,27 @@ from sklearn.metrics import (
     accuracy_score, confusion_matrix, matthews_corrcoef, precision_recall_fscore_support,
 )
 
-from core.train.macro import macro_f1
+from core.train.macro import DENSE_UP_TO, sparse_macro_f1
 
 
 def classification_metrics(y_true: np.ndarray, y_pred: np.ndarray, labels: tuple[str, ...]) -> dict:
-    """Accuracy, macro-F1 (over the classes `y_true` holds: `macro_f1`) and MCC, the full k×k confusion matrix
-    over `labels` (in label-id order: JSON written with sorted keys reorders `per_class`), and per-class precision,
-    recall and F1."""
+    """Accuracy, macro-F1 (over the classes `y_true` holds: `macro_f1`) and MCC, the k×k confusion matrix over
+    `labels` (in label-id order: JSON written with sorted keys reorders `per_class`; past `DENSE_UP_TO` classes its
+    nonzero cells alone, `confusion_cells`), and per-class precision, recall and F1."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     ids = list(range(len(labels)))
     p, r, f, support = precision_recall_fscore_support(y_true, y_pred, labels=ids, zero_division=0)
-    confusion = confusion_matrix(y_true, y_pred, labels=ids)
+    pairs, counts = np.unique(np.stack([y_true, y_pred]), axis=1, return_counts=True) if len(y_true) else \
+        (np.zeros((2, 0), int), np.zeros(0, int))
+    cells = [[int(t), int(q), int(n)] for (t, q), n in zip(pairs.T, counts)]
+    table = {"confusion": confusion_matrix(y_true, y_pred, labels=ids).tolist()} if len(labels) <= DENSE_UP_TO \
+        else {"confusion_cells": cells}
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),
-        "macro_f1": macro_f1(confusion),
-        "macro_f1_classes": int((confusion.sum(axis=1) > 0).sum()),
+        "macro_f1": sparse_macro_f1(cells, len(labels)),
+        "macro_f1_classes": int(len(set(y_true.tolist()))),
         "mcc": float(matthews_corrcoef(y_true, y_pred)),
-        "confusion": confusion.tolist(),
+        **table,
         "classes": list(labels),
         "per_class": {name: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]),
                              "support": int(support[i])} for i, name in enumerate(labels)},

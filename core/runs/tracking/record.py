@@ -73,12 +73,12 @@ def metric_key(name: str) -> str:
     return re.sub(r"[^\w\-. /]", "_", name)
 
 
-def metrics(run: Run) -> dict[str, float]:
-    """The test scores, and the F1 of each class the test texts hold (one they lack has no F1 to speak of, and is
-    out of macro-F1 too)."""
+def metrics(run: Run, tables: dict) -> dict[str, float]:
+    """The test scores, and from its per-class `tables` (`Registry.tables`) the F1 of each class the test texts hold
+    (one they lack has no F1 to speak of, and is out of macro-F1 too)."""
     test = (run.metrics or {}).get("test") or {}
     found = {f"test_{k}": float(test[k]) for k in SCORES if test.get(k) is not None}
-    found |= {f"test_f1.{metric_key(name)}": float(s["f1"]) for name, s in (test.get("per_class") or {}).items()
+    found |= {f"test_f1.{metric_key(name)}": float(s["f1"]) for name, s in (tables.get("per_class") or {}).items()
               if s.get("support", 1) > 0}
     return found
 

@@ -22,6 +22,7 @@ from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry
 from core.runs.run import Run
 from core.runs.tracking import record
+from core.train.macro import DENSE_UP_TO, dense_confusion
 
 URI_VARIABLE = "STUDIO_MLFLOW_URI"  # a tracking URI every new run is logged to as it trains
 URI_SETTING = "mlflow_uri"  # the same, set on the Train page (the variable wins)
@@ -186,7 +187,7 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
         raise TrackingError(f"exporting run {run.id} to {uri} failed, nothing of it kept: {one_line(e)}") from e
     try:
         log_curves(client, mlflow_id, record.curves(registry.evaluations(run.id)))
-        log_curves(client, mlflow_id, [(0, record.metrics(run))])
+        log_curves(client, mlflow_id, [(0, record.metrics(run, registry.tables(run.id)))])
         log_files(client, mlflow_id, registry, run)
         model_uri = log_model(client, uri, mlflow_id, registry, run)
         checked = check_model(model_uri, run) if model_uri else ""
@@ -240,14 +241,14 @@ def log_files(client, mlflow_id: str, registry: Registry, run: Run) -> None:
     for name in (folder.CONFIG, folder.LOG, folder.RESULT, folder.PREDICTIONS):
         if (folder.path / name).is_file():
             client.log_artifact(mlflow_id, str(folder.path / name))
-    test = (run.metrics or {}).get("test") or {}
-    if test.get("confusion"):
+    tables = registry.tables(run.id)
+    if tables.get("classes") and len(tables["classes"]) <= DENSE_UP_TO:  # past it a matrix drawn is unreadable
         from core.plotting import chart_png, confusion, confusion_cells
 
         with tempfile.TemporaryDirectory() as tmp:
             picture = Path(tmp) / "confusion_matrix.png"
-            cells = confusion_cells({"confusion": test["confusion"], "classes": test.get("classes", [])})
-            picture.write_bytes(chart_png(confusion(cells, test.get("classes", []), run.name, False)))
+            cells = confusion_cells({"confusion": dense_confusion(tables), "classes": tables["classes"]})
+            picture.write_bytes(chart_png(confusion(cells, tables["classes"], run.name, False)))
             client.log_artifact(mlflow_id, str(picture))
 
 
