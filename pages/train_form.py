@@ -120,7 +120,7 @@ def what_runs_read(configs: list[TrainConfig], ds: Dataset) -> None:
     train, val = ds.class_sizes("train"), ds.class_sizes("val")
     if note := starved_note(configs, train, val, extra(ds)):
         st.warning(f"{note}.")
-    st.caption(grid_labels(configs, train, val))
+    st.caption(grid_labels(configs, train, val, ds.labels))
     if read := unlabeled_read(configs, train, val, extra(ds)):
         st.caption(read)
 

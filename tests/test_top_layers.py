@@ -264,7 +264,7 @@ def test_the_train_page_offers_top_k_and_says_and_clears_what_is_stored(tiny_bac
     assert not [e for e in at.expander if e.label.startswith("Stored states")]  # nothing stored: nothing said
     field = at.number_input(key="tr_train_layers")
     assert field.label == "Top layers trained (empty: backbone's; 0: all)" and field.value is None
-    assert "smollm2-135m 4 of the 20 layers it runs" in field.help
+    assert "SmolLM2-135M 4 of the 20 layers its features read (of its 30)" in field.help
     trained(top_k(tiny_backbone), studio_home / "runs" / "first")
     at = open_page("pages/train.py")
     shown = [e for e in at.expander if e.label.startswith("Stored states")]

@@ -187,9 +187,11 @@ def test_the_labels_line_says_the_validation_a_run_will_get_and_when_it_cannot_r
     from core.train.sweep import grid_labels
 
     sizes = {0: 32, 1: 24, 2: 20, 3: 20, 4: 32}  # the M4 sample's train classes (no bloomz)
-    line = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], sizes, None)
+    names = ("human", "chatGPT", "cohere", "davinci", "bloomz")
+    line = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], sizes, None, names)
     assert "20/class + 28 validation (not 20/class: some classes have fewer texts left) = 128 labels" in line
-    assert "Validation will hold 0 text(s) of its smallest class, fewer than 10" in line
+    assert ("Validation will hold fewer than 10 texts of some classes (chatGPT 4, cohere 0, davinci 0): too few to "
+            "rank checkpoints on, so this run keeps its last checkpoint.") in line
     roomy = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], {0: 200, 1: 200}, None)
     assert "20/class + 20/class validation = 80 labels" in roomy and "fewer than 10" not in roomy
     assert labels_read(Amount(per_class=20), Validation.parse("auto"), 100, 28) == \

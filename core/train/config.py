@@ -118,14 +118,15 @@ class TrainConfig:
                                                    "measured level), the backbone's own rate (MiniLM: 0.1) for the "
                                                    "authors' presets and adapters", low=0.0, high=0.9,
                                              label="Attention dropout", stored="backbone's")
-    train_layers: int | None = option(None, "how many of the encoder's top layers train when it trains (K): the layers "
-                                            "below stay frozen, and their output for each text is computed once, "
-                                            "stored on disk in bf16 and read by every step, epoch, seed and method "
-                                            "after it (a run on a deep backbone several times shorter). 0 trains "
+    train_layers: int | None = option(None, "How many of the encoder's top layers train when it trains (K). The layers "
+                                            "below stay frozen: their output for each text is computed once, stored "
+                                            "on disk in bf16 and read by every step, epoch, seed and method after it, "
+                                            "so a run on a deep backbone takes a fraction of the time. 0 trains "
                                             "every layer. Empty: the backbone's K, measured by "
                                             "bench/studies/defaults.py (docs/methods.md): "
-                                            + "; ".join(f"{name} {p.train_layers} of the {p.layer} layers it runs"
-                                                        for name, p in PACKAGED.items() if p.train_layers)
+                                            + "; ".join(f"{p.title.split(' (')[0]} {p.train_layers} of the {p.layer} "
+                                                        f"layers its features read (of its {p.layers})"
+                                                        for p in PACKAGED.values() if p.train_layers)
                                             + "; every layer on any other backbone", low=0,
                                       label="Top layers trained", unset="backbone's; 0: all", stored="every layer")
     warmup: float = option(0.1, "share of steps with linear learning-rate warm-up (encoder training)", low=0.0,

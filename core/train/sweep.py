@@ -162,7 +162,8 @@ def starved_note(configs: list[TrainConfig], train: Mapping[int, int], val: Mapp
     return " ".join(f"At {', '.join(at)}: {note}." for note, at in said.items()).removesuffix(".") or None
 
 
-def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None) -> str:
+def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mapping[int, int] | None,
+                names: tuple[str, ...] = ()) -> str:
     """What a grid's runs read, once per amount and rule, with the counts the class sizes give ('5/class + 5/class
     validation = 50 labels', '1% (114) + 114 validation = 228 labels', the references' '5/class, no validation'),
     and where validation texts come from when any run validates: the validation split, or else the train pool."""
@@ -179,23 +180,37 @@ def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mappi
     few = [c for c in configs if METHODS[c.method].selects and c.selection == "auto" and c.validating.rule != "none"
            and (least := smallest_validation(c, train, val)) is not None and least < MIN_VAL_PER_CLASS]
     if few:  # said before launch: a walk's run fell back to its last checkpoint with nothing said on the form
-        least = min(smallest_validation(c, train, val) for c in few)
-        source += (f" Validation will hold {least} text(s) of its smallest class, fewer than {MIN_VAL_PER_CLASS}: too "
-                   "few to rank checkpoints, so those runs keep their last one.")
+        short = validation_short(few[0], train, val)
+        which = ", ".join(f"{names[c] if c < len(names) else c} {n}" for c, n in short.items())
+        source += (f" Validation will hold fewer than {MIN_VAL_PER_CLASS} texts of some classes ({which}): too few "
+                   "to rank checkpoints on, so " + ("this run keeps" if len(few) == 1 else "these runs keep")
+                   + " its last checkpoint.")
     # the methods named where runs read differently: '20/class = 80 labels' twice had named neither
     lines = list(said) if len(said) == 1 else [f"{text} ({', '.join(names)})" for text, names in said.items()]
     return f"Labels each run reads, validation included: {'; '.join(lines)}.{source}"
 
 
-def smallest_validation(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None) -> int | None:
-    """The validation texts of the class with fewest, as `grid_counts` draws them (None where the rule leaves it to
+def validation_of(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None
+                  ) -> dict[int, int] | None:
+    """The validation texts of each labeled class, as `grid_counts` draws them (None where the rule leaves it to
     the draw)."""
     labeled = {c: config.labeled.rows_of(n) for c, n in train.items() if n}
     rule, source = config.validating, val if val is not None else {c: train[c] - labeled.get(c, 0) for c in train}
     if rule.rule == "auto":
-        return min((min(n, source.get(c, 0)) for c, n in labeled.items()), default=None)
+        return {c: min(n, source.get(c, 0)) for c, n in labeled.items()}
     if rule.rule == "per_class":
-        return min((min(int(rule.value), source.get(c, 0)) for c in labeled), default=None)
+        return {c: min(int(rule.value), source.get(c, 0)) for c in labeled}
     if rule.rule == "split" and val is not None:
-        return min((source.get(c, 0) for c in labeled), default=None)
+        return {c: source.get(c, 0) for c in labeled}
     return None
+
+
+def smallest_validation(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None) -> int | None:
+    """The validation texts of the class with fewest (`validation_of`)."""
+    counts = validation_of(config, train, val)
+    return min(counts.values(), default=None) if counts is not None else None
+
+
+def validation_short(config: TrainConfig, train: Mapping[int, int], val: Mapping[int, int] | None) -> dict[int, int]:
+    """The classes whose validation texts fall short of ranking checkpoints, with their counts."""
+    return {c: n for c, n in (validation_of(config, train, val) or {}).items() if n < MIN_VAL_PER_CLASS}
