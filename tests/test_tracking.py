@@ -331,3 +331,16 @@ def test_an_exported_model_reads_its_backbone_as_the_run_did_and_is_checked_agai
     assert main(["export", ids["finetune"], "--mlflow", fresh]) == 2
     assert "does not reproduce the run, so it is not kept" in capsys.readouterr().err
     assert not client_and_run(fresh, ids["finetune"])[1]  # nothing of the run kept
+
+
+def test_the_models_of_one_backbone_hold_it_once_on_disk(exported):
+    """Issue 95 item 6: every exported model carried a whole copy of its backbone (1.9 GB for 3 SmolLM2 runs). In a
+    local store each copy's files are hard links to one copy kept by content: one inode per backbone file, whatever
+    the models (each still holds every file it needs, and loads in a fresh process: the test above)."""
+    import os
+
+    _, ids, _, home = exported
+    weights = [p for p in (home / "mlartifacts" / "models").rglob("model.safetensors") if "checkpoint" not in p.parts]
+    inodes = {os.stat(p).st_ino for p in weights}
+    assert len(weights) >= 2 * len(inodes) and len(inodes) == 2  # the tiny BERT's and the tiny Llama's, once each
+    assert all((home / "mlartifacts" / ".shared-files").iterdir())

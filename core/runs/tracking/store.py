@@ -22,6 +22,7 @@ from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry
 from core.runs.run import Run
 from core.runs.tracking import record
+from core.runs.tracking.shared_files import local_folder, share
 from core.train.macro import DENSE_UP_TO, dense_confusion
 
 URI_VARIABLE = "STUDIO_MLFLOW_URI"  # a tracking URI every new run is logged to as it trains
@@ -294,4 +295,8 @@ def log_model(client, uri: str, mlflow_id: str, registry: Registry, run: Run) ->
         info = mlflow.pyfunc.log_model(name=MODEL, python_model=StudioDetector(), artifacts=artifacts,
                                        code_paths=[str(REPO_ROOT / "core")], pip_requirements=model_requirements(),
                                        signature=signature)
+    location = local_folder(mlflow.get_logged_model(info.model_id).artifact_location)
+    database = sqlite_path(uri)
+    if BACKBONE in artifacts and location is not None and database is not None:  # the backbone held once on disk
+        share(location / "artifacts" / Path(artifacts[BACKBONE]).name, database.parent / ARTIFACTS)  # by its name
     return info.model_uri
