@@ -23,7 +23,6 @@ class BoundaryStates:
                  bf16: bool):
         self.cut, self.store, self.ids, self.device, self.bf16 = cut, store, ids, device, bf16
         self.keys = {split: ids_hashes(rows) for split, rows in ids.items()}
-        self.computed = 0  # texts whose lower layers ran in this run (the rest were read from the store)
 
     def prepare(self, rows: dict[str, np.ndarray], on_event: Event = lambda event: None) -> None:
         """Store the states of these rows of each split that the store lacks, in length-sorted batches, with
@@ -65,7 +64,6 @@ class BoundaryStates:
             mask[i, :len(row)] = 1
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
             states = self.cut.below(ids.to(self.device), mask.to(self.device)).cpu()
-        self.computed += len(rows)
         return [states[i, :len(row)].clone() for i, row in enumerate(rows)]
 
     def __call__(self, split: str, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import os
 import shutil
 import uuid
@@ -50,7 +51,7 @@ def store_limit() -> int:
         gib = float(raw) if raw else DEFAULT_LIMIT_GIB
     except ValueError:
         gib = DEFAULT_LIMIT_GIB
-    return int(max(gib, 0.0) * 2**30)
+    return int(max(gib, 0.0) * 2**30) if math.isfinite(gib) else int(DEFAULT_LIMIT_GIB * 2**30)
 
 
 def states_key(backbone: Backbone, boundary: int, precision: str) -> str:
