@@ -178,6 +178,7 @@ def grid_labels(configs: list[TrainConfig], train: Mapping[int, int], val: Mappi
                                        " This dataset has no validation split, so validation texts are drawn from the "
                                        "train pool, apart from the labeled rows.")
     few = [c for c in configs if METHODS[c.method].selects and c.selection == "auto" and c.validating.rule != "none"
+           and grid_counts(c, train, val)[1]  # none at all: said above, and the run trains to its budget anyway
            and (least := smallest_validation(c, train, val)) is not None and least < MIN_VAL_PER_CLASS]
     if few:  # said before launch: a walk's run fell back to its last checkpoint with nothing said on the form
         short = validation_short(few[0], train, val)
