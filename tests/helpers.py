@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -79,10 +80,20 @@ def written_at(reg: Registry, run_id: str, when: float) -> None:
 
 
 @contextmanager
-def held(pid: int) -> Iterator[None]:
+def held(pid: int, reg: Registry) -> Iterator[None]:
     """The worker `pid` stopped (SIGSTOP) for the block, then continued: a run seen running stays so while the test
-    acts on it, however fast the machine trains (a step budget had to be raised twice after runs ended first)."""
-    os.kill(pid, signal.SIGSTOP)
+    acts on it, however fast the machine trains (a step budget had to be raised twice after runs ended first). It is
+    stopped while the test holds the registry's write lock, so it never stops holding it (a test's write had found
+    the registry locked by the stopped worker)."""
+    db = sqlite3.connect(reg.path, timeout=60, isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        os.kill(pid, signal.SIGSTOP)
+        wait_for(lambda: Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T", timeout=10,
+                 what="the worker stopped")
+        db.execute("COMMIT")
+    finally:
+        db.close()
     try:
         yield
     finally:

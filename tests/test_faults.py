@@ -639,7 +639,7 @@ def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_bac
     second = submit(reg, cfg(tiny_backbone, seed=1, epochs=2))
     run = wait_for(lambda: (r := active_run(reg, first)).status == "running" and r.evaluations >= 1 and r,
                    what="the first run training")
-    with held(run.pid):  # its worker stopped, alive: the run is running while the test acts, however fast it trains
+    with held(run.pid, reg):  # its worker stopped, alive: its run is running while the test acts, however fast
         with sqlite3.connect(reg.path) as db:
             db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - 900, first))
         assert jobs.reconcile(reg) == [] and reg.get(first).status == "running"
@@ -663,14 +663,14 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
     assert jobs.cancel(reg, first) == "cancelled"
     wait_for(lambda: (r := active_run(reg, second)).status == "running" and r.evaluations >= 1, what="the next run")
     assert reg.get(second).pid == worker
-    with held(worker):  # the second cancel's signal, late: it lands when the worker goes on, its run still running
+    with held(worker, reg):  # the second cancel's signal, late: it lands when the worker goes on, its run still running
         os.kill(worker, signal.SIGTERM)
     wait_for(lambda: reg.get(second).status in ("done", "cancelled"), timeout=300, what="the next run to end")
     assert reg.get(second).status == "done"
     third = submit(reg, cfg(tiny_backbone, **LONG))
     pid = wait_for(lambda: (r := active_run(reg, third)).status == "running" and r.evaluations >= 1 and r.pid,
                    what="a third run")
-    with held(pid):
+    with held(pid, reg):
         with sqlite3.connect(reg.path) as db:  # its earlier cancel long past: a SIGTERM now is someone else's
             db.execute("UPDATE runs SET ended = ended - 600 WHERE id = ?", (first,))
         os.kill(pid, signal.SIGTERM)
