@@ -89,3 +89,24 @@ def test_the_trained_encoder_study_is_reported_beside_the_frozen_one(tmp_path):
                if line.startswith("| 5/class | all (the authors' copies alone) | G1 |"))
     assert "+0.050 [+0.050, +0.050] (n=3), 3 / 0" in row.split("|")[4]
     assert "(n=3)" in row.split("|")[5]  # the frozen study's pair on the same rows
+
+
+def test_the_regime_tables_leave_the_smollm2_studys_runs_to_its_own_section(tmp_path):
+    """The SmolLM2 study (bench/studies/smollm2_trained.py) records into L2R's file at 256 tokens; the regime
+    study's rows at 128 tokens had averaged its seed 0 in as a sixth seed (n=6). Its runs stay in its own section."""
+    from bench.studies.smollm2_trained import TAG
+
+    entries = [json.loads(line) for line in sample_runs.CORPORA["l2r"].records.read_text().splitlines()]
+    regime = [e for e in entries if e["config"]["backbone"] == "smollm2-135m" and e["config"]["features"] == "both"
+              and e["config"]["method"] == "features-lr" and e["config"]["per_class"] == 20
+              and "regime" in e["config"]["tags"]]
+    assert len(regime) == 5
+    study = {**regime[0], "id": "20990101-000000-abcdef",
+             "config": {**regime[0]["config"], "tags": [TAG], "max_len": 256},
+             "metrics": {**regime[0]["metrics"], "test": {**regime[0]["metrics"]["test"], "accuracy": 0.999}}}
+    registry = Registry(tmp_path / "home")
+    runs = [sample_runs.restore(registry, e, sample_runs.CORPORA["l2r"].folder) for e in [*regime, study]]
+    row = next(line for line in studies.regime_section(runs).splitlines()
+               if line.startswith("| Frozen features + LR | smollm2-both |"))
+    assert "(n=5)" in row and "0.999" not in row
+    assert study["id"] not in {r.id for r in studies.regime_runs(runs)}

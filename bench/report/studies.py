@@ -8,6 +8,7 @@ import json
 from bench.report.groups import group_table
 from bench.report.restore import TITLES
 from bench.sample_runs import RECORDS_DIR, at_defaults, recorded
+from bench.studies.smollm2_trained import TAG
 from core.backbone.packaged import SMOLLM2
 
 
@@ -85,6 +86,7 @@ def regime_section(runs: list) -> str:
     the adversarial part adds as the pool grows; what adapting the backbone adds."""
     from bench.studies.regime import SMOLLM2_FEATURES, adds, adds_table, backbone_adds, encoder_adds_table, frame_of, results_table
 
+    runs = [r for r in runs if TAG not in r.config.tags]  # the SmolLM2 study's, at its own lengths: its own section
     frame = frame_of(runs)
     if frame.empty:
         return "No run of the regime study is recorded yet."
@@ -122,7 +124,7 @@ def regime_runs(runs: list) -> list:
     tagged = [r for r in runs if "regime" in r.config.tags]
     wanted = {twin(r) for r in tagged}
     latest = {twin(r): r for r in runs if r.config.backbone is None and "regime" not in r.config.tags
-              and twin(r) in wanted}
+              and TAG not in r.config.tags and twin(r) in wanted}
     return tagged + list(latest.values())
 
 
