@@ -15,6 +15,7 @@ import pytest
 
 from core.cli import main
 from core.runs import Registry, Status, execute_run
+from core.runs.tracking.store import UI, Exported, where_to_look
 from core.train import TrainConfig, resolve
 from core.train.predict import classify
 from tests.helpers import DATA, make_tiny_llama, required
@@ -126,15 +127,24 @@ def test_params_tags_metrics_and_curves_are_the_runs(exported):
     assert client.get_experiment(found[0].info.experiment_id).name == run.config.data.short_name
 
 
-def test_an_export_twice_updates_its_mlflow_run(exported, monkeypatch):
+def test_an_export_twice_updates_its_mlflow_run(exported, monkeypatch, capsys):
     import mlflow
 
     registry, ids, uri, home = exported
     monkeypatch.setenv("STUDIO_HOME", str(home))
     run_id = ids["ganbert-frozen"]
+    client, found = client_and_run(uri, run_id)
+    experiment = found[0].info.experiment_id
+    client.delete_experiment_tag(experiment, "mlflow.experimentKind")  # as an experiment made before the kind was set
     assert main(["export", run_id, "--mlflow", uri]) == 0
     client, found = client_and_run(uri, run_id)
     assert len(found) == 1
+    # MLflow's UI opens an experiment without a kind on an empty traces page, not its runs (issue 95 item 6)
+    assert client.get_experiment(experiment).tags["mlflow.experimentKind"] == "custom_model_development"
+    # and it opens there on its runs only when told the workflow, as the link the export prints does
+    said = capsys.readouterr().err
+    assert f"mlflow ui --backend-store-uri {uri}" in said
+    assert f"http://127.0.0.1:5000/#/experiments/{experiment}?workflowType=machine_learning" in said
     assert len(client.get_metric_history(found[0].info.run_id, "val_macro_f1")) == len(registry.evaluations(run_id))
     mlflow.set_tracking_uri(uri)
     models = mlflow.search_logged_models(experiment_ids=[found[0].info.experiment_id], output_format="list",
@@ -251,8 +261,8 @@ def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path):
 
 @pytest.mark.browser
 def test_mlflow_ui_shows_an_exported_runs_accuracy_and_curve_in_chromium(exported, tmp_path):
-    """`mlflow ui` on the store the export wrote: the run's page shows its test accuracy, and its model-metrics tab
-    draws a curve by step. A screenshot of each goes to artifacts/browser/."""
+    """`mlflow ui` on the store the export wrote: the experiment opens on its runs, the run's page shows its test
+    accuracy, and its model-metrics tab draws a curve by step. A screenshot of each goes to artifacts/browser/."""
     from playwright.sync_api import sync_playwright
 
     from tests.test_browser import ARTIFACTS, CHROMIUM, free_port, need_chromium
@@ -282,11 +292,16 @@ def test_mlflow_ui_shows_an_exported_runs_accuracy_and_curve_in_chromium(exporte
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(90_000)
+            link = where_to_look(uri, [Exported(run.id, found[0].info.run_id, "", None, False,
+                                                experiment_id=found[0].info.experiment_id)])[-1]
+            page.goto(link.replace(UI, f"http://127.0.0.1:{port}"))  # the link the export prints, on this port
+            page.get_by_role("link", name=found[0].info.run_name[:20]).first.wait_for()  # its runs, not its traces
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "mlflow-experiment.png"))
             page.goto(f"http://127.0.0.1:{port}/{where}")
             row = page.get_by_role("row").filter(has_text="test_accuracy")
             row.first.wait_for()
             assert str(run.metrics["test"]["accuracy"])[:6] in row.first.inner_text()
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "mlflow-run.png"))
             page.goto(f"http://127.0.0.1:{port}/{where}/model-metrics")
             chart = page.locator("div").filter(has_text="d_loss").filter(has_text="Step").last

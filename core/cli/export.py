@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from core.errors import InputError
 from core.runs import Registry, Status
-from core.runs.tracking.store import default_uri, export_runs, exportable
+from core.runs.tracking.store import default_uri, export_runs, exportable, where_to_look
 
 
 class UsageError(InputError):
@@ -45,5 +45,5 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"{e.run_id} → experiment '{e.experiment}', MLflow run {e.mlflow_run_id}"
               f"{' (updated)' if e.updated else ''}" + (f"; model {e.model_uri}" if e.model_uri else "")
               + (f"; {e.checked}" if e.checked else ""))
-    print(f"see them: mlflow ui --backend-store-uri {uri}", file=sys.stderr)
+    print("see them:\n  " + "\n  ".join(where_to_look(uri, exported)), file=sys.stderr)
     return 0

@@ -51,6 +51,20 @@ class Exported:
     model_uri: str | None
     updated: bool  # it had been exported before
     checked: str = ""  # what the exported model scored on the run's test texts, against the run, in words
+    experiment_id: str = ""
+
+
+UI = "http://127.0.0.1:5000"  # where `mlflow ui` serves by default
+
+
+def where_to_look(uri: str, exported: list[Exported]) -> list[str]:
+    """How to see exported runs: `mlflow ui` on a local store, then each experiment's runs. MLflow's UI opens an
+    experiment on its GenAI traces unless told the workflow (its own switch, kept per browser), so the links say it."""
+    served = uri.startswith(("http://", "https://"))
+    base = uri.rstrip("/") if served else UI
+    start = [] if served else [f"mlflow ui --backend-store-uri {uri}"]
+    ids = dict.fromkeys(e.experiment_id for e in exported if e.experiment_id)
+    return start + [f"{base}/#/experiments/{i}?workflowType=machine_learning" for i in ids]
 
 
 def default_uri() -> str:
@@ -126,15 +140,18 @@ def export_runs(registry: Registry, runs: list[Run], uri: str,
 
 
 def experiment_for(client, uri: str, name: str) -> str:
-    """The experiment named after a dataset, created where missing; a SQLite store keeps its files beside it."""
+    """The experiment named after a dataset, created where missing; a SQLite store keeps its files beside it. It is a
+    model-training experiment, one made before included: MLflow's UI opens an experiment without a kind on an empty
+    traces page, not its runs."""
     found = client.get_experiment_by_name(name)
     if found is not None:
         if found.lifecycle_stage == "deleted":
             client.restore_experiment(found.experiment_id)
+        if EXPERIMENT_KIND not in found.tags:
+            client.set_experiment_tag(found.experiment_id, EXPERIMENT_KIND, MODEL_TRAINING)
         return found.experiment_id
     database = sqlite_path(uri)
     location = (database.parent / ARTIFACTS).as_uri() if database else None
-    # a model-training experiment: MLflow's UI opened a dataset's experiment on an empty traces page
     return client.create_experiment(name, artifact_location=location, tags={EXPERIMENT_KIND: MODEL_TRAINING})
 
 
@@ -199,8 +216,9 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
         kept = ("nothing of it kept" if not updated else
                 f"its MLflow run {mlflow_id} keeps what it held, perhaps with part of this export: export it again")
         raise TrackingError(f"exporting run {run.id} to {uri} failed, {kept}: {one_line(e)}") from e
-    name = client.get_experiment(client.get_run(mlflow_id).info.experiment_id).name
-    return Exported(run.id, mlflow_id, name, model_uri, updated, checked)
+    experiment_id = client.get_run(mlflow_id).info.experiment_id
+    return Exported(run.id, mlflow_id, client.get_experiment(experiment_id).name, model_uri, updated, checked,
+                    experiment_id)
 
 
 # texts whose prediction may flip between the run and its reload: a text on the fence of a bf16 rounding (a frozen
