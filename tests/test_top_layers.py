@@ -174,7 +174,11 @@ def test_a_top_k_run_is_named_so_on_every_page_and_the_field_greys_where_nothing
         ", top 1 layer")
     assert ", top" not in run_label(top_k(tiny_llama, train_layers=0))
     smollm2 = TrainConfig(method="finetune", backbone=SMOLLM2, train_layers=4)
-    assert run_label(smollm2).startswith("BERT fine-tuning · SmolLM2, top 4 layers @ ")
+    # and a method on a backbone that is no BERT is not called a BERT's (issue 95 item 8)
+    assert run_label(smollm2).startswith("Fine-tuning · SmolLM2, top 4 layers @ ")
+    assert run_label(smollm2.with_(method="lora")).startswith("LoRA · SmolLM2, top 4 layers @ ")
+    assert run_label(smollm2.with_(method="adapter")).startswith("Adapters · SmolLM2, top 4 layers @ ")
+    assert run_label(smollm2.with_(method="ganbert")).startswith("GAN-BERT G1 (noise) · SmolLM2")
     assert ", top" not in run_label(smollm2.with_(frozen=True))  # a frozen encoder trains no layer
     assert run_label(TrainConfig(method="finetune", train_layers=2)).startswith("BERT fine-tuning · top 2 layers @ ")
     from core.train.methods import idle_options

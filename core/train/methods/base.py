@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
-from core.backbone import default_train_layers
+from core.backbone import default_train_layers, depth
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 
@@ -140,7 +140,15 @@ class Method:
 
     def display(self, config: TrainConfig) -> str:
         """The line a run belongs to in comparisons."""
-        return self.title + (" on frozen features" if config.frozen and self.encoder == "either" else "")
+        return self.titled(config) + (" on frozen features" if config.frozen and self.encoder == "either" else "")
+
+    def titled(self, config: TrainConfig) -> str:
+        """Its title, less the BERT it names on a backbone that is no BERT: a run on SmolLM2 had been called "BERT
+        fine-tuning" ("Fine-tuning · SmolLM2" now; the backbone follows in the run's name)."""
+        if not (self.title.startswith("BERT ") and config.backbone and depth(config.backbone)[1]):
+            return self.title
+        bare = self.title.removeprefix("BERT ").removeprefix("+ ")
+        return bare[0].upper() + bare[1:]
 
     def ignored(self, variants: Mapping[str, Sequence]) -> set[str]:
         """The options its runs do not read, with these values of the sweep's variants chosen."""

@@ -215,7 +215,7 @@ class FinetuneSpec(StepSpec):
 
     def display(self, config: TrainConfig) -> str:
         """With the encoder frozen nothing is fine-tuned: it is a head trained on frozen features."""
-        return "Trained head on frozen features" if config.frozen else self.title + (
+        return "Trained head on frozen features" if config.frozen else self.titled(config) + (
             ", paper preset" if paper(config) else "")
 
     def short(self, config: TrainConfig) -> str:
