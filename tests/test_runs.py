@@ -122,6 +122,7 @@ def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backb
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: jobs.reconcile(reg) or reg.get(run_id).status == "interrupted", what="interrupted")
     assert reg.get(run_id).status == "interrupted"
+    assert f" interrupted: {reg.get(run_id).message}" in tail_log(reg, run_id, 5).splitlines()[-1]
     folder = reg.folder(run_id).path
     assert not [p for p in folder.rglob("*") if p.name.startswith(".") or p.suffix in (".partial", ".tmp")]
     with sqlite3.connect(reg.path) as db:
@@ -156,6 +157,7 @@ def test_a_process_stopped_by_a_cancel_before_it_could_say_so_ends_cancelled(tin
     assert jobs.reconcile(reg) == [run_id]
     run = reg.get(run_id)
     assert (run.status, run.message) == ("cancelled", "cancelled while its process was starting")
+    assert tail_log(reg, run_id, 5).splitlines()[-1].endswith(" cancelled: cancelled while its process was starting")
 
 
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
@@ -168,6 +170,9 @@ def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
     assert jobs.cancel(reg, second) == "cancelled"
     assert jobs.cancel(reg, first, grace=60) == "cancelled"
     assert "cancelled" in reg.get(first).message
+    # each log says how its run ended (issue 95 item 8: a cancelled run's log had not said so)
+    wait_for(lambda: "cancelled" in tail_log(reg, first, 5).splitlines()[-1], what="the log's last line")
+    assert tail_log(reg, second, 5).splitlines()[-1].endswith(" cancelled: cancelled before it started")
     with pytest.raises(RunError, match="already cancelled"):
         jobs.cancel(reg, first)
 

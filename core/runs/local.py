@@ -78,7 +78,7 @@ class LocalBackend:
                 return
             signal_group(run.pid, signal.SIGKILL)
             try:
-                registry.finish(run.id, Status.CANCELLED, f"cancelled (forced after {grace:.0f} s)")
+                registry.finish(run.id, Status.CANCELLED, f"cancelled (forced after {grace:.0f} s)", say=True)
             except IllegalMove:  # someone saw the killed process first and marked it interrupted
                 pass
 

@@ -102,7 +102,7 @@ def cancel_all(registry: Registry, run_ids: list[str], grace: float = 15.0) -> d
         registry.request_cancel(run.id)
     for run in active:
         if run.status == Status.QUEUED or run.pid is None:
-            registry.finish(run.id, Status.CANCELLED, "cancelled before it started")
+            registry.finish(run.id, Status.CANCELLED, "cancelled before it started", say=True)
         else:
             backend(run.backend).cancel(registry, run, grace)
     pump(registry)

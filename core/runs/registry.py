@@ -247,8 +247,10 @@ class Registry:
             db.execute("INSERT OR REPLACE INTO evaluations (run_id, evaluation, metrics) VALUES (?, ?, ?)",
                        (run_id, index, json.dumps(metrics)))
 
-    def finish(self, run_id: str, status: str, message: str | None = None, metrics: dict | None = None) -> None:
-        """Record the end of a run; ending a run that has already ended is an IllegalMove."""
+    def finish(self, run_id: str, status: str, message: str | None = None, metrics: dict | None = None,
+               say: bool = False) -> None:
+        """Record the end of a run; ending a run that has already ended is an IllegalMove. With `say`, the run's log
+        ends with it too: an ending its worker never logged (cancelled before it started, or forced)."""
         metrics, tables = split_tables(metrics)  # the per-class tables apart: every list reads the metrics
         with self._connect() as db:
             self._move(db, run_id, Status(status),
@@ -256,6 +258,8 @@ class Registry:
                        "progress = CASE WHEN ? = ? THEN 1 ELSE progress END, tables = COALESCE(?, tables)",
                        (message, json.dumps(metrics) if metrics is not None else None, time.time(), status,
                         Status.DONE, json.dumps(tables) if tables is not None else None))
+        if say:
+            self.folder(run_id).append_log(f"{status}: {message}")
 
     def interrupt(self, run_id: str, message: str, status: Status = Status.INTERRUPTED) -> None:
         """A run whose process is gone: swept of the temporary files a kill mid-write left (before the
@@ -264,6 +268,7 @@ class Registry:
         with self._connect() as db:
             self.folder(run_id).remove_leftovers()
             self._move(db, run_id, status, "ended = ?, message = ?", (time.time(), message))
+        self.folder(run_id).append_log(f"{status}: {message}")  # its process, gone, never said how it ended
 
     def request_cancel(self, run_id: str) -> None:
         with self._connect() as db:
