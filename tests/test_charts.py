@@ -397,6 +397,17 @@ def test_the_seed_strip_draws_each_series_in_its_colour_and_each_seed_in_a_shape
     assert spec["encoding"]["color"]["field"] == "series" and spec["encoding"]["shape"]["field"] == "seed"
 
 
+def test_the_seed_strip_of_one_score_has_an_axis_around_it_with_short_labels():
+    """One run at 0.8 drew its dot on an axis of no width, labelled "0.800000" in a walk (and "1" by Vega here)."""
+    one = pd.DataFrame([{"group": "A @ 5/class", "series": "A", "seed": 0, "run_id": "r", "labeled": 5,
+                         "accuracy": 0.8}])
+    x = compare_charts.seed_strip(one, "accuracy").to_dict()["encoding"]["x"]
+    low, high = x["scale"]["domain"]
+    assert low < 0.8 < high and high - low >= 0.04 and x["axis"]["format"] == ".3~f"
+    mcc = compare_charts.seed_strip(one.rename(columns={"accuracy": "mcc"}).assign(mcc=-1.0), "mcc").to_dict()
+    assert mcc["encoding"]["x"]["scale"]["domain"][0] == -1  # never past the metric's range
+
+
 def test_the_seed_strip_keeps_room_for_its_dots_and_a_small_map_draws_larger_points():
     """Long group names had filled the strip's width (no dots, no axis); a 181-text map drew faint specks, and
     UMAP's points sat in the top half of an axis running from 0."""

@@ -218,8 +218,13 @@ def seed_strip(runs: pd.DataFrame, metric: str, colours: dict[str, str] | None =
     """Every finished run as a point, one row per group: the seeds behind each mean. A point takes its series'
     colour from the page's one mapping and its seed's shape: seeds in colours had put seed 0 in the blue of
     another chart's method."""
+    low, high = runs[metric].min(), runs[metric].max()
+    pad = max(0.02, (high - low) * 0.1)  # one score alone had an axis of no width, labelled "0.800000" or "1"
+    bounds = metric_range(metric)
+    domain = [max(bounds[0], low - pad), min(bounds[1], high + pad)] if len(runs) else list(bounds)
     return alt.Chart(runs).mark_point(size=70, filled=True, opacity=0.75).encode(
-        x=alt.X(f"{metric}:Q", title=label(metric), scale=alt.Scale(zero=False)),
+        x=alt.X(f"{metric}:Q", title=label(metric), scale=alt.Scale(domain=domain),
+                axis=alt.Axis(format=".3~f")),
         # a name on two lines, the series and then "@ amount": whole on one, long ones had left no room for the dots
         y=alt.Y("group:N", title=None, sort=alt.SortField("labeled"),
                 axis=category_axis(labelExpr="split(replace(datum.label, ' @ ', ' |@ '), ' |')")),
