@@ -9,6 +9,7 @@ from core.data import with_cleaning
 from core.explore import KL_EXPLANATION, charts, stats as explore, umap_map
 from core.paths import studio_home
 from core.plotting import class_colors
+from core.train.maxlen import STEPS, choose
 from core.train.view_features import view_features
 from pages.explore_views import show_export
 from pages.widgets import kept_tabs
@@ -71,7 +72,9 @@ def show_lengths() -> None:
     c1, c2, c3 = st.columns([1, 1, 2])
     measure = c1.radio("Measure", ["tokens", "words", "chars"], horizontal=True, key="ex_measure",
                        persist_state="session")
-    max_len = c2.number_input("Max length (tokens)", 16, 512, 128, step=16, key="ex_maxlen", persist_state="session")
+    auto = choose(lens.loc[lens["split"] == "train", "tokens"].to_numpy(), max(STEPS))  # as the Data page's `auto`
+    max_len = c2.number_input("Max length (tokens)", 16, 512, auto.tokens, step=16, key="ex_maxlen",
+                              persist_state="session", help=f"Opens at what {auto.why}.")
     trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
     c3.metric("Train texts truncated at this max length", f"{trunc['all']:.1%}")
     hist = explore.length_histogram(lens, measure)

@@ -95,6 +95,8 @@ def test_explore_on_real_m4_sample(m4_dir):
     assert "Data: **m4-sample**." in [c.value for c in at.caption]  # which dataset, as for the built-in one
     assert any("bloomz" in w.value for w in at.warning)  # declared but absent
     assert len(open_tab(at, "Words").get("image")) == 5
+    # its Lengths open at the max length `auto` picks, the Data page's 512, not a fixed 128 (issue 95 item 8)
+    assert open_tab(at, "Lengths").number_input(key="ex_maxlen").value == 512
     kl_metric = [m for m in open_tab(at, "Train/test shift").metric if m.label.startswith("KL")]
     assert kl_metric and float(kl_metric[0].value.split()[0]) > 0
 
