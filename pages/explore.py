@@ -10,8 +10,7 @@ from core.explore import KL_EXPLANATION, charts, stats as explore, umap_map
 from core.paths import studio_home
 from core.plotting import class_colors
 from core.train.maxlen import STEPS, choose
-from core.train.view_features import view_features
-from pages.explore_views import show_export
+from pages.explore_views import show_embeddings, show_export
 from pages.widgets import kept_tabs
 from pages.markdown import plain
 
@@ -140,22 +139,7 @@ def show_maps() -> None:
     else:
         st.caption("Too few texts per class and split for a density map (a typical hexagon would hold one or two): "
                    "the points above show them all.")
-    st.subheader("Backbone embeddings")
-    e1, e2 = st.columns([2, 1])
-    per_split = e2.number_input("Embedding sample per split", 100, 5000, 500, step=100, key="ex_emb_n",
-                                persist_state="session")
-    if e1.toggle("Map backbone embeddings too (PCA)", key="ex_emb", persist_state="session",
-                 help="The frozen features runs read: texts a run encoded are read from its cache, the others "
-                      "encoded once (1,500 took 17 s on 2 idle cores) and kept for the runs."):
-        bar = st.progress(0.0, text="Reading the features runs have cached…")
-        # not st.cache_data: it replays the bar's updates into a block a later page visit no longer has (an
-        # error); core caches the map on disk, so a repeat call only reads it
-        embed, features = view_features(ds.spec, on_progress=lambda done, total: bar.progress(
-            done / max(total, 1), text=f"Encoding {done:,} of the {total:,} texts no run has encoded yet"))
-        emb = explore.embedding_map(ds, embed, features, per_split=int(per_split), cache=CACHE)
-        bar.empty()
-        st.altair_chart(charts.scatter_map(emb, labels, "Backbone features (as frozen runs read them), PCA"))
-
+    show_embeddings(ds, labels, CACHE)
 
 def show_shift() -> None:
     st.caption(KL_EXPLANATION)
