@@ -155,7 +155,7 @@ if (upload is not None or source == TEST) and picked:
                            f"{metrics['rows']:,} labeled rows")
                 st.altair_chart(plotting.confusion(plotting.confusion_cells(metrics), metrics["classes"], label, False),
                                 width="content")  # a step per class: stretched full width, cells turn to bands
-            st.dataframe(readable_frame(out), hide_index=True, height=300, placeholder="–")
+            st.dataframe(readable_frame(out), hide_index=True, placeholder="–")  # at most 10 rows high, no filler
             c1, c2 = st.columns(2)
             c1.download_button("Download predictions (CSV: id, gold, predicted, probabilities)",
                                out.to_csv(index=False), f"predictions-{run_id}-{of}.csv", "text/csv",
