@@ -132,3 +132,17 @@ def test_tfidf_builds_its_ngram_names_once_per_model(tiny_backbone, tmp_path, mo
     first, second = explain(model, texts[0]), explain(model, texts[1])
     assert len(first.tokens) > 1 and len(second.tokens) > 1
     assert len(built) == 1
+
+
+def test_the_top_tokens_are_words_without_their_space_and_whitespace_by_name():
+    """SmolLM2's top tokens read “” and “ the” on Classify (issue 95 item 8): a byte-level token carries its space,
+    and a paragraph break or a run of spaces is a token it weighs too."""
+    from core.train.attribution import Attribution
+
+    text = "One\n\nTwo  the"
+    tokens = [{"token": t, "score": s, "start": 0, "end": 0} for t, s in
+              (("One", 0.1), ("\n\n", 0.9), ("Two", -0.2), ("  ", 0.5), (" the", 0.7), ("\n", -0.3), (" ", 0.05))]
+    why = Attribution("human", text, "integrated gradients", tokens, 1.0, 0.0)
+    assert [t["token"] for t in why.top(True)] == ["[2 line breaks]", "the", "[2 spaces]", "One", "[space]"]
+    assert [t["token"] for t in why.top(False)] == ["[line break]", "Two"]
+    assert why.tokens[1]["token"] == "\n\n"  # the attribution keeps the text; only the list names it

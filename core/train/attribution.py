@@ -76,8 +76,9 @@ class Attribution:
         return [{"token": t["token"], "score": t["score"]} for t in self.tokens]
 
     def top(self, toward: bool, n: int = 5) -> list[dict]:
+        """The `n` tokens that weigh most toward (or against) the class, each named so it can be read."""
         chosen = [t for t in self.tokens if (t["score"] > 0) == toward and t["score"] != 0]
-        return sorted(chosen, key=lambda t: -abs(t["score"]))[:n]
+        return [t | {"token": readable(t["token"])} for t in sorted(chosen, key=lambda t: -abs(t["score"]))[:n]]
 
     def as_html(self) -> str:
         """The text with each token shaded toward (green) or against (red) the class, by its share of the
@@ -101,6 +102,17 @@ class Attribution:
             parts.append(html.escape(self.text[at:self.unread_from]) + '<span title="past the max length: not read" '
                          f'style="color:#8c8c8c">{html.escape(self.text[self.unread_from:])}</span>')
         return '<div style="line-height:1.9">' + "".join(parts) + "</div>"
+
+
+def readable(token: str) -> str:
+    """A token as a list can show it: a word without the space a byte-level BPE token (SmolLM2's) carries before it,
+    and a token of whitespace alone, which such models weigh too, by name: it had read as an empty “”."""
+    if token.strip():
+        return token.strip()
+    breaks = token.count("\n")
+    if breaks:
+        return "[line break]" if breaks == 1 else f"[{breaks} line breaks]"
+    return "[space]" if token == " " else f"[{len(token)} spaces]" if set(token) == {" "} else "[whitespace]"
 
 
 def explain(model: Explainable, text: str, label: str | None = None, steps: int = STEPS) -> Attribution:
