@@ -8,9 +8,8 @@ from core.compare import METRIC_NAMES, charts
 from core.runs import ACTIVE, FINISHED, Status, pump
 from pages.compare_views import verdicts
 from pages.markdown import plain
-from pages.run_views import keep_selection_on_runs
+from pages.run_views import keep_selection_on_runs, remember_selection, selection_to_restore
 from pages.tracking_views import export_selected
-
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
@@ -52,7 +51,7 @@ st.subheader("Runs")
 keep_selection_on_runs("cmp_table", frame["run_id"].tolist())
 differs = ["differs in"] if frame["differs in"].astype(bool).any() else []  # shown when a run has something to say
 event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun", selection_mode="multi-row",
-                     placeholder="–",
+                     placeholder="–", selection_default=selection_to_restore("cmp_table", frame["run_id"].tolist()),
                      column_order=["status", "method", *differs, "amount", "labels read", "seed", *compare.METRICS,
                                    "dataset", "tags", "run_id"],
                      column_config={m: st.column_config.NumberColumn(METRIC_NAMES[m], format="%.3f")
@@ -63,6 +62,7 @@ event = st.dataframe(frame, hide_index=True, key="cmp_table", on_select="rerun",
                       "differs in": st.column_config.TextColumn(width=190)})  # "unlabeled rows 1000" whole
 st.download_button("Download table (CSV)", frame.to_csv(index=False), "runs.csv", "text/csv", key="cmp_csv")
 selected_ids = frame.iloc[event.selection.rows]["run_id"].tolist() if event and event.selection.rows else []
+remember_selection("cmp_table", selected_ids)
 selected = [r for r in runs if r.id in selected_ids and r.status == Status.DONE]
 if selected:  # beside the table its rows are selected in
     export_selected(registry, selected)

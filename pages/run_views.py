@@ -37,6 +37,17 @@ def keep_selection_on_runs(key: str, run_ids: list[str]) -> None:
     st.session_state[f"{key}_ids"] = run_ids
 
 
+def selection_to_restore(key: str, run_ids: list[str]) -> dict | None:
+    """The rows of the runs last selected in the table `key`, for its `selection_default`: Streamlit drops a
+    table's selection when another page is opened, and Compare came back with none (issue 95 item 8)."""
+    rows = [run_ids.index(i) for i in st.session_state.get(f"{key}_chosen", []) if i in run_ids]
+    return {"selection": {"rows": rows}} if rows else None
+
+
+def remember_selection(key: str, run_ids: list[str]) -> None:
+    st.session_state[f"{key}_chosen"] = run_ids  # not a widget's key: it outlives a visit to another page
+
+
 def confirm_delete(run_id: str | None) -> None:
     st.session_state.tr_confirm_delete = run_id
 

@@ -642,6 +642,12 @@ def test_compare_selects_runs_restored_from_records_of_their_metrics(dataset):
     assert "kept no per-text test predictions" in at.warning[0].value
     confusions = [c for c in at.get("vega_lite_chart") if '"predicted"' in c.proto.spec]
     assert len(confusions) == 2 and all(f'"{labels[0]}"' in c.proto.spec for c in confusions)
+    # a visit to another page keeps the selection (issue 95 item 8: Compare came back with none)
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and len([c for c in at.get("vega_lite_chart") if '"predicted"' in c.proto.spec]) == 2
+    table = at.dataframe(key="cmp_table").value
+    assert sorted(table.iloc[at.session_state["cmp_table"]["selection"]["rows"]]["run_id"]) == sorted(ids)
 
 
 def test_the_paired_comparison_shows_the_pair_its_box_names_after_a_filter(dataset):
