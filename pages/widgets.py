@@ -9,9 +9,10 @@ import streamlit as st
 
 from core.backbone import BUNDLED, BackboneError, adapted_backbones, adapted_name, cached_models, resolve_backbone
 from core.backbone.download import download
-from core.backbone.packaged import installed_packaged
+from core.backbone.packaged import PACKAGED, installed_packaged, is_converted
 from core.runs import RAY_HINT, Registry, ray_available
 from core.errors import InputError
+from core.paths import studio_home
 from core.train.config import Option
 from core.train.sweep import parse_limits
 from core.train.maxlen import MaxLength, max_length_for
@@ -19,11 +20,25 @@ from core.train.maxlen import MaxLength, max_length_for
 OTHER = "other"
 
 
-@st.cache_data(show_spinner="Reading the backbone and what the max length cuts (SmolLM2 is converted on its first "
-                             "use, about 30 s)…")
+@st.cache_data(show_spinner="Reading the backbone's tokenizer and what the max length cuts…")
 def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
     """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
     return max_length_for(_ds, resolve_backbone(backbone), max_len)
+
+
+def converted(backbone: str | None) -> None:
+    """A packaged backbone converted from its GGUF file before anything reads it, each stage shown: choosing SmolLM2
+    had frozen the page under one spinner for 52 s (issue 95 item 5). Once per studio home; else nothing."""
+    if backbone not in PACKAGED or is_converted(backbone, studio_home()):
+        return
+    title = PACKAGED[backbone].title.split(" (")[0]
+    with st.status(f"Converting {title} from its GGUF file, once for this studio home (20 to 50 s)…") as status:
+        bar = st.progress(0.0)
+        resolve_backbone(backbone, on_stage=lambda done, total, what: bar.progress(
+            done / total, text=f"Converting {title}: {what} (stage {done + 1} of {total})…"))
+        bar.empty()
+        status.update(label=f"{title} converted: later choices of it are read at once", state="complete",
+                      expanded=False)
 
 
 def kept_tabs(labels: list[str], key: str) -> list:
@@ -106,6 +121,7 @@ def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
                               persist_state="session",
                               help=o.help + ". The list holds the bundled model and the cached ones.")
     if choice != OTHER:
+        converted(choice)
         return choice or None, False
     typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",
                               persist_state="session")

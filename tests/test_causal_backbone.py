@@ -326,7 +326,10 @@ def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory,
 
     home = tmp_path_factory.mktemp("smollm2-home")
     monkeypatch.setenv("STUDIO_HOME", str(home))
-    folder = converted_folder("smollm2-135m", home)
+    stages = []
+    folder = converted_folder("smollm2-135m", home, on_stage=lambda *stage: stages.append(stage))
+    assert stages == [(0, 3, "reading its tokenizer"), (1, 3, "de-quantizing its weights"),
+                      (2, 3, "saving the model folder")]  # each said, for the pages' bar and the CLI
     assert json.loads((folder / "converted.json").read_text())["gguf"] == gguf_path("smollm2-135m").name
     stamp = (folder / "model.safetensors").stat().st_mtime
     assert resolve_backbone("smollm2-135m").folder == folder and (folder / "model.safetensors").stat().st_mtime == stamp

@@ -150,3 +150,30 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     assert training_notes([configs[0].with_(backbone=None)], estimate) == []  # MiniLM is no causal LM
     monkeypatch.setattr(core.backbone.device, "native_bf16", lambda device: True)
     assert training_notes(configs, estimate) == []
+
+
+def test_the_cli_says_each_stage_of_converting_a_packaged_backbone(tiny_llama, monkeypatch, capsys):
+    """Its 20 to 50 s of conversion had passed without a word but a tensor bar (issue 95 item 5). Converted here
+    from a tiny Llama, the real conversion being tests/test_causal_backbone.py's."""
+    import shutil
+
+    from core.backbone import packaged
+    from core.cli import main
+    from tests.helpers import need_smollm2
+
+    need_smollm2()
+
+    def convert(source, folder, on_stage):
+        for i, stage in enumerate(packaged.STAGES):
+            on_stage(i, len(packaged.STAGES), stage)
+        shutil.copytree(tiny_llama, folder)
+        (folder / packaged.DONE).write_text("{}")
+
+    monkeypatch.setattr(packaged, "convert", convert)
+    args = ["train", "--train", "builtin", "--method", "features-lr", "--backbone", packaged.SMOLLM2,
+            "--per-class", "4", "--device", "cpu"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith("converting ")] == [
+        f"converting {packaged.SMOLLM2} from its GGUF file, once for this studio home: {stage} ({i + 1} of 3)"
+        for i, stage in enumerate(packaged.STAGES)]

@@ -13,7 +13,7 @@ from core.data import ColumnMapping, CorpusConfig, DataSpec, builtin_dataset, lo
 from core.paths import REPO_ROOT
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from pages.train_form import methods_key
-from tests.helpers import need_smollm2, open_page, semeval_rows, wait_for, write_jsonl
+from tests.helpers import make_tiny_llama, need_smollm2, open_page, semeval_rows, wait_for, write_jsonl
 
 CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
 
@@ -728,3 +728,30 @@ def test_an_uploaded_csv_goes_by_its_name_and_a_new_session_offers_its_stored_co
     spec = again.session_state["dataset"].spec
     assert spec.train.startswith(str(studio_home / "uploads")) and spec.mapping.label == "author"
     assert (again.text_input(key="lp_train").value, again.text_input(key="lp_test").value) == (spec.train, spec.test)
+
+
+def test_choosing_smollm2_converts_it_once_with_each_stage_shown(dataset, tmp_path, monkeypatch):
+    """Choosing SmolLM2 in the Backbone picker froze the Train page for 52 s under one spinner (issue 95 item 5):
+    its conversion runs in a status of its own, a bar naming each stage, and a later choice reads it at once. The
+    conversion is a tiny Llama's here (the real one is tests/test_causal_backbone.py's)."""
+    from core.backbone import packaged
+
+    need_smollm2()
+    said = []
+
+    def convert(source, folder, on_stage):
+        for i, stage in enumerate(packaged.STAGES):
+            on_stage(i, len(packaged.STAGES), stage)
+            said.append(stage)
+        shutil.copytree(make_tiny_llama(tmp_path / "llama"), folder)
+        (folder / packaged.DONE).write_text("{}")
+
+    monkeypatch.setattr(packaged, "convert", convert)
+    at = open_page("pages/train.py", dataset)
+    at.selectbox(key="tr_backbone_pick").set_value(packaged.SMOLLM2).run()
+    assert not at.exception and said == list(packaged.STAGES)
+    assert [s.label for s in at.status] == ["SmolLM2-135M converted: later choices of it are read at once"]
+    assert any(c.value.startswith("Max length: auto: ") for c in at.caption)  # read from the converted folder
+    at.selectbox(key="tr_backbone_pick").set_value("").run()
+    at.selectbox(key="tr_backbone_pick").set_value(packaged.SMOLLM2).run()
+    assert not at.exception and said == list(packaged.STAGES) and not at.status  # converted once

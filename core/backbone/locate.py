@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.backbone.packaged import PACKAGED, converted_folder
+from core.backbone.packaged import PACKAGED, Stage, converted_folder
 from core.backbone.poolings import last_layer
 from core.errors import InputError
 from core.paths import studio_home
@@ -158,14 +158,15 @@ def download_hint(hub_id: str, revision: str | None = None) -> str:
             f"the studio download it: --allow-download in the CLI, or 'Download if missing' on the Train page")
 
 
-def resolve_backbone(spec: str | Path | None, revision: str | None = None) -> Backbone:
+def resolve_backbone(spec: str | Path | None, revision: str | None = None, on_stage: Stage | None = None) -> Backbone:
     """The bundled MiniLM (None or empty), a local model folder, or a hub id found in the local cache.
-    Never reaches the network: a hub id that is not cached is an error that says how to get it."""
+    Never reaches the network: a hub id that is not cached is an error that says how to get it. A packaged
+    backbone is converted on first use, its stages said to `on_stage`."""
     if spec is None or str(spec).strip() == "":
         return Backbone(default_backbone_path(), bundled=True)
     text = str(spec).strip()
     if text in PACKAGED:  # converted on first use (`packaged.converted_folder`)
-        return Backbone(converted_folder(text, studio_home()), packaged=text)
+        return Backbone(converted_folder(text, studio_home(), on_stage), packaged=text)
     folder = Path(text).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").exists():

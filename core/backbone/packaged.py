@@ -11,6 +11,7 @@ import importlib.util
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,8 @@ PACKAGED = {
     # bench/studies/smollm2_layers.py on L2R dev, 20/class, seeds 0-2, features + LR (2026-11-29): layer 20 scored 0.410
     # at 128 tokens and 0.412 at 256 (the best, layer 21 at 256: 0.419), where encoding ran 13.0 and 5.2 texts/s;
     # the last layer 0.329 and 0.342. MiniLM's features on the same rows: 0.311
-    # Trained, its top 4 layers (of the 20 its cut runs): bench/studies/defaults.py on L2R dev, 20/class, seeds 0-2, fine-
-    # tuning at the studio's defaults (2026-12-06): 0.389 against 0.370 for 8 layers, 0.358 for 2 and 0.337 for all
+    # Trained, its top 4 layers (of the 20 its cut runs): bench/studies/defaults.py on L2R dev, 20/class, seeds 0-2,
+    # fine-tuning at the studio's defaults (2026-12-06): 0.389 against 0.370 for 8 layers, 0.358 for 2 and 0.337 for all
     # 20, ahead of every layer on all 3 seeds, in a quarter of the time (docs/results.md). Fine-tuning those 4 at lr
     # 3e-4: 0.441 against 0.389 at the studio's 1e-4 (ahead on all 3 seeds), 0.435 at 1e-3, 0.263 at 3e-5; 300 steps
     # (0.419) and attention dropout 0.1 (0.385) added nothing
@@ -86,33 +87,45 @@ def is_converted(name: str, home: Path) -> bool:
     return (home / CONVERTED_DIR / name / DONE).is_file()
 
 
-def converted_folder(name: str, home: Path) -> Path:
+Stage = Callable[[int, int, str], None]  # (stages done, stages in all, what the next one does)
+STAGES = ("reading its tokenizer", "de-quantizing its weights", "saving the model folder")
+
+
+def converted_folder(name: str, home: Path, on_stage: Stage | None = None) -> Path:
     """The Hugging Face folder of a packaged backbone under `home`, converted from its GGUF file on first use
-    (some 25 s on a CPU), once even when processes ask at the same moment."""
+    (20 to 50 s on a CPU, each stage said to `on_stage`), once even when processes ask at the same moment."""
     folder = home / CONVERTED_DIR / name
     if is_converted(name, home):
         return folder
     source = gguf_path(name)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a second process waits, then finds the folder made
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a second process waits, then finds the folder made
+            if on_stage:
+                on_stage(0, len(STAGES), "waiting for another process converting it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if not (folder / DONE).is_file():
-            convert(source, folder)
+            convert(source, folder, on_stage or (lambda done, total, what: None))
     return folder
 
 
-def convert(source: Path, folder: Path) -> None:
+def convert(source: Path, folder: Path, on_stage: Stage) -> None:
     """Dequantize `source` into a model folder at `folder` (written aside, then moved in whole)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    on_stage(0, len(STAGES), STAGES[0])
     tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
     # batches need a pad token (masked out of every pooling); right padding keeps a causal LM's real tokens at the
     # positions they had alone
     tokenizer.pad_token = "<|endoftext|>" if "<|endoftext|>" in tokenizer.get_vocab() else tokenizer.eos_token
     tokenizer.padding_side = "right"
+    on_stage(1, len(STAGES), STAGES[1])
     model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name, dtype=torch.float32)
     model.config.pad_token_id = tokenizer.pad_token_id
+    on_stage(2, len(STAGES), STAGES[2])
     aside = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     try:
         model.save_pretrained(aside)

@@ -58,10 +58,13 @@ def backend_from_args(args: argparse.Namespace, registry: Registry, config: Trai
 
 
 def ensure_backbone(args: argparse.Namespace) -> None:
-    """The backbone is there now (exit 2 naming how to get a model that is not cached), or, opted in with
-    --allow-download, a missing hub model is downloaded into the cache first, with a progress bar."""
+    """The backbone is there now (exit 2 naming how to get a model that is not cached; a packaged one converted, each
+    stage said), or, opted in with --allow-download, a missing hub model is downloaded into the cache first, with a
+    progress bar."""
     try:
-        resolve_backbone(args.backbone, args.revision)
+        resolve_backbone(args.backbone, args.revision, on_stage=lambda done, total, what: print(
+            f"converting {args.backbone} from its GGUF file, once for this studio home: {what} ({done + 1} of "
+            f"{total})", file=sys.stderr))
     except BackboneError:
         if not (args.allow_download and is_hub_id(args.backbone)):
             raise
