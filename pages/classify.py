@@ -9,7 +9,7 @@ from core.compare import distinct_names
 from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
 from core.runs import Status
-from core.train import (FAKE_MEANING, calibration, classify, classify_frame, download_stem, explain, fake_class_note,
+from core.train import (FAKE_MEANING, calibration, classify, classify_frame, download_stem, fake_class_note,
                         is_subtask_b, jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
 from pages import classify_views
 from pages.markdown import plain
@@ -29,11 +29,6 @@ def calibration_for(run_id: str):
     """How far the run's probabilities held on its own test texts (None without scored predictions)."""
     folder = registry.folder(run_id)
     return calibration(folder.predictions()) if folder.has_predictions() else None
-
-
-@st.cache_data(show_spinner="Attributing the prediction to tokens…", max_entries=64)
-def explanation(run_id: str, text: str):
-    return explain(model_for(run_id), text)
 
 
 st.title("Classify")
@@ -99,7 +94,7 @@ if text.strip() and picked:
                          help="Token attributions (integrated gradients; n-gram weights for TF-IDF + LR; for "
                               "token-probability features, their statistics in words)"):
                 try:
-                    why = explanation(run_id, text)
+                    why = classify_views.explanation(model, run_id, text)
                 except InputError as e:
                     st.info(str(e))
                     continue

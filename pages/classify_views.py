@@ -1,5 +1,5 @@
 """Classify's callbacks and views: a drawn test example, a prediction's probabilities with the classes the
-model cannot predict, and a batch file's column mapping."""
+model cannot predict, its explanation, and a batch file's column mapping."""
 
 import random
 
@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.compare import charts
 from core.data import ColumnMapping, columns_of
-from core.train import unlearned_note
+from core.train import explain, unlearned_note
 from pages.markdown import plain
 
 
@@ -25,6 +25,27 @@ def probabilities(prediction, model_labels: tuple[str, ...], dataset_labels: tup
     st.altair_chart(charts.probabilities(prediction.probabilities, model_labels, dataset_labels))
     if note := unlearned_note(model_labels, dataset_labels):
         st.caption(plain(note))
+
+
+KEPT = 64  # explanations kept in a session: a rerun (a toggle, a new model) shows them again at once
+
+
+def explanation(model, run_id: str, text: str):
+    """The model's explanation of its prediction on `text`, with a bar over integrated gradients' steps: 36 s for
+    SmolLM2 at 512 tokens on a CPU had passed under a spinner (issue 95 item 5). Kept in the session, not in a
+    cached function, which would replay the bar into a later run."""
+    kept = st.session_state.setdefault("cl_explained", {})
+    if (run_id, text) not in kept:
+        bar = st.progress(0.0, text="Attributing the prediction to tokens…")
+        try:
+            kept[(run_id, text)] = explain(model, text, on_progress=lambda done, total: bar.progress(
+                done / total, text=f"Attributing the prediction to tokens: step {done} of {total} of integrated "
+                                   "gradients…"))
+        finally:
+            bar.empty()
+        while len(kept) > KEPT:
+            kept.pop(next(iter(kept)))
+    return kept[(run_id, text)]
 
 
 def strongest_tokens(why) -> str:

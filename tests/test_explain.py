@@ -104,7 +104,9 @@ def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys,
                  "finetune", "--frozen", "--per-class", "3", "--steps", "5", "--backbone", str(tiny_backbone)]) == 0
     run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
     assert main(["predict", run_id, "A short essay on neural networks.", "--explain"]) == 0
-    pred = json.loads(capsys.readouterr().out)
+    said = capsys.readouterr()
+    pred = json.loads(said.out)
+    assert "explain 1 text(s): 100%" in said.err and "64/64" in said.err  # a bar (issue 95 item 5)
     assert [a["token"] for a in pred["attributions"]] == ["A", "short", "essay", "on", "neural", "networks", "."]
     assert all(isinstance(a["score"], float) for a in pred["attributions"])
 

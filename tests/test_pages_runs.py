@@ -367,14 +367,26 @@ def test_classify_scores_the_loaded_test_split_without_an_upload(tiny_backbone, 
     assert at.session_state["cl_batch"]["runs"].keys() == {run_id}
 
 
-def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):
+def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset, monkeypatch):
+    from pages import classify_views
+
     run_id = finished_run(tiny_backbone, dataset)
+    steps, original = [], classify_views.explain
+
+    def explain(model, text, on_progress):  # the page's own, with the steps its bar was told
+        return original(model, text, on_progress=lambda done, total: steps.append((done, total)) or on_progress(
+            done, total))
+
+    monkeypatch.setattr(classify_views, "explain", explain)
     at = open_page("pages/classify.py", dataset)
-    at.text_area(key="cl_text").set_value("Additionally, it is worth noting that compost feeds the soil.").run()
+    text = "Additionally, it is worth noting that compost feeds the soil."
+    at.text_area(key="cl_text").set_value(text).run()
     assert not at.exception and not any("integrated gradients" in c.value for c in at.caption)
     at.toggle(key=f"cl_why_{run_id}").set_value(True).run()
     assert not at.exception
     assert any(c.value.startswith("integrated gradients: toward ") for c in at.caption)
+    # its bar moved with integrated gradients' steps (issue 95 item 5: 36 s under a spinner for SmolLM2)
+    assert steps == [(done, 64) for done in range(8, 65, 8)] and not at.get("progress")
     first = [c.value for c in at.caption if c.value.startswith("integrated gradients")]
     # switched on, it follows each new text, typed or drawn: a walk found it on and showing nothing, then off
     at.text_area(key="cl_text").set_value("A second text, typed after the first, about rivers.").run()
@@ -384,6 +396,9 @@ def test_classify_explains_a_prediction_on_demand(tiny_backbone, dataset):
     at.button(key="cl_draw").click().run()
     assert not at.exception and at.toggle(key=f"cl_why_{run_id}").value
     assert [c.value for c in at.caption if c.value.startswith("integrated gradients")] not in ([], second)
+    steps.clear()
+    at.text_area(key="cl_text").set_value(text).run()  # explained before: shown again, not computed again
+    assert [c.value for c in at.caption if c.value.startswith("integrated gradients")] == first and steps == []
 
 
 def test_compare_filters_narrow_the_runs(tiny_backbone, dataset):

@@ -24,6 +24,7 @@ from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, failed_o
                        not_yet_run, ray_resources, set_concurrency, use_address, use_storage)
 from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
                         run_label, resolve)
+from core.train.attribution import STEPS
 from core.train.submission import check_format, is_subtask_b, jsonl_format, write_predictions
 from core.runs.lifecycle import Status
 
@@ -190,9 +191,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
         return predict_file(folder.load_model(), args, target)
     model = folder.load_model()
     preds = [p.to_json() for p in classify(model, args.text)]
-    if args.explain:
-        for pred, text in zip(preds, args.text):
-            pred["attributions"] = explain(model, text).to_json()
+    if args.explain:  # integrated gradients' steps in a bar: some 36 s a text for SmolLM2 on a CPU
+        with tqdm(total=len(preds) * STEPS, desc=f"explain {len(preds)} text(s)", unit="step", file=sys.stderr) as bar:
+            for i, (pred, text) in enumerate(zip(preds, args.text)):
+                pred["attributions"] = explain(model, text, on_progress=lambda done, total: bar.update(
+                    i * STEPS + done - bar.n)).to_json()
+                bar.update((i + 1) * STEPS - bar.n)  # an n-gram model's, at once
     print(json.dumps(preds[0] if len(preds) == 1 else preds, indent=2))
     return 0
 

@@ -15,7 +15,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from core.errors import InputError
-from core.train.attribution import Attribution, ngram_weights
+from core.train.attribution import Attribution, Progress, ngram_weights
 from core.train.config import TrainConfig
 from core.train.methods.base import Fitted, Job
 from core.train.methods.neural import NeuralMethod
@@ -114,7 +114,7 @@ class TfidfPredictor:
         for every n-gram an explanation named, they took minutes)."""
         return ngram_names(self.vectorizers)
 
-    def attribute(self, text: str, label: str, steps: int) -> Attribution:
+    def attribute(self, text: str, label: str, steps: int, on_progress: Progress | None = None) -> Attribution:
         """The text's n-grams weighted by the class's coefficients (there is no token path to integrate along)."""
         return ngram_weights(self, text, label)
 

@@ -22,7 +22,7 @@ from core.backbone.poolings import last_layer, reads_probabilities
 from core.data import clean_texts
 from core.paths import studio_home
 from core.train.config import TrainConfig
-from core.train.attribution import Attribution, GradientPath, integrated_gradients
+from core.train.attribution import Attribution, GradientPath, Progress, integrated_gradients
 from core.train.dropout import cheap_dropout
 from core.train.explain_statistics import statistics_attribution
 from core.train.inputs import frozen_features, model_inputs
@@ -83,10 +83,10 @@ class NeuralPredictor:
         features = frozen_features(self.config, {"texts": cleaned}, device, on_event, self.model.cut)["texts"]
         return StoredFeatures(self, cleaned, features)
 
-    def attribute(self, text: str, label: str, steps: int) -> Attribution:
+    def attribute(self, text: str, label: str, steps: int, on_progress: Progress | None = None) -> Attribution:
         if reads_probabilities(self.model.pooling):  # statistics of the whole text: said in words, not per token
             return statistics_attribution(self.model, self.tokenizer, text, label)
-        return integrated_gradients(self, self.gradient_path(), text, label, steps)
+        return integrated_gradients(self, self.gradient_path(), text, label, steps, on_progress)
 
     def gradient_path(self) -> GradientPath:
         """Word embeddings → encoder (frozen or not) → pooling → standardization → head: the logits over the

@@ -26,7 +26,7 @@ from transformers import TrainerCallback
 from core.backbone import depth
 from core.backbone.encode import encode_texts, pool
 from core.train.config import TrainConfig
-from core.train.attribution import Attribution, GradientPath, integrated_gradients
+from core.train.attribution import Attribution, GradientPath, Progress, integrated_gradients
 from core.train.inputs import Prepared
 from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Fitted, Job
@@ -75,8 +75,8 @@ class SetFitPredictor:
         x = (head_features(self.body, self.config, texts) - self.head["feature_mean"]) / self.head["feature_std"]
         return softmax(x @ self.head["coef"].T + self.head["bias"]), None
 
-    def attribute(self, text: str, label: str, steps: int) -> Attribution:
-        return integrated_gradients(self, self.gradient_path(), text, label, steps)
+    def attribute(self, text: str, label: str, steps: int, on_progress: Progress | None = None) -> Attribution:
+        return integrated_gradients(self, self.gradient_path(), text, label, steps, on_progress)
 
     def gradient_path(self) -> GradientPath:
         """The tuned body's word embeddings → the head's features (the body's own sentence pipeline, or every
