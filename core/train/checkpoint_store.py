@@ -40,11 +40,8 @@ def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], description
 
 
 def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def read_tensors(folder: Path, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:

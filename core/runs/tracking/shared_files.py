@@ -13,11 +13,8 @@ SHARED = ".shared-files"  # beside the experiments' folders in the artifact root
 
 
 def digest(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def share(folder: Path, root: Path) -> int:
