@@ -11,7 +11,8 @@ from core.runs import Workspace, as_runs_read_it, remember
 from core.train.maxlen import MAX_TRUNCATED
 from pages.data_views import reading_inputs, stored_uploads_section
 from pages.markdown import code, plain
-from pages.widgets import kept_tabs, truncation
+from pages.backbone_views import truncation
+from pages.widgets import kept_tabs
 
 
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)

@@ -8,6 +8,7 @@ import streamlit as st
 from core.errors import InputError
 from core.runs.tracking.store import (INSTALL, URI_SETTING, URI_VARIABLE, client_for, default_uri, export_runs,
                                       live_uri, mlflow_installed, where_to_look)
+from pages.markdown import plain
 
 
 def export_selected(registry, runs) -> None:
@@ -36,8 +37,12 @@ def export_selected(registry, runs) -> None:
         st.dataframe([{"run": names[e.run_id], "experiment": e.experiment, "MLflow run": e.mlflow_run_id,
                        "model": e.model_uri, "exported before": e.updated, "run id": e.run_id} for e in done],
                      hide_index=True, placeholder="–")
-        st.markdown("See them in MLflow's own UI, on each experiment's runs:")
-        st.code("\n".join(where_to_look(uri, done)), language="bash")
+        command, links = where_to_look(uri, done)
+        if command:
+            st.markdown("See them in MLflow's own UI: start it,")
+            st.code(command, language="bash")
+        for experiment, link in links.items():  # a button: in a code block its `#…` read as a comment
+            st.link_button(f"Open the runs of experiment {plain(experiment)} in MLflow's UI", link)
 
 
 def live_setting(registry, column) -> None:

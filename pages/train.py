@@ -11,14 +11,15 @@ from core.backbone.device import describe_device
 from core.errors import InputError
 from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, not_yet_run, pump, ray_resources, set_concurrency,
                        use_address, use_storage)
-from core.train import (DEFAULT_FRACTIONS, DEFAULT_SEEDS, METHODS, Sweep, TrainConfig, amounts,
-                        capped_note, idle_options, option_sections, options, parse_numbers)
+from core.train import (METHODS, Sweep, TrainConfig, amounts, capped_note, idle_options, option_sections, options,
+                        parse_numbers)
 from pages import train_form
 from pages.adapt_views import adapt_section
 from pages.run_views import (MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card,
                              states_section)
 from pages.tracking_views import live_setting
-from pages.widgets import backbone_picker, offer_download, run_place, truncation, variant_widget, widget
+from pages.backbone_views import backbone_picker, offer_download, truncation
+from pages.widgets import run_place, variant_widget, widget
 from pages.markdown import plain
 
 OPTIONS = options()
@@ -60,18 +61,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     variants, columns = {}, st.columns(3)
     for i, field in enumerate(fields):
         variants[field] = variant_widget(columns[i % 3], OPTIONS[field], field in idle)
-    c1, c2, c3 = st.columns(3)
-    amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount",
-                      persist_state="session")
-    if amount == "fraction":
-        fractions = c2.multiselect("Labeled fractions", [*DEFAULT_FRACTIONS, 1.0], default=list(DEFAULT_FRACTIONS),
-                                   format_func="{:.0%}".format, key="tr_fractions", wrap=True, persist_state="session")
-        custom = c3.text_input("Custom fractions", placeholder="e.g. 2%, 0.2", key="tr_custom", persist_state="session")
-        per_class_text = ""
-    else:
-        fractions, custom = [], ""
-        per_class_text = c2.text_input(OPTIONS["per_class"].label, "5, 20", key="tr_per_class", persist_state="session")
-    seeds_text = c3.text_input("Seeds", ", ".join(map(str, DEFAULT_SEEDS)), key="tr_seeds", persist_state="session")
+    fractions, custom, per_class_text, seeds_text = train_form.amount_fields()
     columns = st.columns(4)
     values = {name: widget(columns[i % 4], OPTIONS[name], name in idle) for i, name in enumerate(COMMON)}
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"], registry.home)

@@ -10,7 +10,9 @@ from core.compare import backbone_advice, training_notes
 from core.runs import Registry, grid_seconds, outside_work, recall_form, remember_form
 from core.runs.estimate import Estimate
 from core.data import Dataset
-from core.train import DEFAULT_METHODS, METHODS, TrainConfig, grid_labels, options, starved_note, unlabeled_read
+from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid_labels, options,
+                        starved_note, unlabeled_read)
+from pages.widgets import initial
 
 # the options chosen in the form's first rows, not among the option widgets below them
 CHOSEN_ABOVE = ("method", "generator", "fraction", "per_class", "seed", "frozen", "backbone")
@@ -70,6 +72,25 @@ def say_reset(lines: list[str]) -> None:
 
 def remember(registry: Registry) -> None:
     remember_form(registry, {k: st.session_state[k] for k in (*FORM_KEYS, SET_FOR) if k in st.session_state})
+
+
+def amount_fields() -> tuple[list[float], str, str, str]:
+    """The labeled amounts (fractions chosen and typed, or counts a class) and the seeds, as chosen."""
+    c1, c2, c3 = st.columns(3)
+    amount = c1.radio("Labeled data", ["fraction", "per class"], horizontal=True, key="tr_amount",
+                      persist_state="session")
+    fractions, custom, per_class = [], "", ""
+    if amount == "fraction":
+        fractions = c2.multiselect("Labeled fractions", [*DEFAULT_FRACTIONS, 1.0], wrap=True, persist_state="session",
+                                   default=initial("tr_fractions", list(DEFAULT_FRACTIONS)),
+                                   format_func="{:.0%}".format, key="tr_fractions")
+        custom = c3.text_input("Custom fractions", placeholder="e.g. 2%, 0.2", key="tr_custom", persist_state="session")
+    else:
+        per_class = c2.text_input(options()["per_class"].label, initial("tr_per_class", "5, 20"), key="tr_per_class",
+                                  persist_state="session")
+    seeds = c3.text_input("Seeds", initial("tr_seeds", ", ".join(map(str, DEFAULT_SEEDS))), key="tr_seeds",
+                          persist_state="session")
+    return fractions, custom, per_class, seeds
 
 
 def methods_field(column, frozen: bool) -> list[str]:

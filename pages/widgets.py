@@ -1,44 +1,21 @@
-"""Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, the backbone
-picker with its opt-in download, and where the runs go (`run_place`); and tabs that reopen where the user left
-them (`kept_tabs`). Every one keeps its value for the session (`persist_state`): Streamlit drops a widget's
-value when the user leaves its page, which reset the form."""
+"""Widgets of the Train page: one for any `TrainConfig` option, read from its field metadata, and where the runs
+go (`run_place`); and tabs that reopen where the user left them (`kept_tabs`). Every one keeps its value for the
+session (`persist_state`): Streamlit drops a widget's value when the user leaves its page, which reset the form."""
 
 from dataclasses import dataclass
 
 import streamlit as st
 
-from core.backbone import BUNDLED, BackboneError, adapted_backbones, adapted_name, cached_models, resolve_backbone
-from core.backbone.download import download
-from core.backbone.packaged import PACKAGED, installed_packaged, is_converted
 from core.runs import RAY_HINT, Registry, ray_available
 from core.errors import InputError
-from core.paths import studio_home
 from core.train.config import Option
 from core.train.sweep import parse_limits
-from core.train.maxlen import MaxLength, max_length_for
-
-OTHER = "other"
 
 
-@st.cache_data(show_spinner="Reading the backbone's tokenizer and what the max length cuts…")
-def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
-    """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
-    return max_length_for(_ds, resolve_backbone(backbone), max_len)
-
-
-def converted(backbone: str | None) -> None:
-    """A packaged backbone converted from its GGUF file before anything reads it, each stage shown: choosing SmolLM2
-    had frozen the page under one spinner for 52 s (issue 95 item 5). Once per studio home; else nothing."""
-    if backbone not in PACKAGED or is_converted(backbone, studio_home()):
-        return
-    title = PACKAGED[backbone].title.split(" (")[0]
-    with st.status(f"Converting {title} from its GGUF file, once for this studio home (20 to 50 s)…") as status:
-        bar = st.progress(0.0)
-        resolve_backbone(backbone, on_stage=lambda done, total, what: bar.progress(
-            done / total, text=f"Converting {title}: {what} (stage {done + 1} of {total})…"))
-        bar.empty()
-        status.update(label=f"{title} converted: later choices of it are read at once", state="complete",
-                      expanded=False)
+def initial(key: str, value, none=None):
+    """A field's value on its first draw: its default, or what means none to the field (`none`) where the session
+    holds a value already (the form recalled from the last session): given both, Streamlit warns in the log."""
+    return none if key in st.session_state else value
 
 
 def kept_tabs(labels: list[str], key: str) -> list:
@@ -59,16 +36,16 @@ def widget(column, o: Option, disabled: bool = False):
     default is 'the method's own' takes 0 or empty for that default."""
     key, default_is_none = f"tr_{o.name}", o.default is None
     if o.kind == "bool":
-        return column.toggle(o.label, value=o.default, key=key, help=o.help, disabled=disabled,
+        return column.toggle(o.label, value=initial(key, o.default, False), key=key, help=o.help, disabled=disabled,
                              persist_state="session")
     if o.kind == "tags":
-        text = column.text_input(f"{o.label} (comma-separated)", ", ".join(o.default), key=key, help=o.help,
-                                 disabled=disabled, persist_state="session")
+        text = column.text_input(f"{o.label} (comma-separated)", initial(key, ", ".join(o.default)), key=key,
+                                 help=o.help, disabled=disabled, persist_state="session")
         return tuple(t.strip() for t in text.split(",") if t.strip())
     if o.choices:  # "" for the method's default: a kept None reads as no choice at all ("Choose an option")
         values = ["", *o.choices] if default_is_none else list(o.choices)
-        return column.selectbox(o.label, values, index=values.index(o.default or ""), key=key, help=o.help,
-                                format_func=lambda v: o.choices.get(v, "default"), disabled=disabled,
+        return column.selectbox(o.label, values, index=initial(key, values.index(o.default or ""), 0), key=key,
+                                help=o.help, format_func=lambda v: o.choices.get(v, "default"), disabled=disabled,
                                 persist_state="session") or None
     if o.kind in ("int", "float"):
         cast = int if o.kind == "int" else float
@@ -80,11 +57,12 @@ def widget(column, o: Option, disabled: bool = False):
                                        **number)
         low = cast(0 if default_is_none or o.low is None else o.low)
         value = o.default if not default_is_none else cast(0)
-        chosen = column.number_input(f"{o.label} (0: {o.unset})" if default_is_none else o.label, low, high, value,
-                                     **number)
+        chosen = column.number_input(f"{o.label} (0: {o.unset})" if default_is_none else o.label, low, high,
+                                     initial(key, value), **number)
         return (chosen or None) if default_is_none else chosen
-    text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label, o.default or "",
-                             key=key, help=o.help, disabled=disabled, persist_state="session")
+    text = column.text_input(f"{o.label} (empty: default)" if default_is_none else o.label,
+                             initial(key, o.default or ""), key=key, help=o.help, disabled=disabled,
+                             persist_state="session")
     return text.strip() or None
 
 
@@ -92,57 +70,17 @@ def variant_widget(column, o: Option, disabled: bool = False) -> list:
     """The values a sweep crosses for one of a method's variants: its choices to pick from, or numbers typed as a
     list (the unlabeled pool sizes: '0, 1000, all')."""
     if o.choices:
-        return column.multiselect(o.variant_label, list(o.choices), default=o.variant_default,
+        return column.multiselect(o.variant_label, list(o.choices), default=initial(f"tr_{o.name}s", o.variant_default),
                                   format_func=o.choices.get, key=f"tr_{o.name}s", help=o.help, wrap=True,
                                   disabled=disabled, persist_state="session")
-    text = column.text_input(f"{o.variant_label} ({o.unset}: no limit)", ", ".join(
-        o.unset if v is None else str(v) for v in o.variant_default), key=f"tr_{o.name}s", disabled=disabled,
+    text = column.text_input(f"{o.variant_label} ({o.unset}: no limit)", initial(f"tr_{o.name}s", ", ".join(
+        o.unset if v is None else str(v) for v in o.variant_default)), key=f"tr_{o.name}s", disabled=disabled,
         help=o.help + ". Several values cross the grid with each", persist_state="session")
     try:
         return parse_limits(text, o.unset)
     except InputError as e:
         column.error(str(e))
         return []
-
-
-def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
-    """The bundled MiniLM, the packaged SmolLM2 (a causal LM that keeps style), the backbones adapted here
-    to a dataset's texts, every encoder model in the local Hugging Face cache (with its size), or a folder or hub id
-    typed in; and whether a missing hub model may be downloaded."""
-    found = {m.hub_id: m.label for m in cached_models()}
-    adapted = {str(folder): f"{adapted_name(record)}, {record['cpu_seconds'] / 60:.0f} CPU min"
-               for folder, record in adapted_backbones(home)}
-    names = {"": BUNDLED, **installed_packaged(), **adapted, **found,
-             OTHER: "Other: a folder or hub id…"}  # "": a kept None is no choice
-    if (kept := st.session_state.get("tr_backbone_pick")) not in (None, *names):  # removed since it was chosen
-        column.caption(f"The backbone chosen last ({kept}) is no longer here: {BUNDLED} instead.")
-        st.session_state["tr_backbone_pick"] = ""
-    choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
-                              persist_state="session",
-                              help=o.help + ". The list holds the bundled model and the cached ones.")
-    if choice != OTHER:
-        converted(choice)
-        return choice or None, False
-    typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",
-                              persist_state="session")
-    allow = column.checkbox("Download if missing", key="tr_download", persist_state="session",
-                            help="Offer to fetch a hub id that is not cached into the Hugging Face cache: the only "
-                                 "time the studio uses the network.")
-    return typed.strip() or None, allow
-
-
-def offer_download(name: str) -> None:
-    """A button that fetches a hub model that is not cached, with its progress, then reruns to use it."""
-    st.info(f"{name} is not in the local Hugging Face cache. Download it to launch runs with it.")
-    if st.button(f"Download {name}", key="tr_download_now"):
-        bar = st.progress(0.0, text=f"Downloading {name}…")
-        try:
-            download(name, None, lambda done, total: bar.progress(
-                done / total, text=f"Downloading {name}: {done / 2**20:,.0f} of {total / 2**20:,.0f} MB"))
-        except BackboneError as e:
-            st.error(str(e))
-        else:
-            st.rerun()
 
 
 @dataclass(frozen=True)

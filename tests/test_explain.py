@@ -148,3 +148,6 @@ def test_the_top_tokens_are_words_without_their_space_and_whitespace_by_name():
     assert [t["token"] for t in why.top(True)] == ["[2 line breaks]", "the", "[2 spaces]", "One", "[space]"]
     assert [t["token"] for t in why.top(False)] == ["[line break]", "Two"]
     assert why.tokens[1]["token"] == "\n\n"  # the attribution keeps the text; only the list names it
+    spans = [t | {"start": a, "end": b} for t, (a, b) in zip(tokens, ((0, 3), (3, 5), (5, 8), (8, 10), (10, 14)))]
+    shaded = Attribution("human", text, "integrated gradients", spans, 1.0, 0.0).as_html()
+    assert "white-space:pre-wrap" in shaded and ">\n\n</span>" in shaded  # its paragraphs kept, as written

@@ -144,7 +144,7 @@ def test_an_export_twice_updates_its_mlflow_run(exported, monkeypatch, capsys):
     # and it opens there on its runs only when told the workflow, as the link the export prints does
     said = capsys.readouterr().err
     assert f"mlflow ui --backend-store-uri {uri}" in said
-    assert f"http://127.0.0.1:5000/#/experiments/{experiment}?workflowType=machine_learning" in said
+    assert f": http://127.0.0.1:5000/#/experiments/{experiment}?workflowType=machine_learning" in said
     assert len(client.get_metric_history(found[0].info.run_id, "val_macro_f1")) == len(registry.evaluations(run_id))
     mlflow.set_tracking_uri(uri)
     models = mlflow.search_logged_models(experiment_ids=[found[0].info.experiment_id], output_format="list",
@@ -249,6 +249,10 @@ def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path):
     shown = next(d.value for d in at.dataframe if "MLflow run" in d.value.columns)
     assert list(shown["run id"]) == [run_id] and len(client_and_run(uri, run_id)[1]) == 1
     assert any(f"mlflow ui --backend-store-uri {uri}" in c.value for c in at.code)
+    _, found = client_and_run(uri, run_id)  # and a button to its experiment's runs, the workflow said
+    (button,) = at.get("link_button")
+    assert button.proto.url == (f"http://127.0.0.1:5000/#/experiments/{found[0].info.experiment_id}"
+                                "?workflowType=machine_learning") and dataset.spec.short_name in button.proto.label
     at.button(key="cmp_mlflow_export").click().run()  # again: said in words, not only by a column of ticks
     assert "1 had been exported before" in at.get("progress")[0].proto.text
 
@@ -292,8 +296,9 @@ def test_mlflow_ui_shows_an_exported_runs_accuracy_and_curve_in_chromium(exporte
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(90_000)
-            link = where_to_look(uri, [Exported(run.id, found[0].info.run_id, "", None, False,
-                                                experiment_id=found[0].info.experiment_id)])[-1]
+            _, links = where_to_look(uri, [Exported(run.id, found[0].info.run_id, "data", None, False,
+                                                    experiment_id=found[0].info.experiment_id)])
+            link = links["data"]
             page.goto(link.replace(UI, f"http://127.0.0.1:{port}"))  # the link the export prints, on this port
             page.get_by_role("link", name=found[0].info.run_name[:20]).first.wait_for()  # its runs, not its traces
             ARTIFACTS.mkdir(parents=True, exist_ok=True)

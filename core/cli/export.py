@@ -45,5 +45,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"{e.run_id} → experiment '{e.experiment}', MLflow run {e.mlflow_run_id}"
               f"{' (updated)' if e.updated else ''}" + (f"; model {e.model_uri}" if e.model_uri else "")
               + (f"; {e.checked}" if e.checked else ""))
-    print("see them:\n  " + "\n  ".join(where_to_look(uri, exported)), file=sys.stderr)
+    command, links = where_to_look(uri, exported)
+    print("see them:" + (f"\n  {command}" if command else "") + "".join(
+        f"\n  {name}: {link}" for name, link in links.items()), file=sys.stderr)
     return 0

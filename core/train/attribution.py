@@ -103,7 +103,8 @@ class Attribution:
         else:
             parts.append(html.escape(self.text[at:self.unread_from]) + '<span title="past the max length: not read" '
                          f'style="color:#8c8c8c">{html.escape(self.text[self.unread_from:])}</span>')
-        return '<div style="line-height:1.9">' + "".join(parts) + "</div>"
+        # the text's own line breaks and spaces kept: its paragraphs had run onto one line, a break a bare block
+        return '<div style="line-height:1.9;white-space:pre-wrap">' + "".join(parts) + "</div>"
 
 
 def readable(token: str) -> str:

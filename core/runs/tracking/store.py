@@ -57,14 +57,15 @@ class Exported:
 UI = "http://127.0.0.1:5000"  # where `mlflow ui` serves by default
 
 
-def where_to_look(uri: str, exported: list[Exported]) -> list[str]:
-    """How to see exported runs: `mlflow ui` on a local store, then each experiment's runs. MLflow's UI opens an
-    experiment on its GenAI traces unless told the workflow (its own switch, kept per browser), so the links say it."""
+def where_to_look(uri: str, exported: list[Exported]) -> tuple[str | None, dict[str, str]]:
+    """How to see exported runs: the `mlflow ui` command for a local store (None for a server), and each
+    experiment's runs by its name. MLflow's UI opens an experiment on its GenAI traces unless told the workflow (its
+    own switch, kept per browser), so the links say it."""
     served = uri.startswith(("http://", "https://"))
     base = uri.rstrip("/") if served else UI
-    start = [] if served else [f"mlflow ui --backend-store-uri {uri}"]
-    ids = dict.fromkeys(e.experiment_id for e in exported if e.experiment_id)
-    return start + [f"{base}/#/experiments/{i}?workflowType=machine_learning" for i in ids]
+    links = {e.experiment: f"{base}/#/experiments/{e.experiment_id}?workflowType=machine_learning"
+             for e in exported if e.experiment_id}
+    return (None if served else f"mlflow ui --backend-store-uri {uri}"), links
 
 
 def default_uri() -> str:
