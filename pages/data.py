@@ -16,7 +16,9 @@ from pages.widgets import kept_tabs
 
 
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)
-def loaded_check(fingerprint: str, _ds):
+def loaded_check(fingerprint: str, val_in_test: int, _ds):
+    """The check, once per data: a validation file the test split holds is set aside, the rest the same, so the
+    fingerprint alone had shown one dataset's note for the other."""
     return check_loaded(_ds)
 
 
@@ -51,9 +53,7 @@ def use(ds) -> None:
     st.session_state.pop("pending_dataset", None)
     st.session_state.dataset = ds
     remember(st.session_state.registry, Workspace(ds.spec, st.session_state.cleaning))
-    st.session_state.loaded_message = (f"Loaded {plain(ds.name)}: " + ", ".join(f"{len(f):,} {s}" for s, f in ds.splits.items())
-                                       + ("" if ds.val is not None else "; no validation split, so nothing is set "
-                                          "aside: each run draws its validation texts from train"))
+    st.session_state.loaded_message = f"Loaded {plain(ds.name)}: {ds.split_line()}"
 
 
 def confirm_replace() -> None:
@@ -80,7 +80,8 @@ spec = st.session_state.dataset.spec
 st.caption(f"Current: **{plain(st.session_state.dataset.name)}**"
            + "".join(f" · {role}: {code(path)}" for role, path in spec.paths.items()))
 with st.expander("Check of the current dataset", expanded=st.session_state.pop("loaded_message", None) is not None):
-    check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset)
+    check = loaded_check(st.session_state.dataset.fingerprint, st.session_state.dataset.val_in_test,
+                         st.session_state.dataset)
     for warning in check.warnings:
         st.warning(plain(warning))
     c1, c2 = st.columns([3, 1])

@@ -35,8 +35,11 @@ def export_selected(registry, runs) -> None:
         bar.progress(1.0, text=f"Exported {len(done)} run(s){before}")
         names = {r.id: r.name for r in runs}
         st.dataframe([{"run": names[e.run_id], "experiment": e.experiment, "MLflow run": e.mlflow_run_id,
-                       "model": e.model_uri, "exported before": e.updated, "run id": e.run_id} for e in done],
-                     hide_index=True, placeholder="–")
+                       "model": e.model_uri, "model check": e.checked, "exported before": e.updated,
+                       "run id": e.run_id} for e in done], hide_index=True, placeholder="–",
+                     column_config={"model check": st.column_config.TextColumn(
+                         help="What the exported model, loaded as MLflow loads it, scores on the run's test texts, "
+                              "against the run's own score")})
         command, links = where_to_look(uri, done)
         if command:
             st.markdown("See them in MLflow's own UI: start it,")

@@ -544,8 +544,9 @@ def test_a_files_predictions_carry_its_submission_ids_and_downloads_are_named_fo
     keyed, _ = load_frame(b"key,text\nk7,hello there\nk8,second text\n", "keyed.csv", require_labels=False,
                           mapping=ColumnMapping(id="key"))
     assert classify_frame(model, keyed, labels)[0]["id"].tolist() == ["k7", "k8"]
-    assert download_stem("three.csv") == "three" and download_stem("a b/../c?.jsonl") == "c"
-    assert download_stem("test") == "test" and download_stem("....csv") == "file"
+    assert download_stem("three.csv") == "three-csv" != download_stem("three.jsonl") == "three-jsonl"
+    assert download_stem("a b/../c?.jsonl") == "c-jsonl" and download_stem("test") == "test"
+    assert download_stem("....csv") == "file-csv"
 
 
 def test_the_frozen_switch_keeps_the_chosen_methods_and_names_them_for_the_mode(dataset):

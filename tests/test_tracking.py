@@ -248,6 +248,8 @@ def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path):
     assert not at.exception and not at.error
     shown = next(d.value for d in at.dataframe if "MLflow run" in d.value.columns)
     assert list(shown["run id"]) == [run_id] and len(client_and_run(uri, run_id)[1]) == 1
+    # the exported model's own test score beside the run's, as the CLI prints it (a re-walk found it unsaid here)
+    assert shown["model check"][0].startswith("its model scores ") and "(the run: " in shown["model check"][0]
     assert any(f"mlflow ui --backend-store-uri {uri}" in c.value for c in at.code)
     _, found = client_and_run(uri, run_id)  # and a button to its experiment's runs, the workflow said
     (button,) = at.get("link_button")

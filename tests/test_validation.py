@@ -215,5 +215,19 @@ def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tm
                                            "aside: a checkpoint chosen on them would be chosen on test texts. So no "
                                            "validation split is left. Each run draws its validation texts from the "
                                            "train pool")
+    assert ds.split_line() == ("128 train, 65 test; the validation file's 65 text(s) that the test split holds too "
+                               "are set aside, so each run draws its validation texts from train")
     apart = load_dataset(DataSpec(train=str(folder / "train.jsonl"), val=str(folder / "dev.jsonl")))
     assert apart.val_in_test == 0 and len(apart.val) == 65  # no test split: nothing to keep it from
+
+    # the Data page says so in its banner and its check, after a load of the same texts with no validation file:
+    # the two share a fingerprint, and the check had been the first one's ("nothing is set aside"; a re-walk)
+    from tests.helpers import open_page
+
+    at = open_page("pages/data.py")
+    for train in (folder / "train.jsonl", folder):
+        at.text_input(key="lp_train").set_value(str(train))
+        at.text_input(key="lp_test").set_value(str(folder / "dev.jsonl"))
+        at.button(key="lp_load").click().run()
+    assert not at.exception and at.success[0].value == f"Loaded m4: {ds.split_line()}"
+    assert ds.validation_note() in [c.value for c in at.caption]

@@ -175,6 +175,17 @@ class Dataset:
         return (f"Unlabeled texts: the {extra:,} of the unlabeled set, and {rest}: a run that labels every train text "
                 f"reads the {extra:,} alone. GAN-BERT learns from them; no other method reads them.")
 
+    def split_line(self) -> str:
+        """The splits loaded and where runs take their validation texts from, in one line (the Data page's banner,
+        which had said "nothing is set aside" where a validation file the test split holds was)."""
+        counts = ", ".join(f"{len(frame):,} {split}" for split, frame in self.splits.items())
+        if self.val is not None:
+            return counts
+        if self.val_in_test:
+            return (f"{counts}; the validation file's {self.val_in_test:,} text(s) that the test split holds too are "
+                    "set aside, so each run draws its validation texts from train")
+        return f"{counts}; no validation split, so nothing is set aside: each run draws its validation texts from train"
+
     def validation_note(self) -> str:
         """Where runs on this dataset take their validation texts from, and that each counts as a label read."""
         counted = ("Each validation text is a label the run reads, and counts toward its labels: by default a run "

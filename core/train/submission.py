@@ -79,7 +79,10 @@ def submission_jsonl(out: pd.DataFrame, frame: pd.DataFrame, model_labels: tuple
 
 
 def download_stem(name: str) -> str:
-    """A file's name as a download names its predictions after it ('three.csv' → 'three'): letters, digits, dots,
-    dashes and underscores, so two files' downloads from one run are told apart."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).stem).strip("-.")
-    return stem[:60] or "file"
+    """A file's name as a download names its predictions after it ('three.csv' → 'three-csv'): letters, digits,
+    dots, dashes and underscores, so two files' downloads from one run are told apart, 'three.csv' and 'three.jsonl'
+    too (a re-walk found them one name)."""
+    path = Path(name)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-.")[:60] or "file"
+    kind = re.sub(r"[^A-Za-z0-9]+", "", path.suffix)[:10]
+    return f"{stem}-{kind}" if kind else stem
