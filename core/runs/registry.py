@@ -8,6 +8,7 @@ and an illegal one is refused with an error. Per-epoch metrics live here, and on
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sqlite3
 import time
@@ -23,6 +24,8 @@ from core.runs.registry_store import UNLISTED, FullDisk, RegistryError, explaine
 from core.train import TrainConfig, run_label
 from core.train.macro import split_tables
 from core.train.adaptation import AdaptConfig
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Registry", "RegistryError", "Run", "RunError", "UnreadableRun", "check_run_id"]
 
@@ -259,7 +262,7 @@ class Registry:
                        (message, json.dumps(metrics) if metrics is not None else None, time.time(), status,
                         Status.DONE, json.dumps(tables) if tables is not None else None))
         if say:
-            self.folder(run_id).append_log(f"{status}: {message}")
+            self.log_ending(run_id, status, message)
 
     def interrupt(self, run_id: str, message: str, status: Status = Status.INTERRUPTED) -> None:
         """A run whose process is gone: swept of the temporary files a kill mid-write left (before the
@@ -268,7 +271,15 @@ class Registry:
         with self._connect() as db:
             self.folder(run_id).remove_leftovers()
             self._move(db, run_id, status, "ended = ?, message = ?", (time.time(), message))
-        self.folder(run_id).append_log(f"{status}: {message}")  # its process, gone, never said how it ended
+        self.log_ending(run_id, status, message)  # its process, gone, never said how it ended
+
+    def log_ending(self, run_id: str, status: str, message: str | None) -> None:
+        """The run's log ends with how it ended; the registry holds the ending already, so a log that cannot be
+        written (a full disk, a folder made read-only) loses only this line."""
+        try:
+            self.folder(run_id).append_log(f"{status}: {message}")
+        except OSError as e:
+            log.warning("run %s: its log could not say it ended %s (%s)", run_id, status, e)
 
     def request_cancel(self, run_id: str) -> None:
         with self._connect() as db:
