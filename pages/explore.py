@@ -73,7 +73,8 @@ def show_lengths() -> None:
                        persist_state="session")
     auto = choose(lens.loc[lens["split"] == "train", "tokens"].to_numpy(), max(STEPS))  # as the Data page's `auto`
     max_len = c2.number_input("Max length (tokens)", 16, 512, auto.tokens, step=16, key="ex_maxlen",
-                              persist_state="session", help=f"Opens at what {auto.why}.")
+                              persist_state="session",
+                              help=f"Tokens of the default backbone's tokenizer (MiniLM's); opens at what {auto.why}.")
     trunc = explore.truncation_share(lens, int(max_len), labels).set_index("class")["share"]
     c3.metric("Train texts truncated at this max length", f"{trunc['all']:.1%}")
     hist = explore.length_histogram(lens, measure)
