@@ -44,13 +44,13 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
             config = as_launched(AdaptConfig(data=ds.spec, cleaning=cleaning, backbone=backbone,
                                              splits=("train", *extra), epochs=int(epochs), lr=float(lr),
                                              max_len=int(max_len), seed=int(seed)).to_json())
+            done = (adapted_folder(config) / RECORD).is_file()  # reads the backbone: a failed conversion says so
         except BackboneError as e:  # the Backbone above: said there already, with how to get it
             st.info(f"The backbone chosen above is not available, so there is nothing to adapt yet ({e}).")
             return
         except InputError as e:
             st.error(str(e))
             return
-        done = (adapted_folder(config) / RECORD).is_file()
         pending = bool(adapting(registry, config))
         made = adapted_backbones(registry.home)
         texts = len(ds.train) + sum(len(ds.splits[s]) for s in extra if s in ds.splits)

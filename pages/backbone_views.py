@@ -6,9 +6,12 @@ import streamlit as st
 from core.backbone import BUNDLED, BackboneError, adapted_backbones, adapted_name, cached_models, resolve_backbone
 from core.backbone.download import download
 from core.backbone.packaged import PACKAGED, installed_packaged, is_converted
+from core.data.schema import one_line
+from core.errors import InputError
 from core.paths import studio_home
 from core.train.config import Option
 from core.train.maxlen import MaxLength, max_length_for
+from pages.markdown import plain
 
 OTHER = "other"
 
@@ -28,9 +31,14 @@ def converted(backbone: str | None) -> None:
     with st.status(f"Converting {title} from its GGUF file, once for this studio home (20 to 50 s)…",
                    expanded=True) as status:  # its bar in sight, not in a box to open
         bar = st.progress(0.0)
-        resolve_backbone(backbone, on_stage=lambda done, total, what: bar.progress(
-            done / total, text=f"Converting {title}: {what} (stage {done + 1} of {total})…"))
-        bar.empty()
+        try:
+            resolve_backbone(backbone, on_stage=lambda done, total, what: bar.progress(
+                done / total, text=f"Converting {title}: {what} (stage {done + 1} of {total})…"))
+        except InputError as e:  # a full disk, a damaged file: said here, and by the form below
+            status.update(label=plain(one_line(str(e))), state="error")
+            return
+        finally:
+            bar.empty()
         status.update(label=f"{title} converted: later choices of it are read at once", state="complete",
                       expanded=False)
 

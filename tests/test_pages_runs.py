@@ -771,3 +771,22 @@ def test_choosing_smollm2_converts_it_once_with_each_stage_shown(dataset, tmp_pa
     at.selectbox(key="tr_backbone_pick").set_value("").run()
     at.selectbox(key="tr_backbone_pick").set_value(packaged.SMOLLM2).run()
     assert not at.exception and said == list(packaged.STAGES) and not at.status  # converted once
+
+
+def test_a_conversion_that_fails_is_said_on_the_train_page(dataset, monkeypatch):
+    """A full disk or a damaged GGUF file mid-conversion is said in the status box; the page goes on."""
+    from core.backbone import packaged
+
+    need_smollm2()
+
+    def convert(source, folder, on_stage):
+        on_stage(0, len(packaged.STAGES), packaged.STAGES[0])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(packaged, "convert", convert)
+    at = open_page("pages/train.py", dataset)
+    at.selectbox(key="tr_backbone_pick").set_value(packaged.SMOLLM2).run()
+    assert not at.exception
+    said = "smollm2-135m could not be converted from SmolLM2-135M-Instruct.Q4_1.gguf: No space left on device (OSError)"
+    assert [s.label.replace("\\_", "_") for s in at.status] == [said]  # as plain text, not Markdown
+    assert said in [e.value for e in at.error]  # the form says it too, and launches nothing

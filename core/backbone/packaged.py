@@ -107,7 +107,11 @@ def converted_folder(name: str, home: Path, on_stage: Stage | None = None) -> Pa
                 on_stage(0, len(STAGES), "waiting for another process converting it")
             fcntl.flock(lock, fcntl.LOCK_EX)
         if not (folder / DONE).is_file():
-            convert(source, folder, on_stage or (lambda done, total, what: None))
+            try:
+                convert(source, folder, on_stage or (lambda done, total, what: None))
+            except OSError as e:  # a full disk, an unreadable file: nothing half-made is kept (`convert`)
+                raise InputError(f"{name} could not be converted from {source.name}: "
+                                 f"{e.strerror or e} ({type(e).__name__})") from e
     return folder
 
 
