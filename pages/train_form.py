@@ -101,7 +101,7 @@ def methods_field(column, frozen: bool) -> list[str]:
     if hidden in st.session_state:
         st.session_state[shown] = st.session_state.pop(hidden)
     return column.multiselect("Methods", list(METHODS), key=shown, wrap=True, persist_state="session",
-                              default=None if shown in st.session_state else list(DEFAULT_METHODS),
+                              default=initial(shown, list(DEFAULT_METHODS)),
                               format_func=lambda m: METHODS[m].label(frozen))
 
 
