@@ -10,6 +10,7 @@ st.set_option("client.showSidebarNavigation", True)
 nav = st.navigation([
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
+    st.Page("pages/label.py", title="Label", icon=":material/edit_note:"),
     st.Page("pages/explore.py", title="Explore", icon=":material/query_stats:"),
     st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),

@@ -63,6 +63,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_adapt_args(ad)
     ad.set_defaults(func="adapt:cmd_adapt")
 
+    lb = sub.add_parser("label", help="label a corpus text by text as a strategy picks them (active learning), export "
+                                      "the labels as a dataset, or --simulate a strategy with the corpus's labels")
+    lb.add_argument("path", help=f"file or directory of texts (labels, where it has them, are never shown), or "
+                                 f"'{BUILTIN}'")
+    add_data_args(lb)
+    lb.add_argument("--strategy", default="hybrid", help="which texts to pick: random, entropy, margin, typiclust, "
+                                                         "hybrid (default), or, with --simulate, stratified")
+    lb.add_argument("--backbone", help="whose frozen features score the texts (default: the bundled MiniLM)")
+    lb.add_argument("--seed", type=int, default=0, help="the strategy's random stream")
+    lb.add_argument("--export", metavar="DIR", help="write the labels so far as labeled.jsonl, unlabeled.jsonl and "
+                                                    "test.jsonl in DIR, and print the spec to train on")
+    lb.add_argument("--simulate", action="store_true", help="run the strategy with the corpus's own labels as the "
+                                                            "oracle, scored on its test split at each label count")
+    lb.add_argument("--budget", type=int, default=100, help="labels a simulation goes to (default: 100)")
+    lb.add_argument("--json", action="store_true", help="a simulation's points as JSON")
+    lb.set_defaults(func="label:cmd_label")
+
     runs = sub.add_parser("runs", help="list runs")
     runs.add_argument("--json", action="store_true", help="print JSON")
     runs.set_defaults(func="records:cmd_runs")

@@ -138,6 +138,31 @@ def load_dataset(spec: DataSpec) -> Dataset:
                    spec=spec, cut=sum(part.attrs.get("cut", 0) for part in parts.values()), val_in_test=shared)
 
 
+def load_texts(spec: DataSpec) -> Dataset:
+    """A corpus to label (`core.label`): as `load_dataset`, but its train rows need no label (a corpus may have no
+    label column at all) and its classes are the declared ones, else those its splits' labels name. A test split's
+    labels are required, as they are what the labels given are scored on."""
+    if spec.builtin is not None:
+        return builtin_dataset(spec.builtin)
+    if spec.train is None:
+        raise DataError("no texts to label: give a file or directory")
+    raws = _raw_splits(spec)
+    if spec.labels is None and not any(len(label_values(frame, spec.mapping))
+                                       for role, (frame, _) in raws.items() if role != "unlabeled"):
+        raise DataError(f"{Path(spec.train).name}: no label names the classes; declare them (--labels 'human, "
+                        "chatGPT', or 'Classes' on the page)")
+    labels = label_set(spec, raws)
+    parts = {role: normalize(frame, name, spec.mapping, labels, require_labels=role == "gold",
+                             read_labels=role != "unlabeled")[0] for role, (frame, name) in raws.items()}
+    if "gold" in parts:
+        parts["test"] = _attach_gold(parts["test"], parts.pop("gold"))
+    train = pd.concat([f for f in (parts["train"], parts.get("unlabeled")) if f is not None], ignore_index=True)
+    test = parts.get("test")
+    return Dataset(name=spec.short_name, labels=labels, train=train,
+                   test=None if test is None or test.empty else test, spec=spec,
+                   cut=sum(part.attrs.get("cut", 0) for part in parts.values()))
+
+
 def apart_from_test(val: pd.DataFrame | None, test: pd.DataFrame | None) -> tuple[pd.DataFrame | None, int]:
     """The validation split without the texts the test split holds, and how many those were: a folder's dev file
     loaded as its test file too had runs choose their checkpoints on the test texts, unsaid. None where none is

@@ -1,0 +1,110 @@
+"""Which texts to label (issue 96): each strategy of `core.label` simulated with the corpus's own labels as the
+oracle, on L2R (its 11,421-text train pool, scored on its 1,867 test texts) and the M4 sample (128 texts, scored
+on its 65 dev texts), on MiniLM's and SmolLM2's frozen features (the features + LR reference's, from the benches'
+feature store), to 500 labels in all, seeds 0-4.
+
+Every strategy starts from no label; random (unstratified) is what a user without labels can do, stratified random
+(the same count from every class, drawn knowing the classes: a run's labeled rows today) the reference. Each
+(corpus, backbone, strategy, seed) is one record in `bench/records/active-learning.jsonl`, with its accuracy and
+macro-F1 at every label count of `core.label.simulate.schedule` and the seconds each round took, so the bench
+resumes where it stopped; bench.report writes the tables into docs/results.md.
+
+Run: .venv/bin/python -m bench.studies.active [--corpora l2r m4-sample] [--backbones minilm smollm2]
+     [--strategies ...] [--seeds 0 1 2 3 4] [--budget 500] [--report-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from bench.studies.active_tables import REFERENCE_PER_CLASS, labeling_section
+from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, RECORDS_DIR, recorded
+
+RECORDS = RECORDS_DIR / "active-learning.jsonl"
+CORPORA = {"l2r": {"train": "l2r/train.jsonl", "test": "l2r/test.jsonl"},
+           "m4-sample": {"train": "m4-sample/train.jsonl", "test": "m4-sample/dev.jsonl"}}
+BACKBONES = {"minilm": None, "smollm2": "smollm2-135m"}
+STRATEGIES = ("random", "stratified", "entropy", "margin", "typiclust", "hybrid")
+
+
+def machine() -> str:
+    import platform
+
+    import torch
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    extras = [name for name, flag in (("AMX", "amx_tile"), ("AVX512-BF16", "avx512_bf16")) if flag in flags]
+    return f"{cpu} ({', '.join(extras) or 'no native bf16'}), {torch.get_num_threads()} thread(s)"
+
+
+def key(entry: dict) -> tuple:
+    return entry["corpus"], entry["backbone"], entry["strategy"], entry["seed"], entry["budget"]
+
+
+def run(args: argparse.Namespace) -> None:
+    from core.data import DataSpec, load_texts
+    from core.label.features import feature_config, features
+    from core.label.rounds import Labeling
+    from core.label.simulate import simulate
+
+    done = {key(e) for e in recorded(RECORDS)}
+    plan = [(c, b, s, seed) for c in args.corpora for b in args.backbones for s in args.strategies for seed in args.seeds
+            if (c, b, s, seed, args.budget) not in done]
+    print(f"{len(plan)} simulations to run ({len(done)} recorded) on {machine()}", flush=True)
+    loaded: dict[tuple[str, str], tuple] = {}
+    for corpus, backbone, name, seed in plan:
+        if (corpus, backbone) not in loaded:
+            files = CORPORA[corpus]
+            ds = load_texts(DataSpec(train=str(DATA_ROOT / files["train"]), test=str(DATA_ROOT / files["test"])))
+            config = feature_config(ds, BACKBONES[backbone])
+            started = time.time()
+            pool, test = features(config, ds, lambda done, total: print(f"  features {done}/{total}", flush=True)
+                                  if done % 2048 == 0 else None)
+            print(f"{corpus} · {backbone}: features {pool.shape} in {time.time() - started:.0f} s", flush=True)
+            loaded = {(corpus, backbone): (Labeling(ds, pool, test), config)}
+        lab, config = loaded[(corpus, backbone)]
+        started = time.time()
+        known = lab.ds.train["label"].to_numpy()
+        present = len(set(known[known >= 0].tolist()))
+        points = simulate(lab.space, known, lab.test_x, lab.test_y, len(lab.classes), name, seed, args.budget,
+                          (REFERENCE_PER_CLASS * present,))
+        entry = {"corpus": corpus, "backbone": backbone, "strategy": name, "seed": seed, "budget": args.budget,
+                 "features": {"max_len": config.max_len, "pooling": config.resolved_pooling,
+                              "precision": config.precision, "dimensions": int(lab.space.x.shape[1])},
+                 "pool": len(lab.ids), "test": int(len(lab.test_y)), "classes": list(lab.classes), "present": present,
+                 "points": [[p.labels, round(p.accuracy, 5), round(p.macro_f1, 5), round(p.seconds, 4)]
+                            for p in points],
+                 "seconds": round(time.time() - started, 1), "machine": machine()}
+        with RECORDS.open("a") as out:
+            out.write(json.dumps(entry, sort_keys=True) + "\n")
+        at = {p.labels: p.accuracy for p in points}
+        print(f"{corpus} · {backbone} · {name} · seed {seed}: " + ", ".join(
+            f"{n}: {at[n]:.3f}" for n in (10, 25, 50, 100, 250, 500) if n in at) + f" ({entry['seconds']} s)",
+            flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=list(CORPORA))
+    parser.add_argument("--backbones", nargs="+", default=list(BACKBONES), choices=list(BACKBONES))
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--home", default=DEFAULT_HOME, help="the studio home whose feature store is read")
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args()
+    if not args.report_only:
+        os.environ["STUDIO_HOME"] = args.home
+        run(args)
+    print(labeling_section(recorded(RECORDS)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,84 @@
+"""Label: the studio picks which texts to label (active learning), the user labels them one by one; every label is
+saved as it is given, and the labels become a dataset the Data and Train pages read."""
+
+import json
+from dataclasses import asdict
+
+import streamlit as st
+
+from core.data import load_dataset
+from core.errors import InputError
+from core.label import session as sessions
+from core.label.export import export, export_folder
+from core.label.strategies import STRATEGIES
+from core.paths import studio_home
+from core.runs import Workspace, as_runs_read_it, remember
+from pages import label_views as views
+from pages.markdown import plain
+
+if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
+    st.switch_page("app.py")
+home = studio_home()
+
+st.title("Label")
+st.caption("Few labels means choosing which texts to label. The studio picks the next text by a strategy, on frozen "
+           "features; you give its class. Every label is saved at once in the studio home (a reload or a second tab "
+           "loses nothing), and the labels become a dataset to train on. Every label you give is one a run reads.")
+spec = views.source_spec(home)
+if spec is None:
+    st.stop()
+try:
+    ds = views.corpus(json.dumps(asdict(spec), sort_keys=True), spec)
+except InputError as e:
+    st.error(f"These texts cannot be labeled: {plain(str(e))}")
+    st.stop()
+
+offered = {name: s for name, s in STRATEGIES.items() if not s.needs_labels}
+left, middle, right = st.columns([3, 3, 1])
+strategy = left.selectbox("Strategy", list(offered), format_func=lambda n: offered[n].title, key="lb_strategy",
+                          persist_state="session", index=list(offered).index("hybrid"),
+                          help=" · ".join(f"{s.title}: {s.about}" for s in offered.values()))
+with middle:
+    backbone = views.backbone_choice()
+seed = int(right.number_input("Seed", min_value=0, value=0, step=1, key="lb_seed", persist_state="session"))
+session = sessions.save(home, sessions.Session(ds.spec, ds.labels, strategy, backbone, seed))
+
+try:
+    lab = views.labeling(ds, backbone, home)
+except InputError as e:
+    st.error(plain(str(e)))
+    st.stop()
+r = lab.round(sessions.given(home, session, lab.id_set), strategy, seed)
+views.progress(r, lab)
+
+if r.next is None:
+    st.success("Every text has a label.")
+else:
+    views.text_card(r, lab)
+    buttons = st.columns(len(lab.classes) + 1)
+    for i, name in enumerate(lab.classes):
+        key = str(i + 1) if i < 9 else None
+        if buttons[i].button(f"{plain(name)}" + (f" ({key})" if key else ""), key=f"lb_class_{i}", shortcut=key,
+                             type="primary" if r.guess is not None and int(r.guess.argmax()) == i else "secondary"):
+            sessions.label(home, session, lab.ids[r.next], name)
+            st.rerun()
+    if buttons[-1].button("Undo (u)", key="lb_undo", shortcut="u", disabled=not r.labels):
+        undone = sessions.undo(home, session, lab.id_set)
+        st.toast(f"Took back the label of {undone}" if undone else "No label to take back")
+        st.rerun()
+
+st.subheader("Use the labels")
+st.caption(f"Writes the {len(r.labels)} labeled text(s), the rest as unlabeled texts (GAN-BERT reads them) and the "
+           "labeled test split, then loads them as the dataset: the Train page trains on them.")
+if st.button("Load the labels as the dataset", key="lb_export", disabled=len(set(r.labels.values())) < 2):
+    try:
+        exported, _ = as_runs_read_it(st.session_state.registry,
+                                      export(ds, r.labels, ds.labels, export_folder(session.folder(home), ds)))
+        loaded = load_dataset(exported)
+    except InputError as e:
+        st.error(plain(str(e)))
+    else:
+        st.session_state.dataset = loaded
+        remember(st.session_state.registry, Workspace(loaded.spec, st.session_state.cleaning))
+        st.success(f"Loaded {plain(loaded.name)}: {loaded.split_line()}. Open the Train page to train on them "
+                   "(at 100% of the labeled texts, a run reads every label given).")

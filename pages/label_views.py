@@ -1,0 +1,99 @@
+"""The Label page's parts: where the texts come from, the features with their progress, the labels so far, the
+text to label, and the export."""
+
+import streamlit as st
+
+from core.backbone import BUNDLED, cached_models
+from core.backbone.packaged import installed_packaged
+from core.data import ColumnMapping, DataSpec, declared_labels, load_texts, store_upload
+from core.data import MAX_FILE_BYTES
+from core.label.features import feature_config, features
+from core.label.rounds import Labeling, Round
+from core.train.feature_store import cached_share, feature_store
+from pages.backbone_views import converted
+from pages.markdown import plain
+
+
+def source_spec(home) -> DataSpec | None:
+    """The loaded dataset's texts (its labels never shown), or a file of texts whose classes the user names."""
+    ds = st.session_state.dataset
+    choice = st.radio("Texts to label", ["loaded", "file"], horizontal=True, key="lb_source", persist_state="session",
+                      format_func={"loaded": f"The loaded dataset ({plain(ds.name)}): its train texts, its labels "
+                                             "kept hidden", "file": "A file of texts (no labels needed)"}.get)
+    if choice == "loaded":
+        return ds.spec
+    left, right = st.columns([3, 2])
+    upload = left.file_uploader("JSONL, CSV or Parquet", type=["jsonl", "json", "csv", "parquet"], key="lb_upload",
+                                max_upload_size=MAX_FILE_BYTES // 2**20)
+    text_col = right.text_input("Text column", value="text", key="lb_text_col", persist_state="session")
+    classes = right.text_input("Classes, comma-separated", key="lb_classes", persist_state="session",
+                               placeholder="human, chatGPT, cohere")
+    if upload is None:
+        st.info("Upload a file of texts: one text a row, in a column named as above. Labels are not needed.")
+        return None
+    if len(declared_labels(classes) or ()) < 2:
+        st.info("Name the classes you will label with, at least two, comma-separated.")
+        return None
+    path = store_upload(upload.getvalue(), upload.name, home / "uploads")
+    return DataSpec(train=str(path), mapping=ColumnMapping(text=text_col.strip() or "text"),
+                    labels=declared_labels(classes))
+
+
+@st.cache_resource(show_spinner="Reading the texts…", max_entries=4)
+def corpus(key: str, _spec: DataSpec):
+    return load_texts(_spec)
+
+
+def backbone_choice() -> str | None:
+    names = {"": BUNDLED, **installed_packaged(), **{m.hub_id: m.label for m in cached_models()}}
+    choice = st.selectbox("Features of", list(names), format_func=names.get, key="lb_backbone",
+                          persist_state="session", help="The frozen features the strategy scores texts on and the "
+                          "guess is made from: the same store the runs' features come from.")
+    converted(choice)
+    return choice or None
+
+
+def labeling(ds, backbone: str | None, home) -> Labeling:
+    """The texts' features, encoded with a bar where the store lacks them, then the session's labeling (kept per
+    server for the dataset and backbone)."""
+    config = feature_config(ds, backbone)
+    texts = ds.train["text"].tolist() + (ds.test["text"].tolist() if ds.test is not None else [])
+    store = feature_store(home, config.resolved_backbone(), config.max_len, config.resolved_pooling,
+                          config.precision == "bf16", config.encoder_engine)
+    if cached_share(store, texts) < 1:
+        bar = st.progress(0.0, text="Encoding the texts' features, once: later sessions read them from the store…")
+        features(config, ds, lambda done, total: bar.progress(
+            done / max(total, 1), text=f"Encoding the texts' features, once: {done:,} of {total:,} texts…"))
+        bar.empty()
+    return prepared(ds.fingerprint, backbone, config.max_len, ds)
+
+
+@st.cache_resource(show_spinner="Reading the features…", max_entries=2)
+def prepared(fingerprint: str, backbone: str | None, max_len: int, _ds) -> Labeling:
+    pool, test = features(feature_config(_ds, backbone, max_len), _ds)
+    return Labeling(_ds, pool, test)
+
+
+def progress(r: Round, lab: Labeling) -> None:
+    left, right = st.columns([3, 2])
+    left.markdown(f"**{len(r.labels)} label(s)** of {len(lab.ids):,} texts · " + " · ".join(
+        f"{plain(name)} {n}" for name, n in r.per_class.items()))
+    if r.scores:
+        right.metric(f"Accuracy on {r.scores.n:,} labeled test texts", f"{r.scores.accuracy:.3f}",
+                     help=f"A logistic regression on these labels' features; macro-F1 {r.scores.macro_f1:.3f}.")
+    elif lab.ds.test is None:
+        right.caption("No labeled test split: the accuracy the labels reach is not measured.")
+    else:
+        right.caption("The accuracy shows once two classes have a label.")
+
+
+def text_card(r: Round, lab: Labeling) -> None:
+    with st.container(border=True):
+        st.caption(f"Text {plain(lab.ids[r.next])}")
+        st.text(lab.ds.train["text"].iloc[r.next])
+    if r.guess is None:
+        st.caption("No guess yet: the model needs labels of two classes.")
+    else:
+        best = int(r.guess.argmax())
+        st.caption(f"The model's guess: **{plain(lab.classes[best])}** ({r.guess[best]:.0%}), from "
+                   f"{len(r.labels)} label(s).")

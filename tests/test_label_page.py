@@ -1,0 +1,56 @@
+"""The Label page (issue 96): each label saved at once, found by a fresh session, taken back, exported and loaded as
+the dataset; a file without labels starts a session."""
+
+from __future__ import annotations
+
+from core.label import session as sessions
+from tests.helpers import open_page
+
+
+def labels_line(at) -> str:
+    return next(m.value for m in at.markdown if "label(s)**" in m.value)
+
+
+def test_each_label_is_saved_at_once_and_a_fresh_session_finds_it(small_builtin, studio_home):
+    at = open_page("pages/label.py", small_builtin)
+    shown = next(c.value for c in at.caption if c.value.startswith("Text "))
+    assert labels_line(at).startswith("**0 label(s)** of 360 texts")
+    at.button(key="lb_class_1").click().run()
+    assert not at.exception, at.exception
+    s = sessions.sessions(studio_home)[0]
+    assert list(sessions.given(studio_home, s).values()) == ["chatGPT"]  # on disk before the next click
+    assert list(sessions.given(studio_home, s))[0] == shown.removeprefix("Text ")
+    again = open_page("pages/label.py", small_builtin)  # a reload: a new session of the app
+    assert labels_line(again).startswith("**1 label(s)**") and "chatGPT 1" in labels_line(again)
+    again.button(key="lb_undo").click().run()
+    assert labels_line(again).startswith("**0 label(s)**") and not sessions.given(studio_home, s)
+
+
+def test_the_labels_load_as_the_dataset_the_train_page_reads(small_builtin, studio_home):
+    at = open_page("pages/label.py", small_builtin)
+    assert at.button(key="lb_export").disabled  # no labels of two classes yet
+    for i in range(4):
+        at.button(key=f"lb_class_{i % 2}").click().run()
+    assert any("The model's guess" in c.value for c in at.caption)
+    assert any("Accuracy on 120 labeled test texts" in m.label for m in at.metric)
+    at.button(key="lb_export").click().run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    assert len(ds.train) == 4 and len(ds.unlabeled) == 356 and len(ds.test) == 120
+    assert ds.name.startswith("labels-")
+    at.switch_page("pages/train.py").run()
+    assert not at.exception, at.exception
+
+
+def test_a_file_without_labels_starts_a_labeling_session(small_builtin, studio_home):
+    at = open_page("pages/label.py", small_builtin)
+    at.radio(key="lb_source").set_value("file").run()
+    raw = "".join(f'{{"text": "text number {i} by someone"}}\n' for i in range(8)).encode()
+    at.file_uploader(key="lb_upload").set_value(("texts.jsonl", raw, "application/json")).run()
+    assert any("Name the classes" in i.value for i in at.info)
+    at.text_input(key="lb_classes").set_value("human, machine").run()
+    assert not at.exception, at.exception
+    assert labels_line(at).startswith("**0 label(s)** of 8 texts")
+    assert any("No labeled test split" in c.value for c in at.caption)
+    at.button(key="lb_class_1").click().run()
+    assert list(sessions.given(studio_home, sessions.sessions(studio_home)[0]).values()) == ["machine"]
