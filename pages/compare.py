@@ -6,7 +6,7 @@ import streamlit as st
 from core import compare, plotting
 from core.compare import METRIC_NAMES, charts
 from core.runs import ACTIVE, FINISHED, Status, pump
-from pages.compare_views import verdicts
+from pages.compare_views import simulations, verdicts
 from pages.markdown import plain
 from pages.run_views import keep_selection_on_runs, remember_selection, selection_to_restore
 from pages.tracking_views import export_selected
@@ -18,6 +18,7 @@ pump(registry)
 runs = registry.list()
 
 st.title("Compare")
+simulations(registry.home)
 if not runs:
     st.info("No runs to compare yet. Launch some on the Train page.")
     st.stop()
@@ -140,8 +141,7 @@ if not selected:
 with st.expander("Details of the selected runs"):
     st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
         ["run_id", "method", "amount", "labels read", "labeled", "unlabeled", "val_rows", "validation", "test_rows",
-         "seed", "steps", "selection",
-         "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
+         "seed", "steps", "selection", "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
 if without := [names[r.id] for r in selected if r.id not in set(evaluations["run_id"])]:

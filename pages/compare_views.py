@@ -4,7 +4,9 @@ sort or download, and what GAN-BERT's adversarial part and an adapted backbone a
 import streamlit as st
 
 from core import compare
-from core.compare import METRIC_NAMES
+from core.compare import METRIC_NAMES, charts
+from core.label.simulations import kept
+from pages.markdown import plain
 
 
 def verdicts(summary, metric: str) -> None:
@@ -37,3 +39,21 @@ def verdicts(summary, metric: str) -> None:
         st.markdown(f"**What adapting the backbone adds** to test {METRIC_NAMES[metric]}: each method on the adapted "
                     "backbone − the same on its base, paired by seed\n" + "\n".join(
                         f"- {compare.adds_line(p, 'adapting')}" for p in summary.adapted))
+
+
+def simulations(home) -> None:
+    """The strategies simulated on the Label page or by `label --simulate`: accuracy against labels given, per
+    dataset and backbone."""
+    points = kept(home)
+    if points.empty:
+        return
+    with st.expander("Which texts to label: simulated strategies", expanded=True):
+        st.caption("Each strategy run with the corpus's own labels answering (Label page, or `python -m core label "
+                   "--simulate`): the accuracy a logistic regression on frozen features reaches on the test split, "
+                   "label by label. Random (unstratified) is what you can do without labels; stratified random knows "
+                   "them.")
+        for (dataset, backbone), group in points.groupby(["dataset", "backbone"], sort=True):
+            seeds = group.groupby("strategy")["seed"].nunique()
+            st.markdown(f"**{plain(dataset)}**, {plain(backbone)} features: " + ", ".join(
+                f"{plain(name)} ({n} seed{'s' * (n > 1)})" for name, n in seeds.items()))
+            st.altair_chart(charts.labels_curve(group))

@@ -67,6 +67,7 @@ else:
         st.toast(f"Took back the label of {undone}" if undone else "No label to take back")
         st.rerun()
 
+views.simulate_section(home, session, lab)
 st.subheader("Use the labels")
 st.caption(f"Writes the {len(r.labels)} labeled text(s), the rest as unlabeled texts (GAN-BERT reads them) and the "
            "labeled test split, then loads them as the dataset: the Train page trains on them.")

@@ -9,6 +9,9 @@ from core.data import ColumnMapping, DataSpec, declared_labels, load_texts, stor
 from core.data import MAX_FILE_BYTES
 from core.label.features import feature_config, features
 from core.label.rounds import Labeling, Round
+from core.label.simulate import simulate
+from core.label.simulations import keep
+from core.label.strategies import STRATEGIES
 from core.train.feature_store import cached_share, feature_store
 from pages.backbone_views import converted
 from pages.markdown import plain
@@ -97,3 +100,29 @@ def text_card(r: Round, lab: Labeling) -> None:
         best = int(r.guess.argmax())
         st.caption(f"The model's guess: **{plain(lab.classes[best])}** ({r.guess[best]:.0%}), from "
                    f"{len(r.labels)} label(s).")
+
+
+def simulate_section(home, session, lab: Labeling) -> None:
+    """Strategies run with the corpus's own train labels as the oracle, kept for Compare's chart."""
+    known = lab.ds.train["label"].to_numpy()
+    if not (known >= 0).any() or not len(lab.test_y) or not (lab.test_y >= 0).any():
+        return
+    with st.expander("Simulate strategies with this corpus's own labels"):
+        st.caption("What each strategy would have reached, label by label, had you labeled the texts it picks: the "
+                   "corpus's train labels answer, the test split scores. Compare draws them over seeds.")
+        left, middle, right = st.columns([3, 1, 1])
+        chosen = left.multiselect("Strategies", list(STRATEGIES), default=["random", "stratified", "hybrid"],
+                                  format_func=lambda n: STRATEGIES[n].title, key="lb_sim_strategies")
+        seeds = int(middle.number_input("Seeds", 1, 10, 3, key="lb_sim_seeds"))
+        budget = int(right.number_input("Labels", 10, max(10, int((known >= 0).sum())),
+                                        min(200, int((known >= 0).sum())), key="lb_sim_budget"))
+        if st.button("Simulate", key="lb_simulate", disabled=not chosen):
+            bar, runs = st.progress(0.0), [(name, seed) for name in chosen for seed in range(seeds)]
+            for i, (name, seed) in enumerate(runs):
+                points = simulate(lab.space, known, lab.test_x, lab.test_y, len(lab.classes), name, seed, budget,
+                                  on_progress=lambda done, total, i=i, name=name, seed=seed: bar.progress(
+                                      (i + done / total) / len(runs), text=f"{STRATEGIES[name].title}, seed {seed}: "
+                                      f"round {done} of {total}"))
+                keep(home, session, name, session.backbone, seed, points)
+            bar.empty()
+            st.success(f"{len(runs)} simulation(s) kept: the Compare page draws them.")

@@ -17,6 +17,7 @@ from core.label import session as sessions
 from core.label.export import export
 from core.label.model import fit, probabilities
 from core.label.simulate import even_counts, schedule, simulate
+from core.label.simulations import kept
 from core.label.strategies import HYBRID_START_PER_CLASS, MISSING, QUERIES, STRATEGIES, Space, pick
 from core.paths import REPO_ROOT
 from tests.helpers import write_jsonl
@@ -232,7 +233,7 @@ def test_the_cli_labels_undoes_exports_and_simulates(tmp_path, studio_home, tiny
     assert no_test.returncode == 2 and "labeled test split" in no_test.stderr
 
 
-def test_the_cli_simulates_with_the_corpus_labels_as_the_oracle(tmp_path, tiny_backbone):
+def test_the_cli_simulates_with_the_corpus_labels_as_the_oracle(tmp_path, studio_home, tiny_backbone):
     rows = [{"id": f"t{i}", "text": f"{'the cat sat' if i % 2 else 'a robot wrote'} line {i}", "label": i % 2}
             for i in range(40)]
     train, test = write_jsonl(tmp_path / "train.jsonl", rows[:30]), write_jsonl(tmp_path / "test.jsonl", rows[30:])
@@ -241,3 +242,6 @@ def test_the_cli_simulates_with_the_corpus_labels_as_the_oracle(tmp_path, tiny_b
     assert done.returncode == 0, done.stderr
     assert [p["labels"] for p in json.loads(done.stdout)] == [10, 15, 20]
     assert "simulate stratified" in done.stderr  # its progress
+    kept_points = kept(studio_home)  # kept for Compare's chart
+    assert kept_points["labels"].tolist() == [10, 15, 20] and set(kept_points["strategy"]) == {
+        STRATEGIES["stratified"].title}

@@ -42,6 +42,20 @@ def test_the_labels_load_as_the_dataset_the_train_page_reads(small_builtin, stud
     assert not at.exception, at.exception
 
 
+def test_simulated_strategies_are_kept_and_compare_draws_them(small_builtin, studio_home):
+    at = open_page("pages/label.py", small_builtin)
+    at.multiselect(key="lb_sim_strategies").set_value(["random", "stratified"]).run()
+    at.number_input(key="lb_sim_seeds").set_value(2).run()
+    at.number_input(key="lb_sim_budget").set_value(30).run()
+    at.button(key="lb_simulate").click().run()
+    assert not at.exception, at.exception
+    assert any("4 simulation(s) kept" in s.value for s in at.success)
+    at.switch_page("pages/compare.py").run()  # no run yet: the simulations are drawn all the same
+    assert not at.exception, at.exception
+    assert any("Random (unstratified) (2 seeds)" in m.value for m in at.markdown), [m.value for m in at.markdown]
+    assert len(at.get("vega_lite_chart")) == 1
+
+
 def test_a_file_without_labels_starts_a_labeling_session(small_builtin, studio_home):
     at = open_page("pages/label.py", small_builtin)
     at.radio(key="lb_source").set_value("file").run()

@@ -19,6 +19,7 @@ from core.label.export import export
 from core.label.features import feature_config, features
 from core.label.rounds import Labeling, Round
 from core.label.simulate import simulate
+from core.label.simulations import keep
 from core.label.strategies import strategy
 from core.paths import studio_home
 
@@ -56,7 +57,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     strategy(args.strategy)
     ds = load_texts(spec_from_args(args.path, args).absolute())
     if args.simulate:
-        return simulated(ds, args)
+        return simulated(ds, args, home)
     if strategy(args.strategy).needs_labels:
         raise InputError(f"'{args.strategy}' knows every text's class: run it with --simulate")
     session = sessions.save(home, sessions.Session(ds.spec, ds.labels, args.strategy, args.backbone, args.seed))
@@ -88,7 +89,8 @@ def cmd_label(args: argparse.Namespace) -> int:
             print(f"'{answer}' is not a class number (1-{len(lab.classes)}), u or q", file=sys.stderr)
 
 
-def simulated(ds: Dataset, args: argparse.Namespace) -> int:
+def simulated(ds: Dataset, args: argparse.Namespace, home: Path) -> int:
+    """The strategy simulated, printed, and kept in the home for Compare's chart."""
     lab = labeling(ds, args.backbone)
     known = ds.train["label"].to_numpy()
     with tqdm(desc=f"simulate {args.strategy}", unit="round", file=sys.stderr) as bar:
@@ -97,6 +99,8 @@ def simulated(ds: Dataset, args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
         points = simulate(lab.space, known, lab.test_x, lab.test_y, len(lab.classes), args.strategy, args.seed,
                           args.budget, on_progress=show)
+    session = sessions.opened(home, sessions.Session(ds.spec, ds.labels, backbone=args.backbone))
+    keep(home, session, args.strategy, args.backbone, args.seed, points)
     if args.json:
         print(json.dumps([p.__dict__ for p in points]))
     else:

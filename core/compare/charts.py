@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 
 from core.compare.names import METRIC_NAMES
-from core.compare.seeds import metric_range
+from core.compare.seeds import mean_ci, metric_range
 from core.plotting import SERIES_PALETTE, category_axis, class_scale, whole_legend
 
 # the losses and validation scores a run records, in words: the run card titled its panels "d_supervised"
@@ -278,3 +278,28 @@ def probabilities(probs: dict[str, float], labels: tuple[str, ...], dataset_labe
         color=alt.Color("class:N", scale=class_scale(colored_as), legend=None),
         tooltip=["class", alt.Tooltip("probability:Q", format=".3f")],
     ).properties(height=alt.Step(28))
+
+
+def labels_curve(points: pd.DataFrame, metric: str = "accuracy") -> alt.Chart:
+    """Simulated labeling (`core.label.simulations.kept`, one dataset and backbone): each strategy's metric against
+    the labels given, mean and 95% CI over its seeds; the stratified reference dashed."""
+    rows = []
+    for (strategy, labels), group in points.groupby(["strategy", "labels"], sort=True):
+        ci = mean_ci(group[metric])
+        rows.append({"strategy": strategy, "labels": labels, "seeds": ci.n, "mean": ci.mean,
+                     "low": ci.mean if ci.low is None else ci.low, "high": ci.mean if ci.high is None else ci.high})
+    data = pd.DataFrame(rows).assign(kind=lambda f: f["strategy"].str.contains("reference").map(
+        {True: "reference", False: "strategy"}))
+    x = alt.X("labels:Q", scale=alt.Scale(type="log", nice=False), title="labels given (log scale)")
+    base = alt.Chart(data).encode(x=x, color=alt.Color("strategy:N", title=None, legend=whole_legend(columns=1)))
+    tips = ["strategy:N", "labels:Q", "seeds:Q", alt.Tooltip("mean:Q", format=".3f", title=label(metric)),
+            alt.Tooltip("low:Q", format=".3f", title="95% CI low"), alt.Tooltip("high:Q", format=".3f",
+                                                                               title="95% CI high")]
+    y_scale = clamped_scale(data["low"], data["high"], metric)
+    band = base.mark_area(opacity=0.12).encode(y=alt.Y("low:Q", scale=y_scale), y2="high:Q", tooltip=tips)
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("mean:Q", title=label(metric), scale=y_scale), tooltip=tips,
+        strokeDash=alt.StrokeDash("kind:N", legend=None, scale=alt.Scale(domain=["strategy", "reference"],
+                                                                         range=[[1, 0], [6, 4]])))
+    return (band + line).properties(width=480, height=300, title=f"{label(metric)} against labels given: mean and "
+                                    "95% CI over seeds", autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))

@@ -52,7 +52,7 @@ class Labeling:
     def round(self, labels: dict[str, str], strategy: str, seed: int) -> Round:
         y = self.targets(labels)
         model = fit(self.space.x, y, len(self.classes))
-        chosen = pick(strategy, self.space, y, len(self.classes), seed)
+        chosen = pick(strategy, self.space, y, len(self.classes), seed, model=model)
         following = int(chosen[0]) if len(chosen) else None
         guess = None if model is None or following is None else \
             probabilities(model, self.space.x[[following]], len(self.classes))[0]

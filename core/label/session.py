@@ -64,6 +64,12 @@ def save(home: Path, session: Session) -> Session:
     return session
 
 
+def opened(home: Path, session: Session) -> Session:
+    """The session as last saved, where it was (a simulation keeps the strategy the user labels with), else saved
+    as given."""
+    return next((s for s in sessions(home) if s.key == session.key), None) or save(home, session)
+
+
 def sessions(home: Path) -> list[Session]:
     """The sessions under a home, last touched first; a folder whose settings do not read is left out."""
     found = []
@@ -111,12 +117,11 @@ def given(home: Path, session: Session, ids: set[str] | None = None) -> dict[str
     return labels
 
 
-def append(home: Path, session: Session, event: dict) -> None:
-    """One event, appended under a lock and synced before returning: two tabs never interleave a line, and a crash
-    after the call keeps it. A line a crash cut is ended first, so the next one reads."""
-    path = session.folder(home) / "labels.jsonl"
+def append_line(path: Path, record: dict) -> None:
+    """One JSON line, appended under a lock and synced before returning: two tabs never interleave a line, and a
+    crash after the call keeps it. A line a crash cut is ended first, so the next one reads."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({**event, "at": round(time.time(), 3)}, sort_keys=True).encode() + b"\n"
+    line = json.dumps(record, sort_keys=True).encode() + b"\n"
     with path.open("ab+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
@@ -130,6 +135,10 @@ def append(home: Path, session: Session, event: dict) -> None:
             os.fsync(f.fileno())
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def append(home: Path, session: Session, event: dict) -> None:
+    append_line(session.folder(home) / "labels.jsonl", {**event, "at": round(time.time(), 3)})
 
 
 def label(home: Path, session: Session, text_id: str, name: str) -> None:

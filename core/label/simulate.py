@@ -64,13 +64,13 @@ def simulate(space: Space, known: np.ndarray, test_x: np.ndarray, test_y: np.nda
     space, known = Space(space.x[answerable], space.reduced[answerable]), known[answerable]
     budget = min(budget, len(known))
     counts = sorted(set(schedule(budget)) | {n for n in also if 0 < n <= budget})
-    y, points = np.full(len(known), MISSING), []
+    y, points, model = np.full(len(known), MISSING), [], None
     for step, count in enumerate(counts):
         started = time.perf_counter()
         if name == "stratified":
             y = np.where(stratified_mask(known, seed, even_counts(known, count, classes, seed)), known, MISSING)
         else:
-            chosen = pick(name, space, y, classes, seed, count - int((y != MISSING).sum()))
+            chosen = pick(name, space, y, classes, seed, count - int((y != MISSING).sum()), model)
             y[chosen] = known[chosen]
         model = fit(space.x, y, classes)
         seconds = time.perf_counter() - started

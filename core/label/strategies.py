@@ -56,31 +56,36 @@ class Space:
 
 
 def uncertain(method: str) -> Callable:
-    def query(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int) -> np.ndarray:
+    def query(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,
+              model: SklearnClassifier | None = None) -> np.ndarray:
         if len(np.unique(y[y != MISSING])) < 2:  # no classifier before two classes have a label: a random start
             return unstratified(space, y, classes, rng, batch)
+        fitted = model is not None  # the round's classifier, fitted on these labels already: not fitted twice
         return UncertaintySampling(method=method, missing_label=MISSING, random_state=rng).query(
-            space.x, y, classifier(classes, rng), batch_size=batch)
+            space.x, y, model if fitted else classifier(classes, rng), fit_clf=not fitted, batch_size=batch)
     return query
 
 
-def typical(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int) -> np.ndarray:
+def typical(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,
+            model: SklearnClassifier | None = None) -> np.ndarray:
     neighbours = min(TYPICALITY_NEIGHBOURS, len(y) - 1)
     return TypiClust(missing_label=MISSING, random_state=rng, k=neighbours).query(space.reduced, y, batch_size=batch)
 
 
-def hybrid(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int) -> np.ndarray:
+def hybrid(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,
+           model: SklearnClassifier | None = None) -> np.ndarray:
     if (y != MISSING).sum() < HYBRID_START_PER_CLASS * classes:
         return typical(space, y, classes, rng, batch)
-    return uncertain("margin_sampling")(space, y, classes, rng, batch)
+    return uncertain("margin_sampling")(space, y, classes, rng, batch, model)
 
 
-def unstratified(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int) -> np.ndarray:
+def unstratified(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,
+                 model: SklearnClassifier | None = None) -> np.ndarray:
     return RandomSampling(missing_label=MISSING, random_state=rng).query(space.x, y, batch_size=batch)
 
 
 STRATEGIES = {s.name: s for s in (
-    Strategy("random", "Random", "any unlabeled text, drawn at random: what a user without labels can do"),
+    Strategy("random", "Random (unstratified)", "any unlabeled text, drawn at random: what a user without labels can do"),
     Strategy("entropy", "Uncertainty (entropy)", "the text whose predicted classes are most evenly spread; "
              "random until two classes have a label"),
     Strategy("margin", "Uncertainty (breaking ties)", "the text whose two likeliest classes are closest "
@@ -108,9 +113,10 @@ def strategy(name: str) -> Strategy:
     return STRATEGIES[name]
 
 
-def pick(name: str, space: Space, y: np.ndarray, classes: int, seed: int, batch: int = 1) -> np.ndarray:
+def pick(name: str, space: Space, y: np.ndarray, classes: int, seed: int, batch: int = 1,
+         model: SklearnClassifier | None = None) -> np.ndarray:
     """The indices (into the pool) of the next `batch` texts to label; `y` holds each text's class id, `MISSING`
-    where unlabeled."""
+    where unlabeled. `model`: the classifier already fitted on these labels (`core.label.model.fit`), if any."""
     if strategy(name).needs_labels:
         raise InputError(f"'{name}' knows every text's class: it is a reference for simulations, not a strategy to "
                          "label with")
@@ -118,5 +124,5 @@ def pick(name: str, space: Space, y: np.ndarray, classes: int, seed: int, batch:
     if unlabeled == 0:
         return np.zeros(0, dtype=int)
     rng = np.random.RandomState([seed, int((y != MISSING).sum())])
-    return np.asarray(QUERIES[name](space, y, classes, rng, min(batch, unlabeled)), dtype=int)
+    return np.asarray(QUERIES[name](space, y, classes, rng, min(batch, unlabeled), model), dtype=int)
 
