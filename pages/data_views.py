@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.data import ColumnMapping, declared_labels
+from core.label.session import named_files
 from core.runs import clean_uploads, stored_uploads
 
 
@@ -40,8 +41,8 @@ def stored_uploads_section(registry) -> None:
     files, size = stored_uploads(registry)
     with st.expander(f"Stored uploads: {files} file(s), {size / 2**20:.1f} MB"):
         st.caption("Uploaded files are kept under the studio home so background runs can read them again. Those "
-                   "no run and no saved workspace names can go once they are old.")
+                   "no run, saved workspace or labeling session names can go once they are old.")
         days = st.number_input("Older than (days)", 0, 3650, 30, key="up_clean_days")
         if st.button("Remove unused uploads", key="up_clean", disabled=not files):
-            said = clean_uploads(registry, float(days)).words()
+            said = clean_uploads(registry, float(days), named_elsewhere=named_files(registry.home)).words()
             st.success(said[0].upper() + said[1:] + ".")  # str.capitalize had written "MB" as "mb"

@@ -18,7 +18,8 @@ BENCH = REPO_ROOT / "bench"
 # Lowest first. A module may import its own layer and the ones below; explore and train sit side by side
 # on data and the backbone, and neither of each pair imports the other.
 LAYERS = {"base": 0, "data": 1, "backbone": 1, "explore": 2, "train": 2, "runs": 3, "label": 3, "compare": 4, "cli": 5}
-SIDE_BY_SIDE = {("explore", "train"), ("train", "explore"), ("data", "backbone"), ("backbone", "data")}
+SIDE_BY_SIDE = {("explore", "train"), ("train", "explore"), ("data", "backbone"), ("backbone", "data"), ("runs", "label"),
+                ("label", "runs")}
 # bench/'s rooms, lowest first: the base (running and recording sample runs, writing a figure) under the studies and
 # the speed benches, side by side; the GPU check and the report read both
 BENCH_ROOMS = {"base": 0, "studies": 1, "speed": 1, "gpu": 2, "report": 2}

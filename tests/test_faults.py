@@ -953,21 +953,23 @@ def test_a_write_syncs_its_folder_after_the_rename(tmp_path, monkeypatch):
 
 def test_old_uploads_nothing_names_are_cleaned(tiny_backbone, studio_home, tmp_path, capsys):
     from core.data import CleaningConfig, DataSpec
+    from core.label import session as sessions
     from core.runs import Workspace, remember
 
     folder = studio_home / "uploads"
     rows = b'{"text": "a b", "label": 0}\n{"text": "c d", "label": 1}\n'
-    used, worked_on, old, new = (store_upload(rows + f'{{"text": "{i}", "label": 0}}\n'.encode(), f"f{i}.jsonl", folder)
-                                 for i in range(4))
+    used, worked_on, labeled, old, new = (
+        store_upload(rows + f'{{"text": "{i}", "label": 0}}\n'.encode(), f"f{i}.jsonl", folder) for i in range(5))
     reg = Registry()
     reg.create(cfg(tiny_backbone).with_(data=DataSpec(train=str(used))))
     remember(reg, Workspace(DataSpec(train=str(worked_on)), CleaningConfig()))
+    sessions.save(studio_home, sessions.Session(DataSpec(train=str(labeled)), ("a", "b")))  # a labeling session's
     month = time.time() - 40 * 86400
-    for path in (used, worked_on, old):
+    for path in (used, worked_on, labeled, old):
         os.utime(path, (month, month))
     assert main(["data", "clean-uploads", "--older-than", "30"]) == 0
     assert "removed 1 upload(s)" in capsys.readouterr().out
-    assert used.exists() and worked_on.exists() and new.exists() and not old.exists()
+    assert used.exists() and worked_on.exists() and labeled.exists() and new.exists() and not old.exists()
     assert main(["data", "clean-uploads", "--older-than", "-1"]) == 2
 
 

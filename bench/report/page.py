@@ -16,6 +16,9 @@ from bench.report.studies import (default_backbone_section, gpu_section, regime_
 from bench.report.sweeps import attention_section, budget_section
 from bench.report import top_layers
 from bench.sample_runs import RECORDS_DIR, recorded
+from bench.speed.label_round import table as round_table
+from bench.studies.active import RECORDS as LABELING_RECORDS
+from bench.studies.active_tables import labeling_section
 from core.runs import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,12 @@ SWEEP_WORDS = ("SmolLM2 trained with only its top K layers on stored states (doc
 STUDY_WORDS = ("Each method on SmolLM2 at its `auto` max length, the same labeled rows per seed, validating as the studio "
                "does (L2R: its dev split; the M4 sample: the train pool); the trained methods train the top K layers "
                "its sweep chose, and fine-tuning every layer too; seconds are a run's wall seconds on one thread.")
+LABELING_WORDS = ("Each strategy of `core.label` simulated from no label to 500, the corpus's own labels answering, scored "
+                  "on its test texts by a logistic regression on frozen features (the features + LR reference's, "
+                  "standardized over the pool), seeds 0-4. Random (unstratified) is what a user without labels can do; "
+                  "stratified random draws the same count from every class knowing their classes, as a run's labeled "
+                  "rows are drawn today. Differences are paired by seed (an exact sign test at 5 seeds cannot go "
+                  "below p = 0.0625).")
 
 
 def page() -> tuple[str, str]:
@@ -57,6 +66,10 @@ def page() -> tuple[str, str]:
         if (trained := top_layers.study_section(runs_of)):
             sections.append("## SmolLM2 trained on L2R and the M4 sample (bench/studies/smollm2_trained.py)\n\n"
                             + STUDY_WORDS + "\n\n" + trained)
+        if (labeling := recorded(LABELING_RECORDS)):
+            rounds = [e for e in recorded(RECORDS_DIR / "speed.jsonl") if e["bench"] == "label_round"]
+            sections.append("## Which texts to label: active learning (bench/studies/active.py)\n\n" + LABELING_WORDS
+                            + "\n\n" + labeling_section(labeling) + ("\n\n" + round_table(rounds[-1]) if rounds else ""))
         if (default := default_backbone_section(runs_of)):
             sections.append("## The default backbone for frozen runs (bench/studies/default_backbone.py)\n\n" + default)
         if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):

@@ -1,8 +1,9 @@
 """How long a labeling round takes (issue 96's goal: under a second on the L2R pool once its features are stored):
 each strategy picks the next text and the logistic regression is refit, at 10, 100 and 500 labels, on the
 11,421-text L2R pool's stored features (MiniLM's 4,608 dimensions, SmolLM2's 576), on one thread. Side by side in
-the same run: TypiClust clustering the features themselves against their `CLUSTER_DIMENSIONS` principal components
-(what `core.label.strategies.Space` does), the one choice this bench made.
+the same run, the two choices this bench made: TypiClust clustering the features themselves against their
+`CLUSTER_DIMENSIONS` principal components (what `core.label.strategies.Space` does), and full k-means against
+mini-batch k-means (`CLUSTERING`).
 
 The features come from the benches' feature store (bench/studies/active.py encodes them); a backbone whose L2R
 features are not stored is skipped, said. Prints the table and appends it to bench/records/speed.jsonl.
@@ -14,10 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from unittest.mock import patch
 
 import numpy as np
 
-from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, record_speed
+from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, machine, record_speed
 
 BACKBONES = {"MiniLM": None, "SmolLM2": "smollm2-135m"}
 
@@ -31,6 +33,16 @@ def timed(work, repeats: int) -> float:
     return best
 
 
+def table(entry: dict) -> str:
+    """One run of this bench as a table: seconds a round, by backbone, labels so far and strategy."""
+    rows = entry["summary"]["rows"]
+    lines = [f"Seconds a labeling round takes (the pick and the refit, best of its repeats; bench/speed/label_round.py) "
+             f"on the L2R pool (11,421 texts), on {entry['summary']['machine']}:", "",
+             "| Features | Labels | Strategy | Seconds |", "|---|---|---|---|"]
+    lines += [f"| {r['backbone']} | {r['labels'] or '–'} | {r['strategy']} | {r['seconds']:.3f} |" for r in rows]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labels", nargs="+", type=int, default=[10, 100, 500])
@@ -42,10 +54,12 @@ def main() -> int:
     from core.data import DataSpec, load_texts
     from core.label.features import feature_config
     from core.label.model import fit
+    from sklearn.cluster import KMeans
+
+    from core.label import strategies
     from core.label.strategies import MISSING, QUERIES, Space, pick
     from core.train.feature_store import cached_share, feature_store
     from core.paths import studio_home
-    from bench.studies.active import machine
 
     ds = load_texts(DataSpec(train=str(DATA_ROOT / "l2r" / "train.jsonl")))
     known, classes = ds.train["label"].to_numpy(), len(ds.labels)
@@ -74,6 +88,9 @@ def main() -> int:
             if n <= 100:  # k-means over 4,608 dimensions at 500 clusters runs for minutes
                 rows.append({"backbone": title, "labels": n, "strategy": "typiclust, unreduced features",
                              "seconds": timed(lambda: pick("typiclust", full, y, classes, 0), 1)})
+            with patch.object(strategies, "CLUSTERING", KMeans):
+                rows.append({"backbone": title, "labels": n, "strategy": "typiclust, full k-means",
+                             "seconds": timed(lambda: pick("typiclust", space, y, classes, 0), args.repeats)})
         rows.append({"backbone": title, "labels": 0, "strategy": "reading the features, scaling, PCA (once)",
                      "seconds": prepare})
     print(f"a round (pick + refit), best of {args.repeats}, on {machine()}:")

@@ -19,28 +19,15 @@ import argparse
 import json
 import os
 import time
-from pathlib import Path
 
 from bench.studies.active_tables import REFERENCE_PER_CLASS, labeling_section
-from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, RECORDS_DIR, recorded
+from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, RECORDS_DIR, machine, recorded
 
 RECORDS = RECORDS_DIR / "active-learning.jsonl"
 CORPORA = {"l2r": {"train": "l2r/train.jsonl", "test": "l2r/test.jsonl"},
            "m4-sample": {"train": "m4-sample/train.jsonl", "test": "m4-sample/dev.jsonl"}}
 BACKBONES = {"minilm": None, "smollm2": "smollm2-135m"}
 STRATEGIES = ("random", "stratified", "entropy", "margin", "typiclust", "hybrid")
-
-
-def machine() -> str:
-    import platform
-
-    import torch
-
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    extras = [name for name, flag in (("AMX", "amx_tile"), ("AVX512-BF16", "avx512_bf16")) if flag in flags]
-    return f"{cpu} ({', '.join(extras) or 'no native bf16'}), {torch.get_num_threads()} thread(s)"
 
 
 def key(entry: dict) -> tuple:

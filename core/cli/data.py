@@ -39,10 +39,12 @@ def cmd_data_check(args: argparse.Namespace) -> int:
 
 def cmd_clean_uploads(args: argparse.Namespace) -> int:
     """Uploads the studio keeps under its home, removed when nothing names them and they are old."""
+    from core.label.session import named_files
     from core.runs import Registry, clean_uploads
 
     if args.older_than < 0:
         raise InputError(f"--older-than must be 0 or more days, got {args.older_than:g}")
-    cleaned = clean_uploads(Registry(), args.older_than, args.dry_run)
+    registry = Registry()
+    cleaned = clean_uploads(registry, args.older_than, args.dry_run, named_files(registry.home))
     print(("would have " if args.dry_run else "") + cleaned.words())
     return 0

@@ -83,6 +83,11 @@ def sessions(home: Path) -> list[Session]:
     return [s for _, s in sorted(found, key=lambda pair: -pair[0])]
 
 
+def named_files(home: Path) -> tuple[str, ...]:
+    """The files the sessions under a home label, so cleaning the uploads keeps them."""
+    return tuple(path for s in sessions(home) for path in s.data.paths.values())
+
+
 def events(path: Path) -> Iterator[dict]:
     """The log's events in order, streamed: lines that do not read as one are skipped."""
     if not path.is_file():

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from skactiveml.classifier import SklearnClassifier
 from skactiveml.pool import RandomSampling, TypiClust, UncertaintySampling
+from sklearn.cluster import MiniBatchKMeans
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 
@@ -26,6 +27,9 @@ TYPICALITY_NEIGHBOURS = 20
 # Hacohen et al. 2022 ends near where a classifier first sees every class a few times
 HYBRID_START_PER_CLASS = 5
 CLUSTER_DIMENSIONS = 64
+# TypiClust's clusters grow with the labels (one more than there are labels): full k-means at 500 clusters took
+# over a second a round on the L2R pool, mini-batch k-means a third of it (bench/speed/label_round.py)
+CLUSTERING = MiniBatchKMeans
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class Strategy:
 class Space:
     """A pool's features, standardized by the whole pool's statistics (no label is read, as the frozen heads scale
     theirs), and the same texts in `CLUSTER_DIMENSIONS` principal components, where TypiClust clusters: k-means
-    over MiniLM's 4,608 dimensions took seconds a round, over these a fraction of one (bench/speed/label_round.py)."""
+    over MiniLM's 4,608 dimensions took 22 s a round at 100 labels, over these 0.4 s (bench/speed/label_round.py)."""
 
     x: np.ndarray
     reduced: np.ndarray
@@ -69,7 +73,8 @@ def uncertain(method: str) -> Callable:
 def typical(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,
             model: SklearnClassifier | None = None) -> np.ndarray:
     neighbours = min(TYPICALITY_NEIGHBOURS, len(y) - 1)
-    return TypiClust(missing_label=MISSING, random_state=rng, k=neighbours).query(space.reduced, y, batch_size=batch)
+    return TypiClust(missing_label=MISSING, random_state=rng, k=neighbours, cluster_algo=CLUSTERING).query(
+        space.reduced, y, batch_size=batch)
 
 
 def hybrid(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,

@@ -18,12 +18,12 @@ UPLOADS = "uploads"
 class Cleaned:
     removed: int  # uploads (content folders) removed
     freed: int  # bytes
-    in_use: int  # uploads kept because a run or the workspace names them
+    in_use: int  # uploads kept because a run, the workspace or a labeling session names them
     recent: int  # uploads kept because they are younger than the age asked for
 
     def words(self) -> str:
-        return (f"removed {self.removed} upload(s), {self.freed / 2**20:.1f} MB; kept {self.in_use} that runs or the "
-                f"workspace name and {self.recent} newer than the age asked for")
+        return (f"removed {self.removed} upload(s), {self.freed / 2**20:.1f} MB; kept {self.in_use} that runs, the "
+                f"workspace or labeling sessions name and {self.recent} newer than the age asked for")
 
 
 def uploads_folder(registry: Registry) -> Path:
@@ -36,11 +36,13 @@ def stored_uploads(registry: Registry) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def clean_uploads(registry: Registry, older_than_days: float = 30.0, dry_run: bool = False) -> Cleaned:
+def clean_uploads(registry: Registry, older_than_days: float = 30.0, dry_run: bool = False,
+                  named_elsewhere: tuple[str, ...] = ()) -> Cleaned:
     """Remove each upload older than `older_than_days` that no run (deleted ones too: they can come back, and
-    unreadable rows are searched as text) and no remembered workspace names."""
+    unreadable rows are searched as text), no remembered workspace and nothing in `named_elsewhere` (the labeling
+    sessions' settings, `core.label.session.named_files`) names."""
     folder = uploads_folder(registry)
-    named = "\n".join(registry.stored_texts())
+    named = "\n".join([*registry.stored_texts(), *named_elsewhere])
     cutoff = time.time() - older_than_days * 86400
     removed = freed = in_use = recent = 0
     for upload in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
