@@ -10,6 +10,7 @@ from core.data import load_dataset
 from core.errors import InputError
 from core.label import session as sessions
 from core.label.export import export, export_folder
+from core.label.session import DEFAULT_STRATEGY
 from core.label.strategies import STRATEGIES
 from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
@@ -27,6 +28,7 @@ st.caption("Few labels means choosing which texts to label. The studio picks the
 spec = views.source_spec(home)
 if spec is None:
     st.stop()
+spec = sessions.origin(home, spec)  # the labels loaded as the dataset: labeling goes on where they came from
 try:
     ds = views.corpus(json.dumps(asdict(spec), sort_keys=True), spec)
 except InputError as e:
@@ -36,7 +38,7 @@ except InputError as e:
 offered = {name: s for name, s in STRATEGIES.items() if not s.needs_labels}
 left, middle, right = st.columns([3, 3, 1])
 strategy = left.selectbox("Strategy", list(offered), format_func=lambda n: offered[n].title, key="lb_strategy",
-                          persist_state="session", index=list(offered).index("hybrid"),
+                          persist_state="session", index=list(offered).index(DEFAULT_STRATEGY),
                           help=" · ".join(f"{s.title}: {s.about}" for s in offered.values()))
 with middle:
     backbone = views.backbone_choice()
@@ -54,15 +56,15 @@ views.progress(r, lab)
 if r.next is None:
     st.success("Every text has a label.")
 else:
-    views.text_card(r, lab)
-    buttons = st.columns(len(lab.classes) + 1)
+    buttons = st.columns(len(lab.classes) + 1)  # above the text: a long text had pushed them out of sight
     for i, name in enumerate(lab.classes):
-        key = str(i + 1) if i < 9 else None
-        if buttons[i].button(f"{plain(name)}" + (f" ({key})" if key else ""), key=f"lb_class_{i}", shortcut=key,
+        key = str(i + 1) if i < 9 else None  # the button shows its key itself
+        if buttons[i].button(plain(name), key=f"lb_class_{i}", shortcut=key,
                              type="primary" if r.guess is not None and int(r.guess.argmax()) == i else "secondary"):
             sessions.label(home, session, lab.ids[r.next], name)
             st.rerun()
-    if buttons[-1].button("Undo (u)", key="lb_undo", shortcut="u", disabled=not r.labels):
+    views.text_card(r, lab)
+    if buttons[-1].button("Undo", key="lb_undo", shortcut="u", disabled=not r.labels):
         undone = sessions.undo(home, session, lab.id_set)
         st.toast(f"Took back the label of {undone}" if undone else "No label to take back")
         st.rerun()
@@ -81,5 +83,8 @@ if st.button("Load the labels as the dataset", key="lb_export", disabled=len(set
     else:
         st.session_state.dataset = loaded
         remember(st.session_state.registry, Workspace(loaded.spec, st.session_state.cleaning))
-        st.success(f"Loaded {plain(loaded.name)}: {loaded.split_line()}. Open the Train page to train on them "
-                   "(at 100% of the labeled texts, a run reads every label given).")
+        st.session_state.lb_loaded = (f"Loaded {plain(loaded.name)}: {loaded.split_line()}. On the Train page, a "
+                                      "labeled amount of 100% reads every label given.")
+        st.rerun()  # the sidebar names the new dataset at once
+if loaded_message := st.session_state.pop("lb_loaded", None):
+    st.success(loaded_message)

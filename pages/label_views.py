@@ -9,12 +9,14 @@ from core.data import ColumnMapping, DataSpec, declared_labels, load_texts, stor
 from core.data import MAX_FILE_BYTES
 from core.label.features import feature_config, features
 from core.label.rounds import Labeling, Round
-from core.label.simulate import simulate
+from core.label.simulate import schedule, simulate
 from core.label.simulations import keep
 from core.label.strategies import STRATEGIES
 from core.train.feature_store import cached_share, feature_store
 from pages.backbone_views import converted
 from pages.markdown import plain
+
+SIMULATION_START = schedule(1000)[0]  # a simulation's first batch
 
 
 def source_spec(home) -> DataSpec | None:
@@ -79,8 +81,8 @@ def prepared(fingerprint: str, backbone: str | None, max_len: int, _ds) -> Label
 
 def progress(r: Round, lab: Labeling) -> None:
     left, right = st.columns([3, 2])
-    left.markdown(f"**{len(r.labels)} label(s)** of {len(lab.ids):,} texts · " + " · ".join(
-        f"{plain(name)} {n}" for name, n in r.per_class.items()))
+    left.markdown(f"**{len(r.labels)} label(s)** of {len(lab.ids):,} texts · " + " · ".join(  # a class and its
+        f"{plain(name)}\u00a0{n}" for name, n in r.per_class.items()))  # count on one line
     if r.scores:
         right.metric(f"Accuracy on {r.scores.n:,} labeled test texts", f"{r.scores.accuracy:.3f}",
                      help=f"A logistic regression on these labels' features; macro-F1 {r.scores.macro_f1:.3f}.")
@@ -91,8 +93,8 @@ def progress(r: Round, lab: Labeling) -> None:
 
 
 def text_card(r: Round, lab: Labeling) -> None:
-    with st.container(border=True):
-        st.caption(f"Text {plain(lab.ids[r.next])}")
+    st.caption(f"Text {plain(lab.ids[r.next])}")
+    with st.container(border=True, height=360):  # a long text scrolls inside, the buttons stay in sight
         st.text(lab.ds.train["text"].iloc[r.next])
     if r.guess is None:
         st.caption("No guess yet: the model needs labels of two classes.")
@@ -105,17 +107,19 @@ def text_card(r: Round, lab: Labeling) -> None:
 def simulate_section(home, session, lab: Labeling) -> None:
     """Strategies run with the corpus's own train labels as the oracle, kept for Compare's chart."""
     known = lab.ds.train["label"].to_numpy()
-    if not (known >= 0).any() or not len(lab.test_y) or not (lab.test_y >= 0).any():
+    if (known >= 0).sum() < SIMULATION_START or not (lab.test_y >= 0).any():  # too few answers to start on
         return
     with st.expander("Simulate strategies with this corpus's own labels"):
         st.caption("What each strategy would have reached, label by label, had you labeled the texts it picks: the "
-                   "corpus's train labels answer, the test split scores. Compare draws them over seeds.")
+                   "corpus's train labels answer, the test split scores. A simulation picks 10 texts first, then 5 "
+                   "at a time to 100 labels and 25 at a time after, where the page picks one by one, so its texts "
+                   "and accuracy differ from a session's. Compare draws them over seeds.")
         left, middle, right = st.columns([3, 1, 1])
-        chosen = left.multiselect("Strategies", list(STRATEGIES), default=["random", "stratified", "hybrid"],
-                                  format_func=lambda n: STRATEGIES[n].title, key="lb_sim_strategies")
+        chosen = left.multiselect("Strategies", list(STRATEGIES), default=["random", "stratified", "margin"],
+                                  format_func=lambda n: STRATEGIES[n].title, key="lb_sim_strategies", wrap=True)
         seeds = int(middle.number_input("Seeds", 1, 10, 3, key="lb_sim_seeds"))
-        budget = int(right.number_input("Labels", 10, max(10, int((known >= 0).sum())),
-                                        min(200, int((known >= 0).sum())), key="lb_sim_budget"))
+        answers = int((known >= 0).sum())
+        budget = int(right.number_input("Labels", SIMULATION_START, answers, min(200, answers), key="lb_sim_budget"))
         if st.button("Simulate", key="lb_simulate", disabled=not chosen):
             bar, runs = st.progress(0.0), [(name, seed) for name in chosen for seed in range(seeds)]
             for i, (name, seed) in enumerate(runs):

@@ -214,6 +214,7 @@ def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
                           text=True, cwd=REPO_ROOT, timeout=600)
 
 
+@pytest.mark.slow  # four processes, each loading torch
 def test_the_cli_labels_undoes_exports_and_simulates(tmp_path, studio_home, tiny_backbone):
     rows = [{"id": f"t{i}", "text": f"{'the cat sat' if i % 2 else 'a robot wrote'} line {i}"} for i in range(12)]
     path = write_jsonl(tmp_path / "texts.jsonl", rows)
@@ -233,6 +234,7 @@ def test_the_cli_labels_undoes_exports_and_simulates(tmp_path, studio_home, tiny
     assert no_test.returncode == 2 and "labeled test split" in no_test.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_simulates_with_the_corpus_labels_as_the_oracle(tmp_path, studio_home, tiny_backbone):
     rows = [{"id": f"t{i}", "text": f"{'the cat sat' if i % 2 else 'a robot wrote'} line {i}", "label": i % 2}
             for i in range(40)]

@@ -3,12 +3,17 @@ the dataset; a file without labels starts a session."""
 
 from __future__ import annotations
 
+import pytest
+
 from core.label import session as sessions
 from tests.helpers import open_page
 
+pytestmark = pytest.mark.slow  # a whole page, encoding its corpus: over 8 s each
+
 
 def labels_line(at) -> str:
-    return next(m.value for m in at.markdown if "label(s)**" in m.value)
+    """The labels so far, a class and its count joined by a no-break space (one line whatever the width)."""
+    return next(m.value for m in at.markdown if "label(s)**" in m.value).replace("\u00a0", " ")
 
 
 def test_each_label_is_saved_at_once_and_a_fresh_session_finds_it(small_builtin, studio_home):
@@ -38,6 +43,8 @@ def test_the_labels_load_as_the_dataset_the_train_page_reads(small_builtin, stud
     ds = at.session_state["dataset"]
     assert len(ds.train) == 4 and len(ds.unlabeled) == 356 and len(ds.test) == 120
     assert ds.name.startswith("labels-")
+    assert any("Loaded labels-" in s.value for s in at.success)
+    assert labels_line(at).startswith("**4 label(s)** of 360 texts")  # labeling goes on in the corpus they came from
     at.switch_page("pages/train.py").run()
     assert not at.exception, at.exception
 

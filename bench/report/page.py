@@ -17,7 +17,7 @@ from bench.report.sweeps import attention_section, budget_section
 from bench.report import top_layers
 from bench.sample_runs import RECORDS_DIR, recorded
 from bench.speed.label_round import table as round_table
-from bench.studies.active import RECORDS as LABELING_RECORDS
+from bench.studies.active import CLUSTERS as LABELING_CLUSTERS, RECORDS as LABELING_RECORDS
 from bench.studies.active_tables import labeling_section
 from core.runs import Registry
 
@@ -68,8 +68,9 @@ def page() -> tuple[str, str]:
                             + STUDY_WORDS + "\n\n" + trained)
         if (labeling := recorded(LABELING_RECORDS)):
             rounds = [e for e in recorded(RECORDS_DIR / "speed.jsonl") if e["bench"] == "label_round"]
+            tables = labeling_section(labeling, recorded(LABELING_CLUSTERS))
             sections.append("## Which texts to label: active learning (bench/studies/active.py)\n\n" + LABELING_WORDS
-                            + "\n\n" + labeling_section(labeling) + ("\n\n" + round_table(rounds[-1]) if rounds else ""))
+                            + "\n\n" + tables + ("\n\n" + round_table(rounds[-1]) if rounds else ""))
         if (default := default_backbone_section(runs_of)):
             sections.append("## The default backbone for frozen runs (bench/studies/default_backbone.py)\n\n" + default)
         if (made := recorded(RECORDS_DIR / "adapt.jsonl")) and runs_of.get("l2r-dev"):

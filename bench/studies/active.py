@@ -20,10 +20,15 @@ import json
 import os
 import time
 
+import numpy as np
+
 from bench.studies.active_tables import REFERENCE_PER_CLASS, labeling_section
 from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, RECORDS_DIR, machine, recorded
 
 RECORDS = RECORDS_DIR / "active-learning.jsonl"
+# what the pool's clusters follow (TypiClust picks from clusters): authors, or the domains the texts are about
+CLUSTERS = RECORDS_DIR / "active-learning-clusters.jsonl"
+CLUSTER_COUNTS = (25, 100)
 CORPORA = {"l2r": {"train": "l2r/train.jsonl", "test": "l2r/test.jsonl"},
            "m4-sample": {"train": "m4-sample/train.jsonl", "test": "m4-sample/dev.jsonl"}}
 BACKBONES = {"minilm": None, "smollm2": "smollm2-135m"}
@@ -32,6 +37,31 @@ STRATEGIES = ("random", "stratified", "entropy", "margin", "typiclust", "hybrid"
 
 def key(entry: dict) -> tuple:
     return entry["corpus"], entry["backbone"], entry["strategy"], entry["seed"], entry["budget"]
+
+
+def purity(clusters: np.ndarray, groups: np.ndarray) -> float:
+    """The share of texts in their cluster's most common group: 1 when clusters are the groups."""
+    _, ids = np.unique(groups, return_inverse=True)
+    return float(sum(np.bincount(ids[clusters == c]).max() for c in np.unique(clusters)) / len(groups))
+
+
+def record_clusters(corpus: str, backbone: str, lab) -> None:
+    """How far the pool's clusters in the space TypiClust clusters in follow the classes, and how far the texts'
+    domains (`source`), at `CLUSTER_COUNTS` clusters."""
+    from sklearn.cluster import MiniBatchKMeans
+
+    if any((e["corpus"], e["backbone"]) == (corpus, backbone) for e in recorded(CLUSTERS)):
+        return
+    train = lab.ds.train
+    rows = []
+    for k in CLUSTER_COUNTS:
+        clusters = MiniBatchKMeans(k, random_state=0).fit_predict(lab.space.reduced)
+        rows.append({"clusters": k, "by_class": round(purity(clusters, train["label"].to_numpy()), 4),
+                     "by_source": round(purity(clusters, train["source"].to_numpy()), 4)})
+    largest = float(train["label"].value_counts(normalize=True).max())
+    with CLUSTERS.open("a") as out:
+        out.write(json.dumps({"corpus": corpus, "backbone": backbone, "rows": rows, "largest_class": round(largest, 4),
+                              "sources": int(train["source"].nunique())}, sort_keys=True) + "\n")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -44,6 +74,9 @@ def run(args: argparse.Namespace) -> None:
     plan = [(c, b, s, seed) for c in args.corpora for b in args.backbones for s in args.strategies for seed in args.seeds
             if (c, b, s, seed, args.budget) not in done]
     print(f"{len(plan)} simulations to run ({len(done)} recorded) on {machine()}", flush=True)
+    clustered = {(e["corpus"], e["backbone"]) for e in recorded(CLUSTERS)}
+    plan += [(c, b, None, None) for c in args.corpora for b in args.backbones if (c, b) not in clustered
+             and not any(p[:2] == (c, b) for p in plan)]  # a pair whose clusters alone are still to record
     loaded: dict[tuple[str, str], tuple] = {}
     for corpus, backbone, name, seed in plan:
         if (corpus, backbone) not in loaded:
@@ -56,6 +89,9 @@ def run(args: argparse.Namespace) -> None:
             print(f"{corpus} · {backbone}: features {pool.shape} in {time.time() - started:.0f} s", flush=True)
             loaded = {(corpus, backbone): (Labeling(ds, pool, test), config)}
         lab, config = loaded[(corpus, backbone)]
+        record_clusters(corpus, backbone, lab)
+        if name is None:
+            continue
         started = time.time()
         known = lab.ds.train["label"].to_numpy()
         present = len(set(known[known >= 0].tolist()))
@@ -89,7 +125,7 @@ def main() -> int:
     if not args.report_only:
         os.environ["STUDIO_HOME"] = args.home
         run(args)
-    print(labeling_section(recorded(RECORDS)))
+    print(labeling_section(recorded(RECORDS), recorded(CLUSTERS)))
     return 0
 
 

@@ -96,13 +96,24 @@ def group_section(entries: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def labeling_section(entries: list[dict]) -> str:
+def clusters_line(entry: dict) -> str:
+    """What the pool's clusters follow, in the space TypiClust clusters in."""
+    return ("What the pool's clusters follow (mini-batch k-means in the 64 principal components TypiClust clusters "
+            "in; purity: the share of texts in their cluster's most common class, or domain): " + "; ".join(
+                f"{r['clusters']} clusters: by class {r['by_class']:.3f}, by domain {r['by_source']:.3f}"
+                for r in entry["rows"]) + f" (the largest class alone: {entry['largest_class']:.3f}; "
+            f"{entry['sources']} domains).")
+
+
+def labeling_section(entries: list[dict], clusters: list[dict] = ()) -> str:
     """Per corpus and backbone: accuracy against labels, each strategy against random, the labels each needs to
-    reach stratified random at 20 a class, and the round times."""
+    reach stratified random at 20 a class, the round times, and what the pool's clusters follow."""
     parts = []
     for corpus in dict.fromkeys(e["corpus"] for e in entries):
         for backbone in dict.fromkeys(e["backbone"] for e in entries if e["corpus"] == corpus):
             group = [e for e in entries if e["corpus"] == corpus and e["backbone"] == backbone]
+            found = [c for c in clusters if (c["corpus"], c["backbone"]) == (corpus, backbone)]
             if group:
-                parts.append(f"### {corpus}, {BACKBONES.get(backbone, backbone)} features\n\n" + group_section(group))
+                parts.append(f"### {corpus}, {BACKBONES.get(backbone, backbone)} features\n\n" + group_section(group)
+                             + ("\n\n" + clusters_line(found[-1]) if found else ""))
     return "\n\n".join(parts)

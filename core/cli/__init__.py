@@ -68,8 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("path", help=f"file or directory of texts (labels, where it has them, are never shown), or "
                                  f"'{BUILTIN}'")
     add_data_args(lb)
-    lb.add_argument("--strategy", default="hybrid", help="which texts to pick: random, entropy, margin, typiclust, "
-                                                         "hybrid (default), or, with --simulate, stratified")
+    lb.add_argument("--strategy", default="margin", help="which texts to pick: random, entropy, margin (breaking ties, "
+                                                         "the default: docs/labeling.md), typiclust, hybrid, or, with "
+                                                         "--simulate, stratified")
     lb.add_argument("--backbone", help="whose frozen features score the texts (default: the bundled MiniLM)")
     lb.add_argument("--seed", type=int, default=0, help="the strategy's random stream")
     lb.add_argument("--export", metavar="DIR", help="write the labels so far as labeled.jsonl, unlabeled.jsonl and "

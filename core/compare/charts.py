@@ -301,5 +301,6 @@ def labels_curve(points: pd.DataFrame, metric: str = "accuracy") -> alt.Chart:
         y=alt.Y("mean:Q", title=label(metric), scale=y_scale), tooltip=tips,
         strokeDash=alt.StrokeDash("kind:N", legend=None, scale=alt.Scale(domain=["strategy", "reference"],
                                                                          range=[[1, 0], [6, 4]])))
-    return (band + line).properties(width=480, height=300, title=f"{label(metric)} against labels given: mean and "
-                                    "95% CI over seeds", autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    spread = "mean and 95% CI over seeds" if data["seeds"].max() > 1 else "one seed: no interval"
+    return (band + line).properties(width=480, height=300, title=f"{label(metric)} against labels given: {spread}",
+                                    autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))

@@ -22,6 +22,9 @@ from core.paths import atomic_write_text
 FOLDER = "labeling"
 MAX_LINE = 64 * 1024  # a label event is a few hundred bytes; a longer line is not one
 MAX_SESSION_BYTES = 1 << 20
+# where a session starts (`core.label.strategies`): breaking ties, on L2R never behind random where an interval
+# excludes 0 and ahead at 500 labels, where entropy and TypiClust were behind (bench/studies/active.py)
+DEFAULT_STRATEGY = "margin"
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class Session:
 
     data: DataSpec
     classes: tuple[str, ...]
-    strategy: str = "hybrid"
+    strategy: str = DEFAULT_STRATEGY
     backbone: str | None = None
     seed: int = 0
 
@@ -62,6 +65,18 @@ def save(home: Path, session: Session) -> Session:
     check_classes(session.classes)
     atomic_write_text(session.folder(home) / "session.json", json.dumps(session.to_dict(), sort_keys=True))
     return session
+
+
+def origin(home: Path, spec: DataSpec) -> DataSpec:
+    """The corpus a session's export was labeled from, for the export itself (`labeling/<key>/labels-*/train.jsonl`):
+    loaded as the dataset, it goes on labeling there rather than opening a session on the few texts labeled; any
+    other spec as it is."""
+    if spec.train is None:
+        return spec
+    folder = Path(spec.train).parent.parent
+    if folder.parent != home / FOLDER:
+        return spec
+    return next((s.data for s in sessions(home) if s.key == folder.name), spec)
 
 
 def opened(home: Path, session: Session) -> Session:
