@@ -31,10 +31,8 @@ class Labeling:
         self.ids = ds.train["id"].astype(str).tolist()
         self.row = {text_id: i for i, text_id in enumerate(self.ids)}
         self.space = Space.of(pool_features)
-        if ds.test is not None and len(test_features):  # scaled as the pool is
-            mean, std = np.asarray(pool_features).mean(0), np.asarray(pool_features).std(0)
-            self.test_x = (np.asarray(test_features, np.float32) - mean) / np.where(std > 0, std, 1.0)
-            self.test_y = ds.test["label"].to_numpy()
+        if ds.test is not None and len(test_features):
+            self.test_x, self.test_y = self.space.scaled(test_features), ds.test["label"].to_numpy()
         else:
             self.test_x, self.test_y = np.zeros((0, self.space.x.shape[1]), np.float32), np.zeros(0, int)
 

@@ -61,7 +61,7 @@ def simulate(space: Space, known: np.ndarray, test_x: np.ndarray, test_y: np.nda
     if not (test_y != MISSING).any():
         raise InputError("a simulation scores the labels on a labeled test split; this corpus has none")
     answerable = known != MISSING  # a text the oracle could not answer is never offered
-    space, known = Space(space.x[answerable], space.reduced[answerable]), known[answerable]
+    space, known = Space(space.x[answerable], space.reduced[answerable], space.mean, space.std), known[answerable]
     budget = min(budget, len(known))
     counts = sorted(set(schedule(budget)) | {n for n in also if 0 < n <= budget})
     y, points, model = np.full(len(known), MISSING), [], None

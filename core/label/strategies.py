@@ -48,15 +48,22 @@ class Space:
 
     x: np.ndarray
     reduced: np.ndarray
+    mean: np.ndarray | None = None
+    std: np.ndarray | None = None
 
     @classmethod
     def of(cls, features: np.ndarray) -> Space:
-        x = np.asarray(features, dtype=np.float32)
-        std = x.std(0)
-        x = (x - x.mean(0)) / np.where(std > 0, std, 1.0)
+        raw = np.asarray(features, dtype=np.float32)
+        mean, std = raw.mean(0), raw.std(0)
+        std = np.where(std > 0, std, 1.0).astype(np.float32)
+        x = (raw - mean) / std
         dims = min(CLUSTER_DIMENSIONS, *x.shape)
         reduced = PCA(dims, random_state=0).fit_transform(x) if dims < x.shape[1] else x
-        return cls(x, np.ascontiguousarray(reduced, dtype=np.float32))
+        return cls(x, np.ascontiguousarray(reduced, dtype=np.float32), mean, std)
+
+    def scaled(self, features: np.ndarray) -> np.ndarray:
+        """Other texts' features (a test split's) scaled as the pool's are."""
+        return (np.asarray(features, dtype=np.float32) - self.mean) / self.std
 
 
 def uncertain(method: str) -> Callable:
