@@ -66,7 +66,7 @@ else:
     views.text_card(r, lab)
     if buttons[-1].button("Undo", key="lb_undo", shortcut="u", disabled=not r.labels):
         undone = sessions.undo(home, session, lab.id_set)
-        st.toast(f"Took back the label of {undone}" if undone else "No label to take back")
+        st.toast(f"Took back the label of {plain(undone)}" if undone else "No label to take back")
         st.rerun()
 
 views.simulate_section(home, session, lab)

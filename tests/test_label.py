@@ -216,12 +216,14 @@ def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
 
 @pytest.mark.slow  # four processes, each loading torch
 def test_the_cli_labels_undoes_exports_and_simulates(tmp_path, studio_home, tiny_backbone):
-    rows = [{"id": f"t{i}", "text": f"{'the cat sat' if i % 2 else 'a robot wrote'} line {i}"} for i in range(12)]
+    rows = [{"id": f"t{i}", "text": f"{'the cat sat' if i % 2 else 'a robot wrote'} line {i} \x1b[2J"}
+            for i in range(12)]
     path = write_jsonl(tmp_path / "texts.jsonl", rows)
     base = [str(path), "--labels", "human,machine", "--backbone", str(tiny_backbone), "--strategy", "margin"]
     done = cli(*base, stdin="1\n2\nu\n2\nrobot\n1\nq\n")
     assert done.returncode == 0, done.stderr
     assert "undone:" in done.stderr and "'robot' is not a class number" in done.stderr
+    assert "\x1b" not in done.stdout and "\\x1b[2J" in done.stdout  # a text's escapes never reach the terminal
     s = sessions.sessions(studio_home)[0]
     assert list(sessions.given(studio_home, s).values()) == ["human", "machine", "human"]
     exported = cli(*base, "--export", str(tmp_path / "out"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,13 @@ from core.label.strategies import strategy
 from core.paths import studio_home
 
 SHOWN_CHARS = 2000  # of a text, in the terminal; the page shows it whole
+# control characters but line breaks and tabs: a text's own escape sequences would drive the terminal
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """A corpus's text or id as the terminal should print it: its control characters as `\\xNN`."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def labeling(ds: Dataset, backbone: str | None) -> Labeling:
@@ -37,7 +45,7 @@ def labeling(ds: Dataset, backbone: str | None) -> Labeling:
 
 
 def status(r: Round) -> str:
-    counts = ", ".join(f"{name} {n}" for name, n in r.per_class.items())
+    counts = ", ".join(f"{shown(name)} {n}" for name, n in r.per_class.items())
     scored = f" · accuracy {r.scores.accuracy:.3f} on {r.scores.n} test texts" if r.scores else ""
     return f"{len(r.labels)} labels ({counts}){scored}"
 
@@ -45,10 +53,10 @@ def status(r: Round) -> str:
 def ask(lab: Labeling, r: Round) -> str:
     text = lab.ds.train["text"].iloc[r.next]
     cut = f"\n… ({len(text) - SHOWN_CHARS:,} more characters)" if len(text) > SHOWN_CHARS else ""
-    print(f"\n--- {lab.ids[r.next]} ---\n{text[:SHOWN_CHARS]}{cut}")
+    print(f"\n--- {shown(lab.ids[r.next])} ---\n{shown(text[:SHOWN_CHARS])}{cut}")
     if r.guess is not None:
-        print(f"guess: {lab.classes[int(r.guess.argmax())]} ({r.guess.max():.0%})")
-    choices = "  ".join(f"{i + 1} {name}" for i, name in enumerate(lab.classes))
+        print(f"guess: {shown(lab.classes[int(r.guess.argmax())])} ({r.guess.max():.0%})")
+    choices = "  ".join(f"{i + 1} {shown(name)}" for i, name in enumerate(lab.classes))
     return input(f"{choices}   u undo  q quit > ").strip()
 
 
@@ -82,11 +90,11 @@ def cmd_label(args: argparse.Namespace) -> int:
             return 0
         if answer == "u":
             undone = sessions.undo(home, session, lab.id_set)
-            print(f"undone: {undone}" if undone else "no label to undo", file=sys.stderr)
+            print(f"undone: {shown(undone)}" if undone else "no label to undo", file=sys.stderr)
         elif answer.isdigit() and 1 <= int(answer) <= len(lab.classes):
             sessions.label(home, session, lab.ids[r.next], lab.classes[int(answer) - 1])
         else:
-            print(f"'{answer}' is not a class number (1-{len(lab.classes)}), u or q", file=sys.stderr)
+            print(f"'{shown(answer)}' is not a class number (1-{len(lab.classes)}), u or q", file=sys.stderr)
 
 
 def simulated(ds: Dataset, args: argparse.Namespace, home: Path) -> int:
