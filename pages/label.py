@@ -28,12 +28,15 @@ st.caption("Few labels means choosing which texts to label. The studio picks the
 spec = views.source_spec(home)
 if spec is None:
     st.stop()
-spec = sessions.origin(home, spec)  # the labels loaded as the dataset: labeling goes on where they came from
+origin = sessions.origin(home, spec)  # the labels loaded as the dataset: labeling goes on where they came from
 try:
-    ds = views.corpus(json.dumps(asdict(spec), sort_keys=True), spec)
+    ds = views.corpus(json.dumps(asdict(origin), sort_keys=True), origin)
 except InputError as e:
     st.error(f"These texts cannot be labeled: {plain(str(e))}")
     st.stop()
+if origin != spec:
+    st.caption(f"The loaded dataset holds labels given here: labeling goes on in the texts they came from, "
+               f"{plain(ds.name)}.")
 
 offered = {name: s for name, s in STRATEGIES.items() if not s.needs_labels}
 left, middle, right = st.columns([3, 3, 1])
@@ -59,8 +62,7 @@ else:
     buttons = st.columns(len(lab.classes) + 1)  # above the text: a long text had pushed them out of sight
     for i, name in enumerate(lab.classes):
         key = str(i + 1) if i < 9 else None  # the button shows its key itself
-        if buttons[i].button(plain(name), key=f"lb_class_{i}", shortcut=key,
-                             type="primary" if r.guess is not None and int(r.guess.argmax()) == i else "secondary"):
+        if buttons[i].button(plain(name), key=f"lb_class_{i}", shortcut=key):  # alike: a filled one read as chosen
             sessions.label(home, session, lab.ids[r.next], name)
             st.rerun()
     views.text_card(r, lab)

@@ -22,9 +22,10 @@ SIMULATION_START = schedule(1000)[0]  # a simulation's first batch
 def source_spec(home) -> DataSpec | None:
     """The loaded dataset's texts (its labels never shown), or a file of texts whose classes the user names."""
     ds = st.session_state.dataset
+    # fixed words: a label naming the dataset changed with it and the kept choice showed unselected
     choice = st.radio("Texts to label", ["loaded", "file"], horizontal=True, key="lb_source", persist_state="session",
-                      format_func={"loaded": f"The loaded dataset ({plain(ds.name)}): its train texts, its labels "
-                                             "kept hidden", "file": "A file of texts (no labels needed)"}.get)
+                      format_func={"loaded": "The loaded dataset's train texts (their labels kept hidden)",
+                                   "file": "A file of texts (no labels needed)"}.get)
     if choice == "loaded":
         return ds.spec
     left, right = st.columns([3, 2])
@@ -111,9 +112,10 @@ def simulate_section(home, session, lab: Labeling) -> None:
         return
     with st.expander("Simulate strategies with this corpus's own labels"):
         st.caption("What each strategy would have reached, label by label, had you labeled the texts it picks: the "
-                   "corpus's train labels answer, the test split scores. A simulation picks 10 texts first, then 5 "
-                   "at a time to 100 labels and 25 at a time after, where the page picks one by one, so its texts "
-                   "and accuracy differ from a session's. Compare draws them over seeds.")
+                   "corpus's train labels answer, the test split scores. A simulation picks its first 10 texts "
+                   "together, then 5 at a time up to 100 labels and 25 at a time beyond; this page picks one text at "
+                   "a time, so a session's texts and accuracy differ from a simulation's. Compare draws them over "
+                   "seeds (with 2 or 3 the intervals are wide; 5 make them useful).")
         left, middle, right = st.columns([3, 1, 1])
         chosen = left.multiselect("Strategies", list(STRATEGIES), default=["random", "stratified", "margin"],
                                   format_func=lambda n: STRATEGIES[n].title, key="lb_sim_strategies", wrap=True)

@@ -45,6 +45,7 @@ def test_the_labels_load_as_the_dataset_the_train_page_reads(small_builtin, stud
     assert ds.name.startswith("labels-")
     assert any("Loaded labels-" in s.value for s in at.success)
     assert labels_line(at).startswith("**4 label(s)** of 360 texts")  # labeling goes on in the corpus they came from
+    assert any("labeling goes on in the texts they came from" in c.value for c in at.caption)
     at.switch_page("pages/train.py").run()
     assert not at.exception, at.exception
 
