@@ -60,11 +60,10 @@ if r.next is None:
     st.success("Every text has a label.")
 else:
     buttons = st.columns(len(lab.classes) + 1)  # above the text: a long text had pushed them out of sight
-    for i, name in enumerate(lab.classes):
-        key = str(i + 1) if i < 9 else None  # the button shows its key itself
-        if buttons[i].button(plain(name), key=f"lb_class_{i}", shortcut=key):  # alike: a filled one read as chosen
-            sessions.label(home, session, lab.ids[r.next], name)
-            st.rerun()
+    for i, name in enumerate(lab.classes):  # alike: a filled one read as chosen; each shows its key itself
+        # the text shown is bound to the click: another tab's label in between does not move it to the next text
+        buttons[i].button(plain(name), key=f"lb_class_{i}", shortcut=str(i + 1) if i < 9 else None,
+                          on_click=sessions.label, args=(home, session, lab.ids[r.next], name))
     views.text_card(r, lab)
     if buttons[-1].button("Undo", key="lb_undo", shortcut="u", disabled=not r.labels):
         undone = sessions.undo(home, session, lab.id_set)

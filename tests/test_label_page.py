@@ -31,6 +31,16 @@ def test_each_label_is_saved_at_once_and_a_fresh_session_finds_it(small_builtin,
     assert labels_line(again).startswith("**0 label(s)**") and not sessions.given(studio_home, s)
 
 
+def test_a_click_labels_the_text_it_was_shown_beside(small_builtin, studio_home):
+    """Another tab labels the text first: the click still names the text this tab showed, not the next one."""
+    at = open_page("pages/label.py", small_builtin)
+    shown = next(c.value for c in at.caption if c.value.startswith("Text ")).removeprefix("Text ")
+    s = sessions.sessions(studio_home)[0]
+    sessions.label(studio_home, s, shown, "human")  # the other tab
+    at.button(key="lb_class_2").click().run()
+    assert sessions.given(studio_home, s) == {shown: "cohere"}
+
+
 def test_the_labels_load_as_the_dataset_the_train_page_reads(small_builtin, studio_home):
     at = open_page("pages/label.py", small_builtin)
     assert at.button(key="lb_export").disabled  # no labels of two classes yet
