@@ -983,8 +983,8 @@ def test_the_data_pages_cleanup_removes_an_old_upload_and_says_so(studio_home, s
     at = open_page("pages/data.py", small_builtin)
     assert any("Stored uploads: 1 file(s)" in e.label for e in at.expander)
     at.button(key="up_clean").click().run()
-    assert [s.value for s in at.success] == ["Removed 1 upload(s), 0.0 MB; kept 0 that runs or the workspace name "
-                                             "and 0 newer than the age asked for."]
+    assert [s.value for s in at.success] == ["Removed 1 upload(s), 0.0 MB; kept 0 that runs, the workspace or labeling "
+                                             "sessions name and 0 newer than the age asked for."]
     assert not old.exists()
 
 
