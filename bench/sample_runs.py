@@ -255,31 +255,34 @@ def keep_for_corpus(records: Path, entry: dict) -> None:
     records.write_text("".join(json.dumps(e) + "\n" for e in [*kept, entry]))
 
 
+def cpu_info() -> str:
+    return Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+
+
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), or what the platform says where there is none."""
+    import platform
+
+    return next((line.split(":", 1)[1].strip() for line in cpu_info().splitlines() if line.startswith("model name")),
+                platform.processor() or "unknown")
+
+
 def machine() -> str:
     """The CPU a measurement ran on, in words: its name, whether it runs bf16 natively (AMX, AVX512-BF16: what
     separates the CPUs this project meets by up to 5×), and torch's threads."""
-    import platform
-
     import torch
 
-    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    cpu = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")),
-               platform.processor())
-    extras = [name for name, flag in (("AMX", "amx_tile"), ("AVX512-BF16", "avx512_bf16")) if flag in info]
-    return f"{cpu} ({', '.join(extras) or 'no native bf16'}), {torch.get_num_threads()} thread(s)"
+    extras = [name for name, flag in (("AMX", "amx_tile"), ("AVX512-BF16", "avx512_bf16")) if flag in cpu_info()]
+    return f"{cpu_name()} ({', '.join(extras) or 'no native bf16'}), {torch.get_num_threads()} thread(s)"
 
 
 def record_speed(bench: str, summary: dict) -> None:
     """A speed bench's summary, appended to `bench/records/speed.jsonl` with the machine it ran on, for the report."""
-    import platform
-
     import torch
 
     from core.backbone.device import native_bf16
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
-    machine = f"{cpu}, {torch.get_num_threads()} threads, native bf16: {native_bf16(torch.device('cpu'))}"
+    machine = f"{cpu_name()}, {torch.get_num_threads()} threads, native bf16: {native_bf16(torch.device('cpu'))}"
     RECORDS_DIR.mkdir(parents=True, exist_ok=True)
     with (RECORDS_DIR / "speed.jsonl").open("a") as out:
         out.write(json.dumps({"bench": bench, "machine": machine, "summary": summary}, sort_keys=True) + "\n")

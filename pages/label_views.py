@@ -61,22 +61,34 @@ def backbone_choice() -> str | None:
 
 def labeling(ds, backbone: str | None, home) -> Labeling:
     """The texts' features, encoded with a bar where the store lacks them, then the session's labeling (kept per
-    server for the dataset and backbone)."""
-    config = feature_config(ds, backbone)
-    texts = ds.train["text"].tolist() + (ds.test["text"].tolist() if ds.test is not None else [])
-    store = feature_store(home, config.resolved_backbone(), config.max_len, config.resolved_pooling,
-                          config.precision == "bf16", config.encoder_engine)
-    if cached_share(store, texts) < 1:
-        bar = st.progress(0.0, text="Encoding the texts' features, once: later sessions read them from the store…")
-        features(config, ds, lambda done, total: bar.progress(
-            done / max(total, 1), text=f"Encoding the texts' features, once: {done:,} of {total:,} texts…"))
-        bar.empty()
-    return prepared(ds.fingerprint, backbone, config.max_len, ds)
+    server for the dataset and backbone). Once this session has it, a click reads neither the tokenizer (max length
+    `auto`) nor the store's hashes again."""
+    ready = st.session_state.setdefault("lb_ready", set())
+    key = (ds.fingerprint, backbone)
+    config = config_for(ds.fingerprint, backbone, ds)
+    if key not in ready:
+        texts = ds.train["text"].tolist() + (ds.test["text"].tolist() if ds.test is not None else [])
+        store = feature_store(home, config.resolved_backbone(), config.max_len, config.resolved_pooling,
+                              config.precision == "bf16", config.encoder_engine)
+        if cached_share(store, texts) < 1:
+            bar = st.progress(0.0, text="Encoding the texts' features, once: later sessions read them from the "
+                                        "store…")
+            features(config, ds, lambda done, total: bar.progress(
+                done / max(total, 1), text=f"Encoding the texts' features, once: {done:,} of {total:,} texts…"))
+            bar.empty()
+    lab = prepared(ds.fingerprint, backbone, config, ds)
+    ready.add(key)
+    return lab
+
+
+@st.cache_resource(show_spinner="Reading the backbone's tokenizer…", max_entries=4)
+def config_for(fingerprint: str, backbone: str | None, _ds):
+    return feature_config(_ds, backbone)
 
 
 @st.cache_resource(show_spinner="Reading the features…", max_entries=2)
-def prepared(fingerprint: str, backbone: str | None, max_len: int, _ds) -> Labeling:
-    pool, test = features(feature_config(_ds, backbone, max_len), _ds)
+def prepared(fingerprint: str, backbone: str | None, _config, _ds) -> Labeling:
+    pool, test = features(_config, _ds)
     return Labeling(_ds, pool, test)
 
 

@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.speed.predict_memory import cpu_name
+from bench.sample_runs import cpu_name
 from bench.sample_runs import CORPORA, RECORDS_DIR
 from core.backbone.packaged import PACKAGED
 from core.data import load_dataset

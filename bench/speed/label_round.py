@@ -36,7 +36,7 @@ def timed(work, repeats: int) -> float:
 def table(entry: dict) -> str:
     """One run of this bench as a table: seconds a round, by backbone, labels so far and strategy."""
     rows = entry["summary"]["rows"]
-    lines = [f"Seconds a labeling round takes (the pick and the refit, best of its repeats; bench/speed/label_round.py) "
+    lines = ["Seconds a labeling round takes (the pick and the refit, best of its repeats; bench/speed/label_round.py) "
              f"on the L2R pool (11,421 texts), on {entry['summary']['machine']}:", "",
              "| Features | Labels | Strategy | Seconds |", "|---|---|---|---|"]
     lines += [f"| {r['backbone']} | {r['labels'] or '–'} | {r['strategy']} | {r['seconds']:.3f} |" for r in rows]

@@ -14,26 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.sample_runs import cpu_name
 from core.backbone.packaged import SMOLLM2
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "bench" / "records" / "predict-memory.jsonl"
 DATA = ROOT.parent / "shared" / "data"
 GOAL_GB = 2.0
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def measured(args: list[str], env: dict) -> tuple[float, float, str]:

@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> None:
     from core.label.simulate import simulate
 
     done = {key(e) for e in recorded(RECORDS)}
-    plan = [(c, b, s, seed) for c in args.corpora for b in args.backbones for s in args.strategies for seed in args.seeds
-            if (c, b, s, seed, args.budget) not in done]
+    plan = [(c, b, s, seed) for c in args.corpora for b in args.backbones for s in args.strategies
+            for seed in args.seeds if (c, b, s, seed, args.budget) not in done]
     print(f"{len(plan)} simulations to run ({len(done)} recorded) on {machine()}", flush=True)
     clustered = {(e["corpus"], e["backbone"]) for e in recorded(CLUSTERS)}
     plan += [(c, b, None, None) for c in args.corpora for b in args.backbones if (c, b) not in clustered

@@ -15,7 +15,7 @@ from tqdm import tqdm
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.download import download
 from core.backbone.encode import load_tokenizer
-from core.cli.options import UsageError, config_from_args, spec_from_args, sweep_of
+from core.cli.options import UsageError, config_from_args, follow, spec_from_args, sweep_of
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
@@ -70,10 +70,7 @@ def ensure_backbone(args: argparse.Namespace) -> None:
         if not (args.allow_download and is_hub_id(args.backbone)):
             raise
         with tqdm(desc=f"download {args.backbone}", unit="B", unit_scale=True, file=sys.stderr) as bar:
-            def show(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
-            download(args.backbone, args.revision, show)
+            download(args.backbone, args.revision, follow(bar))
 
 
 def say_settled(config: TrainConfig, methods: list[str]) -> None:

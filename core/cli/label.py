@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.cli.options import spec_from_args
+from core.cli.options import follow, spec_from_args
 from core.data import Dataset, load_texts
 from core.errors import InputError
 from core.label import session as sessions
@@ -37,10 +37,7 @@ def shown(text: str) -> str:
 def labeling(ds: Dataset, backbone: str | None) -> Labeling:
     config = feature_config(ds, backbone)
     with tqdm(desc="features", unit="text", file=sys.stderr) as bar:
-        def show(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-        pool, test = features(config, ds, show, lambda message: bar.set_postfix_str(message[:60]))
+        pool, test = features(config, ds, follow(bar), lambda message: bar.set_postfix_str(message[:60]))
     return Labeling(ds, pool, test)
 
 
@@ -102,11 +99,8 @@ def simulated(ds: Dataset, args: argparse.Namespace, home: Path) -> int:
     lab = labeling(ds, args.backbone)
     known = ds.train["label"].to_numpy()
     with tqdm(desc=f"simulate {args.strategy}", unit="round", file=sys.stderr) as bar:
-        def show(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
         points = simulate(lab.space, known, lab.test_x, lab.test_y, len(lab.classes), args.strategy, args.seed,
-                          args.budget, on_progress=show)
+                          args.budget, on_progress=follow(bar))
     session = sessions.opened(home, sessions.Session(ds.spec, ds.labels, backbone=args.backbone))
     keep(home, session, args.strategy, args.backbone, args.seed, points)
     if args.json:

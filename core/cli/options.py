@@ -8,6 +8,7 @@ labeled amount and the seed.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import sys
 from dataclasses import fields
 from typing import TYPE_CHECKING
@@ -81,6 +82,14 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs each Ray run asks for")
     p.add_argument("--ray-gpu-fraction", type=float, default=1.0,
                    help="share of a GPU each frozen-feature Ray run asks for (e.g. 0.25: four per GPU)")
+
+
+def follow(bar) -> Callable[[int, int], None]:
+    """A progress callback `(done, total)` moving a tqdm bar, its total learnt as it comes."""
+    def show(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+    return show
 
 
 def spec_from_args(train: str, args: argparse.Namespace) -> DataSpec:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
-from core.label.strategies import MISSING, classifier
+from core.label.strategies import MISSING, classifier, trainable
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class Scores:
 
 def fit(x: np.ndarray, y: np.ndarray, classes: int):
     """The classifier of the labeled rows of `y` (`MISSING` elsewhere), or None before two classes have a label."""
-    if len(np.unique(y[y != MISSING])) < 2:
+    if not trainable(y):
         return None
     return classifier(classes, 0).fit(x, y)
 

@@ -30,15 +30,12 @@ class Labeling:
         self.ds, self.classes = ds, ds.labels
         self.ids = ds.train["id"].astype(str).tolist()
         self.row = {text_id: i for i, text_id in enumerate(self.ids)}
+        self.id_set = set(self.row)  # read at every round, and by every undo
         self.space = Space.of(pool_features)
         if ds.test is not None and len(test_features):
             self.test_x, self.test_y = self.space.scaled(test_features), ds.test["label"].to_numpy()
         else:
             self.test_x, self.test_y = np.zeros((0, self.space.x.shape[1]), np.float32), np.zeros(0, int)
-
-    @property
-    def id_set(self) -> set[str]:
-        return set(self.row)
 
     def targets(self, labels: dict[str, str]) -> np.ndarray:
         y = np.full(len(self.ids), MISSING)

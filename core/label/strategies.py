@@ -18,9 +18,10 @@ from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 
 from core.errors import InputError
+from core.train.methods.base import Method
 
 MISSING = -1  # an unlabeled text in a label vector (scikit-activeml's `missing_label`)
-C = 1.0  # the logistic regression's C: the studio's features + LR reference's (`core.train.methods.base.default_c`)
+C = Method.default_c  # the logistic regression's C: the studio's features + LR reference's
 # TypiClust's neighbours for a text's typicality (Hacohen, Dekel & Weinshall 2022, "Active learning on a budget", §4)
 TYPICALITY_NEIGHBOURS = 20
 # the hybrid reads typicality until this many labels a class on average, then breaks ties: the low-budget regime of
@@ -69,7 +70,7 @@ class Space:
 def uncertain(method: str) -> Callable:
     def query(space: Space, y: np.ndarray, classes: int, rng: np.random.RandomState, batch: int,
               model: SklearnClassifier | None = None) -> np.ndarray:
-        if len(np.unique(y[y != MISSING])) < 2:  # no classifier before two classes have a label: a random start
+        if not trainable(y):  # a random start
             return unstratified(space, y, classes, rng, batch)
         fitted = model is not None  # the round's classifier, fitted on these labels already: not fitted twice
         return UncertaintySampling(method=method, missing_label=MISSING, random_state=rng).query(
@@ -97,7 +98,8 @@ def unstratified(space: Space, y: np.ndarray, classes: int, rng: np.random.Rando
 
 
 STRATEGIES = {s.name: s for s in (
-    Strategy("random", "Random (unstratified)", "any unlabeled text, drawn at random: what a user without labels can do"),
+    Strategy("random", "Random (unstratified)",
+             "any unlabeled text, drawn at random: what a user without labels can do"),
     Strategy("entropy", "Uncertainty (entropy)", "the text whose predicted classes are most evenly spread; "
              "random until two classes have a label"),
     Strategy("margin", "Uncertainty (breaking ties)", "the text whose two likeliest classes are closest "
@@ -111,6 +113,11 @@ STRATEGIES = {s.name: s for s in (
 )}
 QUERIES = {"random": unstratified, "entropy": uncertain("entropy"), "margin": uncertain("margin_sampling"),
            "typiclust": typical, "hybrid": hybrid}
+
+
+def trainable(y: np.ndarray) -> bool:
+    """Whether the labels make a classifier: not before two classes have a label."""
+    return len(np.unique(y[y != MISSING])) >= 2
 
 
 def classifier(classes: int, rng: np.random.RandomState | int | None = None) -> SklearnClassifier:
