@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: app test test-fast bench setup setup-ray setup-mlflow browser screenshots gpu-wheels gpu-check
+.PHONY: app lint test test-fast bench setup setup-ray setup-mlflow browser screenshots gpu-wheels gpu-check
 
 setup: $(STAMP)
 
@@ -26,13 +26,17 @@ setup-mlflow: $(STAMP)
 app: $(STAMP)
 	$(BIN)/streamlit run app.py
 
-test: $(STAMP)
+# pyflakes, pycodestyle and the import order (pyproject.toml's [tool.ruff]); both test targets run it first.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint
 	$(BIN)/python -m pytest
 
 # The edit-run loop: the unit tests, without the browser, Ray, the real backbones, the shared corpora or the slowest
 # process-level tests (docs/testing.md).
 FAST := not browser and not ray and not integration and not corpus and not gpu and not slow
-test-fast: $(STAMP)
+test-fast: lint
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 bench: $(STAMP)

@@ -83,7 +83,8 @@ with st.sidebar:
     st.caption(plain(ds.name) + (" — for trying the studio offline" if ds.synthetic else ""))
     st.caption(" · ".join(f"{split} {len(frame):,}" for split, frame in ds.splits.items()))
     if st.session_state.cleaning.active:
-        st.caption("Cleaning on: " + ", ".join(k.replace("_", " ") for k, v in vars(st.session_state.cleaning).items() if v))
+        st.caption("Cleaning on: " + ", ".join(k.replace("_", " ")
+                                               for k, v in vars(st.session_state.cleaning).items() if v))
     st.markdown("**Device**")
     st.caption(device())
     try:

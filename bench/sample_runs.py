@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from core.backbone.device import PRECISIONS, pick_device, pinned_precision
 from core.backbone import attention_dropout
+from core.backbone.device import PRECISIONS, pick_device, pinned_precision
 from core.data import ColumnMapping, DataSpec
 from core.paths import studio_home
 from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile

@@ -28,9 +28,12 @@ from core.environment import prepare  # noqa: E402
 
 prepare()
 
-from core.data import CorpusConfig, DataSpec  # noqa: E402
+from core.data import (  # noqa: E402
+    CleaningConfig,  # noqa: E402
+    CorpusConfig,
+    DataSpec,
+)
 from core.runs import Registry, Workspace, execute_run, remember  # noqa: E402
-from core.data import CleaningConfig  # noqa: E402
 from core.train import Sweep, TrainConfig, amounts  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

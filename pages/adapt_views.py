@@ -8,8 +8,8 @@ import streamlit as st
 from core.backbone import BackboneError, adapted_backbones, adapted_name
 from core.errors import InputError
 from core.runs import ACTIVE, Registry, adapting, cancel_all, enqueue, outside_work
-from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
 from core.runs.estimate import roughly
+from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
 from pages.markdown import plain
 
 DEFAULTS = AdaptConfig()
@@ -23,10 +23,10 @@ def as_launched(config_json: str) -> AdaptConfig:
 
 def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> None:
     with st.expander("Adapt the backbone to this dataset's texts", key="ad_open", on_change="rerun"):
-        st.caption(f"Continues the backbone's masked-LM pretraining on **{plain(ds.name)}**'s {len(ds.train):,} train-pool "
-                   "texts, their labels unused (task-adaptive pretraining, Gururangan et al. 2020). The result is a "
-                   "new backbone in the picker above, which every method can use, frozen or not. It reads the "
-                   "validation or test texts only when asked, and its record says so.")
+        st.caption(f"Continues the backbone's masked-LM pretraining on **{plain(ds.name)}**'s {len(ds.train):,} "
+                   "train-pool texts, their labels unused (task-adaptive pretraining, Gururangan et al. 2020). The "
+                   "result is a new backbone in the picker above, which every method can use, frozen or not. It reads "
+                   "the validation or test texts only when asked, and its record says so.")
         c1, c2, c3, c4 = st.columns(4)
         epochs = c1.number_input("Epochs", 1, 100, DEFAULTS.epochs, key="ad_epochs", persist_state="session")
         lr = c2.number_input("Learning rate", 1e-6, 0.1, DEFAULTS.lr, format="%g", key="ad_lr", persist_state="session")
@@ -56,8 +56,8 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
         texts = len(ds.train) + sum(len(ds.splits[s]) for s in extra if s in ds.splits)
         took = adapt_seconds(config, texts, [record for _, record in made])
         st.caption(f"{plain(config.label)}: {texts * int(epochs):,} texts through the encoder with gradients, "
-                   f"{roughly(took)}" + (" from the adaptations made here" if made else " (a rough guess from laptop-CPU "
-                                         "figures: none has finished here)")
+                   f"{roughly(took)}" + (" from the adaptations made here" if made else " (a rough guess from "
+                                         "laptop-CPU figures: none has finished here)")
                    + (" (adapted already: it is in the picker)" if done else " (queued or running)" if pending else ""))
         if busy := outside_work(registry, time.time()):
             st.caption(busy)

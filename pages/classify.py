@@ -9,8 +9,20 @@ from core.compare import distinct_names
 from core.data import MAX_FILE_BYTES, load_frame
 from core.errors import InputError
 from core.runs import Status
-from core.train import (FAKE_MEANING, calibration, classify, classify_frame, download_stem, fake_class_note,
-                        is_subtask_b, jsonl_format, near_chance, readable_frame, submission_jsonl, unsure)
+from core.train import (
+    FAKE_MEANING,
+    calibration,
+    classify,
+    classify_frame,
+    download_stem,
+    fake_class_note,
+    is_subtask_b,
+    jsonl_format,
+    near_chance,
+    readable_frame,
+    submission_jsonl,
+    unsure,
+)
 from pages import classify_views
 from pages.markdown import plain
 
@@ -54,8 +66,8 @@ best = max(here or list(names), key=lambda i: -1.0 if math.isnan(scores[i]) else
 picked = st.multiselect("Models", here + [i for i in names if i not in here], default=[best],
                         format_func=names.get, key=f"cl_runs_{ds.fingerprint}", persist_state="session")
 elsewhere = [distinct[i] for i in picked if i not in here]
-if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None, on_click=classify_views.draw_example,
-             args=(ds.test,)) and elsewhere:
+if st.button("Draw a random test example", key="cl_draw", disabled=ds.test is None,
+             on_click=classify_views.draw_example, args=(ds.test,)) and elsewhere:
     trained = "they were" if len(elsewhere) > 1 else "it was"
     st.warning(f"Trained on another dataset than {plain(ds.name)}: {'; '.join(elsewhere)}. The drawn text comes from "
                f"this dataset's test split, not from the one {trained} trained on.")

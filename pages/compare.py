@@ -69,8 +69,7 @@ if selected:  # beside the table its rows are selected in
     export_selected(registry, selected)
 
 metric = st.radio("Metric (on the test split)", list(compare.METRICS), horizontal=True, key="cmp_metric",
-                  persist_state="session",
-                  format_func=lambda m: METRIC_NAMES[m][0].upper() + METRIC_NAMES[m][1:])
+                  persist_state="session", format_func=lambda m: METRIC_NAMES[m][0].upper() + METRIC_NAMES[m][1:])
 summary = compare.summarize(frame, metric, compare.METRICS)
 groups = summary.groups
 if groups.empty:
@@ -78,14 +77,14 @@ if groups.empty:
     st.stop()
 
 st.subheader("Groups over seeds (mean and 95% CI)")
-st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their "
-           "labeled rows, so groups compare seed by seed below. *Labels read* counts every label a group's runs "
-           "read, validation included: a comparison of groups that read different numbers says so. Macro-F1 "
-           "averages over the classes the test texts hold, the same list for every run on a test set, whatever a "
-           "run predicts.")
+st.caption("A group is every run with the same settings but the seed. Runs with the same seed share their labeled "
+           "rows, so groups compare seed by seed below. *Labels read* counts every label a group's runs read, "
+           "validation included: a comparison of groups that read different numbers says so. Macro-F1 averages over "
+           "the classes the test texts hold, the same list for every run on a test set, whatever a run predicts.")
 # the chosen metric's mean and interval beside the groups' names, the others' means after, under short headers
 # (the subheader says they are means): twelve columns had run past the page
-shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m] for m in compare.METRICS if m != metric}
+shown = {f"{metric}_mean": METRIC_NAMES[metric]} | {f"{m}_mean": METRIC_NAMES[m]
+                                                    for m in compare.METRICS if m != metric}
 ranked = groups.sort_values(["dataset", "labeled", f"{metric}_mean"], ascending=[True, True, False])
 # the series (method and what tells it apart) and the amount in columns of their own: as one name at 1,400 px the
 # part that told two groups apart was cut off
@@ -141,7 +140,8 @@ if not selected:
 with st.expander("Details of the selected runs"):
     st.dataframe(frame[frame["run_id"].isin([r.id for r in selected])][
         ["run_id", "method", "amount", "labels read", "labeled", "unlabeled", "val_rows", "validation", "test_rows",
-         "seed", "steps", "selection", "seconds", "backbone", "dataset", "data_path"]], hide_index=True, placeholder="–")
+         "seed", "steps", "selection", "seconds", "backbone", "dataset", "data_path"]],
+                 hide_index=True, placeholder="–")
 names = compare.distinct_names(runs)
 evaluations = compare.evaluations_frame(registry, selected, names)
 if without := [names[r.id] for r in selected if r.id not in set(evaluations["run_id"])]:

@@ -11,9 +11,9 @@ from pages.markdown import plain
 
 def verdicts(summary, metric: str) -> None:
     st.subheader("Verdicts")
-    st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the two groups with the highest means, their paired "
-               "difference with its 95% t interval and the paired test (an exact sign test up to 5 seeds, Wilcoxon's "
-               "signed-rank above). A group leads only where the interval excludes 0. "
+    st.caption(f"Per labeled amount, by test {METRIC_NAMES[metric]}: the two groups with the highest means, their "
+               "paired difference with its 95% t interval and the paired test (an exact sign test up to 5 seeds, "
+               "Wilcoxon's signed-rank above). A group leads only where the interval excludes 0. "
                + compare.what_seeds_allow(int(summary.verdicts["n"].max())) +
                (" Where GAN-BERT ran beside its control, the list below says what the game adds."
                 if summary.ablations else ""))
@@ -23,10 +23,11 @@ def verdicts(summary, metric: str) -> None:
         st.dataframe(summary.verdicts, hide_index=True,
                      column_order=["dataset"] * several + ["amount", "verdict", "best_series", "best_mean",
                                                            "difference", "low", "high", "p_value", "n",
-                                                           "runner_up_series", "runner_up_mean"] + ["dataset"] * (not several),
+                                                           "runner_up_series", "runner_up_mean"]
+                                  + ["dataset"] * (not several),
                      column_config={c: st.column_config.NumberColumn(label, format="%.3f") for c, label in (
-                         ("best_mean", "highest mean"), ("runner_up_mean", "next mean"), ("difference", "highest − next"),
-                         ("low", "95% CI low"), ("high", "95% CI high"))} |
+                         ("best_mean", "highest mean"), ("runner_up_mean", "next mean"),
+                         ("difference", "highest − next"), ("low", "95% CI low"), ("high", "95% CI high"))} |
                      {"verdict": st.column_config.TextColumn(width=200),
                       "best_series": st.column_config.TextColumn("group with the highest mean", width=480),
                       "runner_up_series": st.column_config.TextColumn("next group", width=480),

@@ -9,9 +9,9 @@ from core.explore.checks import check_loaded
 from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
 from core.train.maxlen import MAX_TRUNCATED
+from pages.backbone_views import truncation
 from pages.data_views import reading_inputs, stored_uploads_section
 from pages.markdown import code, plain
-from pages.backbone_views import truncation
 from pages.widgets import kept_tabs
 
 
@@ -43,8 +43,8 @@ def try_load(spec: DataSpec) -> None:
 def not_loaded(e: InputError, then: str) -> None:
     """Why a load failed, in the one banner at the top (beside the Current line), kept until the next load: it
     replaces the last failure's, so two never stand on the page at once."""
-    st.session_state.load_error = (f"Not loaded: {plain(str(e).rstrip('.'))}. **{plain(st.session_state.dataset.name)}**"
-                                   f" is still the loaded dataset (the Current line below); {then}.")
+    st.session_state.load_error = (f"Not loaded: {plain(str(e).rstrip('.'))}. **{plain(st.session_state.dataset.name)}"
+                                   f"** is still the loaded dataset (the Current line below); {then}.")
     st.rerun()
 
 
@@ -59,11 +59,12 @@ def use(ds) -> None:
 def confirm_replace() -> None:
     pending, current = st.session_state.pending_dataset, st.session_state.dataset
     with st.container(border=True):
-        st.warning(f"**{plain(pending.name)}** has no test rows, so runs on it cannot be scored. Replace **{plain(current.name)}** "
-                   f"({len(current.test):,} test rows) with it?")
+        st.warning(f"**{plain(pending.name)}** has no test rows, so runs on it cannot be scored. "
+                   f"Replace **{plain(current.name)}** ({len(current.test):,} test rows) with it?")
         c1, c2 = st.columns(2)
         c1.button(f"Replace with {plain(pending.name)}", key="dt_replace", on_click=use, args=(pending,))
-        c2.button(f"Keep {plain(current.name)}", key="dt_keep", on_click=lambda: st.session_state.pop("pending_dataset"))
+        c2.button(f"Keep {plain(current.name)}", key="dt_keep",
+                  on_click=lambda: st.session_state.pop("pending_dataset"))
 
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app

@@ -6,13 +6,14 @@ import streamlit as st
 
 from core.backbone.encode import load_tokenizer
 from core.data import with_cleaning
-from core.explore import KL_EXPLANATION, charts, stats as explore, umap_map
+from core.explore import KL_EXPLANATION, charts, umap_map
+from core.explore import stats as explore
 from core.paths import studio_home
 from core.plotting import class_colors
 from core.train.maxlen import STEPS, choose
 from pages.explore_views import show_embeddings, show_export
-from pages.widgets import kept_tabs
 from pages.markdown import plain
+from pages.widgets import kept_tabs
 
 CACHE = studio_home() / "explore"
 

@@ -7,7 +7,8 @@ import streamlit as st
 
 from core.backbone.encode import load_tokenizer
 from core.data import Dataset
-from core.explore import VIEWS, charts, report_html, stats as explore
+from core.explore import VIEWS, charts, report_html
+from core.explore import stats as explore
 from core.train.view_features import view_features
 
 STEPS = dict(zip(VIEWS, ("counting lengths", "counting words", "counting word pairs", "counting word triples",

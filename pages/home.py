@@ -40,7 +40,8 @@ with c2:
         st.caption("No runs yet: start one on the Train page.")
     for run in recent:
         test = (run.metrics or {}).get("test", {})
-        score = f" · accuracy {test['accuracy']:.3f}, macro-F1 {test['macro_f1']:.3f}" if test else ""  # the verdict's too
+        score = (f" · accuracy {test['accuracy']:.3f}, macro-F1 {test['macro_f1']:.3f}"  # the verdict's too
+                 if test else "")
         st.markdown(f"`{run.status}` {plain(names[run.id])}{score}")
 
 st.subheader("Next steps")
@@ -52,8 +53,8 @@ if ds.synthetic:
 if not here:
     st.page_link("pages/explore.py", label=f"Explore {plain(ds.name)}: lengths, words, maps, train/test shift",
                  icon=":material/query_stats:")
-    st.page_link("pages/train.py", label=f"Train your first runs on {plain(ds.name)} (frozen features take minutes on a CPU)",
-                 icon=":material/model_training:")
+    st.page_link("pages/train.py", label=f"Train your first runs on {plain(ds.name)} (frozen features take minutes "
+                                         "on a CPU)", icon=":material/model_training:")
 if going:
     st.page_link("pages/train.py", label=f"Watch the {len(going)} run(s) going", icon=":material/model_training:")
 if done:

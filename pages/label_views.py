@@ -5,8 +5,7 @@ import streamlit as st
 
 from core.backbone import BUNDLED, cached_models
 from core.backbone.packaged import installed_packaged
-from core.data import ColumnMapping, DataSpec, declared_labels, load_texts, store_upload
-from core.data import MAX_FILE_BYTES
+from core.data import MAX_FILE_BYTES, ColumnMapping, DataSpec, declared_labels, load_texts, store_upload
 from core.label.features import feature_config, features
 from core.label.rounds import Labeling, Round
 from core.label.simulate import schedule, simulate

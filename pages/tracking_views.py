@@ -6,8 +6,17 @@ import os
 import streamlit as st
 
 from core.errors import InputError
-from core.runs.tracking.store import (INSTALL, URI_SETTING, URI_VARIABLE, client_for, default_uri, export_runs,
-                                      live_uri, mlflow_installed, where_to_look)
+from core.runs.tracking.store import (
+    INSTALL,
+    URI_SETTING,
+    URI_VARIABLE,
+    client_for,
+    default_uri,
+    export_runs,
+    live_uri,
+    mlflow_installed,
+    where_to_look,
+)
 from pages.markdown import plain
 
 

@@ -9,18 +9,17 @@ from core import compare
 from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
-from core.runs import (ACTIVE, cancel_all, concurrency, enqueue, not_yet_run, pump, ray_resources, set_concurrency,
-                       use_address, use_storage)
-from core.train import (METHODS, Sweep, TrainConfig, amounts, capped_note, idle_options, option_sections, options,
-                        parse_numbers)
+from core.runs import ACTIVE, cancel_all, concurrency, enqueue, not_yet_run, pump, set_concurrency
+from core.runs.ray.backend import ray_resources, use_address, use_storage
+from core.train import METHODS, Sweep, amounts, capped_note, idle_options, option_sections, parse_numbers
+from core.train.config import TrainConfig, options
 from pages import train_form
 from pages.adapt_views import adapt_section
-from pages.run_views import (MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card,
-                             states_section)
-from pages.tracking_views import live_setting
 from pages.backbone_views import backbone_picker, offer_download, truncation
-from pages.widgets import run_place, variant_widget, widget
 from pages.markdown import plain
+from pages.run_views import MONITOR_COLUMNS, keep_selection_on_runs, monitor_key, offer_undo, run_card, states_section
+from pages.tracking_views import live_setting
+from pages.widgets import run_place, variant_widget, widget
 
 OPTIONS = options()
 
@@ -99,7 +98,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
                 raise
         if not missing:
             base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
-            chosen = amounts(fractions + parse_numbers(custom, "fraction"), parse_numbers(per_class_text, "per-class count"))
+            chosen = amounts(fractions + parse_numbers(custom, "fraction"),
+                             parse_numbers(per_class_text, "per-class count"))
             if note := capped_note(chosen, ds.class_counts()["train"].to_dict()):
                 st.warning(f"{note}.")
             configs = Sweep(tuple(methods), variants, chosen,

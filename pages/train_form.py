@@ -7,11 +7,20 @@ import streamlit as st
 
 from core.backbone import BUNDLED, adapted_backbones, adapted_name
 from core.compare import backbone_advice, training_notes
+from core.data import Dataset
 from core.runs import Registry, grid_seconds, outside_work, recall_form, remember_form
 from core.runs.estimate import Estimate
-from core.data import Dataset
-from core.train import (DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, METHODS, TrainConfig, grid_labels, options,
-                        starved_note, unlabeled_read)
+from core.train import (
+    DEFAULT_FRACTIONS,
+    DEFAULT_METHODS,
+    DEFAULT_SEEDS,
+    METHODS,
+    TrainConfig,
+    grid_labels,
+    options,
+    starved_note,
+    unlabeled_read,
+)
 from pages.widgets import initial
 
 # the options chosen in the form's first rows, not among the option widgets below them

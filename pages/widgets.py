@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.runs import RAY_HINT, Registry, ray_available
 from core.errors import InputError
+from core.runs import RAY_HINT, Registry, ray_available
 from core.train.config import Option
 from core.train.sweep import parse_limits
 

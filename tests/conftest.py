@@ -109,9 +109,21 @@ def tiny_family(family: str, folder: Path) -> Path:
     byte-level BPE trained here (pad id 1, <s> … </s>); the WordPiece families reuse MiniLM's vocabulary
     through their own tokenizer classes (DistilBERT's returns no token type ids)."""
     import torch
-    from transformers import (BertConfig, BertModel, DebertaV2Config, DebertaV2Model, DistilBertConfig,
-                              DistilBertModel, DistilBertTokenizerFast, ElectraConfig, ElectraModel,
-                              ElectraTokenizerFast, RobertaConfig, RobertaModel, RobertaTokenizerFast)
+    from transformers import (
+        BertConfig,
+        BertModel,
+        DebertaV2Config,
+        DebertaV2Model,
+        DistilBertConfig,
+        DistilBertModel,
+        DistilBertTokenizerFast,
+        ElectraConfig,
+        ElectraModel,
+        ElectraTokenizerFast,
+        RobertaConfig,
+        RobertaModel,
+        RobertaTokenizerFast,
+    )
 
     from core.backbone import default_backbone_path
     from core.data import CorpusConfig, builtin_dataset
@@ -211,3 +223,22 @@ def hf_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_models: Path) -
     (decoder / "config.json").write_text('{"model_type": "gpt2"}')
     place_in_hub(home / "hub", "studio-test/tiny-gpt2", decoder, commit_of("gpt2"))
     return home
+
+
+# ---------------------------------------------------------------- a home written by main before issue 97
+
+FIXTURE_V2 = Path(__file__).parent / "fixtures" / "home-v2"
+TINY_V2 = {"bert": Path("/tmp/gan-bert-studio-v2-tiny-bert"), "llama": Path("/tmp/gan-bert-studio-v2-tiny-llama")}
+
+
+@pytest.fixture
+def home_v2(studio_home: Path) -> Path:
+    import shutil
+
+    from tests.helpers import make_tiny_backbone, make_tiny_llama
+
+    shutil.copytree(FIXTURE_V2, studio_home)
+    for folder, make in zip(TINY_V2.values(), (make_tiny_backbone, make_tiny_llama)):
+        if not (folder / "config.json").exists():
+            make(folder)  # the same seeded weights its runs trained on
+    return studio_home

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 
 from core import runs as jobs
-from core.data import CorpusConfig, DataSpec
-from core.paths import REPO_ROOT
 from core.compare import METRICS
 from core.compare.names import dataset_names
 from core.compare.seeds import group_key
+from core.data import CorpusConfig, DataSpec
+from core.paths import REPO_ROOT
 from core.runs import ACTIVE, Registry, Run
 from core.train import TrainConfig, method_for, resolve
 from core.train.methods import backbone_tag
@@ -149,6 +149,24 @@ def make_tiny_llama(folder: Path) -> Path:
                          num_key_value_heads=2, intermediate_size=64, max_position_embeddings=512,
                          pad_token_id=tokenizer.pad_token_id)
     LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def make_tiny_gpt2(folder: Path) -> Path:
+    """A random 4-layer, hidden-32 GPT-2 (a causal LM of a third family: its layers in `h`, positions added to
+    given embeddings, a final `ln_f`) with MiniLM's vocabulary through a tokenizer that gives no token type ids,
+    as GPT-2's own gives none (GPT-2 adds a given type's word embedding)."""
+    import torch
+    from transformers import DistilBertTokenizerFast, GPT2Config, GPT2LMHeadModel
+
+    from core.backbone import default_backbone_path
+
+    tokenizer = DistilBertTokenizerFast.from_pretrained(str(default_backbone_path()), local_files_only=True)
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=tokenizer.vocab_size, n_embd=32, n_layer=4, n_head=2, n_positions=512,
+                        pad_token_id=tokenizer.pad_token_id)
+    GPT2LMHeadModel(config).save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
     return folder
 

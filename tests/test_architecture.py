@@ -18,8 +18,8 @@ BENCH = REPO_ROOT / "bench"
 # Lowest first. A module may import its own layer and the ones below; explore and train sit side by side
 # on data and the backbone, and neither of each pair imports the other.
 LAYERS = {"base": 0, "data": 1, "backbone": 1, "explore": 2, "train": 2, "runs": 3, "label": 3, "compare": 4, "cli": 5}
-SIDE_BY_SIDE = {("explore", "train"), ("train", "explore"), ("data", "backbone"), ("backbone", "data"), ("runs", "label"),
-                ("label", "runs")}
+SIDE_BY_SIDE = {("explore", "train"), ("train", "explore"), ("data", "backbone"), ("backbone", "data"),
+                ("runs", "label"), ("label", "runs")}
 # bench/'s rooms, lowest first: the base (running and recording sample runs, writing a figure) under the studies and
 # the speed benches, side by side; the GPU check and the report read both
 BENCH_ROOMS = {"base": 0, "studies": 1, "speed": 1, "gpu": 2, "report": 2}
@@ -119,13 +119,15 @@ def test_bench_is_rooms_of_small_modules_without_cycles():
     assert {p.parent.name for p in BENCH.glob("*/__init__.py")} == set(BENCH_ROOMS) - {"base"}
     top = {p.name for p in BENCH.glob("*.py")}
     assert top == {"__init__.py", "sample_runs.py", "figures.py", "migrate_records.py"}, top
-    big = {str(p.relative_to(REPO_ROOT)): n for p in BENCH.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    big = {str(p.relative_to(REPO_ROOT)): n for p in BENCH.rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > 400}
     assert not big, big
     graph = bench_modules()
     cycle = first_cycle({m: {t for t in ts if t.startswith("bench")} for m, ts in graph.items()})
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
     for path in BENCH.rglob("*.py"):
-        assert not re.search(r"sys\.path\.(insert|append)", path.read_text()), f"{path.relative_to(REPO_ROOT)} edits sys.path"
+        assert not re.search(r"sys\.path\.(insert|append)", path.read_text()), (
+            f"{path.relative_to(REPO_ROOT)} edits sys.path")
 
 
 def test_bench_rooms_import_only_downward_and_never_the_pages():
@@ -187,7 +189,8 @@ def status_literals(path) -> list[str]:
             names |= {id(k) for k in node.keys if k is not None}
         elif isinstance(node, ast.Subscript):
             names.add(id(node.slice))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+              and node.args):
             names.add(id(node.args[0]))
     values = {s.value for s in Status}
     return [f"{path.relative_to(REPO_ROOT)}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
@@ -207,8 +210,9 @@ def test_listing_and_comparing_runs_import_no_torch():
     """`python -m core runs` took 10 s, nearly all of it importing torch, transformers and scikit-learn for
     method names, and `data check` 9 s. The registry, Compare, the method specs and the CLI's `data check`
     and registry commands read without them; a fresh interpreter shows what an import really pulls in."""
-    light = ["core.cli", "core.cli.data", "core.cli.records", "core.runs.registry", "core.runs.queue", "core.runs.estimate",
-             "core.compare.tables", "core.compare.charts", "core.train.methods", "core.train.checkpoint"]
+    light = ["core.cli", "core.cli.data", "core.cli.records", "core.runs.registry", "core.runs.queue",
+             "core.runs.estimate", "core.compare.tables", "core.compare.charts", "core.train.methods",
+             "core.train.checkpoint"]
     probe = (f"import sys, {', '.join(light)}; from core.train import METHODS, run_label; "
              "print(sorted(m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, check=True)

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from conftest import HUB_FAMILIES, commit_of, place_in_hub
+
 from core.backbone import BUNDLED, BackboneError, cached_models, hub_cache_dir, resolve_backbone
 from core.backbone import device as device_module
 from core.backbone.download import chosen_files, download
@@ -21,8 +21,8 @@ from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, classify, load_data, resolve
-from core.train.feature_store import store_key
 from core.train.checkpoint import read_description
+from core.train.feature_store import store_key
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=4))
 

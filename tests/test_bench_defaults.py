@@ -81,7 +81,8 @@ def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(ca
     assert f"{titles[0]}: {len(parts[titles[0]])} runs, all recorded" in printed  # finished: no estimate
     assert f"{titles[1]}: {len(parts[titles[1]])} runs, 2 to run, " in printed
     # --pools 0: the parts the step cap cannot touch, before the budget sweep settles it
-    assert list(dict(full_parts([5, 20], [0, 1, 2], ["0"]))) == ["fine-tuning", "adapters", "G1 and its control, pool 0"]
+    assert list(dict(full_parts([5, 20], [0, 1, 2], ["0"]))) == ["fine-tuning", "adapters",
+                                                                 "G1 and its control, pool 0"]
 
 
 def test_old_records_get_the_floor_they_ran_at_and_runs_without_it_stay_apart_in_the_study(tmp_path):

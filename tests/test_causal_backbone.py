@@ -134,7 +134,8 @@ def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):
 
 
 def test_setfit_tunes_a_causal_body_and_its_head_reads_the_pooled_layer(tiny_llama, studio_home, monkeypatch):
-    """SetFit on SmolLM2, on the CPU: the contrastive step tunes the Llama body, and the head reads the pooled layer's mean (32 values), not every layer's mean and CLS (256), a
+    """SetFit on SmolLM2, on the CPU: the contrastive step tunes the Llama body, and the head reads the pooled layer's
+    mean (32 values), not every layer's mean and CLS (256), a
     causal LM's first token having seen nothing; the reloaded run predicts and explains as it scored."""
     from core.runs import RunFolder
     from core.runs.execute import train_into

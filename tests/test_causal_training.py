@@ -128,8 +128,8 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     native bf16, that it trains in fp32 there with its time; a CPU with native bf16 is told nothing of the kind."""
     import core.backbone.device
     from core.cli import main
-    from core.runs import Registry
     from core.compare.advice import training_notes
+    from core.runs import Registry
     from core.runs.estimate import grid_seconds
 
     monkeypatch.setattr(core.backbone.device, "native_bf16", lambda device: False)
@@ -138,7 +138,8 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "estimate: 1 run(s), " in err
-    assert f"note: Fine-tuning on {tiny_llama.name} trains its layers in fp32 here, as this CPU has no native bf16" in err
+    assert (f"note: Fine-tuning on {tiny_llama.name} trains its layers in fp32 here, as this CPU has no native bf16"
+            in err)
     assert json.loads(Registry().list()[0].config.to_json())["backbone"] == str(tiny_llama)
 
     configs = [resolve(TrainConfig(data=DATA, method=m, backbone=str(tiny_llama), per_class=4, fraction=None,

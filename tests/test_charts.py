@@ -11,10 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import compare
+from core import compare, plotting
 from core.compare import charts as compare_charts
 from core.paths import REPO_ROOT
-from core import plotting
 from core.plotting import SERIES_PALETTE, category_axis, whole_legend
 from core.train import TrainConfig
 from tests.helpers import hand_runs_frame
@@ -96,7 +95,8 @@ def test_a_runs_curves_are_titled_in_words_in_the_order_asked():
     names = ["g_loss", "d_supervised", "val_fake_prob"]
     data = pd.DataFrame({"run": "a", "step": 1.0, "metric": names + ["val_mcc"], "value": 0.5})
     chart = compare_charts.evaluation_curves(data, names).to_dict()
-    assert chart["facet"]["sort"] == ["G loss (all terms)", "D loss on labeled texts", "P(fake) of real validation texts"]
+    assert chart["facet"]["sort"] == ["G loss (all terms)", "D loss on labeled texts",
+                                      "P(fake) of real validation texts"]
     shown = set(pd.DataFrame(next(iter(chart["datasets"].values())))["metric"])
     assert shown == set(chart["facet"]["sort"])  # titled in words, and only the metrics asked for
     assert chart["resolve"]["axis"]["x"] == "independent"  # 8 panels in rows of 3 drew a step axis under no panel
@@ -225,6 +225,7 @@ def test_a_confusion_matrix_names_its_rows_by_the_classes_the_metrics_name_not_b
     labelled alphabetically, human's row named bloomz. Metrics now name their classes; older runs, whose
     per_class the registry kept in label-id order, still read theirs."""
     import json
+
     from core.compare import confusion_frame
     from core.train.metrics import classification_metrics
 
@@ -431,7 +432,8 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
             runs += [(TrainConfig(method="ganbert", frozen=True, fraction=0.05, seed=seed, unlabeled_limit=limit,
                                   adversarial=adversarial), 0.4 + seed / 10 + (limit or 0) / 1e5)
                      for adversarial in (True, False)]
-        runs += [(TrainConfig(method=m, frozen=True, fraction=0.05, seed=seed), 0.5) for m in ("features-lr", "finetune")]
+        runs += [(TrainConfig(method=m, frozen=True, fraction=0.05, seed=seed), 0.5)
+                 for m in ("features-lr", "finetune")]
     frame = hand_runs_frame(runs)
     frame["unlabeled"] = [pools[c.unlabeled_limit] if c.method == "ganbert" else 0 for c, _ in runs]
     groups = compare.summarize(frame, "accuracy", compare.METRICS).groups

@@ -73,11 +73,10 @@ def test_help_and_usage_errors_need_no_torch():
 
 
 def test_the_parser_names_every_backend_and_method():
-    from core.cli.options import Parser, add_backend_args
+    from core.cli.options import SWEPT, Parser, add_backend_args
     from core.runs.backends import NAMES, backend
     from core.train import METHODS
     from core.train.catalog import CATALOG, VARIANTS
-    from core.cli.options import SWEPT
 
     parser = Parser()
     add_backend_args(parser)

@@ -12,13 +12,22 @@ import pytest
 from scipy import stats
 
 from core.cli import main
-from core.compare import (METRICS, follow_rows, mean_ci, paired, paired_test, runs_frame, seed_points, summarize,
-                          verdict_line)
+from core.compare import (
+    METRICS,
+    follow_rows,
+    mean_ci,
+    paired,
+    paired_test,
+    runs_frame,
+    seed_points,
+    summarize,
+    verdict_line,
+)
 from core.compare.names import dataset_names
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import METHODS, TrainConfig, classify, load_data, split_pool, resolve
+from core.train import METHODS, TrainConfig, classify, load_data, resolve, split_pool
 from core.train.methods.stepwise import MIN_VAL_PER_CLASS, selection_rule
 from tests.helpers import data_args, hand_runs_frame
 
@@ -251,8 +260,8 @@ def test_a_verdict_in_words_says_what_its_seeds_show():
            "ci_excludes_zero": False, "leader": None, "test": "exact sign test", "p_value": 0.625, "n": 5}
     # no winner where the interval includes 0: that is said first, before any number
     assert verdict_line(row) == ("5/class: no difference can be told between A (0.500) and B (0.480): the first − "
-                                 "the second = +0.020 on the 5 seeds both ran, 95% CI [-0.010, +0.050], which includes 0; "
-                                 "exact sign test p = 0.625, n = 5 seeds")
+                                 "the second = +0.020 on the 5 seeds both ran, 95% CI [-0.010, +0.050], which "
+                                 "includes 0; exact sign test p = 0.625, n = 5 seeds")
     settled = row | {"low": 0.01, "high": 0.03, "ci_excludes_zero": True, "leader": "A", "p_value": 0.0625}
     assert verdict_line(settled).startswith("5/class: A leads B by 0.020 (95% CI [+0.010, +0.030], which excludes "
                                             "0)")
@@ -444,8 +453,10 @@ def test_two_datasets_of_one_name_stay_apart_and_are_named_by_their_folders():
     summary = summarize(frame, "accuracy", METRICS)
     assert sorted(summary.verdicts["dataset"]) == ["m4-sample (new)", "m4-sample (old)"]
     assert "TF-IDF + LR · m4-sample (old)" in set(summary.groups["series"])
-    uploads = [DataSpec(train=f"/home/studio/uploads/{h}/train.jsonl") for h in ("e9ab398fa194bef5", "0123456789abcdef")]
-    assert sorted(dataset_names(uploads).values()) == ["train.jsonl (0123456789abcdef)", "train.jsonl (e9ab398fa194bef5)"]
+    uploads = [DataSpec(train=f"/home/studio/uploads/{h}/train.jsonl")
+               for h in ("e9ab398fa194bef5", "0123456789abcdef")]
+    assert sorted(dataset_names(uploads).values()) == ["train.jsonl (0123456789abcdef)",
+                                                       "train.jsonl (e9ab398fa194bef5)"]
     assert all(p.a.split(" · ")[-1].split(" @ ")[0] == p.b.split(" · ")[-1].split(" @ ")[0]
                for p in summary.pairs["accuracy"])  # a pair never spans the two
     # what tells their runs apart, named by a file's folder and name, not its whole path

@@ -4,7 +4,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
-from core.data import CorpusConfig, SEMEVAL_LABELS, generate
+from core.data import SEMEVAL_LABELS, CorpusConfig, generate
 
 
 def test_same_config_same_texts_and_subtask_b_shape():

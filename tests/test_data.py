@@ -9,13 +9,24 @@ import pandas as pd
 import pytest
 
 from core.data import (
-    SEMEVAL_LABELS, UNLABELED, Amount, ColumnMapping, CorpusConfig, DataError, DataSpec, load_dataset, load_file, load_frame,
-    official_files, sample_labeled, split_off, store_upload,
+    SEMEVAL_LABELS,
+    UNLABELED,
+    Amount,
+    ColumnMapping,
+    CorpusConfig,
+    DataError,
+    DataSpec,
+    load_dataset,
+    load_file,
+    load_frame,
+    official_files,
+    sample_labeled,
+    split_off,
+    store_upload,
 )
 from core.errors import InputError
 from core.train import TrainConfig
 from tests.helpers import semeval_rows, write_jsonl
-
 
 # ---------------------------------------------------------------- loaders
 
@@ -113,11 +124,15 @@ def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
     (b'{"text": "a", "label": 0}\n[1, 2]\n', "m.jsonl", "line 2 is a JSON list"),
     (b'{"text": "caf\xe9", "label": 0}\n', "enc.jsonl", "not UTF-8 text: byte 0xe9 on line 1"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "bin.jsonl", "binary file"),
-    (b'{"body": "a", "label": 0}\n', "c.jsonl", "no text column 'text'; the columns are body, label. Name the right one with --text-col"),
-    (b'{"text": "a", "who": 0}\n', "c.jsonl", "no label column 'label'; the columns are text, who. Name the right one with --label-col"),
-    (b'{"text": "a", "label": 0}\n{"text": "  ", "label": 1}\n', "t.jsonl", "empty or missing text (the first on line 2)"),
+    (b'{"body": "a", "label": 0}\n', "c.jsonl",
+     "no text column 'text'; the columns are body, label. Name the right one with --text-col"),
+    (b'{"text": "a", "who": 0}\n', "c.jsonl",
+     "no label column 'label'; the columns are text, who. Name the right one with --label-col"),
+    (b'{"text": "a", "label": 0}\n{"text": "  ", "label": 1}\n', "t.jsonl",
+     "empty or missing text (the first on line 2)"),
     (b'{"text": "a", "label": 0}\n{"text": null, "label": 1}\n', "t.jsonl", "empty or missing text"),
-    (b'{"text": "a", "label": 0}\n{"text": "b", "label": 9, "model": "x"}\n', "u.jsonl", "1 unknown label(s) in 1 row(s): '9' (1 row) (the first on line 2)"),
+    (b'{"text": "a", "label": 0}\n{"text": "b", "label": 9, "model": "x"}\n', "u.jsonl",
+     "1 unknown label(s) in 1 row(s): '9' (1 row) (the first on line 2)"),
     (b'{"text": "a", "label": "human", "model": "human"}\n{"text": "b", "label": "gpt4", "model": "gpt4"}\n',
      "u.jsonl", "unknown label(s) in 1 row(s): 'gpt4' (1 row) (the first on line 2); the classes are 'human', "
                 "'chatGPT'"),

@@ -38,11 +38,11 @@ def test_the_train_forms_smollm2_gain_is_what_the_records_say(tmp_path, monkeypa
     """The Train page tells a frozen MiniLM grid what SmolLM2's hidden states gained (issue 78's decision): the
     figures it shows are bench/studies/default_backbone.py's, paired by seed from the committed records."""
     sys.path.insert(0, str(REPO_ROOT))
-    from bench.studies.default_backbone import LENGTHS, accuracies, paired
     from bench.report.restore import restored
     from bench.sample_runs import recorded
-    from core.runs import Registry
+    from bench.studies.default_backbone import LENGTHS, accuracies, paired
     from core.compare.advice import MEASURED
+    from core.runs import Registry
 
     monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
     measured = {e["corpus"]: e for e in recorded(LENGTHS)}

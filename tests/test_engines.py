@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from conftest import HUB_FAMILIES
+
 from core.backbone import resolve_backbone
 from core.backbone.engines import ExportError, encode_with, export_folder, usable_engine
 from core.data import CorpusConfig, DataSpec

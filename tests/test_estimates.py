@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from bench.speed.estimates import RECORD, replay
 from bench.sample_runs import CORPORA
+from bench.speed.estimates import RECORD, replay
 from core.backbone.packaged import SMOLLM2
 from core.data import load_dataset
 from tests.conftest import L2R_DIR, M4_DIR

@@ -13,7 +13,7 @@ from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, explain, load_data, near_chance, unsure, resolve
+from core.train import TrainConfig, explain, load_data, near_chance, resolve, unsure
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3))
 
@@ -76,7 +76,8 @@ def test_a_model_near_chance_is_flagged_by_its_test_accuracy():
     assert near_chance(0.31, 5) is not None  # issue 61: under twice chance, where models stood 97-99% sure and wrong
     assert near_chance(0.41, 5) is None and near_chance(None, 5) is None and near_chance(float("nan"), 5) is None
     assert near_chance(0.25, 5).endswith("little better than a guess.")
-    assert near_chance(0.185, 5).endswith("no better than a guess.")  # a walk's run under chance had read "little better"
+    # a walk's run under chance had read "little better"
+    assert near_chance(0.185, 5).endswith("no better than a guess.")
 
 
 def test_calibration_error_is_the_gap_between_confidence_and_accuracy():

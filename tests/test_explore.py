@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.data import SEMEVAL_LABELS, Dataset
 from core.explore import stats as explore
-from core.data import Dataset, SEMEVAL_LABELS
 
 
 def tiny(train_texts: dict[int, list[str]], test_texts: dict[int, list[str]] | None = None,

@@ -21,11 +21,11 @@ from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
+from core.train.checkpoint_store import read_tensors
 from core.train.maxlen import choose, position_limit
 from core.train.methods.base import Diverged
 from core.train.methods.ganbert import GanBert
 from core.train.methods.presets import PRESETS
-from core.train.checkpoint_store import read_tensors
 from tests.helpers import hand_runs_frame, predicts_one_class, recorded_optimizers, without_d_loss
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
@@ -88,7 +88,8 @@ def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
     the notebook's 5e-5 for three times its 10 epochs at 16 with the encoder training."""
     frozen, trained = tiny(tiny_backbone, frozen=True), tiny(tiny_backbone, frozen=False)
     assert (frozen.lr, frozen.batch_size, frozen.epochs, frozen.steps, frozen.max_steps) == (3e-4, 64, 30, None, 500)
-    assert (trained.lr, trained.batch_size, trained.epochs, trained.steps, trained.max_steps) == (5e-5, 16, 30, None, 500)
+    assert (trained.lr, trained.batch_size, trained.epochs, trained.steps,
+            trained.max_steps) == (5e-5, 16, 30, None, 500)
 
 
 def test_the_budget_rule_caps_30_epochs_of_a_large_pool_and_leaves_a_small_one_and_a_chosen_budget_be():

@@ -21,9 +21,9 @@ from core.cli import main
 from core.data import DataError, load_frame, store_upload
 from core.data.schema import MAX_TEXT_CHARS
 from core.paths import REPO_ROOT
-from core.train import classify
 from core.runs import Registry, execute_run
 from core.runs.local import LocalBackend
+from core.train import classify
 from tests.helpers import LONG, active_run, cfg, held, submit, wait_for
 
 
@@ -32,7 +32,8 @@ def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
     jobs.set_concurrency(reg, 2)
     victim = submit(reg, cfg(tiny_backbone, **LONG))
     other = submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
-    run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.evaluations >= 1 and r, what="victim epoch 1")
+    run = wait_for(lambda: (r := active_run(reg, victim)).status == "running" and r.evaluations >= 1 and r,
+                   what="victim epoch 1")
     os.kill(run.pid, signal.SIGKILL)
     wait_for(lambda: jobs.reconcile(reg) or reg.get(victim).status == "interrupted", what="interrupted")
     wait_for(lambda: reg.get(other).status == "done", what="the other run to finish")
@@ -204,8 +205,9 @@ def test_cli_data_check_refuses_bad_files_with_exit_2(content, name, message, tm
 
 def test_no_code_path_unpickles():
     """Uploads, caches and checkpoints are read as data only: no pickle, no torch.load, no eval."""
-    banned = re.compile(r"import pickle|pickle\.loads?\(|torch\.load\(|(?<![.\w])eval\(|(?<![.\w])exec\(|allow_pickle=True"
-                        r"|import joblib|joblib\.load\(|from_pretrained\(.*SetFit|SetFitModel\.from_pretrained")
+    banned = re.compile(r"import pickle|pickle\.loads?\(|torch\.load\(|(?<![.\w])eval\(|(?<![.\w])exec\("
+                        r"|allow_pickle=True|import joblib|joblib\.load\("
+                        r"|from_pretrained\(.*SetFit|SetFitModel\.from_pretrained")
     offenders = [str(p) for p in list((REPO_ROOT / "core").rglob("*.py")) + list((REPO_ROOT / "pages").glob("*.py"))
                  if banned.search(p.read_text())]
     assert offenders == []
@@ -346,7 +348,8 @@ def test_a_table_of_very_many_columns_is_refused_by_its_header(kind, tmp_path):
         path.write_text(json.dumps({"text": "a text", "label": "x", **{f"c{i}": 1 for i in range(n)}}) + "\n")
     else:
         pd.DataFrame({"text": ["a text"], "label": ["x"], **{f"c{i}": [1] for i in range(n)}}).to_parquet(path)
-    with pytest.raises(DataError, match=f"wide.{kind} has {n + 2:,} columns, over the {MAX_COLUMNS:,} a table may have"):
+    with pytest.raises(DataError,
+                       match=f"wide.{kind} has {n + 2:,} columns, over the {MAX_COLUMNS:,} a table may have"):
         load_frame(path.read_bytes(), path.name)
 
 
@@ -373,7 +376,8 @@ def test_input_that_hides_or_misleads_is_read_as_written_or_refused_by_name(tmp_
     for value, kind in ((["a", "list"], "list"), ({"a": "struct"}, "struct")):
         path = tmp_path / f"{kind}.parquet"
         pd.DataFrame({"text": [value, value], "label": ["x", "y"]}).to_parquet(path)
-        with pytest.raises(DataError, match=f"2 row\\(s\\) hold a {kind} where their text should be \\(the first on row 1"):
+        with pytest.raises(DataError,
+                           match=f"2 row\\(s\\) hold a {kind} where their text should be \\(the first on row 1"):
             load_frame(path.read_bytes(), path.name)
     with pytest.raises(DataError, match="a label on line 1 is over 100,000 characters"):
         load_frame(jsonl({"text": "one", "label": "a" * 100_001}, {"text": "two", "label": "a" * 100_002}), "t.jsonl")
@@ -594,7 +598,7 @@ def test_a_reused_pid_is_not_the_run_and_is_never_signalled(recorded, tiny_backb
         stuck = reg.create(cfg(tiny_backbone))
         reg.claim(stuck)
         reg.mark_running(stuck, stranger.pid, "CPU")
-        token = "another-boot:1" if recorded.startswith("token") else None
+        token = "1.00" if recorded.startswith("token") else None  # a process started in 1970
         with sqlite3.connect(reg.path) as db:
             db.execute("UPDATE runs SET pid_token = ? WHERE id = ?", (token, stuck))
         assert not LocalBackend().alive(reg.get(stuck))
@@ -611,7 +615,7 @@ def test_a_reused_pid_is_not_the_run_and_is_never_signalled(recorded, tiny_backb
 def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(tiny_backbone, studio_home,
                                                                              monkeypatch):
     """Its own process, proven by its start-time token, lives whatever its heartbeat's age (issue 87: a clock jump
-    or a suspend); where no token proves it (/proc cannot tell), twenty beats missed: gone."""
+    or a suspend); where no token proves it (the system cannot tell), twenty beats missed: gone."""
     import core.runs.backends
     from core.runs.backends import STALE, process_alive
 
@@ -623,7 +627,7 @@ def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(ti
     with sqlite3.connect(reg.path) as db:
         db.execute("UPDATE runs SET heartbeat = ? WHERE id = ?", (time.time() - STALE - 300, run_id))
     assert process_alive(reg.get(run_id))
-    monkeypatch.setattr(core.runs.backends, "process_token", lambda pid: None)  # a /proc that cannot tell
+    monkeypatch.setattr(core.runs.backends, "process_token", lambda pid: None)  # a system that cannot tell
     assert not process_alive(reg.get(run_id))
     reg.beat(run_id)
     assert process_alive(reg.get(run_id))
@@ -686,7 +690,8 @@ def test_a_concurrency_setting_that_is_no_count_is_named_and_the_queue_still_run
     reg = Registry()
     reg.set_setting("max_concurrent", stored)
     assert main(["runs"]) == 0
-    assert f"warning: the registry's max_concurrent setting is {stored!r}, not a whole number" in capsys.readouterr().err
+    assert (f"warning: the registry's max_concurrent setting is {stored!r}, not a whole number"
+            in capsys.readouterr().err)
     run_id = submit(reg, cfg(tiny_backbone, epochs=2))
     wait_for(lambda: reg.get(run_id).status == "done", timeout=300, what="the run served at the default concurrency")
 

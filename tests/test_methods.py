@@ -17,8 +17,8 @@ from core.runs.execute import train_into
 from core.train import METHODS, Sweep, TrainConfig, amounts, classify, method_for, resolve, run_label
 from core.train.catalog import CATALOG
 from core.train.methods import Method
-from core.train.methods.stepwise import StepMethod
 from core.train.methods.presets import copies, repeats_for
+from core.train.methods.stepwise import StepMethod
 from pages.train_form import methods_key
 from tests.helpers import open_page
 
@@ -143,5 +143,6 @@ def test_the_options_no_run_of_a_grid_reads_are_known(methods, variants, idle, r
 
 
 def test_ganbert_is_listed_by_its_name_not_one_generators():
-    assert METHODS["ganbert"].label(True) == "GAN-BERT on frozen features" and METHODS["ganbert"].label(False) == "GAN-BERT"
+    assert (METHODS["ganbert"].label(True) == "GAN-BERT on frozen features"
+            and METHODS["ganbert"].label(False) == "GAN-BERT")
     assert METHODS["finetune"].label(True) == "Trained head on frozen features"

@@ -118,8 +118,8 @@ def test_changing_max_length_updates_truncation(small_builtin):
 def test_the_home_page_loads_what_the_next_page_imports_in_the_background(tmp_path):
     """The Data page's first open spent 3.5 of its 4 s importing transformers; Home, which imports none of it, starts
     that import while the user reads it. A fresh interpreter, since this one has long imported them."""
-    code = ("import sys, threading; from streamlit.testing.v1 import AppTest; from core.environment import HEAVY_MODULES;"
-            "AppTest.from_file('app.py', default_timeout=180).run();"
+    code = ("import sys, threading; from streamlit.testing.v1 import AppTest; "
+            "from core.environment import HEAVY_MODULES;AppTest.from_file('app.py', default_timeout=180).run();"
             "[t.join() for t in threading.enumerate() if t.name == 'preload'];"
             "print(all(m in sys.modules for m in HEAVY_MODULES))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
@@ -196,7 +196,8 @@ def test_the_checks_class_names_are_whole(small_builtin, tmp_path):
 def test_a_dataset_without_test_rows_asks_before_it_replaces_one_with_them(m4_dir, small_builtin):
     """A 2-row CSV replaced the loaded workspace with only warnings."""
     at = open_page("pages/data.py", small_builtin)
-    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl"))  # a form: sent with its button  # no test file given
+    # no test file given
+    at.text_input(key="lp_train").set_value(str(m4_dir / "train.jsonl"))  # a form: sent with its button
     at.button(key="lp_load").click().run()
     assert not at.exception and at.session_state["dataset"] is small_builtin  # not replaced yet
     question = next(w.value for w in at.warning if "has no test rows" in w.value)

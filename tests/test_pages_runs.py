@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from core.compare import mcnemar
-from core.train import TrainConfig, resolve
 from core.data import ColumnMapping, CorpusConfig, DataSpec, builtin_dataset, load_dataset
 from core.paths import REPO_ROOT
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
+from core.train import TrainConfig, resolve
 from pages.train_form import methods_key
 from tests.helpers import make_tiny_llama, need_smollm2, open_page, semeval_rows, wait_for, write_jsonl
 
@@ -623,7 +623,8 @@ def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dat
     at.selectbox(key="tr_features").set_value("both").run()
     again = open_page("pages/train.py", dataset)  # a reload, on the same dataset: all of it kept
     assert again.selectbox(key="tr_backbone_pick").value == "smollm2-135m"
-    assert again.selectbox(key="tr_features").value == "both" and again.selectbox(key="tr_gan_preset").value == "notebook"
+    assert (again.selectbox(key="tr_features").value == "both"
+            and again.selectbox(key="tr_gan_preset").value == "notebook")
     assert not again.info or not any(i.value.startswith("Set for") for i in again.info)
     files = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "train.jsonl", semeval_rows(8))),
                                   test=str(write_jsonl(tmp_path / "test.jsonl", semeval_rows(2)))))

@@ -18,8 +18,16 @@ from core.data import ColumnMapping, DataError, DataSpec, load_dataset
 from core.runs import Registry, RunFolder, Status
 from core.runs.estimate import planned_rows, texts_to_encode
 from core.runs.execute import execute_run, logging_into, train_into
-from core.train import (TrainConfig, grid_labels, method_for, resolve, run_label, starved_note, unlabeled_read,
-                        unlearned_note)
+from core.train import (
+    TrainConfig,
+    grid_labels,
+    method_for,
+    resolve,
+    run_label,
+    starved_note,
+    unlabeled_read,
+    unlearned_note,
+)
 from core.train.methods.presets import PAPER
 from tests.helpers import open_page, recorded_optimizers
 

@@ -104,7 +104,8 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
 
 
 def handed_to_ray(run) -> bool:
-    """Read from one snapshot: the dispatcher claims a run (status `starting`, no message yet) before it says why it waits."""
+    """Read from one snapshot: the dispatcher claims a run (status `starting`, no message yet) before it says why it
+    waits."""
     return run.status == "starting" and "waiting for Ray" in (run.message or "")
 
 
@@ -253,8 +254,7 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
 
 
 def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
-    from core.data import CorpusConfig
-    from core.data import builtin_dataset
+    from core.data import CorpusConfig, builtin_dataset
     from pages.train_form import methods_key
     from tests.helpers import open_page
 

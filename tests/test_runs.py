@@ -18,12 +18,21 @@ import pytest
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.paths import REPO_ROOT
-from core.train import TrainConfig, run_label, resolve
-from core.train.checkpoint import DESCRIPTION, WEIGHTS
 from core.runs import IllegalMove, Registry, RunError, RunFolder, check_run_id
 from core.runs.processes import launch
-from tests.helpers import (LONG, active_run, cfg, need_smollm2, running_on_a_dead_process, submit, tail_log, wait_for,
-                           written_at)
+from core.train import TrainConfig, resolve, run_label
+from core.train.checkpoint import DESCRIPTION, WEIGHTS
+from tests.helpers import (
+    LONG,
+    active_run,
+    cfg,
+    need_smollm2,
+    running_on_a_dead_process,
+    submit,
+    tail_log,
+    wait_for,
+    written_at,
+)
 
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
@@ -240,8 +249,8 @@ def test_nothing_the_studio_starts_reaches_the_internet(monkeypatch, tmp_path):
 
 def test_every_training_ending_is_a_value():
     """One mapping from how `train` ended to a run status, shared by workers and Ray tasks."""
-    from core.train import Cancelled, Diverged
     from core.runs.execute import Ending, train_to_end
+    from core.train import Cancelled, Diverged
 
     def raises(error: Exception):
         def work() -> dict:
@@ -329,8 +338,15 @@ def test_encoding_is_kept_per_encoder_in_tokens(studio_home):
     kept in tokens/s for its encoder (backbone, features, precision, device, engine); a grid is priced by the
     tokens its texts hold. An encoder not measured here is priced from one that was, scaled by their work; an
     earlier studio's one figure (MiniLM's texts/s at 128 tokens) stands until then."""
-    from core.runs.encoding_speed import (FALLBACK, LEGACY_SPEED, encoder_key, encoding_cost, measured,
-                                          remember_encoding, tokens_per_second)
+    from core.runs.encoding_speed import (
+        FALLBACK,
+        LEGACY_SPEED,
+        encoder_key,
+        encoding_cost,
+        measured,
+        remember_encoding,
+        tokens_per_second,
+    )
     from core.runs.estimate import grid_seconds
 
     reg = Registry()
@@ -381,8 +397,7 @@ def test_a_frozen_minilm_grid_is_told_smollm2s_gain_and_its_time_without_convert
     """Issue 78's decision: MiniLM stays the default, and the form says what SmolLM2's hidden states gained and what
     this grid would take on them. Estimating a SmolLM2 grid asked for its folder, which converts its GGUF file
     (some 25 s on the form) when no run has used it yet."""
-    from core.backbone.packaged import CONVERTED_DIR
-    from core.backbone.packaged import SMOLLM2
+    from core.backbone.packaged import CONVERTED_DIR, SMOLLM2
     from core.compare.advice import MEASURED, backbone_advice
     from core.runs.estimate import grid_seconds, roughly
 
@@ -519,7 +534,8 @@ def test_time_left_follows_the_phase_and_the_history(studio_home):
     assert time_left(reg.get(run_id), history, reg.get(run_id).claimed + 130) is None  # past it: unknown, not 0
     reg.update_progress(run_id, 0.25, 0, phase="encoding")
     begun = reg.get(run_id).phase_started
-    written_at(reg, run_id, begun + 10)  # a quarter encoded in 10 s: 30 s of encoding left, then the 120 s its runs took
+    # a quarter encoded in 10 s: 30 s of encoding left, then the 120 s its runs took
+    written_at(reg, run_id, begun + 10)
     assert time_left(reg.get(run_id), history, begun + 10) == pytest.approx(30 + 120)
     reg.update_progress(run_id, 0.05, 0)  # training began: early on, mostly history (pace's weight (0.05 × 3)²)
     pace = 1 * 0.95 / 0.05

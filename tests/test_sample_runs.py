@@ -11,8 +11,17 @@ import json
 import pytest
 
 import bench.sample_runs
-from bench.sample_runs import (FINETUNE_LR_UNTIL_MEASURED, RECORDS, as_ran, open_home, other_precisions, recorded,
-                               run_once, sample_spec, twin_gaps)
+from bench.sample_runs import (
+    FINETUNE_LR_UNTIL_MEASURED,
+    RECORDS,
+    as_ran,
+    open_home,
+    other_precisions,
+    recorded,
+    run_once,
+    sample_spec,
+    twin_gaps,
+)
 from core.runs import Registry, Status
 from core.train import TrainConfig, method_for, resolve
 from tests.helpers import need_shared, running_on_a_dead_process

@@ -128,7 +128,9 @@ def test_states_cross_the_boundary_in_bf16_on_every_path_and_a_broken_view_is_re
     """Training, evaluation and a reload's whole pass all round the boundary's states to bf16, so they agree; and a
     family whose layers the views cannot run apart (here BERT with its embeddings applied again above the boundary)
     is refused when the cut is made, not trained wrong."""
-    import core.backbone.cut as cut_module
+    import dataclasses
+
+    from core.backbone import families
     from core.backbone.cut import Cut, split_at
     from core.backbone.encode import load_cut
 
@@ -141,20 +143,22 @@ def test_states_cross_the_boundary_in_bf16_on_every_path_and_a_broken_view_is_re
         through = cut.above(states, mask).last_hidden_state
         whole = cut.outputs({"input_ids": ids, "attention_mask": mask}).last_hidden_state
     assert torch.equal(through, whole)
-    monkeypatch.setattr(cut_module, "EMBEDDINGS", ())
+    monkeypatch.setitem(families.FAMILIES, "bert", dataclasses.replace(families.FAMILIES["bert"], embeddings=()))
     with pytest.raises(InputError, match="not supported for bert models"):
         split_at(Cut(cut.model), 1)
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "electra", "deberta-v2", "llama"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "electra", "deberta-v2", "llama", "gpt2"])
 def test_every_family_the_studio_loads_runs_its_two_halves_as_the_whole_model(family, tmp_path):
     """The cut's own check passes on each family, and its halves give the whole pass to the last bit (in fp32,
     unrounded), padding included."""
     from core.backbone.cut import split_at
     from core.backbone.encode import load_cut
     from tests.conftest import tiny_family
+    from tests.helpers import make_tiny_gpt2
 
-    folder = make_tiny_llama(tmp_path) if family == "llama" else tiny_family(family, tmp_path)
+    made = {"llama": make_tiny_llama, "gpt2": make_tiny_gpt2}
+    folder = made[family](tmp_path) if family in made else tiny_family(family, tmp_path)
     cut = split_at(load_cut(str(folder)), 1)
     ids = torch.tensor([[2, 40, 41, 42, 3, 0], [2, 50, 51, 3, 0, 0]])
     mask = (ids > 0).long()

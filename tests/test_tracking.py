@@ -366,3 +366,24 @@ def test_the_models_of_one_backbone_hold_it_once_on_disk(exported):
     inodes = {os.stat(p).st_ino for p in weights}
     assert len(weights) >= 2 * len(inodes) and len(inodes) == 2  # the tiny BERT's and the tiny Llama's, once each
     assert all((home / "mlartifacts" / ".shared-files").iterdir())
+
+
+def test_a_home_written_before_the_numbered_migrations_exports_its_runs(home_v2, tmp_path, capsys):
+    """A studio home written by main before issue 97 (tests/fixtures/home-v2), migrated as it opens: every finished
+    run exports, with its metrics, and its MLflow model predicts what the run predicts."""
+    import mlflow
+    import pandas as pd
+
+    registry = Registry()
+    done = [r for r in registry.list(statuses=("done",))]
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert len(done) == 8 and main(["export", *(r.id for r in done), "--mlflow", uri]) == 0
+    assert Registry().migrated == []  # migrated once, by the first open
+    for run in done:
+        client, found = client_and_run(uri, run.id)
+        assert len(found) == 1, run.id
+        for key in ("accuracy", "macro_f1", "mcc"):
+            assert found[0].data.metrics[f"test_{key}"] == pytest.approx(run.metrics["test"][key]), run.id
+        model = mlflow.pyfunc.load_model(f"runs:/{found[0].info.run_id}/model")
+        predicted = model.predict(pd.DataFrame({"text": TEXTS}))
+        assert predicted["label"].tolist() == [p.label for p in classify(registry.folder(run.id).load_model(), TEXTS)]

@@ -15,11 +15,20 @@ from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
 from core.runs import RunFolder
 from core.runs.execute import train_into
-from core.train import (METHODS, Diverged, TrainConfig, bucketed_batches, classify, load_data, method_for,
-                        split_pool, resolve)
-from tests.helpers import predicts_one_class
-from core.train.methods.finetune import Finetune
+from core.train import (
+    METHODS,
+    Diverged,
+    TrainConfig,
+    bucketed_batches,
+    classify,
+    load_data,
+    method_for,
+    resolve,
+    split_pool,
+)
 from core.train.checkpoint import WEIGHTS
+from core.train.methods.finetune import Finetune
+from tests.helpers import predicts_one_class
 
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
@@ -49,7 +58,8 @@ def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
     ({"method": "ganbert", "generator": "bow"}, "d_supervised"),
     ({"method": "finetune", "frozen": True, "lr": 1e-2}, "loss"),
     ({"method": "ganbert", "frozen": True, "lr": 1e-2}, "d_supervised"),
-    ({"method": "ganbert", "frozen": True, "generator": "bow", "gan_preset": "seed-report", "lr": 1e-3}, "d_supervised"),
+    ({"method": "ganbert", "frozen": True, "generator": "bow", "gan_preset": "seed-report", "lr": 1e-3},
+     "d_supervised"),
 ])
 def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss):
     result, history = fit(config(tiny_backbone, **kw), tmp_path)
@@ -344,7 +354,8 @@ def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_prese
 
     assert settled(method="finetune") == 0.0 and settled(method="ganbert") == 0.0
     assert settled(method="ganbert", adversarial=False) == 0.0  # the control trains as G1 does
-    assert settled(method="ganbert", gan_preset="tf") is None and settled(method="ganbert", gan_preset="notebook") is None
+    assert (settled(method="ganbert", gan_preset="tf") is None
+            and settled(method="ganbert", gan_preset="notebook") is None)
     assert settled(method="adapter") is None and settled(method="setfit") is None
     assert settled(method="finetune", frozen=True) is None and settled(method="ganbert", frozen=True) is None
     assert settled(method="finetune", attention_dropout=0.1) == 0.1
@@ -353,5 +364,6 @@ def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_prese
     from core.compare.names import setting_value
     from core.train.config import options
 
-    assert setting_value(None, "attention_dropout") == "backbone's" and options()["attention_dropout"].unset == "default"
+    assert (setting_value(None, "attention_dropout") == "backbone's"
+            and options()["attention_dropout"].unset == "default")
     assert setting_value(None, "max_len") == "auto"

@@ -58,7 +58,8 @@ def test_old_runs_compare_as_before(old_home, expected):
     assert frame["amount"].tolist()[:4] == ["5/class", "20%", "20%", "5/class"]
     assert (frame["dataset"] == "built-in (synthetic)").all()
     summary = summarize(frame, "accuracy", METRICS)
-    assert set(summary.groups["method"]) == {"Trained head on frozen features", "GAN-BERT G1 (noise) on frozen features",
+    assert set(summary.groups["method"]) == {"Trained head on frozen features",
+                                             "GAN-BERT G1 (noise) on frozen features",
                                              "GAN-BERT G2 (bag of words) on frozen features", "BERT + adapters"}
     done = [r.id for r in registry.list(statuses=("done",))]
     test = paired_test(registry, done[0], done[1])  # their predictions files still read, text by text
@@ -68,9 +69,10 @@ def test_old_runs_compare_as_before(old_home, expected):
     assert test.only_a + test.only_b + test.both + test.neither == len(a)
     # their confusion matrices name no classes: per_class, kept in label-id order, names the rows
     for run in registry.list(statuses=("done",)):
-        matrix, per_class = run.metrics["test"]["confusion"], run.metrics["test"]["per_class"]
-        cells = confusion_frame(registry.tables(run.id))  # kept in its metrics then: read from there
-        assert "classes" not in run.metrics["test"]
+        tables = registry.tables(run.id)  # kept in its metrics then: moved apart once, as the registry opened
+        matrix, per_class = tables["confusion"], tables["per_class"]
+        cells = confusion_frame(tables)
+        assert "classes" not in tables and "confusion" not in run.metrics["test"]
         assert cells.groupby("true", sort=False)["value"].sum().to_dict() == {
             c: sum(row) for c, row in zip(per_class, matrix) if sum(row) or c in set(cells["predicted"])}
 
@@ -144,6 +146,88 @@ def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are
     stored = {"test": {**wide, "macro_f1": 5 / 9}}
     reg.finish(run_id, "done", "finished")
     with sqlite3.connect(reg.path) as db:  # as a studio of then stored it: its tables in its metrics
-        db.execute("UPDATE runs SET metrics = ? WHERE id = ?", (json.dumps(stored), run_id))
+        db.execute("UPDATE runs SET metrics = ?, tables = NULL WHERE id = ?", (json.dumps(stored), run_id))
+        db.execute("PRAGMA user_version = 3")  # before the migration that rescores
+    reg = Registry()
+    assert reg.migrated == ["4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
     assert reg.get(run_id).metrics["test"]["macro_f1"] == pytest.approx(5 / 6)
     assert reg.get(run_id).summary["macro_f1"] == pytest.approx(5 / 6)
+    assert reg.tables(run_id)["confusion"] == wide["confusion"] and "confusion" not in reg.get(run_id).metrics["test"]
+
+
+# ---------------------------------------------------------------- a home written by main before issue 97
+
+@pytest.fixture(scope="module")
+def expected_v2() -> dict:
+    return json.loads((Path(__file__).parent / "fixtures" / "home-v2" / "expected.json").read_text())
+
+
+def test_a_home_of_before_the_numbered_migrations_is_migrated_once_and_says_so(home_v2, expected_v2, caplog):
+    from core.runs.registry_store import MIGRATIONS, VERSION
+
+    with caplog.at_level("WARNING"):
+        registry = Registry()
+    assert registry.migrated == [f"{m.number}: {m.says}" for m in MIGRATIONS]
+    assert [r.getMessage().rsplit("migration ", 1)[1] for r in caplog.records] == registry.migrated
+    with sqlite3.connect(registry.path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION
+        tokens = dict(db.execute("SELECT id, pid_token FROM runs WHERE pid_token IS NOT NULL").fetchall())
+    assert tokens and not any("-" in t for t in tokens.values())  # no boot id left: start times, or none to match
+    caplog.clear()
+    assert Registry().migrated == [] and not caplog.records  # once
+
+
+def test_a_home_of_before_lists_compares_and_predicts_as_it_did(home_v2, expected_v2, capsys):
+    assert main(["runs", "--json"]) == 0
+    rows = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)}
+    for old in expected_v2["runs"]:
+        assert {k: rows[old["run_id"]][k] for k in ("status", "method", "accuracy", "macro_f1", "mcc")} == {
+            k: old[k] for k in ("status", "method", "accuracy", "macro_f1", "mcc")}, old["run_id"]
+    registry = Registry()
+    assert len(runs_frame(registry.list())) == len(expected_v2["frame_methods"])
+    for run_id, tables in expected_v2["tables"].items():
+        assert registry.tables(run_id) == tables, run_id
+    for run_id, old in expected_v2["predict"].items():
+        new = classify(registry.folder(run_id).load_model(), [expected_v2["text"]])[0].to_json()
+        assert new["label"] == old["label"], run_id
+        assert new["probabilities"] == pytest.approx(old["probabilities"], rel=1e-5, abs=1e-6), run_id
+
+
+def test_a_token_of_the_old_form_names_the_same_process_after_its_migration(studio_home):
+    """The token was the boot's id and the start in clock ticks; psutil's start time for the same process is what
+    the migration turns it into, so a live run's process is still proven its own (and nothing else is)."""
+    import os
+
+    from core.runs.processes import is_process
+    from core.runs.registry_store import boot_id
+    from tests.helpers import DATA
+
+    if boot_id() is None:
+        pytest.skip("no /proc here: the tokens of the old form were only written on Linux")
+    registry = Registry()
+    run_id = registry.create(TrainConfig(data=DATA, method="tfidf-lr"))
+    stat = Path(f"/proc/{os.getpid()}/stat").read_text()
+    ticks = stat[stat.rfind(")") + 2:].split()[19]
+    with sqlite3.connect(registry.path) as db:
+        db.execute("UPDATE runs SET pid = ?, pid_token = ? WHERE id = ?", (os.getpid(), f"{boot_id()}:{ticks}", run_id))
+        db.execute("PRAGMA user_version = 2")
+    registry = Registry()
+    assert registry.migrated == ["3: process tokens as start times (psutil)",
+                                 "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
+    run = registry.get(run_id)
+    assert is_process(run.pid, run.pid_token)
+    assert not is_process(run.pid, f"{float(run.pid_token) - 1:.2f}")  # another start: a reused pid
+
+
+def test_a_registry_of_a_newer_studio_is_refused_and_left_as_it_is(studio_home):
+    from core.runs.registry_store import VERSION, NewerRegistry
+
+    Registry()
+    path = studio_home / "studio.db"
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {VERSION + 1}")
+    with pytest.raises(NewerRegistry, match="newer studio"):
+        Registry()
+    assert main(["runs"]) == 2
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION + 1

@@ -127,8 +127,9 @@ def test_a_label_count_from_the_sampler_to_the_record_the_runs_list_and_compare(
 def test_standardisation_reads_only_the_labeled_rows(tiny_backbone, tmp_path):
     config = tiny(tiny_backbone)
     train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
-    from core.train.inputs import model_inputs
     import torch
+
+    from core.train.inputs import model_inputs
 
     data = split_pool(config, load_data(config))
     features = np.asarray(model_inputs(config, data, torch.device("cpu"), lambda e: None)["pool"])

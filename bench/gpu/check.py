@@ -225,7 +225,7 @@ def packages() -> dict:
     try:
         import adapters  # noqa: F401
         found["adapters"] = "available"
-    except Exception as e:  # noqa: BLE001: an absent library or one that breaks on this transformers
+    except Exception as e:  # noqa: BLE001 - an absent library or one that breaks on this transformers
         found["adapters"] = f"left out: {type(e).__name__}: {str(e)[:160]}"
     try:
         import setfit  # noqa: F401
@@ -276,8 +276,8 @@ def trec_study(args: argparse.Namespace, device, backbone: str | None) -> dict:
     hours on 2 cores), the notebook preset's pairs first and then seed by seed, resumed from
     `bench/records/trec-gpu.jsonl`, for two thirds of the time the tests and the speed figures leave; the L2R study
     takes the rest. The dry run: 2 runs with a tiny budget."""
-    from bench.studies import trec
     from bench.sample_runs import Corpus
+    from bench.studies import trec
     from core.data import ColumnMapping
 
     folder = args.work / "data" / "ganbert-trec"

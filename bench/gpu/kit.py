@@ -28,7 +28,6 @@ import tarfile
 from importlib import metadata
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parents[2]
 KIT = REPO / "gpu-kit"
 L2R = REPO.parent / "shared" / "data" / "l2r"

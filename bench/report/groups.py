@@ -17,8 +17,10 @@ def group_table(runs: list) -> str:
     frame["cpu"] = [(r.metrics or {}).get("cpu_seconds") for r in runs]
     frame["precision"] = [r.config.precision for r in runs]
     summary = compare.summarize(frame, "accuracy", compare.METRICS)
-    extra = frame.groupby("settings").agg(cpu=("cpu", "mean"), precision=("precision", lambda p: "/".join(sorted(set(p)))))
-    groups = summary.groups.join(extra, on="settings").sort_values(["labeled", "accuracy_mean"], ascending=[True, False])
+    extra = frame.groupby("settings").agg(cpu=("cpu", "mean"),
+                                          precision=("precision", lambda p: "/".join(sorted(set(p)))))
+    groups = summary.groups.join(extra, on="settings").sort_values(["labeled", "accuracy_mean"],
+                                                                   ascending=[True, False])
     groups = groups.rename(columns={"labels read": "labels_read"})
     lines = ["| series | amount | n | accuracy [95% CI] | macro-F1 | labels read | CPU s/run | precision |",
              "|---|---|---:|---|---:|---:|---:|---|"]
@@ -78,9 +80,8 @@ def headline(runs_of: dict[str, list]) -> str:
 def smollm2_rows(runs_of: dict[str, list]) -> list[str]:
     """The headline's rows for SmolLM2, the backbone that keeps style (bench/studies/smollm2_trained.py): read frozen,
     and trained on its top K layers, with what GAN-BERT's game adds there; none before the study has run."""
-    from core.compare.seeds import paired
-
     from bench.studies import smollm2_trained as study
+    from core.compare.seeds import paired
 
     frames = {corpus: study.frame_of(runs_of.get(corpus, [])) for corpus in ("m4-sample", "l2r")}
     if all(f.empty for f in frames.values()):

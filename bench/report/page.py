@@ -8,35 +8,45 @@ import os
 import tempfile
 from pathlib import Path
 
+from bench.report import top_layers
 from bench.report.groups import group_table, headline, with_headline
 from bench.report.restore import TITLES, adapted_stubs, restored
 from bench.report.speed import estimates_section, predict_memory_section, speed_section
-from bench.report.studies import (default_backbone_section, gpu_section, regime_runs, regime_section, smollm2_section,
-                                  smollm2_length_section, tapt_section, trec_section)
+from bench.report.studies import (
+    default_backbone_section,
+    gpu_section,
+    regime_runs,
+    regime_section,
+    smollm2_length_section,
+    smollm2_section,
+    tapt_section,
+    trec_section,
+)
 from bench.report.sweeps import attention_section, budget_section
-from bench.report import top_layers
 from bench.sample_runs import RECORDS_DIR, recorded
 from bench.speed.label_round import table as round_table
-from bench.studies.active import CLUSTERS as LABELING_CLUSTERS, RECORDS as LABELING_RECORDS
+from bench.studies.active import CLUSTERS as LABELING_CLUSTERS
+from bench.studies.active import RECORDS as LABELING_RECORDS
 from bench.studies.active_tables import labeling_section
 from core.runs import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "results.md"
 CONCLUSIONS = ROOT / "bench" / "conclusions.md"
-SWEEP_WORDS = ("SmolLM2 trained with only its top K layers on stored states (docs/methods.md), against every layer of its "
-               "cut (20), at 20 labels a class on L2R's pool, tested on its dev split; each setting's runs paired by "
-               "seed with the same method training every layer at the studio's defaults. Wall seconds are a run's own, "
-               "its states stored or read, on one thread of this machine while other work shared the other.")
-STUDY_WORDS = ("Each method on SmolLM2 at its `auto` max length, the same labeled rows per seed, validating as the studio "
-               "does (L2R: its dev split; the M4 sample: the train pool); the trained methods train the top K layers "
-               "its sweep chose, and fine-tuning every layer too; seconds are a run's wall seconds on one thread.")
-LABELING_WORDS = ("Each strategy of `core.label` simulated from no label to 500, the corpus's own labels answering, scored "
-                  "on its test texts by a logistic regression on frozen features (the features + LR reference's, "
-                  "standardized over the pool), seeds 0-4. Random (unstratified) is what a user without labels can do; "
-                  "stratified random draws the same count from every class knowing their classes, as a run's labeled "
-                  "rows are drawn today. Differences are paired by seed (an exact sign test at 5 seeds cannot go "
-                  "below p = 0.0625).")
+SWEEP_WORDS = ("SmolLM2 trained with only its top K layers on stored states (docs/methods.md), against every layer of "
+               "its cut (20), at 20 labels a class on L2R's pool, tested on its dev split; each setting's runs paired "
+               "by seed with the same method training every layer at the studio's defaults. Wall seconds are a run's "
+               "own, its states stored or read, on one thread of this machine while other work shared the other.")
+STUDY_WORDS = ("Each method on SmolLM2 at its `auto` max length, the same labeled rows per seed, validating as "
+               "the studio does (L2R: its dev split; the M4 sample: the train pool); the trained methods train "
+               "the top K layers its sweep chose, and fine-tuning every layer too; seconds are a run's wall "
+               "seconds on one thread.")
+LABELING_WORDS = ("Each strategy of `core.label` simulated from no label to 500, the corpus's own labels answering, "
+                  "scored on its test texts by a logistic regression on frozen features (the features + LR "
+                  "reference's, standardized over the pool), seeds 0-4. Random (unstratified) is what a user without "
+                  "labels can do; stratified random draws the same count from every class knowing their classes, as a "
+                  "run's labeled rows are drawn today. Differences are paired by seed (an exact sign test at 5 seeds "
+                  "cannot go below p = 0.0625).")
 
 
 def page() -> tuple[str, str]:
@@ -51,8 +61,8 @@ def page() -> tuple[str, str]:
             runs_of[name] = restored(name, registry)
         trec_runs = restored("trec-coarse", Registry(Path(home) / "trec"))  # both tasks: one records file
         if (trec := trec_section(trec_runs, restored("trec-coarse", Registry(Path(home) / "trec-gpu"), gpu=True))):
-            sections.append("## Where the paper claims the gain: the GAN-BERT authors' TREC split (bench/studies/trec.py)\n\n"
-                            + trec)
+            sections.append("## Where the paper claims the gain: the GAN-BERT authors' TREC split "
+                            "(bench/studies/trec.py)\n\n" + trec)
         if runs_of.get("l2r"):
             sections.append("## The regime study: L2R, tested on its test split (bench/studies/regime.py)\n\n"
                             + regime_section(runs_of["l2r"]))
@@ -93,8 +103,8 @@ def page() -> tuple[str, str]:
         sections.append("## On a GPU (bench/gpu/check.py)\n\n"
                         + gpu_section(restored("l2r", Registry(Path(home) / "l2r-gpu"), gpu=True)))
         table = headline(runs_of)
-    head = ("# Results\n\nWritten by `python -m bench.report` from `bench/records/*.jsonl`; do not edit by hand (the test "
-            "`tests/test_docs.py` regenerates it). Accuracy is on each corpus's test texts, with Student's t 95% "
+    head = ("# Results\n\nWritten by `python -m bench.report` from `bench/records/*.jsonl`; do not edit by hand (the "
+            "test `tests/test_docs.py` regenerates it). Accuracy is on each corpus's test texts, with Student's t 95% "
             "interval over seeds as computed; runs with the same seed share their labeled rows, so differences are "
             "paired by seed (an exact sign test up to 5 seeds).")
     return "\n\n".join([head, "## The headline table\n\n" + table, *filter(None, sections)]) + "\n", table

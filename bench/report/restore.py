@@ -9,7 +9,6 @@ from bench.sample_runs import CORPORA, RECORDS_DIR, on_gpu, recorded, restore
 from core.backbone.locate import ADAPTED_DIR, ADAPTED_RECORD
 from core.runs import Registry
 
-
 TITLES = {"m4-sample": "The M4 sample: 128 texts to train on, 65 dev texts to test on",
           "l2r-dev": "L2R, tested on its dev split (where settings are chosen)",
           "l2r": "L2R, tested on its test split (the regime study)"}

@@ -10,8 +10,8 @@ from bench.speed.lora_libraries import table as lora_table
 
 
 def speed_section() -> str:
-    """The latest measurements of bench/speed/encode.py and bench/speed/train.py, as tables of what they recorded (a CPU's:
-    the GPU check's have a section of their own)."""
+    """The latest measurements of bench/speed/encode.py and bench/speed/train.py, as tables of what they recorded
+    (a CPU's: the GPU check's have a section of their own)."""
     entries = [e for e in recorded(RECORDS_DIR / "speed.jsonl") if e.get("device") != "cuda"]
     if not entries:
         return "No speed measurement recorded yet."
@@ -46,7 +46,8 @@ def backbone_train_table(entry: dict) -> str:
         t, share, over = s[f"texts_per_s_{n}"], s[f"ceiling_share_{n}"], s[f"over_finetune_step_{n}"]
         lines.append(f"| {n} | {t['trainer']:.2f} ({share['trainer']:.2f}) | {t['finetune']:.2f} "
                      f"(×{s[f'over_trainer_{n}']:.2f}, {share['finetune']:.2f}) | "
-                     + " | ".join(f"{t[k]:.2f} (step ×{over[k]:.2f})" for k in ("lora", "adapter", "ganbert", "control"))
+                     + " | ".join(f"{t[k]:.2f} (step ×{over[k]:.2f})"
+                                  for k in ("lora", "adapter", "ganbert", "control"))
                      + f" | {t['minilm']:.1f} (×{s[f'cost_over_minilm_{n}']:.1f}) |")
     return "\n".join(lines)
 
@@ -65,10 +66,10 @@ def estimates_section() -> str:
             rows.append(f"| {corpus} ({e['date']}) | {backbone}, {features} | {e.get('cpu', '–')} | {grid} | "
                         f"{g['runs']} | {g['estimated_s']:,.0f} | {g['took_s']:,.0f} | "
                         f"{g['estimated_s'] / g['took_s']:.2f} |")
-    return ("## Time estimates (bench/speed/estimates.py)\n\nFrozen grids through the real queue in a fresh studio home: the "
-            "first with no history (the methods' models at laptop figures), then the same grid with other seeds and "
-            "another amount, estimated from the first grid's runs. Goals: within 2x on a first grid, 1.5x on a "
-            "repeated one.\n\n" + "\n".join(rows))
+    return ("## Time estimates (bench/speed/estimates.py)\n\nFrozen grids through the real queue in a fresh studio "
+            "home: the first with no history (the methods' models at laptop figures), then the same grid with other "
+            "seeds and another amount, estimated from the first grid's runs. Goals: within 2x on a first grid, 1.5x on "
+            "a repeated one.\n\n" + "\n".join(rows))
 
 
 def predict_memory_section() -> str:
@@ -80,9 +81,9 @@ def predict_memory_section() -> str:
             "|---|---|---|---:|---:|---:|---:|"]
     rows += [f"| {r['date']} | {r['cpu']} ({r['threads']} thread) | {r['backbone']}, {r['features']} | "
              f"{r['max_len']} | {r['texts']:,} | {r['peak_rss_gb']:.2f} | {r['texts_per_s']:.2f} |" for r in found]
-    return ("## Predicting a file: peak memory (bench/speed/predict_memory.py)\n\nA frozen features + LR run on SmolLM2's "
-            "hidden states and token probabilities predicts files of L2R texts, each in its own process; encoding "
-            f"streams its texts into the feature store. Goal: the peak independent of the file, at most "
+    return ("## Predicting a file: peak memory (bench/speed/predict_memory.py)\n\nA frozen features + LR run on "
+            "SmolLM2's hidden states and token probabilities predicts files of L2R texts, each in its own process; "
+            f"encoding streams its texts into the feature store. Goal: the peak independent of the file, at most "
             f"{found[0]['goal_gb']:g} GB.\n\n" + "\n".join(rows))
 
 
@@ -95,7 +96,8 @@ def encode_table(encode: list[dict]) -> str:
     judged = judged_by["summary"] if judged_by else {}
     speeds, base = s["texts_per_s"], s["baseline"]
     lengths = list(next(iter(speeds.values())))
-    lines = [f"**bench/speed/encode.py** ({latest['machine']}): frozen encoding, texts/s (× {base}, today's torch path)",
+    lines = [f"**bench/speed/encode.py** ({latest['machine']}): frozen encoding, texts/s "
+             f"(× {base}, today's torch path)",
              "", "| engine | " + " | ".join(f"{n} tokens" for n in lengths) + " | largest accuracy fall |",
              "|---|" + "---:|" * (len(lengths) + 1)]
     for engine, row in speeds.items():

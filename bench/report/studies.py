@@ -47,7 +47,8 @@ def gpu_section(runs: list) -> str:
         for n, enc in s["encode"].items():
             tr = s["train"][n]
             lines.append(f"| {n} | " + " | ".join(f"{x['texts_s']:,.0f}/s, {x['gflops']:,.0f} GFLOP/s "
-                                                  f"({x['ceiling_share']:.2f}), {x['peak_mib']:,} MiB" for x in (enc, tr))
+                                                  f"({x['ceiling_share']:.2f}), {x['peak_mib']:,} MiB"
+                                                  for x in (enc, tr))
                          + " |")
         out.append("\n".join(lines))
     frame = frame_of(runs)
@@ -61,8 +62,8 @@ def gpu_section(runs: list) -> str:
 
 
 def trec_section(runs: list, gpu_runs: list) -> str:
-    """bench/studies/trec.py's tables from the records: each TREC task's methods at 2% and 1% beside the sources' figures,
-    and the paired differences; the GPU check's runs of it apart, in wall seconds."""
+    """bench/studies/trec.py's tables from the records: each TREC task's methods at 2% and 1% beside the sources'
+    figures, and the paired differences; the GPU check's runs of it apart, in wall seconds."""
     from bench.studies import trec
 
     frame = trec.frame_of(runs)
@@ -84,7 +85,15 @@ def trec_section(runs: list, gpu_runs: list) -> str:
 def regime_section(runs: list) -> str:
     """bench/studies/regime.py's tables from the records: every method at every labeled amount, pool and backbone; what
     the adversarial part adds as the pool grows; what adapting the backbone adds."""
-    from bench.studies.regime import SMOLLM2_FEATURES, adds, adds_table, backbone_adds, encoder_adds_table, frame_of, results_table
+    from bench.studies.regime import (
+        SMOLLM2_FEATURES,
+        adds,
+        adds_table,
+        backbone_adds,
+        encoder_adds_table,
+        frame_of,
+        results_table,
+    )
 
     runs = [r for r in runs if TAG not in r.config.tags]  # the SmolLM2 study's, at its own lengths: its own section
     frame = frame_of(runs)
@@ -95,8 +104,8 @@ def regime_section(runs: list) -> str:
            "### What the adversarial part adds as the pool grows (GAN-BERT − its control on the same rows, paired "
            "by seed)", adds_table([a for a in found if a["encoder"] == "frozen"])]
     if trained := [r for r in runs if r.status == "done" and not r.config.frozen and r.config.method != "tfidf-lr"]:
-        out += ["### With the encoder trained (bench/studies/regime.py --part full): fine-tuning, adapters and GAN-BERT, "
-                "the seed report's comparison", group_table(trained)]
+        out += ["### With the encoder trained (bench/studies/regime.py --part full): fine-tuning, adapters and "
+                "GAN-BERT, the seed report's comparison", group_table(trained)]
         if any(a["encoder"] == "trained" for a in found):
             out += ["### What the adversarial part adds with the encoder trained, beside frozen features (GAN-BERT − "
                     "its control on the same rows, paired by seed)", encoder_adds_table(found)]
@@ -161,8 +170,8 @@ def smollm2_length_section(runs_of: dict[str, list]) -> str:
 
 
 def default_backbone_section(runs_of: dict[str, list]) -> str:
-    """bench/studies/default_backbone.py: MiniLM against SmolLM2's hidden states and both feature sets at each one's auto
-    length, per corpus, then what each costs in time (issue 78's decision, docs/methods.md)."""
+    """bench/studies/default_backbone.py: MiniLM against SmolLM2's hidden states and both feature sets at each one's
+    auto length, per corpus, then what each costs in time (issue 78's decision, docs/methods.md)."""
     from bench.studies.default_backbone import LENGTHS, costs, table
 
     out = []
@@ -174,9 +183,10 @@ def default_backbone_section(runs_of: dict[str, list]) -> str:
     return ("Features + LR, 5 seeds, each backbone at the length `auto` chooses for it on the corpus; the difference "
             "with MiniLM is paired by seed (the same labeled rows), and the encoding's seconds are summed over the "
             "runs that encoded, on this 2-core machine while other work shared it. SmolLM2's hidden-state runs read "
-            "the features its `both` runs had encoded (a store of both holds either), hence their 0.\n\n" + "\n\n".join(out)
-            + "\n\n**What each costs in time** (bench/speed/estimates.py's grid on L2R: frozen GAN-BERT at pools of 0 and "
-            "1,000 and its control, features + LR and TF-IDF + LR, seeds 0-1, through the real queue; the repeated "
+            "the features its `both` runs had encoded (a store of both holds either), hence their 0.\n\n"
+            + "\n\n".join(out)
+            + "\n\n**What each costs in time** (bench/speed/estimates.py's grid on L2R: frozen GAN-BERT at pools of 0 "
+            "and 1,000 and its control, features + LR and TF-IDF + LR, seeds 0-1, through the real queue; the repeated "
             "grid is the same with other seeds)\n\n" + costs())
 
 

@@ -12,9 +12,9 @@ from core.backbone import attention_dropout
 
 
 def attention_section(runs_of: dict[str, list]) -> str:
-    """bench/studies/defaults.py's attention-dropout sweep: each trained-encoder method at 0 − at the backbone's own rate,
-    paired by seed, on the runs alike in every other setting; with their CPU seconds. A run stored with none ran at
-    the backbone's rate (MiniLM's 0.1), as every run did before 0 was the default."""
+    """bench/studies/defaults.py's attention-dropout sweep: each trained-encoder method at 0 − at the backbone's own
+    rate, paired by seed, on the runs alike in every other setting; with their CPU seconds. A run stored with none ran
+    at the backbone's rate (MiniLM's 0.1), as every run did before 0 was the default."""
     from core.compare.seeds import mean_ci, paired
     from core.train.config import flat_settings
 
@@ -25,7 +25,8 @@ def attention_section(runs_of: dict[str, list]) -> str:
         for r in runs_of.get(corpus, []):
             c = r.config
             if c.frozen or c.method not in ("finetune", "ganbert") or not c.adversarial or c.gan_preset != "studio" \
-                    or "defaults" not in c.tags or c.attention_dropout not in (None, 0.0, attention_dropout(c.backbone)):
+                    or "defaults" not in c.tags \
+                    or c.attention_dropout not in (None, 0.0, attention_dropout(c.backbone)):
                 continue
             key = json.dumps(flat_settings(c, ("attention_dropout", "seed", "tags")), sort_keys=True, default=str)
             found.setdefault(key, {}).setdefault(c.attention_dropout == 0.0, {})[c.seed] = (
@@ -44,15 +45,16 @@ def attention_section(runs_of: dict[str, list]) -> str:
                                  f", pool {settings['unlabeled_limit']:,}"))
             both = sorted(p.seeds)
             lines.append(f"| {corpus} | {name} | {settings['per_class']}/class | "
-                         f"{mean_ci([shipped[s][0] for s in both]).mean:.3f} | {mean_ci([zero[s][0] for s in both]).mean:.3f} | "
+                         f"{mean_ci([shipped[s][0] for s in both]).mean:.3f} | "
+                         f"{mean_ci([zero[s][0] for s in both]).mean:.3f} | "
                          f"{figures.difference(p.difference)} | {p.wins} / {p.losses} | {p.p_value:.3g} | "
                          f"{statistics.mean(shipped[s][1] for s in both):,.0f} → "
                          f"{statistics.mean(zero[s][1] for s in both):,.0f} |")
     if len(lines) == 2:
         return ""
-    return ("**Attention dropout** (bench/studies/defaults.py, the encoder training): accuracy at attention dropout 0 against "
-            "the backbone's own rate (MiniLM's 0.1) on the same rows, paired by seed, and the CPU seconds a run took\n\n"
-            + "\n".join(lines))
+    return ("**Attention dropout** (bench/studies/defaults.py, the encoder training): accuracy at attention dropout "
+            "0 against the backbone's own rate (MiniLM's 0.1) on the same rows, paired by seed, and the CPU seconds a "
+            "run took\n\n" + "\n".join(lines))
 
 
 def budget_section(runs_of: dict[str, list]) -> str:
@@ -117,9 +119,9 @@ def budget_section(runs_of: dict[str, list]) -> str:
             "floor on batches that hold no labeled row, which repeats the labeled rows beyond the authors' "
             "int(log2(1/share)) copies where a batch of 16 over a large pool would miss them (the default: at most "
             "5%); runs stored before it had the authors' copies alone\n\n" + "\n".join(lines)
-            + ("\n\n**The floor on batches without labels** (bench/studies/defaults.py, \"GAN-BERT G1 label floor\" and "
-               "\"GAN-BERT control label floor\"): each with the floor − the same with the authors' copies alone, "
-               "at one precision and step cap, paired by seed\n\n" + floor if floor else ""))
+            + ("\n\n**The floor on batches without labels** (bench/studies/defaults.py, \"GAN-BERT G1 label floor\" "
+               "and \"GAN-BERT control label floor\"): each with the floor − the same with the authors' copies "
+               "alone, at one precision and step cap, paired by seed\n\n" + floor if floor else ""))
 
 
 def floor_table(found: dict, difference: Callable[[dict, dict], tuple[str, str]]) -> str:

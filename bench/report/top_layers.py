@@ -29,8 +29,8 @@ def sweep_section(runs: list) -> str:
             r.metrics["test"]["accuracy"], r.metrics.get("seconds") or 0.0)
     if not found:
         return ""
-    lines = ["| method | labeled | top layers trained (K) | learning rate | attention dropout | steps | accuracy [95% CI] "
-             "| − every layer at the defaults [95% CI] | ahead / behind | s a run |",
+    lines = ["| method | labeled | top layers trained (K) | learning rate | attention dropout | steps | "
+             "accuracy [95% CI] | − every layer at the defaults [95% CI] | ahead / behind | s a run |",
              "|---|---|---:|---:|---:|---:|---|---|---|---:|"]
     for key in sorted(found, key=lambda k: (k[0], k[1], k[2] == 0, k[2], k[3], str(k[4]), k[5] or 0)):
         method, per_class, k, lr, dropout, steps = key
@@ -54,9 +54,9 @@ def sweep_section(runs: list) -> str:
 
 def study_section(runs_of: dict[str, list]) -> str:
     """bench/studies/smollm2_trained.py's tables: every method on L2R test and the M4 sample, and the paired rows."""
-    from bench.studies import smollm2_trained as study
-
     import pandas as pd
+
+    from bench.studies import smollm2_trained as study
 
     frame = pd.concat([f for corpus in ("l2r", "m4-sample") if not (f := study.frame_of(runs_of.get(corpus, []))).empty]
                       or [pd.DataFrame()])
@@ -77,8 +77,8 @@ def speed_section() -> str:
         lines = [f"**Training the top layers on stored states: a step** (`python -m bench.speed.top_layers`, "
                  f"{s['backbone']}, {s['texts']} L2R texts at {s['max_len']} tokens, one epoch of fine-tuning steps "
                  f"at batch 16, best of the repeats; {latest['machine']})", "",
-                 "| top layers trained | steps, texts/s | over every layer's step | storing, texts/s | a text's states | "
-                 "reading a batch back, against computing it |", "|---|---:|---:|---:|---:|---:|"]
+                 "| top layers trained | steps, texts/s | over every layer's step | storing, texts/s | "
+                 "a text's states | reading a batch back, against computing it |", "|---|---:|---:|---:|---:|---:|"]
         for k, row in s["steps"].items():
             if k == "0":
                 lines.append(f"| every layer | {row['train_texts_per_s']:.2f} | 1 | – | – | – |")

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.speed.ceiling import matmul_ceiling, text_flops
 from bench.sample_runs import CORPORA, DEFAULT_HOME, record_speed, run_once
+from bench.speed.ceiling import matmul_ceiling, text_flops
 from core.backbone import resolve_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer
@@ -177,7 +177,8 @@ def main() -> int:
     ceiling, sample = matmul_ceiling(cpu, 2048), texts()
     per_text = {n: text_flops(sample, n) / 1e9 for n in args.lengths}
     print(f"{baseline} at 2048³-bf16-product ceiling {ceiling:.0f} GFLOP/s: " + ", ".join(
-        f"{n} tokens {measured[baseline][n] * per_text[n]:.0f} GFLOP/s ({measured[baseline][n] * per_text[n] / ceiling:.2f})"
+        f"{n} tokens {measured[baseline][n] * per_text[n]:.0f} GFLOP/s "
+        f"({measured[baseline][n] * per_text[n] / ceiling:.2f})"
         for n in args.lengths))
     summary: dict = {"threads": torch.get_num_threads(), "native_bf16": native_bf16(cpu), "baseline": baseline,
                      "texts_per_s": measured, "ceiling_gflops": ceiling, "gflop_per_text": per_text}

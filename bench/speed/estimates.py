@@ -38,16 +38,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.sample_runs import cpu_name
-from bench.sample_runs import CORPORA, RECORDS_DIR
+from bench.sample_runs import CORPORA, RECORDS_DIR, cpu_name
 from core.backbone.packaged import PACKAGED
 from core.data import load_dataset
 from core.runs import FINISHED, Registry, Status, enqueue, grid_seconds, pump
 from core.runs.encoding_speed import SPEEDS
 from core.runs.estimate import ROWS, History, planned_rows, run_estimate, train_seconds
 from core.runs.run import Run
-from core.train import method_for
-from core.train import TrainConfig, resolve
+from core.train import TrainConfig, method_for, resolve
 
 RECORD = RECORDS_DIR / "estimates.jsonl"
 # each run of a grid: its method and settings, on top of frozen mode, the amount and the seed

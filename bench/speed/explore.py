@@ -22,10 +22,8 @@ from pathlib import Path
 
 from bench.sample_runs import CORPORA
 from core.backbone.encode import embed_texts, load_tokenizer
-from core.data import CorpusConfig, load_dataset, sample_per_group
-from core.data import builtin_dataset
-from core.explore import ExploreOptions, compute_views
-from core.explore import umap_map
+from core.data import CorpusConfig, builtin_dataset, load_dataset, sample_per_group
+from core.explore import ExploreOptions, compute_views, umap_map
 from core.explore.stats import MAP_SPLITS, _labeled_splits, embedding_map, tfidf_map
 from core.train.view_features import view_features
 

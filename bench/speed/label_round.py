@@ -51,15 +51,15 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["STUDIO_HOME"] = args.home
 
-    from core.data import DataSpec, load_texts
-    from core.label.features import feature_config
-    from core.label.model import fit
     from sklearn.cluster import KMeans
 
+    from core.data import DataSpec, load_texts
     from core.label import strategies
+    from core.label.features import feature_config
+    from core.label.model import fit
     from core.label.strategies import MISSING, QUERIES, Space, pick
-    from core.train.feature_store import cached_share, feature_store
     from core.paths import studio_home
+    from core.train.feature_store import cached_share, feature_store
 
     ds = load_texts(DataSpec(train=str(DATA_ROOT / "l2r" / "train.jsonl")))
     known, classes = ds.train["label"].to_numpy(), len(ds.labels)

@@ -24,7 +24,6 @@ import os
 import shutil
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,12 +32,12 @@ from bench.sample_runs import CORPORA, record_speed
 from bench.speed.train import NAMES, sample
 from core.backbone.encode import load_tokenizer
 from core.backbone.packaged import SMOLLM2
+from core.paths import studio_home
 from core.train import TrainConfig, bucketed_batches, resolve
 from core.train.config import cut_layers
 from core.train.inputs import Representer
 from core.train.methods.finetune import Finetune
 from core.train.state_store import clear, summaries
-from core.paths import studio_home
 
 CPU = torch.device("cpu")
 

@@ -32,12 +32,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bench.speed.ceiling import matmul_ceiling, text_flops
 from bench.sample_runs import CORPORA, record_speed
+from bench.speed.ceiling import matmul_ceiling, text_flops
 from core.backbone import depth
 from core.backbone.device import native_bf16
-from core.backbone.poolings import last_layer
 from core.backbone.encode import load_tokenizer
+from core.backbone.poolings import last_layer
 from core.data import load_file
 from core.train import TrainConfig, bucketed_batches, pad_batch, resolve
 from core.train.methods.adapter import Adapter, Lora
@@ -187,7 +187,8 @@ def main() -> int:
                 best[method], step[method] = max(best[method], speed), min(step[method], seconds)
         ratio, gan = best["finetune"] / best["trainer"], step["ganbert"] / step["finetune"]
         gflops = {k: 3 * best[k] * text_flops(texts, max_len) / 1e9 for k in ("finetune", "trainer")}
-        summary |= {f"gflops_{max_len}": gflops, f"ceiling_share_{max_len}": {k: v / ceiling for k, v in gflops.items()}}
+        summary |= {f"gflops_{max_len}": gflops,
+                    f"ceiling_share_{max_len}": {k: v / ceiling for k, v in gflops.items()}}
         print(f"max_len {max_len}: Trainer {best['trainer']:.1f} texts/s | studio fine-tuning {best['finetune']:.1f} "
               f"(x{ratio:.2f}, {gflops['finetune']:.0f} GFLOP/s, {gflops['finetune'] / ceiling:.2f} of the ceiling) | "
               f"GAN-BERT step {step['ganbert']:.3f} s against {step['finetune']:.3f} s (x{gan:.2f})", flush=True)
@@ -208,7 +209,8 @@ def bench_backbone(backbone: str, texts: list[str], labels: np.ndarray, lengths:
     on the whole model as it ships; LoRA, adapters, a GAN-BERT G1 step and its control's priced against a
     fine-tuning step; and MiniLM's fine-tuning step on the same texts, the ratio the estimates weigh this backbone's
     training by (`core.train.methods.specs.TRAINING_COST`). Alternating, best of `repeats`."""
-    dtype = torch.float32 if studio_config("finetune", 128, 16, backbone=backbone).precision == "fp32" else torch.bfloat16
+    dtype = (torch.float32 if studio_config("finetune", 128, 16, backbone=backbone).precision == "fp32"
+             else torch.bfloat16)
     ceiling = matmul_ceiling(CPU, 2048, dtype=dtype)
     config = studio_config("finetune", 128, batch_size, backbone=backbone)
     layers = last_layer(config.resolved_pooling)

@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from bench.studies.active_tables import REFERENCE_PER_CLASS, labeling_section
 from bench.sample_runs import DATA_ROOT, DEFAULT_HOME, RECORDS_DIR, machine, recorded
+from bench.studies.active_tables import REFERENCE_PER_CLASS, labeling_section
 
 RECORDS = RECORDS_DIR / "active-learning.jsonl"
 # what the pool's clusters follow (TypiClust picks from clusters): authors, or the domains the texts are about

@@ -18,11 +18,20 @@ Run: .venv/bin/python -m bench.studies.default_backbone [--corpus m4-sample|l2r-
 from __future__ import annotations
 
 from bench import figures
-from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus, open_home, recorded,
-                               run_each, sample_parser)
+from bench.sample_runs import (
+    BENCH_ENGINE,
+    DEFAULT_HOME,
+    RECORDS_DIR,
+    corpus_of,
+    keep_for_corpus,
+    open_home,
+    recorded,
+    run_each,
+    sample_parser,
+)
+from core.backbone.packaged import SMOLLM2
 from core.data import DataSpec
 from core.runs import Run
-from core.backbone.packaged import SMOLLM2
 from core.train import TrainConfig
 from core.train.methods.direct_specs import FeaturesLRSpec
 

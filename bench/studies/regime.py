@@ -33,12 +33,12 @@ import pandas as pd
 
 from bench import figures
 from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, finished, open_home, run_once, sample_parser
-from core.runs.estimate import roughly
 from bench.studies.tapt import adapted, on_disk, point_config
 from core import compare
-from core.compare.seeds import paired
 from core.backbone.packaged import SMOLLM2
+from core.compare.seeds import paired
 from core.runs import Run, Status
+from core.runs.estimate import roughly
 from core.train import TrainConfig, resolve
 from core.train.adaptation import RECORD
 from core.train.methods.presets import floored
@@ -271,7 +271,8 @@ def adds(frame: pd.DataFrame, metric: str = "accuracy") -> list[dict]:
                    dict(zip(control["seed"], control[metric])))
         if p.seeds:
             out.append(pair_row(p) | {"game": GAMES[name], "name": name, "pool": pool, "per_class": int(n),
-                                      "backbone": backbone, "encoder": "trained" if name.endswith("-full") else "frozen"})
+                                      "backbone": backbone,
+                                      "encoder": "trained" if name.endswith("-full") else "frozen"})
     return out
 
 

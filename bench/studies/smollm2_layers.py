@@ -30,9 +30,9 @@ from bench.sample_runs import CORPORA, DEFAULT_HOME, RECORDS_DIR
 from core.backbone import resolve_backbone
 from core.backbone.device import pinned_precision
 from core.backbone.encode import load_encoder, load_tokenizer, pool
+from core.backbone.packaged import SMOLLM2
 from core.data import Amount, load_dataset, sample_labeled
 from core.train.methods.direct_specs import FeaturesLRSpec
-from core.backbone.packaged import SMOLLM2
 
 RECORD = RECORDS_DIR / "smollm2-layers.jsonl"
 POOL_SIZE = 11_421  # L2R's train pool, which a whole-pool run encodes once
@@ -98,7 +98,8 @@ def main() -> int:
         for layer in range(1, means.shape[1] + 1):
             scores = [accuracy(train_part[[at[r] for r in drawn[s]], layer - 1], labels[drawn[s]],
                                test_part[:, layer - 1], y_test) for s in args.seeds]
-            print(f"  layer {layer:>2}: accuracy {statistics.mean(scores):.3f} ({', '.join(f'{a:.3f}' for a in scores)})")
+            print(f"  layer {layer:>2}: accuracy {statistics.mean(scores):.3f} "
+                  f"({', '.join(f'{a:.3f}' for a in scores)})")
             if (max_len, layer) not in done:
                 with RECORD.open("a") as f:
                     f.write(json.dumps({"date": time.strftime("%Y-%m-%d"), "corpus": "l2r-dev", "max_len": max_len,

@@ -16,12 +16,20 @@ Run: .venv/bin/python -m bench.studies.smollm2_length [--corpus m4-sample] [--le
 from __future__ import annotations
 
 from bench import figures
-from bench.sample_runs import (BENCH_ENGINE, DEFAULT_HOME, RECORDS_DIR, corpus_of, keep_for_corpus, open_home, run_each,
-                               sample_parser)
+from bench.sample_runs import (
+    BENCH_ENGINE,
+    DEFAULT_HOME,
+    RECORDS_DIR,
+    corpus_of,
+    keep_for_corpus,
+    open_home,
+    run_each,
+    sample_parser,
+)
+from core.backbone.packaged import SMOLLM2
 from core.data import DataSpec
 from core.runs import Run
 from core.train import TrainConfig
-from core.backbone.packaged import SMOLLM2
 
 LENGTHS = (128, 256, 512)
 CUTS = RECORDS_DIR / "smollm2-length.jsonl"  # each corpus's share of training texts cut at each length

@@ -28,8 +28,7 @@ import argparse
 import pandas as pd
 
 from bench import figures
-from bench.sample_runs import (BENCH_ENGINE, CORPORA, DEFAULT_HOME, at_defaults, end_study, finished, open_home,
-                               run_once)
+from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, at_defaults, end_study, finished, open_home, run_once
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status

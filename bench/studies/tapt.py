@@ -1,7 +1,7 @@
 """Task-adaptive pretraining's settings, chosen by measurement (`bench/studies/defaults.py --mode tapt`): MiniLM adapted
 to L2R's 11,421 train texts (labels unused) at 1 and 3 epochs, two learning rates and two max lengths, each adapted
-backbone judged by frozen features + LR at 20 labels a class on L2R's dev split, 3 seeds, beside the base backbone on the
-same rows, with the CPU time the adaptation took.
+backbone judged by frozen features + LR at 20 labels a class on L2R's dev split, 3 seeds, beside the base backbone on
+the same rows, with the CPU time the adaptation took.
 
 Adapted backbones live in the benches' home (`backbones/`); what each was made from and what it cost is kept in
 `bench/records/adapt.jsonl`, and the runs on them in the corpus's records, so the table prints again from the

@@ -2,10 +2,25 @@
 local Hugging Face cache), the opt-in download (`download`), the device and precision (`device`), and
 turning texts into vectors (`encode`). Importing this package imports neither torch nor transformers."""
 
-from core.backbone.locate import (BUNDLED, Backbone, BackboneError, CachedModel, adapted_backbones, adapted_name,
-                                  attention_dropout, backbone_label, cached_models, default_backbone_path,
-                                  default_train_layers, depth, hub_cache_dir, is_hub_id, pass_work, resolve_backbone,
-                                  width)
+from core.backbone.locate import (
+                                  BUNDLED,
+                                  Backbone,
+                                  BackboneError,
+                                  CachedModel,
+                                  adapted_backbones,
+                                  adapted_name,
+                                  attention_dropout,
+                                  backbone_label,
+                                  cached_models,
+                                  default_backbone_path,
+                                  default_train_layers,
+                                  depth,
+                                  hub_cache_dir,
+                                  is_hub_id,
+                                  pass_work,
+                                  resolve_backbone,
+                                  width,
+)
 
 __all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",
            "attention_dropout", "backbone_label", "cached_models", "default_backbone_path", "default_train_layers",

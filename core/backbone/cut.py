@@ -24,19 +24,19 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from core.backbone.families import FAMILIES, Family, family
 from core.errors import InputError
 
 STATE_DTYPE = torch.bfloat16  # what crosses the boundary, and what the store keeps: 2 bytes a number
-# Where a family keeps its layer stack, under its base model: Llama and its kin, BERT and its kin, DistilBERT
-STACKS = (("layers",), ("encoder", "layer"), ("transformer", "layer"))
-# What a family applies to its inputs before the first layer, which the layers above the boundary must not repeat:
-# a Llama's word embeddings are skipped when it is given `inputs_embeds`, BERT's kin add positions and a LayerNorm
-EMBEDDINGS = ("embeddings", "embeddings_project")
-AFTER = ("pooler", "norm")  # what a family applies after its last layer: it trains with the layers above
+
+
+def family_of_model(model: nn.Module) -> Family | None:
+    """A loaded model's entry in the families table (`core.backbone.families`), None for a family it lacks."""
+    return FAMILIES.get(getattr(getattr(model, "config", None), "model_type", None))
 
 
 def layer_stack(model: nn.Module) -> nn.ModuleList | None:
-    """The encoder's layers, where the family keeps them."""
+    """The encoder's layers, where its family keeps them."""
     owner, name = stack_owner(model)
     stack = getattr(owner, name, None) if owner is not None else None
     return stack if isinstance(stack, nn.ModuleList) else None
@@ -44,13 +44,22 @@ def layer_stack(model: nn.Module) -> nn.ModuleList | None:
 
 def stack_owner(model: nn.Module) -> tuple[nn.Module | None, str]:
     """The module that holds the layer stack, and the stack's attribute name on it."""
-    for path in STACKS:
-        owner = model
-        for part in path[:-1]:
-            owner = getattr(owner, part, None)
-        if owner is not None and isinstance(getattr(owner, path[-1], None), nn.ModuleList):
-            return owner, path[-1]
+    found = family_of_model(model)
+    if found is None or not found.stack:
+        return None, ""
+    owner = model
+    for part in found.stack[:-1]:
+        owner = getattr(owner, part, None)
+    if owner is not None and isinstance(getattr(owner, found.stack[-1], None), nn.ModuleList):
+        return owner, found.stack[-1]
     return None, ""
+
+
+class NoPositions(nn.Module):
+    """Stands for a position table, in the view above the boundary: the states carry their positions already."""
+
+    def forward(self, positions: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+        return torch.zeros((), device=positions.device)
 
 
 class Passthrough(nn.Module):
@@ -80,12 +89,16 @@ def view(model: PreTrainedModel, layers: list[nn.Module], skip_embeddings: bool,
         inner._modules = dict(owner._modules)
         inner._modules[name] = nn.ModuleList(layers)
         clone._modules[holder] = inner
+    parts = family(model.config.model_type)
     if skip_embeddings:
-        for key in EMBEDDINGS:
+        for key in parts.embeddings:
             if key in clone._modules:
                 clone._modules[key] = Passthrough()
-    if not final_norm and "norm" in clone._modules:
-        clone._modules["norm"] = nn.Identity()
+        for key in parts.positions:
+            if key in clone._modules:
+                clone._modules[key] = NoPositions()
+    if not final_norm and parts.final_norm in clone._modules:
+        clone._modules[parts.final_norm] = nn.Identity()
     return clone
 
 
@@ -130,10 +143,11 @@ class Cut:
 
     def lower(self) -> list[nn.Parameter]:
         """The parameters the inputs pass through before the boundary: the embeddings (words, positions, their norm)
-        and the first `boundary` layers; not the layers above, nor what follows the last layer (`AFTER`)."""
+        and the first `boundary` layers; not the layers above, nor what follows the last layer (`Family.after`)."""
         stack = layer_stack(self.encoder)
         above = {id(p) for layer in stack[self.boundary:] for p in layer.parameters()}
-        above |= {id(p) for name in AFTER if isinstance(getattr(self.encoder, name, None), nn.Module)
+        above |= {id(p) for name in family(self.encoder.config.model_type).after
+                  if isinstance(getattr(self.encoder, name, None), nn.Module)
                   for p in getattr(self.encoder, name).parameters()}
         return [p for p in self.encoder.parameters() if id(p) not in above]
 
@@ -193,13 +207,14 @@ def cut_after(model: PreTrainedModel, layers: int) -> Cut:
     """The encoder with its layers after the first `layers` removed, and a causal LM's final norm with them, so its
     last hidden state is what the whole model's `hidden_states[layers]` holds. SmolLM2's features read layer 20 of
     30: a third of every pass was thrown away, and every layer's states were kept to pick one. Whole where `layers`
-    is the model's depth or more, or the family keeps its layers elsewhere."""
+    is the model's depth or more, or its family shares one layer's weights between its layers (ALBERT)."""
+    parts = family(model.config.model_type)
     stack = layer_stack(model)
     if stack is None or layers >= len(stack):
         return Cut(model)
     del stack[layers:]
-    if hasattr(model, "norm"):  # applied after the last layer only: the cut layer's output is un-normed
-        model.norm = nn.Identity()
+    if parts.final_norm and hasattr(model, parts.final_norm):  # after the last layer only: the cut's is un-normed
+        setattr(model, parts.final_norm, nn.Identity())
     model.config.num_hidden_layers = layers
     return Cut(model, layers)
 
@@ -207,6 +222,9 @@ def cut_after(model: PreTrainedModel, layers: int) -> Cut:
 def split_at(cut: Cut, trained: int) -> Cut:
     """The cut with only its top `trained` layers training (0, or as many as it has: every layer), the layers below
     frozen and checked to run apart (`Cut.check`)."""
+    if trained and not cut.depth:
+        raise InputError(f"training the top layers alone is not supported for {cut.encoder.config.model_type} "
+                         "models (their layers share one set of weights); train every layer")
     if not trained or trained >= cut.depth:
         return cut
     split = Cut(cut.model, cut.layers, cut.depth - trained)

@@ -19,8 +19,7 @@ from core.backbone.cut import Cut, cut_after, layer_stack
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
 from core.backbone.packaged import SMOLLM2
-from core.backbone.poolings import (POOLINGS, hidden_pooling, last_layer, needs_layers, pooled_layer,
-                                    reads_probabilities)
+from core.backbone.poolings import POOLINGS, hidden_pooling, last_layer, needs_layers, pooled_layer, reads_probabilities
 from core.backbone.probabilities import NAMES, token_statistics
 
 BackboneLike = Backbone | str | Path | None

@@ -12,18 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.backbone.families import ENCODER_FAMILIES, family_of
 from core.backbone.packaged import PACKAGED, Stage, converted_folder
 from core.backbone.poolings import last_layer
 from core.errors import InputError
 from core.paths import studio_home
 
-# Encoder families the model picker offers; every method works with them (adapters where the `adapters` library
-# supports the family: BERT, RoBERTa, XLM-R, DeBERTa(-v2), DistilBERT, ELECTRA, ALBERT…).
-ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "distilbert", "electra", "mpnet",
-                    "albert")
-# Causal LMs: their tokens see only the tokens before them, so a sentence vector is a middle layer's mean (`layer`
-# pooling), and an encoder that trains stops at that layer (`core.train.methods.neural`)
-CAUSAL_FAMILIES = ("llama", "mistral", "qwen2", "gpt2", "phi3")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 BUNDLED = "MiniLM (bundled)"
 ADAPTED_DIR = "backbones"  # under the studio home: backbones adapted to a dataset's texts (`core.train.adaptation`)
@@ -224,8 +218,8 @@ def depth(spec: str | Path | None) -> tuple[int, bool]:
     if text in PACKAGED:
         return PACKAGED[text].layers, True
     config = config_of(text)
-    layers = config.get("num_hidden_layers") or config.get("n_layer") or 0
-    return int(layers), config.get("model_type") in CAUSAL_FAMILIES
+    parts = family_of(config)
+    return (parts.depth(config), parts.causal) if parts else (int(config.get("num_hidden_layers") or 0), False)
 
 
 def width(spec: str | Path | None) -> int:
@@ -234,7 +228,8 @@ def width(spec: str | Path | None) -> int:
     if text in PACKAGED:
         return PACKAGED[text].width
     config = config_of(text)
-    return int(config.get("hidden_size") or config.get("n_embd") or 0)
+    parts = family_of(config)
+    return parts.width(config) if parts else int(config.get("hidden_size") or 0)
 
 
 def pass_work(spec: str | Path | None, pooling: str) -> float:
@@ -269,7 +264,8 @@ def attention_dropout(spec: str | Path | None) -> float:
     if text in PACKAGED:
         return 0.0
     config = config_of(text)
-    return float(config.get("attention_probs_dropout_prob", config.get("attention_dropout", 0.0)))
+    parts = family_of(config)
+    return parts.attention_dropout(config) if parts else 0.0
 
 
 def sentence_pooling(spec: str | Path | None) -> str | None:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import argparse
 import errno
-import sys
-
 import importlib
+import sys
 
 from core.cli.adapt_options import add_adapt_args
 from core.cli.options import BUILTIN, Parser, add_backend_args, add_config_args, add_data_args
@@ -22,8 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "classifiers, compare runs, classify texts.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    data = sub.add_parser("data", help="check a dataset; clean stored uploads").add_subparsers(dest="data_command", required=True,
-                                                                        parser_class=Parser)
+    data = sub.add_parser("data", help="check a dataset; clean stored uploads").add_subparsers(
+        dest="data_command", required=True, parser_class=Parser)
     check = data.add_parser("check", help="validate a dataset and print its class counts")
     check.add_argument("path", help=f"file, directory of official files, or '{BUILTIN}'")
     add_data_args(check)

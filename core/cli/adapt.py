@@ -19,6 +19,7 @@ from core.runs import Registry, adapting, enqueue, execute_run, failed_on_error,
 from core.runs.lifecycle import Status
 from core.train.adaptation import RECORD, AdaptConfig, adapted_folder, pinned
 
+
 def config_of(args: argparse.Namespace) -> AdaptConfig:
     splits = tuple(dict.fromkeys(["train", *args.splits]))
     config = AdaptConfig(data=spec_from_args(args.train, args),

@@ -16,17 +16,38 @@ from core.backbone import BackboneError, is_hub_id, resolve_backbone
 from core.backbone.download import download
 from core.backbone.encode import load_tokenizer
 from core.cli.options import UsageError, config_from_args, follow, spec_from_args, sweep_of
+from core.compare import training_notes
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
 from core.paths import studio_home
-from core.compare import training_notes
-from core.runs import (Registry, as_runs_read_it, enqueue, execute_run, failed_on_error, grid_seconds, logging_into,
-                       not_yet_run, ray_resources, set_concurrency, use_address, use_storage)
-from core.train import (TrainConfig, capped_note, classify, classify_frame, explain, load_data, method_for,
-                        run_label, resolve)
+from core.runs import (
+    Registry,
+    as_runs_read_it,
+    enqueue,
+    execute_run,
+    failed_on_error,
+    grid_seconds,
+    logging_into,
+    not_yet_run,
+    ray_resources,
+    set_concurrency,
+    use_address,
+    use_storage,
+)
+from core.runs.lifecycle import Status
+from core.train import (
+    TrainConfig,
+    capped_note,
+    classify,
+    classify_frame,
+    explain,
+    load_data,
+    method_for,
+    resolve,
+    run_label,
+)
 from core.train.attribution import STEPS
 from core.train.submission import check_format, is_subtask_b, jsonl_format, write_predictions
-from core.runs.lifecycle import Status
 
 
 def cmd_explore(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""`data check`: what a dataset holds (and `data clean-uploads`), read without loading a model (no torch), so it answers in a second or
-two."""
+"""`data check`: what a dataset holds (and `data clean-uploads`), read without loading a model (no torch),
+so it answers in a second or two."""
 
 from __future__ import annotations
 

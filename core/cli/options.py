@@ -8,15 +8,14 @@ labeled amount and the seed.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, declared_labels
+from core.data import Amount, CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, declared_labels
 from core.errors import InputError
 from core.runs.backends import NAMES
-from core.data import Amount
 from core.train.catalog import CATALOG, DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, VARIANTS
 from core.train.config import Option, TrainConfig, option_of, options
 

@@ -39,7 +39,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print("no runs yet: start one with `python -m core train ...`")
         return 0
     width = max(len(r["name"]) for r in rows)
-    print(f"{'run id':<22}  {'status':<11} {'run':<{width}} {'accuracy':>8} {'macro-F1':>8} {'progress':>13}  labels read")
+    print(f"{'run id':<22}  {'status':<11} {'run':<{width}} {'accuracy':>8} {'macro-F1':>8} {'progress':>13}  "
+          "labels read")
     for r in rows:
         done = r["accuracy"] is not None
         scores = f"{r['accuracy']:>8.3f} {r['macro_f1']:>8.3f}" if done else f"{'':>8} {'':>8}"

@@ -13,8 +13,8 @@ from core.plotting import SERIES_PALETTE, category_axis, class_scale, whole_lege
 # the losses and validation scores a run records, in words: the run card titled its panels "d_supervised"
 CURVE_NAMES = {"loss": "training loss", "d_loss": "D loss (all terms)", "d_supervised": "D loss on labeled texts",
                "g_loss": "G loss (all terms)", "g_feature_matching": "G feature matching",
-               "val_accuracy": "validation accuracy", "val_macro_f1": "validation macro-F1", "val_mcc": "validation MCC",
-               "val_fake_prob": "P(fake) of real validation texts"}
+               "val_accuracy": "validation accuracy", "val_macro_f1": "validation macro-F1",
+               "val_mcc": "validation MCC", "val_fake_prob": "P(fake) of real validation texts"}
 
 
 # References (TF-IDF + LR, features + LR) in tones no method takes: from the method palette, two of them had drawn

@@ -16,8 +16,8 @@ from core.backbone import backbone_label
 from core.data import DataSpec
 from core.runs import Run
 from core.train import method_for, run_label
-from core.train.methods import backbone_tag, unread_options
 from core.train.config import flat_settings, options
+from core.train.methods import backbone_tag, unread_options
 
 METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1", "mcc": "MCC"}  # the test metrics, in words
 NEVER = ("tags", "device")  # where a run ran, or a label for it, is not a setting that changes its result
@@ -69,7 +69,8 @@ def dataset_names(specs: Sequence[DataSpec]) -> dict[DataSpec, str]:
             elif spec.builtin:
                 names[spec] = f"{short}, {spec.builtin.train_per_class}/class"
             else:
-                names[spec] = f"{short} ({telling_folder(Path(spec.train or ''), [Path(s.train or '') for s in files])})"
+                names[spec] = (f"{short} "
+                               f"({telling_folder(Path(spec.train or ''), [Path(s.train or '') for s in files])})")
     counts = Counter(names.values())
     for spec, name in list(names.items()):  # one folder, two test files (L2R tested on dev, then on test)
         if counts[name] > 1 and not spec.builtin:

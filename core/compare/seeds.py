@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.train import TrainConfig
-from core.train.methods import unread_options
 from core.compare.names import METRIC_NAMES, varying
-from core.train.config import flat_settings
 from core.runs.lifecycle import Status
+from core.train import TrainConfig
+from core.train.config import flat_settings
+from core.train.methods import unread_options
 
 CONFIDENCE = 0.95
 ALPHA = 0.05

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-
 import pandas as pd
 
 from core.backbone import backbone_label
@@ -13,11 +12,11 @@ from core.compare.names import dataset_names, distinct_names, distinguishing
 from core.compare.seeds import group_key
 from core.runs import Registry, Run
 from core.runs.estimate import History, roughly, times_left
+from core.runs.lifecycle import ACTIVE, Status
 from core.train import method_for
 from core.train.macro import DENSE_UP_TO, dense_confusion
 from core.train.methods import backbone_tag
 from core.train.methods.specs import not_learned
-from core.runs.lifecycle import ACTIVE, Status
 
 METRICS = ("accuracy", "macro_f1", "mcc")
 

@@ -15,7 +15,6 @@ from core.backbone import BUNDLED
 from core.backbone.locate import ADAPTED_RECORD
 from core.compare.seeds import ALPHA, SIGN_TEST_UP_TO, Paired, find_pair, groups, pairs, smallest_p
 
-
 CONTROL_FREE = ("adversarial", "generator", "noise", "noise_dim")  # a control has no generator (its group drops
 # what it does not read): it pairs with G1's and G2's runs
 

@@ -7,13 +7,23 @@ from core.data.labels import SEMEVAL_LABELS, declared_labels
 from core.data.loading import builtin_dataset, load_dataset, load_texts, official_files, with_cleaning
 from core.data.readers import MAX_FILE_BYTES, columns_of, load_file, load_frame, read_bytes, read_table, store_upload
 from core.data.sampling import (
-    Amount, Validation, draw_validation, labels_read, sample_labeled, sample_per_group, split_off, stratified_mask,
+    Amount,
+    Validation,
+    draw_validation,
+    labels_read,
+    sample_labeled,
+    sample_per_group,
+    split_off,
+    stratified_mask,
 )
-from core.data.schema import UNLABELED, ColumnMapping, DataError, DataSpec, Dataset, fingerprint
+from core.data.schema import UNLABELED, ColumnMapping, DataError, Dataset, DataSpec, fingerprint
 
 __all__ = [
-    "CleaningConfig", "clean_text", "clean_texts", "SYNTHETIC_NAME", "CorpusConfig", "generate", "SEMEVAL_LABELS", "declared_labels", "builtin_dataset", "load_dataset", "load_texts", "official_files", "with_cleaning", "MAX_FILE_BYTES",
+    "CleaningConfig", "clean_text", "clean_texts", "SYNTHETIC_NAME", "CorpusConfig", "generate", "SEMEVAL_LABELS",
+    "declared_labels", "builtin_dataset", "load_dataset", "load_texts", "official_files", "with_cleaning",
+    "MAX_FILE_BYTES",
     "columns_of",
-    "Validation", "draw_validation", "labels_read", "load_file", "load_frame", "read_bytes", "read_table", "store_upload", "Amount", "sample_labeled", "sample_per_group",
+    "Validation", "draw_validation", "labels_read", "load_file", "load_frame", "read_bytes", "read_table",
+    "store_upload", "Amount", "sample_labeled", "sample_per_group",
     "split_off", "stratified_mask", "UNLABELED", "ColumnMapping", "DataError", "DataSpec", "Dataset", "fingerprint",
 ]

@@ -14,10 +14,9 @@ import pandas as pd
 
 from core.data.cleaning import CleaningConfig, clean_texts
 from core.data.corpus import SYNTHETIC_NAME, CorpusConfig, generate
-from core.data.labels import SEMEVAL_LABELS
-from core.data.labels import infer_labels
+from core.data.labels import SEMEVAL_LABELS, infer_labels
 from core.data.readers import ROW_ID, is_semeval, label_values, normalize, read_file, require_classes
-from core.data.schema import UNLABELED, ColumnMapping, DataError, DataSpec, Dataset
+from core.data.schema import UNLABELED, ColumnMapping, DataError, Dataset, DataSpec
 from core.paths import cache_parquet, studio_home
 
 VAL_NAMES = {"val", "valid", "validation", "dev"}

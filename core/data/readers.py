@@ -84,7 +84,8 @@ def columns_named(cols: list) -> str:
     (a symlink to /etc/shadow read as CSV) has its first line as a one-column header, which an error had echoed."""
     if not cols or not all(COLUMN_NAME.match(str(c)) for c in cols):
         return "the file reads as no table with named columns (is it CSV, JSONL or Parquet with a header?)"
-    return f"the columns are {', '.join(map(str, cols[:50]))}" + (f" and {len(cols) - 50} more" if len(cols) > 50 else "")
+    return (f"the columns are {', '.join(map(str, cols[:50]))}"
+            + (f" and {len(cols) - 50} more" if len(cols) > 50 else ""))
 
 
 def check_unique_ids(ids: pd.Series, where: pd.Series, name: str, column: str) -> None:
@@ -168,8 +169,8 @@ def normalize(raw: pd.DataFrame, name: str, mapping: ColumnMapping = ColumnMappi
     bad = text.isna() | ~text.map(lambda t: isinstance(t, str) and not blank(t))
     if bad.any():
         first = raw.loc[bad, "_where"].iloc[0]
-        raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first}); a text of "
-                        "invisible characters alone (zero-width spaces, Hangul fillers, the braille blank) is empty "
+        raise DataError(f"{name}: {int(bad.sum())} row(s) have an empty or missing text (the first on {first}); a text "
+                        "of invisible characters alone (zero-width spaces, Hangul fillers, the braille blank) is empty "
                         "too")
 
     frame = pd.DataFrame({"text": text.astype(str).values})

@@ -6,12 +6,11 @@ none), `source`.
 
 from __future__ import annotations
 
-import unicodedata
-
 import hashlib
 import re
-from pathlib import Path
+import unicodedata
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pandas as pd
 
@@ -150,7 +149,8 @@ class Dataset:
                 f"({', '.join(absent)}): no model can learn {them}")
         if self.test is not None and (held := int(counts.loc[absent, "test"].sum())):
             scored = int((self.test["label"] >= 0).sum())
-            note += (f"; {'their' if len(absent) > 1 else 'its'} {held:,} test text{'s count' if held > 1 else ' counts'}"
+            note += (f"; {'their' if len(absent) > 1 else 'its'} {held:,} test "
+                     f"text{'s count' if held > 1 else ' counts'}"
                      f" as errors, so the best possible test accuracy is {1 - held / scored:.2f}")
         return note
 

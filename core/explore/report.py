@@ -21,7 +21,6 @@ from core.explore import stats as explore
 from core.paths import replace_durably
 from core.plotting import class_colors
 
-
 VIEWS = ("lengths", "ngrams_1", "ngrams_2", "ngrams_3", "wordcloud", "map", "kl", "sources")
 
 

@@ -7,10 +7,9 @@ scatter points) subsample, and say how many rows they used in a `sampled_from` c
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import copy
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np

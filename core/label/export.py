@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.data import DataSpec, Dataset
+from core.data import Dataset, DataSpec
 from core.errors import InputError
 from core.paths import atomic_write_bytes
 from core.train.submission import download_stem

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from core.backbone.device import pick_device
-from core.data import DataSpec, Dataset
+from core.data import Dataset, DataSpec
 from core.train.config import TrainConfig
 from core.train.inputs import frozen_features
 from core.train.maxlen import max_length_for

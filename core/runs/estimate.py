@@ -25,15 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.data import clean_texts
-from core.backbone.token_count import tokens_per_text
 from core.backbone.packaged import PACKAGED, is_converted
+from core.backbone.token_count import tokens_per_text
+from core.data import clean_texts
 from core.paths import studio_home
 from core.runs.encoding_speed import tokens_per_second
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.planned import planned_rows, texts_to_encode
-from core.runs.states_estimate import states_seconds
 from core.runs.registry import Registry, Run
+from core.runs.states_estimate import states_seconds
 from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
 from core.train.feature_store import both_store, cached_share, feature_store

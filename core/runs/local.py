@@ -48,7 +48,8 @@ class LocalBackend:
 
     def submit(self, registry: Registry, queued: list[Run]) -> list[str]:
         """Start queued runs (oldest first) while slots are free."""
-        busy = len([r for r in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING), kind=None)
+        busy = len([r for r in registry.list(include_deleted=True, statuses=(Status.STARTING, Status.RUNNING),
+                                             kind=None)
                     if r.backend == self.name])
         slots, started = concurrency(registry), []
         for run in queued:

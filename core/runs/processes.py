@@ -1,5 +1,5 @@
-"""Operating-system processes: start a detached `python -m …`, tell whether a pid still lives, signal a
-process group. Background runs and the Ray dispatcher are such processes."""
+"""Operating-system processes: start a detached `python -m …`, tell whether a pid still lives and is still the
+process recorded (psutil), signal a process group. Background runs and the Ray dispatcher are such processes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import psutil
 
 from core.environment import STUDIO
 from core.paths import REPO_ROOT
@@ -39,57 +41,51 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.AccessDenied:
         return True
-    status = Path(f"/proc/{pid}/status")
-    if status.exists():
-        try:
-            return "\nState:\tZ" not in status.read_text()
-        except OSError:
-            return False
-    return True
+    except psutil.Error:
+        return False
 
 
 STUDIO_COMMANDS = ("core.runs.worker", "core.runs.ray.dispatch", "-m\x00core\x00")  # the studio's processes' argv
 
 
 def process_token(pid: int) -> str | None:
-    """An identity for the process `pid` is now: this boot's id and the process's start time (`/proc/PID/stat`,
-    field 22, in clock ticks since boot). A pid is reused after its process ends or the machine restarts; the
-    pair is not. None where /proc cannot tell (not Linux, or the process is gone)."""
+    """An identity for the process `pid` is now: its start time since the epoch, to the clock tick. A pid is reused
+    after its process ends or the machine restarts; the start time is not. None when the process is gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
+        return f"{psutil.Process(pid).create_time():.2f}"
+    except psutil.Error:
         return None
-    fields = stat[stat.rfind(")") + 2:].split()  # the name, in parentheses, may hold spaces
-    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
+
+
+def command_line(pid: int) -> str | None:
+    """The process's argv joined by NUL bytes, or None where the system will not tell."""
+    try:
+        return "\x00".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return None
 
 
 def is_process(pid: int | None, token: str | None) -> bool:
     """Whether `pid` is still the process recorded with `token` (`process_token`). A row recorded before tokens,
-    or where /proc cannot tell, counts when the pid runs one of the studio's commands; elsewhere, when it lives."""
+    or where the system cannot tell, counts when the pid runs one of the studio's commands; elsewhere, when it
+    lives."""
     if not pid or pid <= 0 or not pid_alive(pid):
         return False
     now = process_token(pid)
     if token is not None and now is not None:
         return now == token
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return now is None  # no /proc to ask (not Linux): a live pid is all there is to go on
+    command = command_line(pid)
+    if command is None:
+        return now is None  # nothing to ask: a live pid is all there is to go on
     return any(mark in command for mark in STUDIO_COMMANDS)
 
 
 def runs_module(pid: int, module: str) -> bool:
     """Whether `pid` is alive and is `python -m module` (not another process that got the pid later)."""
-    try:
-        return pid > 0 and pid_alive(pid) and module in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return False
+    return pid > 0 and pid_alive(pid) and module in (command_line(pid) or "")
 
 
 def signal_group(pid: int, sig: int) -> None:

@@ -15,7 +15,6 @@ from core.runs.registry import Registry, RunError
 from core.train import TrainConfig
 from core.train.adaptation import AdaptConfig
 
-
 CONCURRENCY = "max_concurrent"  # the registry's setting of the local runs at once (`local.concurrency`)
 
 

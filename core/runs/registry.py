@@ -19,11 +19,11 @@ from core.paths import studio_home
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
 from core.runs.processes import process_token
-from core.runs.run import KINDS, Run, RunError, UnreadableRun, check_run_id, readable, to_run
 from core.runs.registry_store import UNLISTED, FullDisk, RegistryError, explained, set_up
+from core.runs.run import KINDS, Run, RunError, UnreadableRun, check_run_id, readable, to_run
 from core.train import TrainConfig, run_label
-from core.train.macro import split_tables
 from core.train.adaptation import AdaptConfig
+from core.train.macro import split_tables
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +36,17 @@ class Registry:
         self.path = self.home / "studio.db"
         self.runs_dir = self.home / "runs"
         self.read_only = False  # the disk full when it opened: finished runs are read, nothing is written
+        self.migrated: list[str] = []
         try:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
-            set_up(self.path)
+            self.migrated = set_up(self.path)  # what an older registry gained, once: said here, never again
         except (sqlite3.Error, OSError) as e:
             plain = explained(e, self.path)
             if not isinstance(plain, FullDisk) or not self.path.is_file():
                 raise plain or e
             self.read_only, self.full = True, plain
+        for step in self.migrated:
+            log.warning("the registry at %s was upgraded, migration %s", self.path, step)
         with self._connect(write=False) as db:  # what a run's row is read with: every column but `UNLISTED`
             self.listed = ", ".join(c[1] for c in db.execute("PRAGMA table_info(runs)") if c[1] not in UNLISTED)
 
@@ -122,14 +125,13 @@ class Registry:
 
     def tables(self, run_id: str) -> dict:
         """A finished run's per-class test tables (classes, confusion matrix, per-class scores), read when a page
-        draws them; a run stored before they were kept apart has them in its metrics. {} where it has none."""
+        draws them. {} where it has none."""
         with self._connect(write=False) as db:
-            row = db.execute("SELECT tables, metrics FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
+            row = db.execute("SELECT tables FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
         if row is None:
             raise RunError(f"no run {run_id}")
         try:
-            kept = json.loads(row["tables"]) if row["tables"] else split_tables(
-                json.loads(row["metrics"]) if row["metrics"] else None)[1]
+            kept = json.loads(row["tables"]) if row["tables"] else {}
         except ValueError:
             return {}
         return kept if isinstance(kept, dict) else {}
@@ -206,7 +208,8 @@ class Registry:
             row = db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None or row["status"] not in ACTIVE:
                 raise RunError(f"run {run_id} has ended: its config is what it ran with")
-            db.execute("UPDATE runs SET config = ?, label = ? WHERE id = ?", (config.to_json(), run_label(config), run_id))
+            db.execute("UPDATE runs SET config = ?, label = ? WHERE id = ?",
+                       (config.to_json(), run_label(config), run_id))
         self.folder(run_id).write_config(config)
 
     def set_pid(self, run_id: str, pid: int) -> None:

@@ -1,15 +1,22 @@
-"""The registry's SQLite file: its schema and the migrations an older file gets when opened, WAL mode, and the
-errors a user can act on (a damaged file, a full disk)."""
+"""The registry's SQLite file: its schema, the numbered migrations an older file gets once when it is opened (its
+`user_version` says which it has had), WAL mode, and the errors a user can act on (a damaged file, a full disk)."""
 
 from __future__ import annotations
 
 import errno
+import json
+import os
 import shutil
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+import psutil
 
 from core.errors import InputError
+from core.train.macro import macro_f1, split_tables
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,15 +49,6 @@ CREATE TABLE IF NOT EXISTS evaluations (
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 """
-# Names that held evaluation indices when runs evaluated once an epoch; an older studio.db is renamed in
-# place when it is opened, before the schema's tables are made.
-RENAMES = (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
-           ("ALTER TABLE evaluations RENAME COLUMN epoch TO evaluation", "evaluations.epoch"),
-           ("ALTER TABLE runs RENAME COLUMN epoch TO evaluations", "runs.epoch"))
-# Columns added since the first registry; an older studio.db gains them in place when it is opened.
-MIGRATIONS = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
-              ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"), ("kind", "TEXT NOT NULL DEFAULT 'train'"),
-              ("estimate", "REAL"), ("pid_token", "TEXT"), ("progressed", "REAL"), ("tables", "TEXT"))
 UNLISTED = ("tables",)  # read on demand (`Registry.tables`), never by a list of runs: 5,000 classes' had taken 587 MB
 class RegistryError(InputError):
     """The registry cannot be read or written: its file is damaged, or the disk is full."""
@@ -115,24 +113,128 @@ def exists(db: sqlite3.Connection, name: str) -> bool:
 
 
 
-def set_up(path: Path) -> None:
-    """The schema, and an older file's renames and added columns, in one IMMEDIATE transaction: four
-    processes opening a fresh home at once had each seen a column missing, and one in five tries failed on
-    another's `ALTER TABLE` (duplicate column name: phase)."""
+def renamed(db: sqlite3.Connection) -> None:
+    """Evaluations were named epochs when runs evaluated once an epoch."""
+    for statement, old in (("ALTER TABLE epochs RENAME TO evaluations", "epochs"),
+                           ("ALTER TABLE evaluations RENAME COLUMN epoch TO evaluation", "evaluations.epoch"),
+                           ("ALTER TABLE runs RENAME COLUMN epoch TO evaluations", "runs.epoch")):
+        if exists(db, old):
+            db.execute(statement)
+
+
+ADDED = (("backend", "TEXT NOT NULL DEFAULT 'local'"), ("resources", "TEXT"), ("phase", "TEXT"),
+         ("phase_started", "REAL"), ("claimed", "REAL"), ("rows", "TEXT"), ("kind", "TEXT NOT NULL DEFAULT 'train'"),
+         ("estimate", "REAL"), ("pid_token", "TEXT"), ("progressed", "REAL"), ("tables", "TEXT"))
+
+
+def added_columns(db: sqlite3.Connection) -> None:
+    """The columns added to `runs` since the first registry."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name, kind in ADDED:
+        if name not in columns:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+
+
+def boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def start_time_tokens(db: sqlite3.Connection) -> None:
+    """A process's token was this boot's id and its start in clock ticks since boot (read from /proc); it is now
+    its start time since the epoch (psutil's `create_time`, to the tick). A token of this boot is converted to
+    the same figure psutil gives; one of an earlier boot names a process that cannot run now."""
+    boot, ticks = boot_id(), os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for run_id, token in db.execute("SELECT id, pid_token FROM runs WHERE pid_token LIKE '%-%:%'").fetchall():
+        recorded, _, started = str(token).rpartition(":")
+        if recorded == boot and started.isdigit():
+            new = f"{psutil.boot_time() + int(started) / ticks:.2f}"
+        else:
+            new = "a process of an earlier boot"
+        db.execute("UPDATE runs SET pid_token = ? WHERE id = ?", (new, run_id))
+
+
+def rescored(db: sqlite3.Connection) -> None:
+    """A test macro-F1 written before it was fixed to the test set's classes, recomputed from the run's confusion
+    matrix; and the per-class tables of a run stored before they were kept apart, moved to `tables`. A row whose
+    metrics cannot be read is left as it is, for the lists to report."""
+    for run_id, text in db.execute("SELECT id, metrics FROM runs WHERE metrics IS NOT NULL AND tables IS NULL "
+                                   "AND metrics LIKE '%confusion%'").fetchall():
+        try:
+            metrics = json.loads(text)
+        except ValueError:
+            continue
+        test = metrics.get("test") if isinstance(metrics, dict) else None
+        if not isinstance(test, dict):
+            continue
+        if isinstance(test.get("confusion"), list) and test["confusion"]:
+            try:
+                metrics = {**metrics, "test": {**test, "macro_f1": macro_f1(test["confusion"])}}
+            except (ValueError, TypeError):
+                continue
+        metrics, tables = split_tables(metrics)
+        db.execute("UPDATE runs SET metrics = ?, tables = ? WHERE id = ?",
+                   (json.dumps(metrics), json.dumps(tables) if tables is not None else None, run_id))
+
+
+@dataclass(frozen=True)
+class Migration:
+    number: int
+    says: str  # what an older registry gains, as told when it is migrated
+    apply: Callable[[sqlite3.Connection], None]
+
+
+# Each runs once, in order, on a registry whose `user_version` is below its number; a fresh one starts at the last.
+# A registry written before the numbering (version 0) may already hold some of what 1 and 2 make: they check.
+MIGRATIONS = (
+    Migration(1, "evaluations named by index, not epoch", renamed),
+    Migration(2, "the columns added to runs since the first registry", added_columns),
+    Migration(3, "process tokens as start times (psutil)", start_time_tokens),
+    Migration(4, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
+)
+VERSION = MIGRATIONS[-1].number
+
+
+class NewerRegistry(RegistryError):
+    """A registry written by a newer studio, whose rows this one may misread."""
+
+
+def version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def set_up(path: Path) -> list[str]:
+    """The schema, or an older file's migrations, in one IMMEDIATE transaction (four processes opening a fresh home
+    at once had each seen a column missing, and one in five tries failed on another's `ALTER TABLE`). Returns what
+    the migrations that ran say: nothing at all once the file is at `VERSION`."""
     db = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
         wal(db)
+        if version(db) == VERSION:  # the common case, read without a write lock
+            return []
         db.execute("BEGIN IMMEDIATE")
-        for statement, old in RENAMES:
-            if exists(db, old):
+        found = version(db)
+        if found > VERSION:
+            raise NewerRegistry(f"the registry at {path} was written by a newer studio (version {found}; this one "
+                                f"reads up to {VERSION}): update the studio, or point STUDIO_HOME elsewhere")
+        fresh = found == 0 and not exists(db, "runs") and not exists(db, "epochs")
+        done = []
+        if fresh:
+            for statement in filter(str.strip, SCHEMA.split(";")):
                 db.execute(statement)
-        for statement in filter(str.strip, SCHEMA.split(";")):
-            db.execute(statement)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-        for name, kind in MIGRATIONS:
-            if name not in columns:
-                db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+            added_columns(db)
+        else:
+            for migration in MIGRATIONS:
+                if migration.number > found:
+                    migration.apply(db)
+                    done.append(f"{migration.number}: {migration.says}")
+            for statement in filter(str.strip, SCHEMA.split(";")):  # tables and indices an older file lacks
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {VERSION}")
         db.execute("COMMIT")
+        return done
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")

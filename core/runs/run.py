@@ -13,7 +13,6 @@ from core.errors import InputError
 from core.runs.lifecycle import ACTIVE
 from core.train import TrainConfig, method_for, run_label
 from core.train.adaptation import AdaptConfig
-from core.train.macro import upgraded
 
 RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 KINDS = {"train": TrainConfig, "adapt": AdaptConfig}  # what a registered job does: train a classifier, or adapt a
@@ -133,7 +132,7 @@ def to_run(row: sqlite3.Row) -> Run:
             raise ValueError(f"a job of kind {row['kind']!r}, which this studio does not know (a newer one's?)")
         config = KINDS[row["kind"]].from_json(row["config"])
         part = "metrics"
-        metrics = upgraded(json.loads(row["metrics"])) if row["metrics"] else None
+        metrics = json.loads(row["metrics"]) if row["metrics"] else None
         part = "data as drawn"
         rows = json.loads(row["rows"]) if row["rows"] else None
         part = "resources"

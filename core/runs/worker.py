@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 from core.runs.execute import LOG_FORMAT, execute_run
+from core.runs.lifecycle import Status
 from core.runs.local import concurrency
 from core.runs.queue import pump
 from core.runs.registry import Registry, check_run_id
-from core.runs.lifecycle import Status
 
 
 def next_run(registry: Registry) -> str | None:

@@ -15,7 +15,6 @@ from safetensors.torch import load_file, save_file
 from core.paths import atomic_write_text, replace_durably
 from core.train.checkpoint import DESCRIPTION, WEIGHTS, CheckpointError, DamagedCheckpoint, read_description
 
-
 DIGEST = "weights_sha256"  # the description's record of the weights it was written with
 
 

@@ -113,10 +113,10 @@ class TrainConfig:
                                          "another's",
                                  choices=("auto", "torch", "onnx", "onnx-int8"), label="Encoding engine")
     attention_dropout: float | None = option(None, "dropout on attention weights while the encoder trains; 0 lets "
-                                                   "attention run its fused kernel (1.4x a step at 256 tokens on a CPU); "
-                                                   "default: 0 for fine-tuning and the studio's GAN-BERT (accuracy "
-                                                   "measured level), the backbone's own rate (MiniLM: 0.1) for the "
-                                                   "authors' presets and adapters", low=0.0, high=0.9,
+                                                   "attention run its fused kernel (1.4x a step at 256 tokens on a "
+                                                   "CPU); default: 0 for fine-tuning and the studio's GAN-BERT "
+                                                   "(accuracy measured level), the backbone's own rate (MiniLM: 0.1) "
+                                                   "for the authors' presets and adapters", low=0.0, high=0.9,
                                              label="Attention dropout", stored="backbone's")
     train_layers: int | None = option(None, "How many of the encoder's top layers train when it trains (K). The layers "
                                             "below stay frozen: their output for each text is computed once, stored "
@@ -193,11 +193,11 @@ class TrainConfig:
               "same rows", low=0.001, high=1.0, label="Label-free batches, at most", unset="preset's",
         stored="the authors' rule alone")
     validation: str = option("auto", "the labeled texts a run validates on (checkpoint selection, early stopping, its "
-                                     "curves), each one counted in the labels the run reads: auto (as many per class as "
-                                     "it labels, drawn from the validation split, else from the unlabeled train pool), "
-                                     "N/class, a share such as 0.1, split (the whole validation split) or none (the last "
-                                     "checkpoint). The logistic-regression references and SetFit select nothing and read "
-                                     "none", label="Validation")
+                                     "curves), each one counted in the labels the run reads: auto (as many per class "
+                                     "as it labels, drawn from the validation split, else from the unlabeled train "
+                                     "pool), N/class, a share such as 0.1, split (the whole validation split) or none "
+                                     "(the last checkpoint). The logistic-regression references and SetFit select "
+                                     "nothing and read none", label="Validation")
     lr_c: float | None = option(None, "inverse L2 strength of the logistic-regression baselines and SetFit's head "
                                       "(scikit-learn's C; default: the method's, measured by "
                                       "bench/studies/defaults.py)",

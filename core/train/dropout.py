@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.backbone.families import family
+
 
 class Dropout(nn.Module):
     """Inverted dropout whose keep decisions on a CPU are random bytes, eight from each 64-bit draw: the
@@ -44,13 +46,13 @@ def cheap_dropout(encoder: nn.Module, attention: float | None) -> None:
                 setattr(module, name, Dropout(child.p))
     if attention is None:
         return
-    encoder.config.attention_probs_dropout_prob = attention
-    if hasattr(encoder.config, "attention_dropout"):  # Llama's name for it
-        encoder.config.attention_dropout = attention
+    parts = family(encoder.config.model_type)
+    for key in parts.dropout_keys:  # the config's name for it, which SDPA attention reads as it runs
+        setattr(encoder.config, key, attention)
     for name, module in encoder.named_modules():
         if hasattr(module, "dropout_prob"):  # SDPA attention passes its rate to the kernel
             module.dropout_prob = attention
         if isinstance(getattr(module, "attention_dropout", None), float):  # Llama's attention reads a float
             module.attention_dropout = attention
-        if "attention" in name and name.endswith(("self.dropout", "attention.dropout")) and isinstance(module, Dropout):
+        if name.endswith(parts.dropout_modules) and isinstance(module, Dropout):
             module.p, module.threshold = attention, round(attention * 256)  # eager attention drops its weights

@@ -18,8 +18,8 @@ from core.backbone.token_count import tokens
 from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
 from core.paths import studio_home
-from core.train.config import TrainConfig
 from core.train.boundary_states import BoundaryStates
+from core.train.config import TrainConfig
 from core.train.feature_store import both_store, cached_features, feature_store
 from core.train.model import StudioModel
 from core.train.state_store import StateStore

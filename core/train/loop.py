@@ -21,8 +21,8 @@ from core.backbone.device import pick_device
 from core.train.config import TrainConfig
 from core.train.inputs import Event, load_data, split_pool
 from core.train.methods import Cancelled, Job, method_for
-from core.train.resolution import is_resolved
 from core.train.metrics import classification_metrics
+from core.train.resolution import is_resolved
 
 
 class Outputs(Protocol):

@@ -1,6 +1,6 @@
 """A run's stored test metrics read with numpy alone (`core runs` imports no scikit-learn): macro-F1 from a
-confusion matrix, dense or as its nonzero cells, which older rows are rescored with, and the per-class tables kept
-apart from the row every list reads."""
+confusion matrix, dense or as its nonzero cells (older rows are rescored with it once: `registry_store.rescored`),
+and the per-class tables kept apart from the row every list reads."""
 
 from __future__ import annotations
 
@@ -24,15 +24,6 @@ def macro_f1(confusion) -> float:
         return 0.0
     f1 = np.divide(2 * hits, support + predicted, out=np.zeros_like(hits), where=support + predicted > 0)
     return float(f1[held].mean())
-
-
-def upgraded(metrics: dict | None) -> dict | None:
-    """A run's stored metrics as this studio scores them: a test macro-F1 written before it was fixed to the test
-    set's classes is recomputed from the run's confusion matrix (migration; nothing else read changes)."""
-    test = (metrics or {}).get("test")
-    if isinstance(test, dict) and isinstance(test.get("confusion"), list) and test["confusion"]:
-        return {**metrics, "test": {**test, "macro_f1": macro_f1(test["confusion"])}}
-    return metrics
 
 
 def sparse_macro_f1(cells: list[list[int]], classes: int) -> float:

@@ -11,6 +11,7 @@ from transformers import AutoConfig
 
 from core.backbone import Backbone
 from core.backbone.encode import load_tokenizer, sampled_token_lengths
+from core.backbone.families import FAMILIES
 from core.data import Dataset
 
 STEPS = (128, 256, 512)
@@ -32,7 +33,7 @@ def position_limit(backbone: Backbone) -> int:
     """The most tokens the backbone reads: its position table (RoBERTa's keeps two for padding), at most 512."""
     config = AutoConfig.from_pretrained(str(backbone.folder), local_files_only=True)
     positions = getattr(config, "max_position_embeddings", 512) or 512
-    offset = 2 if config.model_type in ("roberta", "xlm-roberta", "camembert") else 0
+    offset = FAMILIES[config.model_type].position_offset if config.model_type in FAMILIES else 0
     return min(512, positions - offset, load_tokenizer(backbone).model_max_length)
 
 

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from sklearn.metrics import (
-    accuracy_score, confusion_matrix, matthews_corrcoef, precision_recall_fscore_support,
+    accuracy_score,
+    confusion_matrix,
+    matthews_corrcoef,
+    precision_recall_fscore_support,
 )
 
 from core.train.macro import DENSE_UP_TO, sparse_macro_f1

@@ -10,8 +10,8 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, confusion_matrix
 
 from core.data import clean_texts
-from core.train.methods import Predictor
 from core.train.macro import macro_f1
+from core.train.methods import Predictor
 from core.train.submission import submission_ids
 
 

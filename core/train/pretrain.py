@@ -20,18 +20,23 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModel, AutoModelForMaskedLM, DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+from transformers import (
+    AutoModel,
+    AutoModelForMaskedLM,
+    DataCollatorForLanguageModeling,
+    get_linear_schedule_with_warmup,
+)
 
 from core.backbone import resolve_backbone
 from core.backbone.device import pick_device, use_bf16
 from core.backbone.encode import load_tokenizer
 from core.errors import InputError
+from core.paths import replace_durably
 from core.train.adaptation import RECORD, AdaptConfig, texts_for, texts_hash
 from core.train.dropout import cheap_dropout
 from core.train.inputs import bucketed_batches
 from core.train.methods.base import Cancelled
 from core.train.optim import adamw
-from core.paths import replace_durably
 
 Event = Callable[[dict], None]
 PROBE = 256  # training texts the loss is measured on before and after, with one fixed masking
@@ -113,8 +118,8 @@ def adapt(config: AdaptConfig, out: Path, on_event: Event = lambda e: None,
               "data": json.loads(config.to_json())["data"], "splits": list(config.splits),
               "reads_test": "test" in config.splits, "reads_val": "val" in config.splits, "texts": counts,
               "texts_sha1": texts_hash(texts), "epochs": config.epochs, "max_steps": config.max_steps, "steps": step,
-              "mask": config.mask, "whole_word_mask": True, "mask_token_share": 1.0, "lr": config.lr, "max_len": config.max_len,
-              "batch_size": config.batch_size, "warmup": config.warmup, "seed": config.seed,
+              "mask": config.mask, "whole_word_mask": True, "mask_token_share": 1.0, "lr": config.lr,
+              "max_len": config.max_len, "batch_size": config.batch_size, "warmup": config.warmup, "seed": config.seed,
               "precision": "bf16" if bf16 else "fp32", "device": str(device),
               "mlm_loss_before": before, "mlm_loss_after": after, "curve": curve,
               "cpu_seconds": time.process_time() - cpu_started, "seconds": time.perf_counter() - started,
@@ -138,7 +143,8 @@ def masker(tokenizer, config: AdaptConfig, seed: int) -> Callable[[list[dict]], 
         out = []
         for r in rows:
             pad = [(0, 0)] * (width - len(r["offset_mapping"]))
-            offsets = pad + list(r["offset_mapping"]) if tokenizer.padding_side == "left" else list(r["offset_mapping"]) + pad
+            offsets = (pad + list(r["offset_mapping"]) if tokenizer.padding_side == "left"
+                       else list(r["offset_mapping"]) + pad)
             out.append({**r, "offset_mapping": offsets})
         return collate(out)
     return padded

@@ -3,9 +3,9 @@ and the device: only what launches or trains runs imports it, not what lists or 
 
 from core.backbone import depth
 from core.backbone.device import pick_device, pinned_precision
-from core.backbone.poolings import pooled_layer
 from core.backbone.engine_choice import auto_engine
 from core.backbone.packaged import SMOLLM2
+from core.backbone.poolings import pooled_layer
 from core.errors import InputError
 from core.train.config import TrainConfig, cut_layers
 from core.train.inputs import load_data

@@ -48,7 +48,8 @@ def label_values(names: tuple[str, ...]) -> dict[str, int | str]:
 def jsonl_format(names: tuple[str, ...]) -> str:
     """What a `.jsonl` of this model's predictions holds, in words (the CLI's summary, the Classify page)."""
     if is_subtask_b(names):
-        return "SemEval submission: id, label (Subtask B ids: human 0, chatGPT 1, cohere 2, davinci 3, bloomz 4, dolly 5)"
+        return ("SemEval submission: id, label "
+                "(Subtask B ids: human 0, chatGPT 1, cohere 2, davinci 3, bloomz 4, dolly 5)")
     return ("id, label: the class names (" + ", ".join(names) + "), as these classes are not Subtask B's and have no "
             "official ids")
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.environment import STUDIO
-from core.paths import REPO_ROOT, replace_durably
 from core.errors import InputError
+from core.paths import REPO_ROOT, replace_durably
 from core.runs.execute import Ending, config_to_train, ending_line, live_log, registry_events
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
-from core.runs.ray.backend import (CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock)
+from core.runs.ray.backend import CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock
 from core.runs.ray.task import Hub, execute_remote, ship_data
 from core.runs.registry import Registry
 

@@ -14,8 +14,8 @@ from core.backbone.device import describe_device
 from core.data import DataSpec
 from core.runs.execute import StopFlag, train_into, train_to_end
 from core.runs.folder import RunFolder
-from core.train import TrainConfig
 from core.runs.lifecycle import Status
+from core.train import TrainConfig
 
 DATA_FIELDS = ("train", "test", "val", "unlabeled")
 

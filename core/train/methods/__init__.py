@@ -9,8 +9,8 @@ from pathlib import Path
 from core.backbone import backbone_label, depth
 from core.backbone.packaged import PACKAGED
 from core.errors import InputError
-from core.train.config import TrainConfig, options
 from core.train.catalog import CATALOG
+from core.train.config import TrainConfig, options
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor, method_at
 
 METHODS: dict[str, Method] = {name: method_at(entry.spec) for name, entry in CATALOG.items()}

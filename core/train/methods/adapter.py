@@ -18,7 +18,6 @@ from core.train.methods.specs import AdapterSpec, LoraSpec
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel
 
-
 NOT_YET_ACTIVE = "none are activated for the forward pass"
 
 

@@ -17,9 +17,9 @@ from transformers import get_linear_schedule_with_warmup
 
 from core.backbone.encode import load_tokenizer
 from core.train.config import TrainConfig
+from core.train.dropout import Dropout
 from core.train.inputs import Prepared
 from core.train.methods.presets import GanRecipe, recipe_for, sizes_for
-from core.train.dropout import Dropout
 from core.train.methods.specs import GanBertSpec
 from core.train.methods.stepwise import StepMethod
 from core.train.model import StudioModel

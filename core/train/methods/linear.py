@@ -16,12 +16,12 @@ from sklearn.linear_model import LogisticRegression
 
 from core.errors import InputError
 from core.train.attribution import Attribution, Progress, ngram_weights
+from core.train.checkpoint_store import read_tensors, write_checkpoint
 from core.train.config import TrainConfig
 from core.train.methods.base import Fitted, Job
-from core.train.methods.neural import NeuralMethod
 from core.train.methods.direct_specs import FeaturesLRSpec, TfidfLRSpec
+from core.train.methods.neural import NeuralMethod
 from core.train.metrics import classification_metrics
-from core.train.checkpoint_store import read_tensors, write_checkpoint
 
 NOT_SELECTED = "fixed: logistic regression converges to one solution, so there is no checkpoint to select"
 # Word uni- and bigrams for content, character 2–5-grams inside word boundaries for style.

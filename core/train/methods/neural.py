@@ -4,7 +4,6 @@ to build it, what its checkpoint keeps, how to load it and how it predicts texts
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,21 +13,22 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
-from core.backbone.device import use_bf16
 from core.backbone.cut import split_at
+from core.backbone.device import use_bf16
 from core.backbone.encode import feature_size, load_cut, load_tokenizer
 from core.backbone.engines import encode_with, usable_engine
+from core.backbone.families import FINAL_NORMS, LAYER_KEY
 from core.backbone.poolings import last_layer, reads_probabilities
 from core.data import clean_texts
 from core.paths import studio_home
-from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, Progress, integrated_gradients
+from core.train.checkpoint_store import read_tensors, write_checkpoint
+from core.train.config import TrainConfig
 from core.train.dropout import cheap_dropout
 from core.train.explain_statistics import statistics_attribution
 from core.train.inputs import frozen_features, model_inputs
 from core.train.methods.base import Job, Method
 from core.train.model import StudioModel
-from core.train.checkpoint_store import read_tensors, write_checkpoint
 
 
 class NeuralPredictor:
@@ -109,10 +109,6 @@ class StoredFeatures:
         return self.predictor.predict_features(self.features[[self.rows[t] for t in texts]])
 
 
-# An encoder layer's weights in a checkpoint: BERT and its kin (`encoder.layer.N.`), Llama and its kin (`layers.N.`)
-LAYER_KEY = re.compile(r"^encoder\.(?:encoder\.layer|layers)\.(\d+)\.")
-
-
 def without_cut_layers(state: dict[str, torch.Tensor], cut: int | None) -> dict[str, torch.Tensor]:
     """A checkpoint's weights without those of layers above `cut` (and a causal LM's final norm, which follows the
     last layer only): runs that trained a `layerN` pooling before encoders were cut at it saved every layer, and
@@ -122,7 +118,7 @@ def without_cut_layers(state: dict[str, torch.Tensor], cut: int | None) -> dict[
 
     def kept(key: str) -> bool:
         layer = LAYER_KEY.match(key)
-        return not (layer and int(layer.group(1)) >= cut) and not key.startswith("encoder.norm.")
+        return not (layer and int(layer.group(1)) >= cut) and not key.startswith(FINAL_NORMS)
     return {k: v for k, v in state.items() if kept(k)}
 
 

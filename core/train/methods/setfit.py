@@ -25,14 +25,14 @@ from transformers import TrainerCallback
 
 from core.backbone import depth
 from core.backbone.encode import encode_texts, pool
-from core.train.config import TrainConfig
 from core.train.attribution import Attribution, GradientPath, Progress, integrated_gradients
+from core.train.checkpoint_store import read_tensors, write_checkpoint
+from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Fitted, Job
-from core.train.methods.linear import fit_logistic, softmax, val_record
 from core.train.methods.direct_specs import SetFitSpec
-from core.train.checkpoint_store import read_tensors, write_checkpoint
+from core.train.methods.linear import fit_logistic, softmax, val_record
 
 BODY = "body"  # the tuned sentence-transformer, inside the checkpoint folder
 
@@ -96,7 +96,7 @@ class SetFitPredictor:
         return GradientPath(self.body.tokenizer, self.config.max_len, encoder.get_input_embeddings(), logits)
 
 
-class Progress(TrainerCallback):
+class StepEvents(TrainerCallback):
     """SetFit's steps as studio progress events; a cancel request stops training at the next step."""
 
     def __init__(self, job: Job, total: int):
@@ -130,7 +130,7 @@ class SetFit(SetFitSpec):
         steps, budget = self.budget(config, len(texts), job.device.type == "cuda")
         job.on_event({"type": "status", "message": f"budget: {budget}"})
         iterations = max(config.setfit_iterations, math.ceil(steps * self.batch_size(config) / (2 * len(texts))))
-        progress = Progress(job, steps)
+        progress = StepEvents(job, steps)
         with tempfile.TemporaryDirectory() as scratch:
             args = TrainingArguments(output_dir=scratch, batch_size=self.batch_size(config), max_steps=steps,
                                      num_iterations=iterations, body_learning_rate=self.learning_rate(config),

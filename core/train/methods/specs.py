@@ -1,5 +1,6 @@
 """What each method trained by optimizer steps is, said without torch: its names, options, defaults, budget, how it
-settles a config and how long a run takes (the methods that fit their own way: `direct_specs.py`). The registry, Compare, the time estimates and the CLI read these; `python -m core runs`
+settles a config and how long a run takes (the methods that fit their own way: `direct_specs.py`). The registry,
+Compare, the time estimates and the CLI read these; `python -m core runs`
 must not wait seconds for torch. Each method's training module subclasses its spec with the steps that need
 torch, and the spec hands `fit` and `load` to it (`Method.implementation`).
 """
@@ -18,8 +19,16 @@ from core.backbone.packaged import SMOLLM2
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig, cut_layers
 from core.train.methods.base import Method
-from core.train.methods.presets import (ATTENTION_DROPOUT, PAPER, STUDIO, authors_pooling, copies, paper,
-                                       pooling_note, recipe_for)
+from core.train.methods.presets import (
+    ATTENTION_DROPOUT,
+    PAPER,
+    STUDIO,
+    authors_pooling,
+    copies,
+    paper,
+    pooling_note,
+    recipe_for,
+)
 
 # bench/speed/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
 CHECKPOINT_SLOWDOWN = 1.53
@@ -201,7 +210,8 @@ class FinetuneSpec(StepSpec):
 
     def settle_note(self, config: TrainConfig) -> str | None:
         if paper(config) and config.frozen:
-            return "the paper preset fine-tunes the encoder, as the paper's BERT baseline did, so its runs are not frozen"
+            return ("the paper preset fine-tunes the encoder, as the paper's BERT baseline did, "
+                    "so its runs are not frozen")
         return (paper(config) and pooling_note(config, "paper")) or super().settle_note(config)
 
     def budget(self, config: TrainConfig, epoch_size: int) -> tuple[int, str]:

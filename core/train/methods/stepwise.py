@@ -31,7 +31,6 @@ from core.train.model import StudioModel
 from core.train.optim import Step, adamw, encoder_and_head, trained_named
 
 
-
 def selection_rule(config: TrainConfig, data: Prepared) -> tuple[str, str]:
     """Which checkpoint a run keeps, and why: the user's choice, or for `auto` the best on validation
     unless validation is too small to rank checkpoints, then the last."""

@@ -1,0 +1,66 @@
+"""A family of models is one entry in `core.backbone.families`: GPT-2's (layers in `h`, positions added to given
+embeddings, a final `ln_f`, `attn_pdrop`, `n_layer` and `n_embd`) makes a tiny random GPT-2 encode, train with
+every method, reload and predict what it scored; without the entry it is refused by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors import safe_open
+
+from core.backbone import attention_dropout, depth, width
+from core.errors import InputError
+from core.train import TrainConfig, load_data, resolve
+from tests.helpers import DATA, make_tiny_gpt2
+from tests.test_causal_training import stored_probabilities, trained
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory) -> Path:
+    return make_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+def layers_saved(run) -> set[int]:
+    with safe_open(str(run.path / "checkpoint" / "model.safetensors"), "pt") as f:
+        keys = set(f.keys())
+    assert not any(k.startswith("encoder.ln_f.") for k in keys)  # cut below it: the final norm is not run
+    return {int(k.split(".")[2]) for k in keys if k.startswith("encoder.h.")}
+
+
+def test_the_table_reads_a_gpt2_config_by_its_own_names(tiny_gpt2):
+    assert depth(str(tiny_gpt2)) == (4, True)  # n_layer, and causal: its features read a middle layer
+    assert width(str(tiny_gpt2)) == 32  # n_embd
+    assert attention_dropout(str(tiny_gpt2)) == pytest.approx(0.1)  # attn_pdrop
+
+
+@pytest.mark.parametrize("method, extra, saved", [
+    ("features-lr", {"frozen": True}, set()), ("finetune", {}, {0, 1}), ("finetune", {"train_layers": 1}, {1}),
+    ("lora", {}, {0, 1}), ("adapter", {}, {0, 1}), ("ganbert", {}, {0, 1}), ("ganbert", {"generator": "bow"}, {0, 1}),
+    ("setfit", {"setfit_iterations": 1}, None)])
+def test_every_method_trains_a_gpt2_reloads_it_and_predicts_what_it_scored(tiny_gpt2, studio_home, method, extra,
+                                                                            saved):
+    """Cut at the layer it pools (2 of 4), each method's run finishes and its reload predicts the test texts'
+    stored probabilities; a top-1 run trains layer 2 alone above states that crossed without their positions
+    added twice (`Cut.check` holds the halves to the whole)."""
+    config = resolve(TrainConfig(data=DATA, method=method, backbone=str(tiny_gpt2), per_class=4, fraction=None,
+                                 steps=3, device="cpu", precision="fp32", **extra))
+    assert config.resolved_pooling == "layer2"
+    result, run = trained(config, studio_home / "runs" / f"{method}-{len(extra)}")
+    assert 0.0 <= result["test"]["accuracy"] <= 1.0
+    if saved is not None:
+        assert layers_saved(run) == saved if method in ("finetune", "ganbert") else layers_saved(run) <= saved
+    again, _ = run.load_model().predict(load_data(config).test["text"].tolist())
+    assert np.asarray(again) == pytest.approx(stored_probabilities(run), abs=1e-5)
+
+
+def test_a_family_the_table_lacks_is_refused_by_name(tiny_gpt2, studio_home, monkeypatch):
+    from core.backbone import families
+
+    monkeypatch.delitem(families.FAMILIES, "gpt2")
+    config = resolve(TrainConfig(data=DATA, method="finetune", backbone=str(tiny_gpt2), per_class=4, fraction=None,
+                                 steps=2, device="cpu", precision="fp32", pooling="mean"))
+    with pytest.raises(InputError, match="gpt2 is not a family the studio knows .* one entry in core/backbone/"
+                                         "families.py adds it"):
+        trained(config, studio_home / "runs" / "refused")
