@@ -20,6 +20,11 @@ STUDIO = {
     # numerical reproducibility keeps a matrix product's sums in one order however many threads split it (at
     # this CPU's own instruction set, measured no slower). MKL reads it when torch first loads it.
     "MKL_CBWR": "AUTO,STRICT",
+    # An MLflow server that does not answer fails a live log or an export within seconds, not after MLflow's
+    # default retries (minutes); the export draws its own progress. MLflow reads these at each request.
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
 }
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from core.cli import main
 from core.runs import Registry, Status, execute_run
-from core.runs.tracking.store import UI, Exported, where_to_look
+from core.runs.tracking.store import UI, Exported, tracking_at, where_to_look
 from core.train import TrainConfig, resolve
 from core.train.predict import classify
 from tests.helpers import DATA, make_tiny_llama, required
@@ -206,7 +206,11 @@ def test_without_mlflow_the_export_says_how_to_install_it(exported, monkeypatch,
 
 
 def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone, tmp_path, monkeypatch):
+    """Each evaluation's points as it comes, each sent once and with no query of what the store holds (every curve
+    had been sent again at each evaluation, one history query a curve)."""
     from mlflow.tracking import MlflowClient
+
+    import core.runs.tracking.live as live
 
     uri = f"sqlite:///{tmp_path / 'live.db'}"
     monkeypatch.setenv("STUDIO_MLFLOW_URI", uri)
@@ -215,7 +219,12 @@ def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone,
                                  fraction=None, max_len=32, batch_size=8, steps=6, evaluations=3))
     run_id = registry.create(config)
     registry.claim(run_id)
-    seen = []
+    seen, sent, send = [], [], live.log_points
+
+    def counted(client, mlflow_id: str, points: list) -> None:
+        sent.extend((k, step) for step, values in points for k in values)
+        send(client, mlflow_id, points)
+    monkeypatch.setattr(live, "log_points", counted)
 
     def at_evaluation(event: dict) -> None:  # while the run trains, its MLflow run already holds this point
         if event["type"] == "evaluation":
@@ -225,6 +234,7 @@ def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone,
     assert execute_run(registry, run_id, at_evaluation) == Status.DONE
     steps = [e["step"] for e in registry.evaluations(run_id)]
     assert seen == [("RUNNING", steps[:i + 1]) for i in range(len(steps))]
+    assert len(sent) == len(set(sent)) and {step for _, step in sent} == set(steps)  # once each, every one
     _, found = client_and_run(uri, run_id)
     assert found[0].info.status == "FINISHED" and found[0].data.metrics["test_accuracy"] == pytest.approx(
         registry.get(run_id).metrics["test"]["accuracy"])
@@ -384,6 +394,23 @@ def test_a_home_written_before_the_numbered_migrations_exports_its_runs(home_v2,
         assert len(found) == 1, run.id
         for key in ("accuracy", "macro_f1", "mcc"):
             assert found[0].data.metrics[f"test_{key}"] == pytest.approx(run.metrics["test"][key]), run.id
-        model = mlflow.pyfunc.load_model(f"runs:/{found[0].info.run_id}/model")
+        with tracking_at(uri):
+            model = mlflow.pyfunc.load_model(f"runs:/{found[0].info.run_id}/model")
         predicted = model.predict(pd.DataFrame({"text": TEXTS}))
         assert predicted["label"].tolist() == [p.label for p in classify(registry.folder(run.id).load_model(), TEXTS)]
+
+
+def test_an_export_leaves_the_process_tracking_uri_as_it_found_it(exported, tmp_path, monkeypatch):
+    """MLflow is pointed at a store per export, not for the whole process: a notebook that exports a run keeps
+    logging its own runs where it did."""
+    import mlflow
+
+    registry, ids, _, home = exported
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    own = f"sqlite:///{tmp_path / 'own.db'}"
+    mlflow.set_tracking_uri(own)
+    try:
+        assert main(["export", ids["features-lr"], "--mlflow", f"sqlite:///{tmp_path / 'other.db'}"]) == 0
+        assert mlflow.get_tracking_uri() == own
+    finally:
+        mlflow.set_tracking_uri(None)

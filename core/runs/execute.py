@@ -263,13 +263,11 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
     except IllegalMove as e:
         log.info("not started: %s", e)
         return registry.get(run_id).status
-    to_registry = registry_events(registry, run_id)
-    live = live_log(registry, run)
+    recorder = Recorder(registry, run)
+    recorder.started()
 
     def on_event(event: dict) -> None:
-        to_registry(event)
-        if live:
-            live.on_event(event)
+        recorder(event)
         extra(event)
 
     folder = registry.folder(run_id)
@@ -285,9 +283,30 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
         log.info("%s", ending_line(ending))  # the log's last word, as the card's: how the run ended
     except IllegalMove as e:  # a cancel of a run that was just starting ended it first
         log.info("%s", e)
-    if live:
-        live.end()
+    recorder.ended()
     return registry.get(run_id).status
+
+
+class Recorder:
+    """Where a run's events go: the registry's rows, and once it runs, its live MLflow log where a store is named.
+    The worker records its run through one, and the Ray dispatcher each of its tasks."""
+
+    def __init__(self, registry: Registry, run: Run):
+        self.registry, self.run = registry, run
+        self.to_registry = registry_events(registry, run.id)
+        self.live = None
+
+    def started(self) -> None:
+        self.live = live_log(self.registry, self.registry.get(self.run.id))
+
+    def __call__(self, event: dict) -> None:
+        self.to_registry(event)
+        if self.live:
+            self.live.on_event(event)
+
+    def ended(self) -> None:
+        if self.live:
+            self.live.end()
 
 
 def live_log(registry: Registry, run: Run):

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.environment import STUDIO
 from core.errors import InputError
 from core.paths import REPO_ROOT, replace_durably
-from core.runs.execute import Ending, config_to_train, ending_line, live_log, registry_events
+from core.runs.execute import Ending, Recorder, config_to_train, ending_line
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.ray.backend import CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock
 from core.runs.ray.task import Hub, execute_remote, ship_data
@@ -131,8 +131,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
     hub = ray.remote(Hub).options(num_cpus=0).remote()
     task = ray.remote(execute_remote)
     flights: dict[str, Flight] = {}
-    relays: dict[str, Callable[[dict], None]] = {}
-    lives: dict[str, object] = {}  # each started run's MLflow log, where a store is named (`core.runs.tracking`)
+    recorders: dict[str, Recorder] = {}  # each submitted run's events: its rows, and once started its MLflow log
     shipped: dict[str, object] = {}
     idle_since = time.monotonic()
 
@@ -147,11 +146,9 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 except IllegalMove as e:  # cancelled as it started; the task hears of it through the hub
                     log.info("%s", e)
                 registry.folder(run_id).append_log(f"started on Ray node {event['node']} ({event['device']})")
-                lives[run_id] = live_log(registry, registry.get(run_id))
+                recorders[run_id].started()
             else:
-                relays[run_id](event)
-                if lives.get(run_id):
-                    lives[run_id].on_event(event)
+                recorders[run_id](event)
                 if event["type"] in ("evaluation", "status"):
                     registry.folder(run_id).append_log(str({k: v for k, v in event.items() if k != "val"}))
 
@@ -174,7 +171,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
             flights[run.id] = Flight(task.options(name=run.label, max_retries=0, **options)
                                      .remote(run.id, config.to_json(), hub, shipped[key],
                                              registry.setting("ray_storage") or None))
-            relays[run.id] = registry_events(registry, run.id)
+            recorders[run.id] = Recorder(registry, run)
             asked = f"{options['num_cpus']:g} CPU" + (f", {options['num_gpus']:g} GPU" if options["num_gpus"] else "")
             registry.set_message(run.id, f"waiting for Ray resources ({asked})")
             registry.folder(run.id).append_log(f"submitted to Ray, asking for {asked}")
@@ -197,8 +194,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
                 relay()  # the last epochs before the endings
             for run_id in [rid for rid, f in flights.items() if f.ref in done]:
                 record_ending(registry, run_id, flights.pop(run_id), ray.get)
-                if live := lives.pop(run_id, None):
-                    live.end()
+                recorders.pop(run_id).ended()
             idle_since = time.monotonic()
         elif time.monotonic() - idle_since > idle_exit:
             break

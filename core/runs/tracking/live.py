@@ -10,7 +10,7 @@ from core.runs.lifecycle import Status
 from core.runs.registry import Registry
 from core.runs.run import Run
 from core.runs.tracking import record
-from core.runs.tracking.store import client_for, export_run, log_curves, one_line, open_run
+from core.runs.tracking.store import client_for, export_run, log_points, one_line, open_run
 
 log = logging.getLogger("studio.worker")
 ENDED = {Status.CANCELLED: "KILLED"}  # MLflow's word for how a run ended, where it is not FAILED or FINISHED
@@ -21,6 +21,7 @@ class LiveLog:
         self.registry, self.run_id, self.uri = registry, run.id, uri
         self.client = client_for(uri)
         self.mlflow_id, _ = open_run(self.client, uri, registry, run)
+        self.sent = 0  # the evaluations whose points are in the store: each is sent once, as it comes
         log.info("logging to MLflow: %s, run %s", uri, self.mlflow_id)
 
     @classmethod
@@ -36,11 +37,14 @@ class LiveLog:
             return None
 
     def on_event(self, event: dict) -> None:
-        """After the registry has stored an evaluation, its points not in the store yet."""
+        """After the registry has stored an evaluation, the points of the evaluations not sent yet: every curve had
+        been sent again at each evaluation, with a query a curve to find what the store held."""
         if event["type"] != "evaluation" or self.client is None:
             return
-        self.guarded(lambda: log_curves(self.client, self.mlflow_id,
-                                        record.curves(self.registry.evaluations(self.run_id))))
+        evaluations = self.registry.evaluations(self.run_id)
+        self.guarded(lambda: log_points(self.client, self.mlflow_id, record.curves(evaluations[self.sent:])))
+        if self.client is not None:
+            self.sent = len(evaluations)
 
     def end(self) -> None:
         """A finished run exported whole into its MLflow run; another ending marked on it."""

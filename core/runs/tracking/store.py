@@ -88,9 +88,6 @@ def client_for(uri: str):
     that does not answer fails within seconds, not after MLflow's default retries (minutes)."""
     if not mlflow_installed():
         raise TrackingError(INSTALL)
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # the export draws its own
     from mlflow.tracking import MlflowClient
 
     if (database := sqlite_path(uri)) is not None:
@@ -189,12 +186,18 @@ def describe(client, mlflow_id: str, registry: Registry, run: Run) -> None:
 
 def log_curves(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]]) -> None:
     """The curves' points not in the store yet: an export after the live log, or a second one, adds none twice."""
-    from mlflow.entities import Metric
-
     keys = {k for _, values in points for k in values}
     have = {k: {m.step for m in client.get_metric_history(mlflow_id, k)} for k in keys}
+    log_points(client, mlflow_id, [(step, {k: v for k, v in values.items() if step not in have[k]})
+                                   for step, values in points])
+
+
+def log_points(client, mlflow_id: str, points: list[tuple[int, dict[str, float]]]) -> None:
+    """Curve points the caller knows are new (the live log's latest evaluations), in batches, with no query."""
+    from mlflow.entities import Metric
+
     now = int(time.time() * 1000)
-    new = [Metric(k, v, now, step) for step, values in points for k, v in values.items() if step not in have[k]]
+    new = [Metric(k, v, now, step) for step, values in points for k, v in values.items()]
     for start in range(0, len(new), BATCH):
         client.log_batch(mlflow_id, metrics=new[start:start + BATCH])
 
@@ -209,7 +212,8 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
         log_curves(client, mlflow_id, [(0, record.metrics(run, registry.tables(run.id)))])
         log_files(client, mlflow_id, registry, run)
         model_uri = log_model(client, uri, mlflow_id, registry, run)
-        checked = check_model(model_uri, run) if model_uri else ""
+        with tracking_at(uri):
+            checked = check_model(model_uri, run) if model_uri else ""
         client.set_terminated(mlflow_id, "FINISHED", end_time=int((run.ended or time.time()) * 1000))
     except Exception as e:
         if not updated:  # a run half-written is no run
@@ -285,16 +289,29 @@ def model_requirements() -> list[str]:
 def log_model(client, uri: str, mlflow_id: str, registry: Registry, run: Run) -> str | None:
     """The run's checkpoint as a pyfunc model, with its backbone's folder where the method reads one; a run
     whose model the store holds already keeps it (a finished run's checkpoint does not change)."""
+    folder = registry.folder(run.id)
+    if not folder.has_checkpoint():
+        return None
+    with tracking_at(uri):
+        return log_model_at(client, uri, mlflow_id, registry, run)
+
+
+def tracking_at(uri: str):
+    """MLflow's fluent API (which logs and loads models) pointed at `uri` for a block, the process's own tracking
+    URI restored after it: the export had set it for the whole process."""
+    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+
+    return _use_tracking_uri(uri)
+
+
+def log_model_at(client, uri: str, mlflow_id: str, registry: Registry, run: Run) -> str:
     import mlflow
 
     from core.runs.tracking.detector import BACKBONE, CHECKPOINT, StudioDetector
     from core.train import method_for
 
     folder = registry.folder(run.id)
-    if not folder.has_checkpoint():
-        return None
     experiment_id = client.get_run(mlflow_id).info.experiment_id
-    mlflow.set_tracking_uri(uri)
     logged = mlflow.search_logged_models(experiment_ids=[experiment_id], output_format="list",
                                          filter_string=f"source_run_id = '{mlflow_id}'")
     if logged:
