@@ -26,9 +26,11 @@ setup-mlflow: $(STAMP)
 app: $(STAMP)
 	$(BIN)/streamlit run app.py
 
-# pyflakes, pycodestyle and the import order (pyproject.toml's [tool.ruff]); both test targets run it first.
+# pyflakes, pycodestyle and the import order (pyproject.toml's [tool.ruff]), and the layers' import contracts
+# ([tool.importlinter]); both test targets run it first.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest

@@ -1,6 +1,6 @@
-"""The shape of `core/` and `bench/`, read from the source: layers import only downward, no import cycle, no large
-module, short pages, one module that spells a run folder's file names, and no torch where runs are only listed or
-compared."""
+"""The shape of `core/` and `bench/`, read from the source: the layers' import contracts (pyproject.toml, checked by
+import-linter) hold and name every sub-package, no import cycle, no large module, short pages, one module that
+spells a run folder's file names, and no torch where runs are only listed or compared."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from core.paths import REPO_ROOT
@@ -15,20 +16,13 @@ from core.runs.lifecycle import Status
 
 CORE = REPO_ROOT / "core"
 BENCH = REPO_ROOT / "bench"
-# Lowest first. A module may import its own layer and the ones below; explore and train sit side by side
-# on data and the backbone, and neither of each pair imports the other.
-LAYERS = {"base": 0, "data": 1, "backbone": 1, "explore": 2, "train": 2, "runs": 3, "label": 3, "compare": 4, "cli": 5}
-SIDE_BY_SIDE = {("explore", "train"), ("train", "explore"), ("data", "backbone"), ("backbone", "data"),
-                ("runs", "label"), ("label", "runs")}
-# bench/'s rooms, lowest first: the base (running and recording sample runs, writing a figure) under the studies and
-# the speed benches, side by side; the GPU check and the report read both
-BENCH_ROOMS = {"base": 0, "studies": 1, "speed": 1, "gpu": 2, "report": 2}
-BENCH_SIDE_BY_SIDE = {("studies", "speed"), ("speed", "studies"), ("gpu", "report"), ("report", "gpu")}
+CONTRACTS = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
 
 
-def layer_of(module: str, layers: dict[str, int] = LAYERS) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in layers else "base"
+def layered(container: str) -> set[str]:
+    """The modules and sub-packages a layers contract places in `container`."""
+    contract = next(c for c in CONTRACTS if c["type"] == "layers" and c["containers"] == [container])
+    return {name.strip() for layer in contract["layers"] for name in re.split(r"[|:]", layer)}
 
 
 def imports_of(package: Path, prefixes: tuple[str, ...]) -> dict[str, set[str]]:
@@ -82,17 +76,13 @@ def first_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_layers_import_only_downward():
-    wrong = []
-    for module, targets in core_imports().items():
-        if module in ("core", "core.__main__"):
-            continue
-        own = layer_of(module)
-        for target in targets:
-            other = layer_of(target)
-            if LAYERS[other] > LAYERS[own] or (own, other) in SIDE_BY_SIDE:
-                wrong.append(f"{module} ({own}) imports {target} ({other})")
-    assert not wrong, wrong
+def test_the_layers_import_only_downward():
+    """The contracts in pyproject.toml, as `make lint` checks them: core's layers, bench's rooms, and neither the
+    benches nor core reaching up into the pages or Streamlit."""
+    done = subprocess.run([str(Path(sys.executable).parent / "lint-imports")], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert done.stdout.count(" KEPT") == len(CONTRACTS)
 
 
 def test_no_import_cycle():
@@ -103,47 +93,27 @@ def test_no_import_cycle():
 def test_sub_packages_exist_and_modules_stay_small():
     packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
     assert {"data", "explore", "train", "runs", "compare", "cli"} <= packages
-    assert packages <= set(LAYERS), f"a sub-package without a layer: {packages - set(LAYERS)}"
+    assert packages <= layered("core"), f"a sub-package without a layer: {packages - layered('core')}"
     big = {str(p.relative_to(REPO_ROOT)): n for p in CORE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
     assert not big, big
-
-
-def bench_modules() -> dict[str, set[str]]:
-    return imports_of(BENCH, ("bench", "core", "pages", "app"))
 
 
 def test_bench_is_rooms_of_small_modules_without_cycles():
     """bench/ had grown into 25 modules and 5k lines in one flat folder, each putting the project on sys.path by
     hand. Now its studies, speed benches, GPU check and report live in rooms of their own; only the shared base
     (sample runs and their records, the one way to write a figure, the records' migration) stays at the top."""
-    assert {p.parent.name for p in BENCH.glob("*/__init__.py")} == set(BENCH_ROOMS) - {"base"}
+    rooms = layered("bench")
+    assert {p.parent.name for p in BENCH.glob("*/__init__.py")} == {r for r in rooms if (BENCH / r).is_dir()}
     top = {p.name for p in BENCH.glob("*.py")}
-    assert top == {"__init__.py", "sample_runs.py", "figures.py", "migrate_records.py"}, top
+    assert top == {"__init__.py"} | {f"{r}.py" for r in rooms if not (BENCH / r).is_dir()}, top
     big = {str(p.relative_to(REPO_ROOT)): n for p in BENCH.rglob("*.py")
            if (n := len(p.read_text().splitlines())) > 400}
     assert not big, big
-    graph = bench_modules()
-    cycle = first_cycle({m: {t for t in ts if t.startswith("bench")} for m, ts in graph.items()})
+    cycle = first_cycle(imports_of(BENCH, ("bench",)))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
     for path in BENCH.rglob("*.py"):
         assert not re.search(r"sys\.path\.(insert|append)", path.read_text()), (
             f"{path.relative_to(REPO_ROOT)} edits sys.path")
-
-
-def test_bench_rooms_import_only_downward_and_never_the_pages():
-    wrong = []
-    for module, targets in bench_modules().items():
-        own = layer_of(module, BENCH_ROOMS)
-        for target in targets:
-            if target.split(".")[0] in ("pages", "app"):
-                wrong.append(f"{module} imports {target}")
-            elif target.startswith("bench") and target != "bench":
-                other = layer_of(target, BENCH_ROOMS)
-                if BENCH_ROOMS[other] > BENCH_ROOMS[own] or (own, other) in BENCH_SIDE_BY_SIDE:
-                    wrong.append(f"{module} ({own}) imports {target} ({other})")
-    assert not wrong, wrong
-    in_core = [m for m, ts in imports_of(CORE, ("bench",)).items() if ts]
-    assert not in_core, f"core imports bench: {in_core}"
 
 
 def test_the_cycle_finder_finds_one():
