@@ -72,6 +72,8 @@ if "registry" not in st.session_state:  # one per session: opening it checks the
     except InputError as e:  # a damaged studio.db, or a full disk on a fresh home
         st.error(f"The studio cannot open its registry: {e}")
         st.stop()
+    if migrated := st.session_state.registry.migrated:  # an older home, upgraded once as it opened
+        st.toast("The studio home was upgraded for this version (migration " + "; ".join(migrated) + ").")
 if "dataset" not in st.session_state:
     restored_workspace()
 if "cleaning" not in st.session_state:

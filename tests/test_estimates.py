@@ -40,3 +40,24 @@ def test_the_grid_estimate_holds_to_the_timed_grids(corpus: str, backbone: str, 
         grid = record["grids"][name]
         ratio = replay(grid["replay"], ds.texts(), list(ds.test["text"])) / grid["took_s"]
         assert 1 / goal <= ratio <= goal, f"{name}: estimated {ratio:.2f}x the {grid['took_s']:.0f} s it took"
+
+
+def test_an_estimate_on_a_packaged_backbone_converts_nothing(studio_home, monkeypatch):
+    """A lookup changes nothing: the grid estimate of SmolLM2 runs in a home where it is not converted yet had
+    converted it (25 s) to read the shape of a step's memory plan from its config file. The entry holds the shape."""
+    import core.backbone.locate
+    from core.backbone.packaged import is_converted
+    from core.runs import Registry
+    from core.runs.estimate import grid_seconds
+    from core.train import TrainConfig
+    from tests.helpers import DATA
+
+    def converting(*args, **kwargs):
+        raise AssertionError("a time estimate converted a packaged backbone")
+    monkeypatch.setattr(core.backbone.locate, "converted_folder", converting)
+    configs = [TrainConfig(data=DATA, backbone=SMOLLM2, method=m, frozen=frozen, train_layers=4, per_class=20,
+                           fraction=None, max_len=128)
+               for m, frozen in (("finetune", False), ("lora", False), ("ganbert", False), ("features-lr", True))]
+    estimate = grid_seconds(Registry(), configs, 12_000, None, 3_000, 6)
+    assert estimate.seconds > 0 and len(estimate.each) == len(configs)
+    assert not is_converted(SMOLLM2, studio_home)

@@ -715,7 +715,8 @@ def test_a_running_worker_beats_while_it_trains(tiny_backbone, studio_home, monk
 def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_backbone, tmp_path):
     """4 KB of model.safetensors overwritten with other bytes of the same size kept the identity, so cached
     features and the ONNX export of the old weights were reused; a store an earlier studio keyed by names and
-    sizes is taken over while the weights are older than it, and left alone once they are not."""
+    sizes is used where it lies while the weights are older than it (a lookup moves nothing), and passed over once
+    they are not."""
     import shutil
 
     from core.backbone import resolve_backbone
@@ -731,7 +732,8 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
     legacy.mkdir(parents=True)
     (legacy / "shard.safetensors").write_bytes(b"vectors")
     store = feature_store(home, before, 64, "mean", False)
-    assert store != legacy and (store / "shard.safetensors").read_bytes() == b"vectors" and not legacy.exists()
+    assert store == legacy and (legacy / "shard.safetensors").read_bytes() == b"vectors"
+    assert not (home / "features" / store_key(before, 64, "mean", False)).exists()  # nothing moved by a lookup
     export = export_folder(before, home)
 
     weights = folder / "model.safetensors"
@@ -743,7 +745,8 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
     assert after.identity != identity and after.past_identities[-1] == names_and_sizes
     assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
     stale = home / "features" / store_key(after, 64, "mean", False, identity=names_and_sizes)
-    stale.mkdir(parents=True)
+    assert stale == legacy  # the same names and sizes: the store of before, now older than the weights
+    stale.mkdir(parents=True, exist_ok=True)
     os.utime(stale, (time.time() - 3600, time.time() - 3600))  # made before the weights changed
     assert not feature_store(home, after, 64, "mean", False).exists() and stale.exists()
 
@@ -751,7 +754,8 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
 def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_its_stores(tiny_backbone, tmp_path):
     """Issue 84, item 5: a folder's identity hashed its config and weights only, so a tokenizer edited beside the
     same weights reused the features the old one had encoded. The tokenizer's files key the stores too; a store
-    of the studio before (keyed without them) is taken over while the tokenizer is older than it, never after."""
+    of the studio before (keyed without them) is used where it lies while the tokenizer is older than it, never
+    after."""
     import shutil
 
     from core.backbone import resolve_backbone
@@ -768,8 +772,8 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
     previous.mkdir(parents=True)
     (previous / "shard.safetensors").write_bytes(b"vectors")
     store = feature_store(home, before, 64, "mean", False)
-    # an upgrade re-encodes nothing
-    assert (store / "shard.safetensors").read_bytes() == b"vectors" and not previous.exists()
+    # an upgrade re-encodes nothing, and moves nothing
+    assert store == previous and (store / "shard.safetensors").read_bytes() == b"vectors"
     export = export_folder(before, home)
 
     vocab = folder / "vocab.txt"
@@ -780,7 +784,8 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
     assert after.identity != identity
     assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
     stale = home / "features" / store_key(after, 64, "mean", False, identity=after.past_identities[0])
-    stale.mkdir(parents=True)
+    assert stale == previous  # keyed without the tokenizer: the store of before, now older than the vocabulary
+    stale.mkdir(parents=True, exist_ok=True)
     os.utime(stale, (time.time() - 3600, time.time() - 3600))  # made before the tokenizer changed
     assert not feature_store(home, after, 64, "mean", False).exists() and stale.exists()
 

@@ -231,3 +231,13 @@ def test_a_registry_of_a_newer_studio_is_refused_and_left_as_it_is(studio_home):
     assert main(["runs"]) == 2
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION + 1
+
+
+def test_the_app_says_once_that_it_upgraded_a_home(home_v2):
+    from core.runs.registry_store import MIGRATIONS
+
+    at = open_page("pages/home.py")
+    assert [t.value for t in at.toast] == ["The studio home was upgraded for this version (migration "
+                                           + "; ".join(f"{m.number}: {m.says}" for m in MIGRATIONS) + ")."]
+    assert not at.switch_page("pages/compare.py").run().toast  # said on the session's first run alone
+    assert not open_page("pages/home.py").toast  # a second session: nothing left to migrate

@@ -15,31 +15,22 @@ Run: .venv/bin/python -m bench.studies.smollm2_length [--corpus m4-sample] [--le
 
 from __future__ import annotations
 
-from bench import figures
-from bench.sample_runs import (
-    BENCH_ENGINE,
-    DEFAULT_HOME,
-    RECORDS_DIR,
-    corpus_of,
-    keep_for_corpus,
-    open_home,
-    run_each,
-    sample_parser,
-)
+from bench import figures, sample_runs
 from core.backbone.packaged import SMOLLM2
 from core.data import DataSpec
 from core.runs import Run
 from core.train import TrainConfig
 
 LENGTHS = (128, 256, 512)
-CUTS = RECORDS_DIR / "smollm2-length.jsonl"  # each corpus's share of training texts cut at each length
+CUTS = sample_runs.RECORDS_DIR / "smollm2-length.jsonl"  # each corpus's share of training texts cut at each length
 FEATURES_LR = {"method": "features-lr", "frozen": True, "backbone": SMOLLM2, "features": "both",
                "unlabeled_limit": None}
 
 
 def config_of(spec: DataSpec, max_len: int, per_class: int, seed: int, precision: str) -> TrainConfig:
     return TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, max_len=max_len,
-                       tags=("smollm2-length",), precision=precision, encoder_engine=BENCH_ENGINE, **FEATURES_LR)
+                       tags=("smollm2-length",), precision=precision, encoder_engine=sample_runs.BENCH_ENGINE,
+                       **FEATURES_LR)
 
 
 def is_study_run(run: Run) -> bool:
@@ -95,18 +86,20 @@ def table(runs: list[Run], cut: dict[int, float] | None = None) -> str:
 
 
 def main() -> int:
-    parser = sample_parser(__doc__, DEFAULT_HOME)
+    parser = sample_runs.sample_parser(__doc__, sample_runs.DEFAULT_HOME)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     args = parser.parse_args()
-    if (opened := open_home(args)) is None:  # the corpus is not there, as its spec has said
+    if (opened := sample_runs.open_home(args)) is None:  # the corpus is not there, as its spec has said
         return 2
     spec, registry = opened
     # a length's runs together: its store encodes once
-    runs = run_each(registry, args, [config_of(spec, length, n, seed, args.precision) for length in args.lengths
-                                     for n in args.per_class for seed in args.seeds],
-                    lambda c: f"{c.max_len} tokens {c.per_class}/class seed {c.seed}")
+    runs = sample_runs.run_each(registry, args, [config_of(spec, length, n, seed, args.precision)
+                                                 for length in args.lengths for n in args.per_class
+                                                 for seed in args.seeds],
+                                lambda c: f"{c.max_len} tokens {c.per_class}/class seed {c.seed}")
     cut = cut_shares(spec, tuple(args.lengths))
-    keep_for_corpus(CUTS, {"corpus": corpus_of(args).name, "cut": {str(n): round(v, 4) for n, v in cut.items()}})
+    sample_runs.keep_for_corpus(CUTS, {"corpus": sample_runs.corpus_of(args).name,
+                                       "cut": {str(n): round(v, 4) for n, v in cut.items()}})
     print(table(runs, cut))
     return 0
 

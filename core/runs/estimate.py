@@ -64,13 +64,14 @@ def checkpoints(config: TrainConfig) -> bool:
     if sequences is None:
         return False
     # Imported here, for a run still to come: listing and comparing finished runs must not wait for torch.
-    from transformers import AutoConfig
+    from transformers import AutoConfig, PretrainedConfig
 
     from core.backbone.device import pick_device
     from core.train.memory import would_checkpoint
 
-    # the backbone's shape from its config file alone (0.5 ms), before any weights load
-    shape = AutoConfig.from_pretrained(str(config.resolved_backbone().folder), local_files_only=True)
+    # the backbone's shape from its config file alone (0.5 ms), before any weights load; a packaged one's entry
+    shape = (PretrainedConfig(**PACKAGED[config.backbone].shape) if config.backbone in PACKAGED
+             else AutoConfig.from_pretrained(str(config.resolved_backbone().folder), local_files_only=True))
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))
 
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 
 from core.backbone import resolve_backbone
-from core.backbone.locate import ADAPTED_DIR, Backbone, adopted
+from core.backbone.locate import ADAPTED_DIR, Backbone, found_store
 from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
@@ -93,7 +93,7 @@ class AdaptConfig:
 
     @property
     def past_folder_names(self) -> list[str]:
-        """`folder_name` as earlier studios named it, by the base's `past_identities` (`adopted`)."""
+        """`folder_name` as earlier studios named it, by the base's `past_identities` (`found_store`)."""
         base = resolve_backbone(self.backbone, self.revision)
         return [self._named(base, identity) for identity in base.past_identities]
 
@@ -142,7 +142,7 @@ def adapted_folder(config: AdaptConfig):
     from core.paths import studio_home
 
     home = studio_home() / ADAPTED_DIR
-    return adopted(home / config.folder_name, [home / name for name in config.past_folder_names],
+    return found_store(home / config.folder_name, [home / name for name in config.past_folder_names],
                    resolve_backbone(config.backbone, config.revision))
 
 

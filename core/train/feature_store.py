@@ -23,7 +23,7 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from core.backbone import Backbone
-from core.backbone.locate import adopted
+from core.backbone.locate import found_store
 from core.paths import remove_stale_partials, replace_durably
 
 if TYPE_CHECKING:
@@ -48,11 +48,11 @@ def store_key(backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine
 
 def feature_store(home: Path, backbone: Backbone, max_len: int, pooling: str, bf16: bool, engine: str = "torch"
                   ) -> Path:
-    """The folder of these encoding options' vectors under a studio home (a store an earlier studio keyed
-    without the tokenizer's files or modification times taken over, `adopted`)."""
-    return adopted(home / "features" / store_key(backbone, max_len, pooling, bf16, engine),
-                   [home / "features" / store_key(backbone, max_len, pooling, bf16, engine, identity)
-                    for identity in backbone.past_identities], backbone)
+    """The folder of these encoding options' vectors under a studio home (or the store an earlier studio keyed
+    without the tokenizer's files or modification times, used where it lies: `found_store`)."""
+    return found_store(home / "features" / store_key(backbone, max_len, pooling, bf16, engine),
+                       [home / "features" / store_key(backbone, max_len, pooling, bf16, engine, identity)
+                        for identity in backbone.past_identities], backbone)
 
 
 def both_store(config: TrainConfig, home: Path, bf16: bool, engine: str) -> Path | None:
