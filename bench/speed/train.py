@@ -208,7 +208,7 @@ def bench_backbone(backbone: str, texts: list[str], labels: np.ndarray, lengths:
     """A backbone's trained steps (issue 83): the studio's fine-tuning (cut at the pooled layer) against the Trainer
     on the whole model as it ships; LoRA, adapters, a GAN-BERT G1 step and its control's priced against a
     fine-tuning step; and MiniLM's fine-tuning step on the same texts, the ratio the estimates weigh this backbone's
-    training by (`core.train.methods.specs.TRAINING_COST`). Alternating, best of `repeats`."""
+    training by (`Packaged.costs` in core/backbone/packaged.py). Alternating, best of `repeats`."""
     dtype = (torch.float32 if studio_config("finetune", 128, 16, backbone=backbone).precision == "fp32"
              else torch.bfloat16)
     ceiling = matmul_ceiling(CPU, 2048, dtype=dtype)

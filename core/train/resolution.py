@@ -4,7 +4,7 @@ and the device: only what launches or trains runs imports it, not what lists or 
 from core.backbone import depth
 from core.backbone.device import pick_device, pinned_precision
 from core.backbone.engine_choice import auto_engine
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import CAUSAL_EXAMPLES
 from core.backbone.poolings import pooled_layer
 from core.errors import InputError
 from core.train.config import TrainConfig, cut_layers
@@ -34,7 +34,7 @@ def check_causal(config: TrainConfig) -> None:
         raise InputError("token-probability features are frozen features: turn on frozen-feature mode")
     layers, causal = depth(config.backbone)
     if config.features != "hidden" and not causal:
-        raise InputError(f"token-probability features need a causal LM backbone ({SMOLLM2}); "
+        raise InputError(f"token-probability features need a causal LM backbone (such as {CAUSAL_EXAMPLES}); "
                          f"{config.backbone or 'the bundled MiniLM'} is an encoder, which scores no tokens")
     pooled = pooled_layer(config.resolved_pooling)
     if pooled is not None and layers and not 1 <= pooled <= layers:

@@ -15,7 +15,7 @@ import numpy as np
 
 from core.backbone import attention_dropout, pass_work
 from core.backbone.locate import measured_rate
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import PACKAGED
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig, cut_layers
 from core.train.methods.base import Method
@@ -39,11 +39,6 @@ CHECKPOINT_SLOWDOWN = 1.53
 # longest, L2R's pool); once a run like it has finished, its seeds' estimates come from it.
 ATTENTION_DROPOUT_SLOWDOWN = 1.42
 FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 CPU threads
-# bench/speed/train.py --backbone smollm2-135m (AMD EPYC, 2 threads, fp32, 96 L2R texts at 128 tokens, 2026-12-05):
-# MiniLM's fine-tuning step over each method's step on SmolLM2 cut at layer 20, texts/s against texts/s (MiniLM 13.3;
-# SmolLM2 fine-tuning 2.13, LoRA 2.97, adapters 2.92, GAN-BERT G1 2.04, its control 2.06). A backbone not measured is
-# weighed by the layers it runs × width² (`pass_work`: SmolLM2 7.5, near the 6.2 measured).
-TRAINING_COST = {SMOLLM2: {"finetune": 6.2, "lora": 4.5, "adapter": 4.5, "ganbert": 6.5}}
 MINILM_TRAINING_SPEED = 22.0  # what `StepSpec.cpu_speed` says of MiniLM's fine-tuning step, the costs' unit
 MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to rank checkpoints on
 
@@ -169,9 +164,10 @@ class StepSpec(Method):
         return train + (config.evaluations * val + test) / (FORWARD_SPEED / scale) * forward
 
     def training_cost(self, config: TrainConfig) -> float:
-        """A trained step's time on the run's backbone against this method's on MiniLM (`cpu_speed`): measured for
-        SmolLM2 (`TRAINING_COST`), else the backbone's layers × width² against MiniLM's."""
-        measured = TRAINING_COST.get(str(config.backbone), {}).get(self.name)
+        """A trained step's time on the run's backbone against this method's on MiniLM (`cpu_speed`): measured for a
+        packaged backbone (`Packaged.costs`), else the backbone's layers × width² against MiniLM's."""
+        entry = PACKAGED.get(str(config.backbone))
+        measured = dict(entry.costs).get(self.name) if entry else None
         if measured is not None:
             return measured * self.cpu_speed / MINILM_TRAINING_SPEED
         return pass_work(config.backbone, config.resolved_pooling)
