@@ -236,7 +236,10 @@ def test_nothing_the_studio_starts_reaches_the_internet(monkeypatch, tmp_path):
     assert out.stdout.strip() == "[]"  # no import side effect
     prepare()
     assert {k: os.environ[k] for k in STUDIO} == {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                                                 "RAY_USAGE_STATS_ENABLED": "0", "MKL_CBWR": "AUTO,STRICT"}
+                                                 "RAY_USAGE_STATS_ENABLED": "0", "MKL_CBWR": "AUTO,STRICT",
+                                                 "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+                                                 "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
+                                                 "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false"}
     assert runtime_env()["env_vars"].items() >= STUDIO.items()
     for name in STUDIO:  # a run's process started from a shell without them still gets them
         monkeypatch.delenv(name)
