@@ -136,6 +136,7 @@ def added_columns(db: sqlite3.Connection) -> None:
 
 
 def boot_id() -> str | None:
+    """This boot's id, as the tokens of before recorded it (Linux alone has it)."""
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
