@@ -64,3 +64,29 @@ def test_a_family_the_table_lacks_is_refused_by_name(tiny_gpt2, studio_home, mon
     with pytest.raises(InputError, match="gpt2 is not a family the studio knows .* one entry in core/backbone/"
                                          "families.py adds it"):
         trained(config, studio_home / "runs" / "refused")
+
+
+def test_above_the_boundary_a_gpt2_applies_no_embedding_dropout_again(tiny_gpt2, tmp_path):
+    """The states at the boundary crossed GPT-2's dropout on its embeddings once, below it; the top layers in
+    training mode had applied it again (`embd_pdrop`), which the whole model never does at that layer."""
+    import json
+    import shutil
+
+    import torch
+
+    from core.backbone.cut import split_at
+    from core.backbone.encode import load_cut
+
+    folder = tmp_path / "gpt2"
+    shutil.copytree(tiny_gpt2, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config | {"embd_pdrop": 0.5, "resid_pdrop": 0.0,
+                                                             "attn_pdrop": 0.0}))
+    cut = split_at(load_cut(str(folder)), 2)
+    ids = torch.tensor([[101, 2040, 2041, 102]])
+    mask = torch.ones_like(ids)
+    states = cut.below(ids, mask, rounded=False)
+    cut.model.train()
+    with torch.no_grad():
+        first, second = (cut.above(states, mask).last_hidden_state for _ in range(2))
+    assert torch.equal(first, second)

@@ -400,17 +400,22 @@ def test_a_home_written_before_the_numbered_migrations_exports_its_runs(home_v2,
         assert predicted["label"].tolist() == [p.label for p in classify(registry.folder(run.id).load_model(), TEXTS)]
 
 
-def test_an_export_leaves_the_process_tracking_uri_as_it_found_it(exported, tmp_path, monkeypatch):
+@pytest.mark.parametrize("how", ["set_tracking_uri", "MLFLOW_TRACKING_URI"])
+def test_an_export_leaves_the_process_tracking_uri_as_it_found_it(how, exported, tmp_path, monkeypatch):
     """MLflow is pointed at a store per export, not for the whole process: a notebook that exports a run keeps
-    logging its own runs where it did."""
+    logging its own runs where it did, whether it named its store in code or in the environment."""
     import mlflow
 
     registry, ids, _, home = exported
     monkeypatch.setenv("STUDIO_HOME", str(home))
     own = f"sqlite:///{tmp_path / 'own.db'}"
-    mlflow.set_tracking_uri(own)
+    if how == "set_tracking_uri":
+        mlflow.set_tracking_uri(own)
+    else:
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", own)
     try:
         assert main(["export", ids["features-lr"], "--mlflow", f"sqlite:///{tmp_path / 'other.db'}"]) == 0
         assert mlflow.get_tracking_uri() == own
+        assert how == "set_tracking_uri" or os.environ.get("MLFLOW_TRACKING_URI") == own
     finally:
         mlflow.set_tracking_uri(None)

@@ -147,9 +147,9 @@ def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are
     reg.finish(run_id, "done", "finished")
     with sqlite3.connect(reg.path) as db:  # as a studio of then stored it: its tables in its metrics
         db.execute("UPDATE runs SET metrics = ?, tables = NULL WHERE id = ?", (json.dumps(stored), run_id))
-        db.execute("PRAGMA user_version = 3")  # before the migration that rescores
+        db.execute("PRAGMA user_version = 2")  # before the migration that rescores
     reg = Registry()
-    assert reg.migrated == ["4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
+    assert reg.migrated == ["3: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
     assert reg.get(run_id).metrics["test"]["macro_f1"] == pytest.approx(5 / 6)
     assert reg.get(run_id).summary["macro_f1"] == pytest.approx(5 / 6)
     assert reg.tables(run_id)["confusion"] == wide["confusion"] and "confusion" not in reg.get(run_id).metrics["test"]
@@ -171,8 +171,6 @@ def test_a_home_of_before_the_numbered_migrations_is_migrated_once_and_says_so(h
     assert [r.getMessage().rsplit("migration ", 1)[1] for r in caplog.records] == registry.migrated
     with sqlite3.connect(registry.path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION
-        tokens = dict(db.execute("SELECT id, pid_token FROM runs WHERE pid_token IS NOT NULL").fetchall())
-    assert tokens and not any("-" in t for t in tokens.values())  # no boot id left: start times, or none to match
     caplog.clear()
     assert Registry().migrated == [] and not caplog.records  # once
 
@@ -193,30 +191,27 @@ def test_a_home_of_before_lists_compares_and_predicts_as_it_did(home_v2, expecte
         assert new["probabilities"] == pytest.approx(old["probabilities"], rel=1e-5, abs=1e-6), run_id
 
 
-def test_a_token_of_the_old_form_names_the_same_process_after_its_migration(studio_home):
-    """The token was the boot's id and the start in clock ticks; psutil's start time for the same process is what
-    the migration turns it into, so a live run's process is still proven its own (and nothing else is)."""
+def test_a_process_token_does_not_move_with_the_clock(monkeypatch):
+    """A worker's identity is its start since boot, with the boot's id: psutil's start time adds the boot time as
+    the wall clock has it, and a step of the clock (NTP, a resumed laptop) had made every live worker read as gone
+    and a token recorded by the studio before read as another process."""
     import os
+    import time
 
-    from core.runs.processes import is_process
-    from core.runs.registry_store import boot_id
-    from tests.helpers import DATA
+    import psutil
 
-    if boot_id() is None:
-        pytest.skip("no /proc here: the tokens of the old form were only written on Linux")
-    registry = Registry()
-    run_id = registry.create(TrainConfig(data=DATA, method="tfidf-lr"))
-    stat = Path(f"/proc/{os.getpid()}/stat").read_text()
-    ticks = stat[stat.rfind(")") + 2:].split()[19]
-    with sqlite3.connect(registry.path) as db:
-        db.execute("UPDATE runs SET pid = ?, pid_token = ? WHERE id = ?", (os.getpid(), f"{boot_id()}:{ticks}", run_id))
-        db.execute("PRAGMA user_version = 2")
-    registry = Registry()
-    assert registry.migrated == ["3: process tokens as start times (psutil)",
-                                 "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
-    run = registry.get(run_id)
-    assert is_process(run.pid, run.pid_token)
-    assert not is_process(run.pid, f"{float(run.pid_token) - 1:.2f}")  # another start: a reused pid
+    from core.runs.processes import is_process, process_token
+
+    token = process_token(os.getpid())
+    if token is None:
+        pytest.skip("no /proc here: the system cannot tell a process's start since boot")
+    stepped = psutil.boot_time() + 3600
+    monkeypatch.setattr(psutil, "boot_time", lambda: stepped)  # the wall clock stepped an hour, as psutil reads it
+    monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: stepped)
+    monkeypatch.setattr(time, "time", lambda: stepped + 100.0)
+    assert process_token(os.getpid()) == token and is_process(os.getpid(), token)
+    boot, ticks = token.rsplit(":", 1)
+    assert not is_process(os.getpid(), f"{boot}:{int(ticks) + 1}")  # another start: a pid reused
 
 
 def test_a_registry_of_a_newer_studio_is_refused_and_left_as_it_is(studio_home):

@@ -97,6 +97,9 @@ def view(model: PreTrainedModel, layers: list[nn.Module], skip_embeddings: bool,
         for key in parts.positions:
             if key in clone._modules:
                 clone._modules[key] = NoPositions()
+        for key in parts.on_embeddings:  # the states crossed them below the boundary already
+            if key in clone._modules:
+                clone._modules[key] = nn.Identity()
     if not final_norm and parts.final_norm in clone._modules:
         clone._modules[parts.final_norm] = nn.Identity()
     return clone

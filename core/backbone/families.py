@@ -19,6 +19,7 @@ class Family:
     stack: tuple[str, ...]  # the path from the base model to its list of layers
     embeddings: tuple[str, ...] = ()  # what embeds given ids before layer 1 and is not skipped for `inputs_embeds`
     positions: tuple[str, ...] = ()  # position tables its forward adds even to given `inputs_embeds`
+    on_embeddings: tuple[str, ...] = ()  # what its forward applies to the embedded inputs before layer 1 (a dropout)
     final_norm: str | None = None  # applied after the last layer alone: a cut below it drops it
     after: tuple[str, ...] = ()  # what follows the last layer and trains with the layers above a boundary
     dropout_keys: tuple[str, ...] = ("attention_probs_dropout_prob",)  # its config's attention dropout
@@ -44,7 +45,8 @@ LLAMA_KIN = Family(causal=True, stack=("layers",), final_norm="norm", after=("no
 FAMILIES = {
     "bert": BERT_KIN,
     "electra": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings", "embeddings_project")),
-    "mpnet": BERT_KIN,
+    "mpnet": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
+                    dropout_modules=("attention.attn.dropout",)),
     "roberta": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
                       position_offset=2),
     "xlm-roberta": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
@@ -62,7 +64,8 @@ FAMILIES = {
     "qwen2": LLAMA_KIN,
     "phi3": LLAMA_KIN,
     # word embeddings skipped for given `inputs_embeds`, positions added to them all the same
-    "gpt2": Family(causal=True, stack=("h",), positions=("wpe",), final_norm="ln_f", after=("ln_f",),
+    "gpt2": Family(causal=True, stack=("h",), positions=("wpe",), on_embeddings=("drop",), final_norm="ln_f",
+                   after=("ln_f",),
                    dropout_keys=("attn_pdrop",), dropout_modules=("attn.attn_dropout",), depth_key="n_layer",
                    width_key="n_embd"),
 }

@@ -1,5 +1,6 @@
-"""Operating-system processes: start a detached `python -m …`, tell whether a pid still lives and is still the
-process recorded (psutil), signal a process group. Background runs and the Ray dispatcher are such processes."""
+"""Operating-system processes: start a detached `python -m …`, tell whether a pid still lives and runs what it ran
+(psutil), whether it is still the process recorded (its start since boot), signal a process group. Background runs
+and the Ray dispatcher are such processes."""
 
 from __future__ import annotations
 
@@ -52,12 +53,18 @@ STUDIO_COMMANDS = ("core.runs.worker", "core.runs.ray.dispatch", "-m\x00core\x00
 
 
 def process_token(pid: int) -> str | None:
-    """An identity for the process `pid` is now: its start time since the epoch, to the clock tick. A pid is reused
-    after its process ends or the machine restarts; the start time is not. None when the process is gone."""
+    """An identity for the process `pid` is now: this boot's id and the process's start in clock ticks since boot
+    (`/proc/PID/stat`, field 22). A pid is reused after its process ends or the machine restarts; the pair is not,
+    and no clock step moves it. psutil's `create_time` adds the boot time as the wall clock has it, so a step of
+    the clock (NTP, a resumed laptop) had moved every token and made live workers read as gone. None where /proc
+    cannot tell (not Linux, or the process is gone)."""
     try:
-        return f"{psutil.Process(pid).create_time():.2f}"
-    except psutil.Error:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
         return None
+    fields = stat[stat.rfind(")") + 2:].split()  # the name, in parentheses, may hold spaces
+    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
 
 
 def command_line(pid: int) -> str | None:

@@ -125,13 +125,15 @@ class Registry:
 
     def tables(self, run_id: str) -> dict:
         """A finished run's per-class test tables (classes, confusion matrix, per-class scores), read when a page
-        draws them. {} where it has none."""
+        draws them; a registry a full disk kept from its migration holds an older run's in its metrics. {} where it
+        has none."""
         with self._connect(write=False) as db:
-            row = db.execute("SELECT tables FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
+            row = db.execute("SELECT tables, metrics FROM runs WHERE id = ?", (check_run_id(run_id),)).fetchone()
         if row is None:
             raise RunError(f"no run {run_id}")
         try:
-            kept = json.loads(row["tables"]) if row["tables"] else {}
+            kept = json.loads(row["tables"]) if row["tables"] else split_tables(
+                json.loads(row["metrics"]) if row["metrics"] else None)[1]
         except ValueError:
             return {}
         return kept if isinstance(kept, dict) else {}

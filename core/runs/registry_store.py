@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import shutil
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-
-import psutil
 
 from core.errors import InputError
 from core.train.macro import macro_f1, split_tables
@@ -135,28 +132,6 @@ def added_columns(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
 
-def boot_id() -> str | None:
-    """This boot's id, as the tokens of before recorded it (Linux alone has it)."""
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return None
-
-
-def start_time_tokens(db: sqlite3.Connection) -> None:
-    """A process's token was this boot's id and its start in clock ticks since boot (read from /proc); it is now
-    its start time since the epoch (psutil's `create_time`, to the tick). A token of this boot is converted to
-    the same figure psutil gives; one of an earlier boot names a process that cannot run now."""
-    boot, ticks = boot_id(), os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    for run_id, token in db.execute("SELECT id, pid_token FROM runs WHERE pid_token LIKE '%-%:%'").fetchall():
-        recorded, _, started = str(token).rpartition(":")
-        if recorded == boot and started.isdigit():
-            new = f"{psutil.boot_time() + int(started) / ticks:.2f}"
-        else:
-            new = "a process of an earlier boot"
-        db.execute("UPDATE runs SET pid_token = ? WHERE id = ?", (new, run_id))
-
-
 def rescored(db: sqlite3.Connection) -> None:
     """A test macro-F1 written before it was fixed to the test set's classes, recomputed from the run's confusion
     matrix; and the per-class tables of a run stored before they were kept apart, moved to `tables`. A row whose
@@ -174,7 +149,7 @@ def rescored(db: sqlite3.Connection) -> None:
             try:
                 metrics = {**metrics, "test": {**test, "macro_f1": macro_f1(test["confusion"])}}
             except (ValueError, TypeError):
-                continue
+                pass  # a matrix that does not score keeps its figure; its tables still leave the lists' rows
         metrics, tables = split_tables(metrics)
         db.execute("UPDATE runs SET metrics = ?, tables = ? WHERE id = ?",
                    (json.dumps(metrics), json.dumps(tables) if tables is not None else None, run_id))
@@ -192,8 +167,7 @@ class Migration:
 MIGRATIONS = (
     Migration(1, "evaluations named by index, not epoch", renamed),
     Migration(2, "the columns added to runs since the first registry", added_columns),
-    Migration(3, "process tokens as start times (psutil)", start_time_tokens),
-    Migration(4, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
+    Migration(3, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
 )
 VERSION = MIGRATIONS[-1].number
 
@@ -213,8 +187,11 @@ def set_up(path: Path) -> list[str]:
     db = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
         wal(db)
-        if version(db) == VERSION:  # the common case, read without a write lock
+        if (found := version(db)) == VERSION:  # the common case, read without a write lock
             return []
+        if found > VERSION:  # said before the lock, which a read-only file would refuse
+            raise NewerRegistry(f"the registry at {path} was written by a newer studio (version {found}; this one "
+                                f"reads up to {VERSION}): update the studio, or point STUDIO_HOME elsewhere")
         db.execute("BEGIN IMMEDIATE")
         found = version(db)
         if found > VERSION:

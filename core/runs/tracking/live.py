@@ -41,10 +41,13 @@ class LiveLog:
         been sent again at each evaluation, with a query a curve to find what the store held."""
         if event["type"] != "evaluation" or self.client is None:
             return
+        self.guarded(self.send_new)
+
+    def send_new(self) -> None:
+        """Read inside the guard: a registry that fails to answer stops the log, not the run."""
         evaluations = self.registry.evaluations(self.run_id)
-        self.guarded(lambda: log_points(self.client, self.mlflow_id, record.curves(evaluations[self.sent:])))
-        if self.client is not None:
-            self.sent = len(evaluations)
+        log_points(self.client, self.mlflow_id, record.curves(evaluations[self.sent:]))
+        self.sent = len(evaluations)
 
     def end(self) -> None:
         """A finished run exported whole into its MLflow run; another ending marked on it."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -296,12 +297,22 @@ def log_model(client, uri: str, mlflow_id: str, registry: Registry, run: Run) ->
         return log_model_at(client, uri, mlflow_id, registry, run)
 
 
-def tracking_at(uri: str):
-    """MLflow's fluent API (which logs and loads models) pointed at `uri` for a block, the process's own tracking
-    URI restored after it: the export had set it for the whole process."""
-    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+@contextmanager
+def tracking_at(uri: str) -> Iterator[None]:
+    """MLflow's fluent API (which logs and loads models) pointed at `uri` for a block; after it, the process's own
+    tracking URI as it was, set by `mlflow.set_tracking_uri` or by `MLFLOW_TRACKING_URI` (which MLflow's own
+    `_use_tracking_uri` had deleted). The export had set the URI for the whole process."""
+    import mlflow
+    from mlflow.tracking._tracking_service import utils
 
-    return _use_tracking_uri(uri)
+    before, variable = utils._tracking_uri, os.environ.get("MLFLOW_TRACKING_URI")
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(before)
+        if variable is not None:  # the user's own, which setting the URI back to None unset
+            os.environ["MLFLOW_TRACKING_URI"] = variable
 
 
 def log_model_at(client, uri: str, mlflow_id: str, registry: Registry, run: Run) -> str:
