@@ -147,9 +147,9 @@ def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are
     reg.finish(run_id, "done", "finished")
     with sqlite3.connect(reg.path) as db:  # as a studio of then stored it: its tables in its metrics
         db.execute("UPDATE runs SET metrics = ?, tables = NULL WHERE id = ?", (json.dumps(stored), run_id))
-        db.execute("PRAGMA user_version = 2")  # before the migration that rescores
+        db.execute("PRAGMA user_version = 3")  # before the migration that rescores
     reg = Registry()
-    assert reg.migrated == ["3: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
+    assert reg.migrated == ["4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
     assert reg.get(run_id).metrics["test"]["macro_f1"] == pytest.approx(5 / 6)
     assert reg.get(run_id).summary["macro_f1"] == pytest.approx(5 / 6)
     assert reg.tables(run_id)["confusion"] == wide["confusion"] and "confusion" not in reg.get(run_id).metrics["test"]
@@ -167,7 +167,7 @@ def test_a_home_of_before_the_numbered_migrations_is_migrated_once_and_says_so(h
 
     with caplog.at_level("WARNING"):
         registry = Registry()
-    assert registry.migrated == [f"{m.number}: {m.says}" for m in MIGRATIONS]
+    assert registry.migrated == [f"{m.number}: {m.says}" for m in MIGRATIONS if m.says]
     assert [r.getMessage().rsplit("migration ", 1)[1] for r in caplog.records] == registry.migrated
     with sqlite3.connect(registry.path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION
@@ -214,6 +214,19 @@ def test_a_process_token_does_not_move_with_the_clock(monkeypatch):
     assert not is_process(os.getpid(), f"{boot}:{int(ticks) + 1}")  # another start: a pid reused
 
 
+def test_a_home_at_a_number_that_changed_nothing_opens_as_it_is(studio_home):
+    """Homes were written at version 4 while 3 converted process tokens; 3 changes nothing now, and such a home
+    opens without a word (the GPU check's kept home had been refused as a newer studio's)."""
+    from core.runs.registry_store import VERSION
+
+    Registry()
+    with sqlite3.connect(studio_home / "studio.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 4
+        db.execute("PRAGMA user_version = 2")
+    assert Registry().migrated == [
+        "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
+
+
 def test_a_registry_of_a_newer_studio_is_refused_and_left_as_it_is(studio_home):
     from core.runs.registry_store import VERSION, NewerRegistry
 
@@ -233,6 +246,6 @@ def test_the_app_says_once_that_it_upgraded_a_home(home_v2):
 
     at = open_page("pages/home.py")
     assert [t.value for t in at.toast] == ["The studio home was upgraded for this version (migration "
-                                           + "; ".join(f"{m.number}: {m.says}" for m in MIGRATIONS) + ")."]
+                                           + "; ".join(f"{m.number}: {m.says}" for m in MIGRATIONS if m.says) + ")."]
     assert not at.switch_page("pages/compare.py").run().toast  # said on the session's first run alone
     assert not open_page("pages/home.py").toast  # a second session: nothing left to migrate

@@ -158,16 +158,23 @@ def rescored(db: sqlite3.Connection) -> None:
 @dataclass(frozen=True)
 class Migration:
     number: int
-    says: str  # what an older registry gains, as told when it is migrated
+    says: str  # what an older registry gains, as told when it is migrated; "" for a number that changes nothing
     apply: Callable[[sqlite3.Connection], None]
 
 
+def unchanged(db: sqlite3.Connection) -> None:
+    """Nothing: a number once given out stays taken, so a home that had it stays at its version."""
+
+
 # Each runs once, in order, on a registry whose `user_version` is below its number; a fresh one starts at the last.
-# A registry written before the numbering (version 0) may already hold some of what 1 and 2 make: they check.
+# A registry written before the numbering (version 0) may already hold some of what 1 and 2 make: they check. A
+# number is never reused: 3 converted process tokens to psutil's start time before they were kept as they were, and
+# homes were written at its version.
 MIGRATIONS = (
     Migration(1, "evaluations named by index, not epoch", renamed),
     Migration(2, "the columns added to runs since the first registry", added_columns),
-    Migration(3, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
+    Migration(3, "", unchanged),
+    Migration(4, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
 )
 VERSION = MIGRATIONS[-1].number
 
@@ -207,7 +214,8 @@ def set_up(path: Path) -> list[str]:
             for migration in MIGRATIONS:
                 if migration.number > found:
                     migration.apply(db)
-                    done.append(f"{migration.number}: {migration.says}")
+                    if migration.says:
+                        done.append(f"{migration.number}: {migration.says}")
             for statement in filter(str.strip, SCHEMA.split(";")):  # tables and indices an older file lacks
                 db.execute(statement)
         db.execute(f"PRAGMA user_version = {VERSION}")
