@@ -8,7 +8,7 @@ tests/test_families.py trains it with every method). Nothing here imports torch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.errors import InputError
 
@@ -39,20 +39,17 @@ class Family:
 
 
 BERT_KIN = Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",))
+ROBERTA_KIN = replace(BERT_KIN, position_offset=2)
 LLAMA_KIN = Family(causal=True, stack=("layers",), final_norm="norm", after=("norm",),
                    dropout_keys=("attention_dropout",), dropout_modules=())
 
 FAMILIES = {
     "bert": BERT_KIN,
-    "electra": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings", "embeddings_project")),
-    "mpnet": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
-                    dropout_modules=("attention.attn.dropout",)),
-    "roberta": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
-                      position_offset=2),
-    "xlm-roberta": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
-                          position_offset=2),
-    "camembert": Family(causal=False, stack=("encoder", "layer"), embeddings=("embeddings",), after=("pooler",),
-                        position_offset=2),
+    "electra": replace(BERT_KIN, embeddings=("embeddings", "embeddings_project"), after=()),
+    "mpnet": replace(BERT_KIN, dropout_modules=("attention.attn.dropout",)),
+    "roberta": ROBERTA_KIN,
+    "xlm-roberta": ROBERTA_KIN,
+    "camembert": ROBERTA_KIN,
     "deberta": BERT_KIN,
     "deberta-v2": BERT_KIN,
     "distilbert": Family(causal=False, stack=("transformer", "layer"), embeddings=("embeddings",),
