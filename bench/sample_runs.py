@@ -172,8 +172,9 @@ def as_ran(config: TrainConfig) -> TrainConfig:
     backbone's own. Its validation stays as it ran: a run of the earlier carve read other rows than a run of today's
     rule, so it never stands in for one; so does GAN-BERT's floor on batches without labels (2026-12-02: a run
     stored without it repeated its labeled rows by the authors' rule alone)."""
+    floor = {"batches_without_labels": config.params.batches_without_labels} if config.method == "ganbert" else {}
     settled = method_for(config).settle(config).with_(validation=config.validation, selection=config.selection,
-                                                      batches_without_labels=config.batches_without_labels)
+                                                      **floor)
     if config.attention_dropout is None and settled.attention_dropout is not None:  # stored before 0 was the default
         settled = settled.with_(attention_dropout=attention_dropout(config.backbone))
     if config.lr is None and config.method == "finetune" and not settled.frozen:
@@ -218,7 +219,7 @@ def at_defaults(config, per_class: int, settings: dict) -> bool:
     machine."""
     if "encode" in config.tags or config.encoder_engine not in ("auto", "torch"):
         return False  # bench/speed/encode.py's engines and precisions, each a comparison of its own
-    asked = TrainConfig(data=config.data, cleaning=config.cleaning, fraction=None, per_class=per_class, **settings)
+    asked = TrainConfig.of(data=config.data, cleaning=config.cleaning, fraction=None, per_class=per_class, **settings)
     expected = flat_settings(method_for(asked).settle(asked), MACHINE)
     return flat_settings(config, MACHINE) == expected
 

@@ -9,8 +9,8 @@ from core.backbone.packaged import PACKAGED, installed_packaged, is_converted
 from core.data.schema import one_line
 from core.errors import InputError
 from core.paths import studio_home
-from core.train.config import Option
 from core.train.maxlen import MaxLength, max_length_for
+from core.train.settings import Option
 from pages.markdown import plain
 
 OTHER = "other"

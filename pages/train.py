@@ -97,13 +97,14 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             if not missing:
                 raise
         if not missing:
-            base = TrainConfig(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, **values)
+            base = TrainConfig.of(data=ds.spec, cleaning=st.session_state.cleaning, frozen=frozen, foreign=True,
+                                  **values)
             chosen = amounts(fractions + parse_numbers(custom, "fraction"),
                              parse_numbers(per_class_text, "per-class count"))
             if note := capped_note(chosen, ds.class_counts()["train"].to_dict()):
                 st.warning(f"{note}.")
-            configs = Sweep(tuple(methods), variants, chosen,
-                            tuple(int(s) for s in parse_numbers(seeds_text, "seed"))).configs(base)
+            configs = Sweep(tuple(methods), variants, chosen, tuple(int(s) for s in parse_numbers(seeds_text, "seed")),
+                            values).configs(base)
             resources = ray_resources(base, place.cpus, place.gpu_fraction) if place.backend == "ray" else None
     except InputError as e:
         st.error(str(e))

@@ -159,4 +159,5 @@ def settle_notes(methods: list[str], frozen: bool, values: dict) -> list[str]:
     """What each method changes in the chosen settings (adapters are never frozen; a preset's pooled CLS on a
     backbone that never trained its pooler), one line each."""
     chosen = {k: v for k, v in values.items() if k in ("backbone", "gan_preset", "finetune_preset", "pooling")}
-    return [n for n in (METHODS[m].settle_note(TrainConfig(frozen=frozen, method=m, **chosen)) for m in methods) if n]
+    return [n for n in (METHODS[m].settle_note(TrainConfig.of(m, frozen=frozen, foreign=True, **chosen))
+                        for m in methods) if n]

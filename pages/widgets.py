@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.runs import RAY_HINT, Registry, ray_available
-from core.train.config import Option
+from core.train.settings import Option
 from core.train.sweep import parse_limits
 
 

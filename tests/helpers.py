@@ -40,7 +40,7 @@ def cfg(tiny_backbone, **kw) -> TrainConfig:
                 batch_size=8)
     if "steps" in kw:
         base.pop("epochs")
-    return resolve(TrainConfig(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}))
 
 
 def submit(reg: Registry, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:
@@ -206,7 +206,7 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
         probs[:, index] = 1.0
         return probs, np.zeros(n, dtype=np.float32)
 
-    validations, evaluate = iter(range(10**9)), stepwise.StepMethod.evaluate
+    validations, evaluate = iter(range(10**9)), stepwise.StepTrainer.evaluate
 
     def learned_then_one_class(self, model, rep, data, batch_size, config):
         if next(validations) >= learned_first:
@@ -216,7 +216,7 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
         return stepwise.Evaluation(predicted, classification_metrics(truth, predicted, data.dataset.labels), None,
                                    data.dataset.labels)
     monkeypatch.setattr(stepwise, "predict_split", predict)
-    monkeypatch.setattr(stepwise.StepMethod, "evaluate", learned_then_one_class)
+    monkeypatch.setattr(stepwise.StepTrainer, "evaluate", learned_then_one_class)
 
 
 def hand_runs_frame(runs: list[tuple[TrainConfig, float]]) -> pd.DataFrame:

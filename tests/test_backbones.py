@@ -20,7 +20,7 @@ from core.cli import main
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, classify, load_data, resolve
+from core.train import METHODS, TrainConfig, classify, load_data, resolve
 from core.train.checkpoint import read_description
 from core.train.feature_store import store_key
 
@@ -68,7 +68,7 @@ def test_a_missing_hub_id_exits_2_naming_the_cache_and_how_to_get_it(hf_home, ca
     ("features-lr", {}),
 ])
 def test_every_family_trains_with_every_method_and_reloads_identically(hf_home, tmp_path, family, method, kw):
-    config = resolve(TrainConfig(data=DATA, method=method, backbone=f"studio-test/tiny-{family}", per_class=4,
+    config = resolve(TrainConfig.of(data=DATA, method=method, backbone=f"studio-test/tiny-{family}", per_class=4,
                                   fraction=None, steps=4, evaluations=2, max_len=48, precision="fp32", **kw))
     assert config.revision == commit_of(family)
     result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
@@ -187,4 +187,4 @@ def test_adapters_on_a_family_the_library_does_not_support_say_so():
 
     encoder = MPNetModel(MPNetConfig(num_hidden_layers=1, hidden_size=16, num_attention_heads=2, intermediate_size=32))
     with pytest.raises(InputError, match="the adapters library does not support mpnet models"):
-        Adapter().adapt_encoder(encoder, TrainConfig(method="adapter"), 0)
+        Adapter(METHODS["adapter"]).adapt_encoder(encoder, TrainConfig(method="adapter"), 0)

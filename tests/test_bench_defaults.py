@@ -70,7 +70,7 @@ def test_the_trained_encoder_study_holds_the_issues_runs_cheapest_parts_first(ca
     assert all(r[5]["unlabeled_limit"] == 1000 for r in pairs)
     assert {r[3] for r in parts["G1 as the paper ran it (tf preset), whole pool"]} == {5}
     for name, pool, _, n, seed, settings in runs:  # the report tells each run's name back from its config
-        assert name_of(TrainConfig(fraction=None, per_class=n, seed=seed, **settings)) == name
+        assert name_of(TrainConfig.of(fraction=None, per_class=n, seed=seed, **settings)) == name
     titles = list(parts)
     estimates = [(float(len(titles) - i), 0 if i == 0 else 2) for i in range(len(titles))]
     ordered = cheapest_first(list(parts.items()), estimates)
@@ -115,7 +115,7 @@ def test_old_records_get_the_floor_they_ran_at_and_runs_without_it_stay_apart_in
     assert [json.loads(line).get("config", {}).get("batches_without_labels") for line in path.read_text().splitlines()
             ] == [1.0, 0.05, None]
 
-    today = TrainConfig(method="ganbert", batches_without_labels=0.05)
+    today = TrainConfig.of(method="ganbert", batches_without_labels=0.05)
     assert pool_of(today) == "all" and pool_of(today.with_(unlabeled_limit=1000)) == "1,000"
     assert pool_of(today.with_(batches_without_labels=1.0)) == "all (the authors' copies alone)"
     assert pool_of(today.with_(gan_preset="tf")) == "all" and pool_of(TrainConfig(method="finetune")) == "–"

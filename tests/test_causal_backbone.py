@@ -124,7 +124,7 @@ def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):
     vectors = embed_texts(["one text here", "another, longer text than that"], str(tiny_llama), pooling="layer2")
     assert vectors.shape == (2, 32) and np.isfinite(vectors).all()
     for method, extra in (("features-lr", {}), ("finetune", {}), ("ganbert", {}), ("ganbert", {"generator": "bow"})):
-        config = resolve(TrainConfig(data=DATA, method=method, frozen=True, backbone=str(tiny_llama), per_class=4,
+        config = resolve(TrainConfig.of(data=DATA, method=method, frozen=True, backbone=str(tiny_llama), per_class=4,
                                      fraction=None, steps=3, **extra))
         folder = RunFolder(studio_home / "runs" / f"{method}-{extra.get('generator', 'noise')}")
         result = train_into(config, folder, lambda e: None, lambda: False)

@@ -56,7 +56,7 @@ def test_every_encoder_trained_method_trains_a_causal_lm_on_the_cpu_cut_at_its_p
     """On the CPU, as on a GPU: the run finishes, its checkpoint holds layers 1-2 of the tiny Llama's 4 (it pools
     layer 2) and no final norm, and the reloaded run predicts the test texts' probabilities it stored (in fp32:
     on a CPU with native bf16 `auto` trains in bf16, whose batches of other shapes round apart by 1e-4)."""
-    config = resolve(TrainConfig(data=DATA, method=method, backbone=str(tiny_llama), per_class=4, fraction=None,
+    config = resolve(TrainConfig.of(data=DATA, method=method, backbone=str(tiny_llama), per_class=4, fraction=None,
                                  steps=3, device="cpu", precision="fp32", **extra))
     assert not config.frozen and config.resolved_pooling == "layer2"
     result, run = trained(config, studio_home / "runs" / f"{method}-{len(extra)}")
@@ -101,7 +101,7 @@ def test_lora_trains_low_rank_updates_of_query_and_value_and_saves_only_them(bac
     folder = tiny_backbone if backbone == "bert" else tiny_llama
     config = resolve(TrainConfig(data=DATA, method="lora", backbone=str(folder), per_class=4, fraction=None,
                                  steps=4, device="cpu", precision="fp32"))  # the reload held exactly, as above
-    assert (config.lora_rank, config.lora_alpha, config.lr) == (8, 8.0, 5e-4) and not config.frozen
+    assert (config.params.lora_rank, config.params.lora_alpha, config.lr) == (8, 8.0, 5e-4) and not config.frozen
     _, run = trained(config, studio_home / "runs" / f"lora-{backbone}")
     keys = checkpoint_keys(run)
     encoder_keys = {k for k in keys if k.startswith("encoder.")}

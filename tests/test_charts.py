@@ -429,7 +429,7 @@ def test_a_metric_against_the_unlabeled_pool_draws_lines_for_gan_bert_and_levels
     runs, pools = [], {0: 0, 1000: 1000, None: 11_000}
     for seed in (0, 1):
         for limit in pools:
-            runs += [(TrainConfig(method="ganbert", frozen=True, fraction=0.05, seed=seed, unlabeled_limit=limit,
+            runs += [(TrainConfig.of(method="ganbert", frozen=True, fraction=0.05, seed=seed, unlabeled_limit=limit,
                                   adversarial=adversarial), 0.4 + seed / 10 + (limit or 0) / 1e5)
                      for adversarial in (True, False)]
         runs += [(TrainConfig(method=m, frozen=True, fraction=0.05, seed=seed), 0.5)

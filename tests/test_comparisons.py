@@ -35,7 +35,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 
 
 def m4(m4_dir, **kw) -> TrainConfig:
-    return TrainConfig(data=DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")),
+    return TrainConfig.of(data=DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")),
                        **{"fraction": None, "per_class": 5, **kw})
 
 

@@ -216,7 +216,7 @@ def test_a_labeled_amount_is_exactly_one_of_fraction_and_per_class_in_range(kwar
     with pytest.raises(InputError, match=says):
         Amount(**kwargs)
     with pytest.raises(InputError, match=says):
-        TrainConfig(**{"fraction": None, **kwargs})
+        TrainConfig.of(**{"fraction": None, **kwargs})
     assert Amount(per_class=5.0).per_class == 5 and Amount(per_class=5.0).label == "5/class"
     assert Amount.chosen(0.1, None) == Amount(fraction=0.1) and Amount.chosen(0.1, 3) == Amount(per_class=3)
 

@@ -19,7 +19,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3))
 
 
 def trained(tiny_backbone, tmp_path, **kw):
-    config = resolve(TrainConfig(**{**dict(data=DATA, backbone=str(tiny_backbone), per_class=4, fraction=None,
+    config = resolve(TrainConfig.of(**{**dict(data=DATA, backbone=str(tiny_backbone), per_class=4, fraction=None,
                                             steps=6, evaluations=1, max_len=48), **kw}))
     train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
     return RunFolder(tmp_path).load_model(), load_data(config).test["text"].tolist()

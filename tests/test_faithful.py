@@ -20,7 +20,7 @@ from core.compare.tables import run_notes
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
+from core.train import METHODS, Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
 from core.train.checkpoint_store import read_tensors
 from core.train.maxlen import choose, position_limit
 from core.train.methods.base import Diverged
@@ -34,7 +34,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def tiny(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), method="ganbert", fraction=0.3, evaluations=2, max_len=64,
                 precision="fp32")
-    return resolve(TrainConfig(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}))
 
 
 # ------------------------------------------------------------ presets, each field as its source has it
@@ -75,7 +75,7 @@ def test_a_presets_pooled_reads_the_pooling_a_sentence_transformer_trained(tiny_
         config = tiny(sentence, gan_preset=preset)
         assert config.pooling == "mean"
         assert "never trained its pooler" in method_for(config).settle_note(
-            TrainConfig(method="ganbert", gan_preset=preset, backbone=str(sentence)))
+            TrainConfig.of(method="ganbert", gan_preset=preset, backbone=str(sentence)))
         assert tiny(sentence, gan_preset=preset, pooling="pooled").pooling == "pooled"
     paper = tiny(sentence, method="finetune", finetune_preset="paper")
     assert paper.pooling == "mean"
@@ -103,7 +103,7 @@ def test_the_budget_rule_caps_30_epochs_of_a_large_pool_and_leaves_a_small_one_a
     assert steps == 500 and why.startswith("500 steps: 30 epochs of 182 step(s), capped at 500")
     chosen = resolve(config.with_(epochs=30, max_steps=None))
     assert chosen.max_steps is None and spec.budget(chosen, 11_596)[0] == 5_460  # asked for: not capped
-    assert resolve(TrainConfig(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64,
+    assert resolve(TrainConfig.of(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64,
                                gan_preset="tf")).max_steps is None  # the tf code's 3 epochs, as it ran them
 
 
@@ -118,7 +118,7 @@ def optimizers_after(tiny_backbone, monkeypatch, preset: str, steps: int = 4, **
     step itself."""
     config = tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw)
     data = split_pool(config, load_data(config))
-    method = GanBert()
+    method = GanBert(METHODS["ganbert"])
     model = method.build_model(config, data.labels, torch.device("cpu"))
     made = recorded_optimizers(monkeypatch)
     step = method.start(model, config, data, 10)
@@ -170,7 +170,7 @@ def test_the_control_is_one_run_for_both_generators_and_names_itself(tiny_backbo
     configs = Sweep(("ganbert",), {"generator": ("noise", "bow")}, amounts([0.3], []), (0, 1)).configs(
         base.with_(adversarial=False))
     assert len({c.to_json() for c in configs}) == 2  # G1 and G2 controls of a seed are the same run
-    assert all(c.generator == "noise" for c in configs)
+    assert all(c.params.generator == "noise" for c in configs)
     assert method_for(configs[0]).display(configs[0]) == "GAN-BERT control (adversarial off)"
 
 
@@ -180,8 +180,8 @@ def test_the_cli_turns_the_adversarial_part_off():
     args = parser.parse_args(["--train", "builtin", "--method", "ganbert", "--adversarial", "off",
                               "--max-len", "auto"])
     config = config_from_args(args)
-    assert config.adversarial is False and config.max_len is None
-    assert config_from_args(parser.parse_args(["--train", "builtin"])).adversarial is True
+    assert config.params.adversarial is False and config.max_len is None
+    assert config_from_args(parser.parse_args(["--train", "builtin", "--method", "ganbert"])).params.adversarial
 
 
 def test_the_control_trains_d_alone_and_reports_no_fake_probability(tiny_backbone, tmp_path):
@@ -202,7 +202,7 @@ def test_the_control_skips_unlabeled_rows_with_the_same_steps_and_gradients(tiny
 
     config = tiny(tiny_backbone, adversarial=False, frozen=frozen, batch_size=8, steps=2)
     data = split_pool(config, load_data(config)).used_by(True)
-    method = GanBert()
+    method = GanBert(METHODS["ganbert"])
     labeled, unlabeled = data.labeled[:3], data.unlabeled[:5]
     batches = [np.concatenate([labeled, unlabeled]), data.unlabeled[5:13]]
     finals = []
@@ -217,13 +217,13 @@ def test_the_control_skips_unlabeled_rows_with_the_same_steps_and_gradients(tiny
         initial = {k: v.clone() for k, v in model.state_dict().items()}
         model.eval()  # no dropout, so the two ways see the same network
         for idx in batches:
-            read = method.rows_read(config, idx, data.targets) if skip else idx
+            read = method.spec.rows_read(config, idx, data.targets) if skip else idx
             targets = torch.from_numpy(data.targets[read])
             step(rep("pool", read) if len(read) else None, targets)
         finals.append({k: v.clone() for k, v in model.state_dict().items()})
         unused = [k for k in initial if k.startswith("encoder.pooler.")]  # mean pooling never reads BERT's pooler
         assert frozen or unused and all(torch.equal(finals[-1][k], initial[k]) for k in unused)  # not even decayed
-    assert len(method.rows_read(config, batches[0], data.targets)) == 3  # the unlabeled rows were skipped
+    assert len(method.spec.rows_read(config, batches[0], data.targets)) == 3  # the unlabeled rows were skipped
     assert any(not torch.equal(finals[0][k], before) for k, before in initial.items())  # it did train
     for k in finals[0]:
         torch.testing.assert_close(finals[1][k], finals[0][k], rtol=1e-5, atol=1e-6, msg=k)
@@ -278,7 +278,7 @@ def test_the_run_card_warns_when_the_model_never_beat_chance(tmp_path, learned, 
 
 
 def ganbert_frame(scores: dict[tuple[bool, str], list[float]]) -> pd.DataFrame:
-    return hand_runs_frame([(TrainConfig(method="ganbert", generator=generator, adversarial=adversarial, seed=seed,
+    return hand_runs_frame([(TrainConfig.of(method="ganbert", generator=generator, adversarial=adversarial, seed=seed,
                                          fraction=0.1, frozen=True, data=DataSpec(train="a.jsonl", test="t.jsonl")),
                              score)
                             for (adversarial, generator), values in scores.items()
@@ -322,7 +322,7 @@ def test_two_seeds_never_hold_across_seeds_and_a_cost_is_said_in_words():
 
 def test_a_fake_logit_far_ahead_leaves_a_normalised_distribution_and_the_real_argmax():
     logits = torch.tensor([[1.0, 3.0, 2.0, 1003.0], [0.5, 0.2, 0.1, -5.0]])
-    real, fake = GanBert().probabilities(logits)
+    real, fake = GanBert(METHODS["ganbert"]).probabilities(logits)
     assert torch.allclose(real.sum(-1), torch.ones(2))
     assert real.argmax(-1).tolist() == logits[:, :3].argmax(-1).tolist() == [1, 0]
     assert real[0, 1] == pytest.approx(np.exp(3) / (np.exp(1) + np.exp(3) + np.exp(2)))
@@ -368,7 +368,7 @@ def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
     ({"method": "ganbert", "gan_preset": "notebook", "lr": 1e-3, "batch_size": 8}, 1e-3, 8),  # the user's win
 ])
 def test_the_learning_rate_and_batch_a_run_uses_are_written_into_its_config(settings, lr, batch):
-    settled = method_for(TrainConfig(**settings)).settle(TrainConfig(**settings))
+    settled = method_for(TrainConfig.of(**settings)).settle(TrainConfig.of(**settings))
     assert (settled.lr, settled.batch_size) == (lr, batch)
 
 

@@ -44,7 +44,7 @@ def test_every_method_trains_a_gpt2_reloads_it_and_predicts_what_it_scored(tiny_
     """Cut at the layer it pools (2 of 4), each method's run finishes and its reload predicts the test texts'
     stored probabilities; a top-1 run trains layer 2 alone above states that crossed without their positions
     added twice (`Cut.check` holds the halves to the whole)."""
-    config = resolve(TrainConfig(data=DATA, method=method, backbone=str(tiny_gpt2), per_class=4, fraction=None,
+    config = resolve(TrainConfig.of(data=DATA, method=method, backbone=str(tiny_gpt2), per_class=4, fraction=None,
                                  steps=3, device="cpu", precision="fp32", **extra))
     assert config.resolved_pooling == "layer2"
     result, run = trained(config, studio_home / "runs" / f"{method}-{len(extra)}")

@@ -53,13 +53,14 @@ def test_discriminator_has_k_plus_one_logits_and_exposes_features():
 
 def test_preset_sizes():
     for preset in ("studio", "tf", "notebook"):  # one hidden layer of the backbone's size, as both codes
-        assert sizes_for(TrainConfig(gan_preset=preset), 384) == ([384], [384], "uniform")
-    assert sizes_for(TrainConfig(gan_preset="seed-report"), 768) == ([512, 256, 256], [256], "gaussian")
+        assert sizes_for(TrainConfig.of("ganbert", gan_preset=preset), 384) == ([384], [384], "uniform")
+    seed_report = TrainConfig.of("ganbert", gan_preset="seed-report")
+    assert sizes_for(seed_report, 768) == ([512, 256, 256], [256], "gaussian")
 
 
 def test_a_config_written_with_the_old_official_preset_reads_as_studio():
-    raw = TrainConfig().to_json().replace('"gan_preset": "studio"', '"gan_preset": "official"')
-    assert TrainConfig.from_json(raw).gan_preset == "studio"
+    raw = TrainConfig(method="ganbert").to_json().replace('"gan_preset": "studio"', '"gan_preset": "official"')
+    assert TrainConfig.from_json(raw).params.gan_preset == "studio"
 
 
 def test_noise_generator_distributions():

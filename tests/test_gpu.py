@@ -61,7 +61,7 @@ def importable(library: str) -> bool:
 def config(backbone, device: str, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=None if backbone is None else str(backbone), fraction=0.3, steps=6,
                 batch_size=8, max_len=64, evaluations=2, precision="fp32", device=device, seed=0)
-    return resolve(TrainConfig(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}))
 
 
 def trained(cfg: TrainConfig, folder, monkeypatch) -> tuple[dict, np.ndarray, set[str]]:

@@ -19,7 +19,7 @@ def spec(m4_dir) -> DataSpec:
 
 def run(spec, tmp_path, **kw) -> dict:
     base = dict(data=spec, frozen=True, epochs=20, batch_size=16, patience=5)
-    return train_into(resolve(TrainConfig(**{**base, **kw})), RunFolder(tmp_path), lambda e: None, lambda: False)
+    return train_into(resolve(TrainConfig.of(**{**base, **kw})), RunFolder(tmp_path), lambda e: None, lambda: False)
 
 
 def test_layers_pooling_learns_style_where_last_layer_mean_does_not(spec, tmp_path):

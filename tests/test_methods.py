@@ -3,6 +3,8 @@ checkpoint loader, Compare and the Train page. Proved with a toy method register
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 import torch
@@ -15,45 +17,60 @@ from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import METHODS, Sweep, TrainConfig, amounts, classify, method_for, resolve, run_label
-from core.train.catalog import CATALOG
-from core.train.methods import Method
+from core.train.catalog import CATALOG, Entry
+from core.train.methods import Method, Trainer
 from core.train.methods.presets import copies, repeats_for
-from core.train.methods.stepwise import StepMethod
+from core.train.methods.specs import StepSpec
+from core.train.methods.stepwise import StepTrainer
+from core.train.params import MethodParams
+from core.train.settings import option
 from pages.train_form import methods_key
 from tests.helpers import open_page
 
 
-class Toy(StepMethod):
-    """A bias-free linear head: a method the studio has never seen."""
+@dataclass(frozen=True)
+class ToyParams(MethodParams):
+    toy_bias: bool = option(False, "a bias in the toy's linear head", label="Toy bias")
+
+
+class Toy(StepSpec):
+    """A linear head, bias-free unless its own setting says: a method the studio has never seen."""
 
     name = "toy"
     title = "Toy linear head"
 
+
+class ToyTrainer(StepTrainer):
     def build_head(self, config, num_labels, feature_dim, hidden_size):
-        return nn.Linear(feature_dim, num_labels, bias=False), None
+        return nn.Linear(feature_dim, num_labels, bias=config.params.toy_bias), None
 
 
 @pytest.fixture
 def toy(monkeypatch) -> Toy:
+    # the one line a new method adds to the table: its spec, its trainer and its settings
+    entry = Entry("Toy linear head", f"{__name__}:Toy", f"{__name__}:ToyTrainer", ToyParams)
+    monkeypatch.setitem(CATALOG, "toy", entry)
     method = Toy()
-    monkeypatch.setitem(METHODS, "toy", method)  # the one line a new method adds to the table
+    monkeypatch.setitem(METHODS, "toy", method)  # the spec table, built from the catalog at import
     return method
 
 
 def test_each_spec_hands_fitting_and_loading_to_its_training_class():
-    """The table holds specs, which import no torch; `fit` and `load` go to the catalog's training class. It
-    subclasses the spec, so both read the same settings, and defines both, so the hand-over cannot loop."""
+    """The table holds specs, which import no torch; `fit` and `load` go to the catalog's trainer, which holds the
+    spec (composition: it is no spec itself, and asks the spec what the settings mean) and defines both, so the
+    hand-over cannot loop."""
     for name, spec in METHODS.items():
-        trainer = spec.implementation()
-        assert type(trainer).__name__ == CATALOG[name].where.split(":")[1]
-        assert isinstance(trainer, type(spec)) and type(trainer) is not type(spec)
-        assert type(trainer).fit is not Method.fit and type(trainer).load is not Method.load
-        assert trainer.settle(TrainConfig(method=name)) == spec.settle(TrainConfig(method=name))
+        trainer = spec.trainer()
+        assert type(trainer).__name__ == CATALOG[name].trainer.split(":")[1]
+        assert trainer.spec is spec and not isinstance(trainer, Method)
+        assert type(trainer).fit is not Trainer.fit and type(trainer).load is not Trainer.load
 
 
 def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone, capsys):
     args = build_parser().parse_args(["train", "--train", "builtin", "--method", "toy", "--fraction", "0.5"])
-    assert method_for(config_from_args(args)) is toy
+    assert method_for(config_from_args(args)) is toy and config_from_args(args).params == ToyParams()
+    args = build_parser().parse_args(["train", "--train", "builtin", "--method", "toy", "--toy-bias"])
+    assert config_from_args(args).params.toy_bias  # its own setting, a flag of its own
     assert main(["train", "--train", "builtin", "--method", "nope", "--fraction", "0.5"]) == 2
     err = capsys.readouterr().err
     assert "method must be one of" in err and "toy" in err
@@ -86,15 +103,17 @@ def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):
     at = open_page("pages/train.py", small_builtin)
     at.toggle(key="tr_frozen").set_value(True).run()  # named for the mode, as its runs will be
     assert "Toy linear head on frozen features" in at.multiselect(key=methods_key(True)).options
+    at.multiselect(key=methods_key(True)).set_value(["Toy linear head on frozen features"]).run()
+    assert not at.exception and at.toggle(key="tr_toy_bias").label == "Toy bias"  # its own setting, in its section
 
 
 def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():
     """An --unlabeled file grows the pool: 10 labeled rows among 1,000 are 1%, six copies each by the authors' rule
     (the tf preset), even when the train file alone held only 20 rows."""
     labeled, unlabeled = np.arange(10), np.arange(10, 1000)
-    authors = resolve(TrainConfig(method="ganbert", gan_preset="tf", fraction=0.01))
+    authors = resolve(TrainConfig.of(method="ganbert", gan_preset="tf", fraction=0.01))
     rows = METHODS["ganbert"].epoch_rows(authors, labeled, unlabeled)
-    assert authors.batches_without_labels is None and repeats_for(0.01) == 6
+    assert authors.params.batches_without_labels is None and repeats_for(0.01) == 6
     assert (np.bincount(rows)[:10] == 6).all() and len(rows) == 60 + 990
     assert METHODS["ganbert"].epoch_size(authors, 10, 990) == len(rows)
 
@@ -104,7 +123,7 @@ def test_the_studio_preset_repeats_labeled_rows_until_batches_of_16_carry_labels
     24 copies leave about 5%, measured on shuffled epochs. The control reads the same rows; 1 turns the floor off."""
     studio = resolve(TrainConfig(method="ganbert", fraction=0.01))
     control = resolve(studio.with_(adversarial=False))
-    assert studio.batches_without_labels == control.batches_without_labels == 0.05
+    assert studio.params.batches_without_labels == control.params.batches_without_labels == 0.05
     labeled, unlabeled = np.arange(100), np.arange(100, 11321)
     rng = np.random.default_rng(0)
 
@@ -121,9 +140,9 @@ def test_the_studio_preset_repeats_labeled_rows_until_batches_of_16_carry_labels
 
 def test_each_method_decides_its_probabilities():
     logits = torch.tensor([[2.0, 0.0, 0.0, 1.0]])
-    real, fake = METHODS["ganbert"].implementation().probabilities(logits)  # the last logit is GAN-BERT's fake class
+    real, fake = METHODS["ganbert"].trainer().probabilities(logits)  # the last logit is GAN-BERT's fake class
     assert real.shape == (1, 3) and torch.allclose(real.sum(-1), torch.ones(1)) and 0 < float(fake[0]) < 1
-    real, fake = METHODS["finetune"].implementation().probabilities(logits)
+    real, fake = METHODS["finetune"].trainer().probabilities(logits)
     assert real.shape == (1, 4) and fake is None
 
 

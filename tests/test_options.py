@@ -14,7 +14,8 @@ from core.data import CleaningConfig
 from core.paths import REPO_ROOT
 from core.runs import FINISHED, MOVES, IllegalMove, Registry, Status
 from core.train import TrainConfig
-from core.train.config import default_of
+from core.train.catalog import CATALOG
+from core.train.settings import default_of
 
 
 def actions(command: str) -> dict[str, object]:
@@ -24,8 +25,11 @@ def actions(command: str) -> dict[str, object]:
 
 
 def settable_fields():
-    """Every field a flag sets: TrainConfig's own (its data has the data flags) and the cleaning toggles."""
-    return [f for f in fields(TrainConfig) if f.name not in ("data", "cleaning")] + list(fields(CleaningConfig))
+    """Every field a flag sets: TrainConfig's own (its data has the data flags), each method's, and the cleaning
+    toggles."""
+    own = [f for entry in CATALOG.values() for f in fields(entry.params)]
+    return ([f for f in fields(TrainConfig) if f.name not in ("data", "cleaning", "params")] + own
+            + list(fields(CleaningConfig)))
 
 
 @pytest.mark.parametrize("command", ["train", "sweep"])

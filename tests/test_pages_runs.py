@@ -25,7 +25,7 @@ def dataset():
 
 def finished_run(tiny_backbone, dataset, **kw) -> str:
     reg = Registry()
-    config = resolve(TrainConfig(**{**dict(data=dataset.spec, backbone=str(tiny_backbone), method="finetune",
+    config = resolve(TrainConfig.of(**{**dict(data=dataset.spec, backbone=str(tiny_backbone), method="finetune",
                                            frozen=True, epochs=2, fraction=0.5, batch_size=8, lr=1e-2), **kw}))
     run_id = reg.create(config)
     reg.claim(run_id)

@@ -113,7 +113,7 @@ METHODS = [dict(method="finetune", frozen=True), dict(method="finetune"), dict(m
 
 def paper_config(tiny_backbone, spec: DataSpec, **kw) -> TrainConfig:
     budget = {} if "steps" in kw or kw["method"] in ("tfidf-lr", "features-lr") else {"max_steps": 3}
-    return resolve(TrainConfig(data=spec, backbone=str(tiny_backbone), max_len=32, precision="fp32", **budget, **kw))
+    return resolve(TrainConfig.of(data=spec, backbone=str(tiny_backbone), max_len=32, precision="fp32", **budget, **kw))
 
 
 @pytest.mark.parametrize("kw", METHODS, ids=lambda kw: "-".join(str(v) for v in kw.values()))
@@ -214,10 +214,9 @@ def test_the_form_names_each_method_with_the_unlabeled_texts_and_labels_it_reads
     control (which learns from none) was never told apart; the labels line repeated its counts naming no method."""
     ds = load_dataset(DataSpec(train=str(paper_split)))
     sizes = (ds.class_sizes("train"), ds.class_sizes("val"))
-    g1, control, setfit, tfidf = (paper_config(tiny_backbone, ds.spec, method=m, fraction=None, per_class=2,
-                                               adversarial=a)
-                                  for m, a in (("ganbert", True), ("ganbert", False), ("setfit", True),
-                                               ("tfidf-lr", True)))
+    g1, control, setfit, tfidf = (paper_config(tiny_backbone, ds.spec, method=m, fraction=None, per_class=2, **kw)
+                                  for m, kw in (("ganbert", {}), ("ganbert", {"adversarial": False}), ("setfit", {}),
+                                                ("tfidf-lr", {})))
     assert unlabeled_read([g1, control, setfit], *sizes, 40) == (
         "Unlabeled texts each run reads: GAN-BERT G1 (noise) 46 at 2/class; SetFit 52 at 2/class.")  # no validation
     assert unlabeled_read([control, tfidf], *sizes, 40) is None
@@ -242,7 +241,7 @@ def test_estimates_count_the_unlabeled_set(tiny_backbone, paper_split):
 def test_the_paper_preset_is_bert_py(tiny_backbone, paper_split, monkeypatch, tmp_path):
     """crux82/ganbert run_experiment.sh and bert.py: 2e-5, batch 64, 3 epochs counted as int(n / 64 x 3) steps,
     the pooled CLS, BERT's AdamW (eps 1e-6, no decay on LayerNorm and biases), the labeled rows alone."""
-    config = resolve(TrainConfig(data=DataSpec(train=str(paper_split)), backbone=str(tiny_backbone), frozen=True,
+    config = resolve(TrainConfig.of(data=DataSpec(train=str(paper_split)), backbone=str(tiny_backbone), frozen=True,
                                  method="finetune", finetune_preset="paper", fraction=1.0, max_len=32))
     assert (config.lr, config.batch_size, config.epochs, config.pooling, config.validation) == (
         PAPER["lr"], 64, 3, "pooled", "none")

@@ -36,16 +36,16 @@ def test_a_finetuning_run_stored_without_its_rate_ran_at_the_rate_of_its_day():
 
 def test_other_stored_runs_take_the_defaults_they_ran_at_and_a_written_rate_stays():
     for stored in (TrainConfig(method="finetune", frozen=True), TrainConfig(method="adapter"),
-                   TrainConfig(method="ganbert", gan_preset="tf")):
+                   TrainConfig.of(method="ganbert", gan_preset="tf")):
         assert as_ran(stored) == method_for(stored).settle(stored)
     # GAN-BERT's studio preset, stored before its floor on batches without labels (and its attention dropout) were
     # written in, repeated its labeled rows by the authors' rule alone and ran at the backbone's attention dropout
     frozen = TrainConfig(method="ganbert", frozen=True)
     assert as_ran(frozen) == method_for(frozen).settle(frozen).with_(batches_without_labels=None)
-    assert method_for(frozen).settle(frozen).batches_without_labels == 0.05
+    assert method_for(frozen).settle(frozen).params.batches_without_labels == 0.05
     assert as_ran(TrainConfig(method="ganbert")) == method_for(TrainConfig(method="ganbert")).settle(
         TrainConfig(method="ganbert")).with_(attention_dropout=0.1, batches_without_labels=None)
-    assert as_ran(TrainConfig(method="ganbert", batches_without_labels=0.05)).batches_without_labels == 0.05
+    assert as_ran(TrainConfig.of(method="ganbert", batches_without_labels=0.05)).params.batches_without_labels == 0.05
     assert as_ran(TrainConfig(method="ganbert", attention_dropout=0.0)).attention_dropout == 0.0
     assert as_ran(TrainConfig(method="finetune", lr=1e-4)).lr == 1e-4
     written_today = method_for(TrainConfig(method="finetune")).settle(TrainConfig(method="finetune"))

@@ -34,7 +34,7 @@ def tiny_llama(tmp_path_factory) -> Path:
 def top_k(folder: Path, method: str = "finetune", seed: int = 0, **extra) -> TrainConfig:
     """A top-K run on a tiny backbone: K=1 of the tiny BERT's 2 layers, or of the 2 the tiny Llama's cut keeps (it
     pools layer 2 of 4), in fp32 so a reload is held exactly."""
-    return resolve(TrainConfig(data=DATA, method=method, backbone=str(folder), per_class=4, fraction=None, steps=3,
+    return resolve(TrainConfig.of(data=DATA, method=method, backbone=str(folder), per_class=4, fraction=None, steps=3,
                                seed=seed, device="cpu", precision="fp32", **{"train_layers": 1, **extra}))
 
 
@@ -79,8 +79,9 @@ def test_a_top_k_run_trains_its_top_layers_alone_reads_stored_states_again_and_r
 
     folder = tiny_backbone if family == "bert" else tiny_llama
     built = []
-    build = neural.NeuralMethod.build_model
-    monkeypatch.setattr(neural.NeuralMethod, "build_model", lambda self, *a: built.append(build(self, *a)) or built[-1])
+    build = neural.NeuralTrainer.build_model
+    monkeypatch.setattr(neural.NeuralTrainer, "build_model",
+                        lambda self, *a: built.append(build(self, *a)) or built[-1])
     counted = Counted(monkeypatch)
     config = top_k(folder, method, **extra)
     assert config.train_layers == 1

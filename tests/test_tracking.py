@@ -38,7 +38,7 @@ RUNS = {"tfidf-lr": dict(method="tfidf-lr"), "features-lr": dict(method="feature
 
 
 def trained(registry: Registry, backbones: dict, on: str = "bert", **settings) -> str:
-    config = resolve(TrainConfig(data=DATA, backbone=str(backbones[on]), per_class=4, fraction=None, max_len=32,
+    config = resolve(TrainConfig.of(data=DATA, backbone=str(backbones[on]), per_class=4, fraction=None, max_len=32,
                                  batch_size=8, **settings))
     run_id = registry.create(config)
     registry.claim(run_id)
@@ -109,6 +109,8 @@ def test_params_tags_metrics_and_curves_are_the_runs(exported):
     data = found[0].data
     assert data.params["method"] == "ganbert" and data.params["lr"] == str(run.config.lr)
     assert data.params["seed"] == str(run.config.seed) and data.params["data.builtin.train_per_class"] == "30"
+    assert data.params["generator"] == run.config.params.generator  # its method's own settings, and no other's
+    assert "lora_rank" not in data.params and "finetune_preset" not in data.params
     assert data.tags["studio.labels_read"] == str(run.labels_read) and data.tags["studio.device"] == run.device
     test = run.metrics["test"]
     for key in ("accuracy", "macro_f1", "mcc"):
@@ -345,7 +347,7 @@ def test_an_exported_model_reads_its_backbone_as_the_run_did_and_is_checked_agai
     for settings in (dict(backbone=SMOLLM2, frozen=True), dict(backbone=SMOLLM2, frozen=True, features="both"),
                      dict(backbone=SMOLLM2, frozen=True, features="probabilities"), dict(backbone=SMOLLM2),
                      dict(frozen=True), dict(), dict(pooling="cls"), dict(backbone=SMOLLM2, pool_layer=7)):
-        config = TrainConfig(**settings)
+        config = TrainConfig.of(**settings)
         assert config.with_(**moved(config, str(tmp_path / "copy"))).resolved_pooling == config.resolved_pooling
 
     registry, ids, uri, home = exported

@@ -36,7 +36,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def config(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, evaluations=4, fraction=0.5, batch_size=8, lr=1e-3,
                 patience=10, collapse_evals=10, max_len=64)
-    return resolve(TrainConfig(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}))
 
 
 def train(cfg: TrainConfig, folder: Path) -> dict:
@@ -104,7 +104,7 @@ def test_adapter_setup_leaves_the_adapter_active_and_its_log_clean(tiny_backbone
     user reading the run's log took the adapter for off."""
     cfg = config(tiny_backbone, method="adapter")
     with caplog.at_level(logging.WARNING):
-        model = method_for(cfg).implementation().build_model(cfg, ("a", "b"), torch.device("cpu"))
+        model = method_for(cfg).trainer().build_model(cfg, ("a", "b"), torch.device("cpu"))
     assert "studio" in str(model.encoder.active_adapters)
     assert not [r for r in caplog.records if "activated" in r.getMessage()]
     with caplog.at_level(logging.WARNING):  # the filter is gone once set-up is over
@@ -224,7 +224,7 @@ def test_config_json_round_trip(tiny_backbone):
 
 def test_batch_size_defaults_follow_the_mode():
     def batch(**kw) -> int:
-        config = TrainConfig(**kw)
+        config = TrainConfig.of(**kw)
         return method_for(config).batch_size(config)
     assert batch() == 16  # the encoder trains
     assert batch(frozen=True) == 64  # a head on the few labeled texts
@@ -281,7 +281,7 @@ def test_the_estimate_counts_attention_dropouts_unfused_kernel():
 
     base = TrainConfig(data=DATA, per_class=5, fraction=None, max_len=256)
     for method, preset in (("finetune", "studio"), ("ganbert", "studio"), ("ganbert", "tf"), ("adapter", "studio")):
-        config = base.with_(method=method, gan_preset=preset)
+        config = base.with_(method=method, **({"gan_preset": preset} if method == "ganbert" else {}))
         fused = training(config.with_(attention_dropout=0.0))
         pays = method == "adapter" or preset == "tf"
         assert training(config) == pytest.approx(fused * (ATTENTION_DROPOUT_SLOWDOWN if pays else 1.0))
@@ -349,7 +349,7 @@ def test_attention_dropout_defaults_to_zero_where_measured_and_the_authors_prese
     a step: written in when the encoder trains; the `tf` and `notebook` presets, adapters and SetFit keep the
     backbone's; a frozen run trains no attention; a rate chosen stays."""
     def settled(**kw) -> float | None:
-        config = TrainConfig(**kw)
+        config = TrainConfig.of(**kw)
         return method_for(config).settle(config).attention_dropout
 
     assert settled(method="finetune") == 0.0 and settled(method="ganbert") == 0.0

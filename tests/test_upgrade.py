@@ -115,12 +115,12 @@ def test_old_ganbert_runs_read_as_repeating_their_labels_by_the_authors_rule(old
     int(log2(1/share)) copies, which is what its config says and what its epoch is counted by; launched today the
     same settings take the studio preset's floor."""
     runs = [r for r in Registry().list() if r.config.method == "ganbert"]
-    assert len(runs) == 2 and all(r.config.batches_without_labels is None for r in runs)
+    assert len(runs) == 2 and all(r.config.params.batches_without_labels is None for r in runs)
     for run in runs:
         method = method_for(run.config)
         assert method.copies(run.config, 10, 10990) == 10  # the authors' rule at 0.09%; a floor would add copies
-        assert method.settle(run.config).batches_without_labels == (
-            None if run.config.gan_preset in ("tf", "notebook") else 0.05)
+        assert method.settle(run.config).params.batches_without_labels == (
+            None if run.config.params.gan_preset in ("tf", "notebook") else 0.05)
 
 
 def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are_rescored(tiny_backbone,
@@ -149,7 +149,7 @@ def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are
         db.execute("UPDATE runs SET metrics = ?, tables = NULL WHERE id = ?", (json.dumps(stored), run_id))
         db.execute("PRAGMA user_version = 3")  # before the migration that rescores
     reg = Registry()
-    assert reg.migrated == ["4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
+    assert reg.migrated[0] == "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"
     assert reg.get(run_id).metrics["test"]["macro_f1"] == pytest.approx(5 / 6)
     assert reg.get(run_id).summary["macro_f1"] == pytest.approx(5 / 6)
     assert reg.tables(run_id)["confusion"] == wide["confusion"] and "confusion" not in reg.get(run_id).metrics["test"]
@@ -221,10 +221,38 @@ def test_a_home_at_a_number_that_changed_nothing_opens_as_it_is(studio_home):
 
     Registry()
     with sqlite3.connect(studio_home / "studio.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 4
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 5
         db.execute("PRAGMA user_version = 2")
     assert Registry().migrated == [
-        "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"]
+        "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart",
+        "5: each run's config keeps its own method's settings, not every method's"]
+
+
+def test_a_run_keeps_its_own_methods_settings_once_migrated(home_v2, expected_v2, capsys):
+    """A config stored before each method had its own settings held every method's (a fine-tuning run's
+    `generator`); migration 5 keeps its method's, and the run reads, lists and is named as it was."""
+    with sqlite3.connect(home_v2 / "studio.db") as db:
+        before = {i: json.loads(c) for i, c in db.execute("SELECT id, config FROM runs WHERE kind = 'train'")}
+    assert all("generator" in c and "lora_rank" in c for c in before.values())  # every method's, as written
+    registry = Registry()
+    with sqlite3.connect(home_v2 / "studio.db") as db:
+        after = {i: json.loads(c) for i, c in db.execute("SELECT id, config FROM runs WHERE kind = 'train'")}
+    params = {"finetune": {"finetune_preset"}, "ganbert": {"generator", "gan_preset", "adversarial", "noise",
+                                                            "noise_dim", "batches_without_labels"},
+              "lora": {"lora_rank", "lora_alpha"}, "tfidf-lr": {"lr_c"}, "features-lr": {"lr_c"}}
+    every = set().union(*params.values(), {"adapter_kind", "reduction_factor", "setfit_features",
+                                           "setfit_iterations"})
+    for run_id, config in after.items():
+        method = before[run_id]["method"]
+        assert set(config) & every == params[method], run_id
+        assert {k: v for k, v in before[run_id].items() if k not in every - params[method]} == config, run_id
+        run = registry.get(run_id)
+        assert set(run.config.params.names()) == params[method], run_id
+        assert run.config.to_json() == TrainConfig.from_json(json.dumps(before[run_id])).to_json()
+    assert main(["runs", "--json"]) == 0
+    rows = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert {old["run_id"]: rows[old["run_id"]]["method"] for old in expected_v2["runs"]} == {
+        old["run_id"]: old["method"] for old in expected_v2["runs"]}
 
 
 def test_a_registry_of_a_newer_studio_is_refused_and_left_as_it_is(studio_home):

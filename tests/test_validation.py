@@ -23,7 +23,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def tiny(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, fraction=None, per_class=5,
                 steps=4, evaluations=2, batch_size=8, max_len=64)
-    return resolve(TrainConfig(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}))
 
 
 # ------------------------------------------------------------ the rule

@@ -342,7 +342,7 @@ def study(args: argparse.Namespace, device, backbone: str | None, adapters: bool
 
     def config_of(planned: tuple) -> TrainConfig:
         name, pool, n, seed = planned
-        return TrainConfig(data=corpus.spec(), fraction=None, per_class=n, seed=seed, tags=("gpu-check",),
+        return TrainConfig.of(data=corpus.spec(), fraction=None, per_class=n, seed=seed, tags=("gpu-check",),
                            device=device.type, max_len=STUDY_MAX_LEN, backbone=backbone,
                            unlabeled_limit=POOLS[pool] if pool in POOLS else None, **STUDY[name],
                            **(DRY_RUN_BUDGET if args.cpu else {}))

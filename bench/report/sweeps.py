@@ -24,8 +24,8 @@ def attention_section(runs_of: dict[str, list]) -> str:
         found: dict[str, dict[bool, dict[int, tuple[float, float]]]] = {}
         for r in runs_of.get(corpus, []):
             c = r.config
-            if c.frozen or c.method not in ("finetune", "ganbert") or not c.adversarial or c.gan_preset != "studio" \
-                    or "defaults" not in c.tags \
+            game = c.method == "ganbert" and (not c.params.adversarial or c.params.gan_preset != "studio")
+            if c.frozen or c.method not in ("finetune", "ganbert") or game or "defaults" not in c.tags \
                     or c.attention_dropout not in (None, 0.0, attention_dropout(c.backbone)):
                 continue
             key = json.dumps(flat_settings(c, ("attention_dropout", "seed", "tags")), sort_keys=True, default=str)
@@ -71,12 +71,12 @@ def budget_section(runs_of: dict[str, list]) -> str:
     for corpus in ("m4-sample", "l2r-dev"):
         for r in runs_of.get(corpus, []):
             c = r.config
-            if c.frozen or c.method != "ganbert" or c.gan_preset != "studio" or "defaults" not in c.tags \
-                    or c.attention_dropout != 0.0 or (c.adversarial and c.generator != "noise"):
+            if c.frozen or c.method != "ganbert" or c.params.gan_preset != "studio" or "defaults" not in c.tags \
+                    or c.attention_dropout != 0.0 or (c.params.adversarial and c.params.generator != "noise"):
                 continue
             key = json.dumps({"corpus": corpus, **flat_settings(c, ("max_steps", "seed", "tags", "adversarial",
                                                                       "generator"))}, sort_keys=True, default=str)
-            found.setdefault(key, {}).setdefault(c.max_steps, {}).setdefault(c.adversarial, {})[c.seed] = (
+            found.setdefault(key, {}).setdefault(c.max_steps, {}).setdefault(c.params.adversarial, {})[c.seed] = (
                 r.metrics["test"]["accuracy"], r.metrics.get("cpu_seconds") or 0.0, r.metrics.get("steps") or 0)
     lines = ["| corpus | labeled | pool | batches without labels | precision | step cap | steps taken | G1 | control | "
              "G1 − control [95% CI] | ahead / behind | G1 − G1 at the default cap [95% CI] | CPU s/run (G1, control) |",

@@ -153,7 +153,7 @@ def main() -> int:
     sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
-        return [resolve(TrainConfig(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s,
+        return [resolve(TrainConfig.of(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s,
                                     backbone=args.backbone, features=args.features, **run))
                 for run in GRIDS[args.corpus] for s in seeds]
 

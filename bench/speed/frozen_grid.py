@@ -81,7 +81,7 @@ def main() -> int:
         start, grid_encoding = time.perf_counter(), 0.0
         for method, generator in GRID:
             for fraction in FRACTIONS:
-                config = TrainConfig(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
+                config = TrainConfig.of(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
                                      max_len=base.max_len)
                 seconds, encoded, result = timed_run(config, Path(home), f"{method}-{generator}-{fraction}")
                 grid_encoding += encoded

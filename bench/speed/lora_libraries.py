@@ -37,7 +37,8 @@ class PeftLora(Lora):
 
         matrices = ["q_proj", "v_proj"] if encoder.config.model_type == "llama" else ["query", "value"]
         encoder.requires_grad_(False)
-        inject_adapter_in_model(LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
+        lora = config.params
+        inject_adapter_in_model(LoraConfig(r=lora.lora_rank, lora_alpha=lora.lora_alpha, lora_dropout=0.0,
                                            target_modules=matrices), encoder)
 
 

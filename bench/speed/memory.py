@@ -21,6 +21,7 @@ import time
 
 import torch
 
+from bench.calibrate import add_flag, record
 from core.backbone.encode import load_encoder
 from core.paths import REPO_ROOT
 from core.train import memory
@@ -67,6 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    add_flag(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(one_point(*json.loads(args.child))))
@@ -74,7 +76,7 @@ def main() -> None:
 
     config = load_encoder().config
     layers, hidden, heads = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
-    ok = True
+    ok, fitted = True, {}
     for precision in ("fp32", "bf16"):
         points = {p: measure(*p, False, precision, args.threads) for p in FIT + [CHECK]}
         print(f"\n{precision}: batch × tokens, peak above the model, estimate, second step")
@@ -87,6 +89,8 @@ def main() -> None:
         slope = {length: (points[(8, length)]["peak"] - points[(4, length)]["peak"]) / 4 for length in (128, 512)}
         b = (slope[512] - 4 * slope[128]) / (512 ** 2 - 4 * 128 ** 2)
         a = (slope[128] - b * 128 ** 2) / 128
+        if precision == "fp32":  # the estimate's own: bf16 holds less
+            fitted = {"per_token_unit": a / (layers * hidden), "per_token_pair_head": b / (layers * heads)}
         print(f"  fitted: {a / (layers * hidden):.1f} bytes per token × hidden unit × layer, "
               f"{b / (layers * heads):.1f} per token² × head × layer "
               f"(core.train.memory carries {memory.PER_TOKEN_UNIT}, {memory.PER_TOKEN_PAIR_HEAD})")
@@ -100,6 +104,8 @@ def main() -> None:
           f"{saved['peak'] / GIB:.2f} GiB ({memory_ratio:.2f}×), {plain['seconds']:.1f} → {saved['seconds']:.1f} s "
           f"a step ({time_ratio:.2f}×)")
     print("targets met" if ok else "TARGETS MISSED")
+    if args.calibrate:
+        record({**fitted, "checkpoint_slowdown": time_ratio}, "bench/speed/memory.py")
     sys.exit(0 if ok else 1)
 
 

@@ -49,7 +49,7 @@ def config_for(backbone: str, max_len: int, batch_size: int, layers: int) -> Tra
 
 def one_epoch(backbone: str, texts: list[str], labels: np.ndarray, max_len: int, batch_size: int, layers: int
               ) -> dict:
-    """One model's storing pass (top K) and one epoch of fine-tuning steps over the texts, as `StepMethod.fit`
+    """One model's storing pass (top K) and one epoch of fine-tuning steps over the texts, as `StepTrainer.fit`
     takes them: texts/s of each, and the store's bytes a text."""
     config = config_for(backbone, max_len, batch_size, layers)
     torch.manual_seed(0)

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bench.calibrate import add_flag, record
 from bench.sample_runs import CORPORA, record_speed
 from bench.speed.ceiling import matmul_ceiling, text_flops
 from core.backbone import depth
@@ -58,12 +59,12 @@ STEPPERS = {"finetune": Finetune, "ganbert": GanBert, "lora": Lora, "adapter": A
 
 def studio_config(method: str, max_len: int, batch_size: int, **kw) -> TrainConfig:
     """As a launch resolves it on this machine (precision `auto` pinned), with the encoder training."""
-    return resolve(TrainConfig(method=method, max_len=max_len, batch_size=batch_size, device="cpu", **kw))
+    return resolve(TrainConfig.of(method=method, max_len=max_len, batch_size=batch_size, device="cpu", **kw))
 
 
 def studio(texts, labels, max_len, batch_size, method: str = "finetune", epochs: int = 1, compiled: str | None = None,
            stepper=None, **settings) -> tuple[float, float, list[float]]:
-    """The studio's path, as `StepMethod.fit` runs it: (texts/s over the last epoch, mean seconds per step, texts/s
+    """The studio's path, as `StepTrainer.fit` runs it: (texts/s over the last epoch, mean seconds per step, texts/s
     of each epoch). `compiled`: the encoder under `torch.compile`, with dynamic shapes or ("static") batches padded
     to a multiple of 64 tokens; `stepper`: another method class in the method's place (the same config); `settings`
     go into the config (attention dropout, the backbone)."""
@@ -124,11 +125,12 @@ class Classifier(torch.nn.Module):
         config = studio_config("finetune", max_len, batch_size, backbone=backbone).with_(attention_dropout=None)
         torch.manual_seed(0)
         from core.backbone.encode import load_encoder
-        from core.train.methods.neural import NeuralMethod
+        from core.train.methods import METHODS
+        from core.train.methods.neural import NeuralTrainer
 
         self.pooling = config.resolved_pooling
         self.encoder = load_encoder(backbone, CPU).train()
-        self.head = NeuralMethod().build_head(config, len(NAMES), self.encoder.config.hidden_size,
+        self.head = NeuralTrainer(METHODS["finetune"]).build_head(config, len(NAMES), self.encoder.config.hidden_size,
                                               self.encoder.config.hidden_size)[0]
 
     def forward(self, input_ids, attention_mask, labels, token_type_ids=None):
@@ -169,6 +171,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--levers", action="store_true", help="also attention dropout 0 and torch.compile")
     parser.add_argument("--backbone", help="a causal LM such as smollm2-135m: its trained steps (bench_backbone)")
+    add_flag(parser)
     args = parser.parse_args()
     texts, labels = sample(args.samples)
     if args.backbone:
@@ -200,7 +203,21 @@ def main() -> int:
         summary["levers_256"] = levers(texts, labels, args.batch_size)
     record_speed("train", summary)
     print(json.dumps(summary))
+    if args.calibrate:
+        record(calibration(summary), "bench/speed/train.py" + (" --levers" if args.levers else ""))
     return 0
+
+
+def calibration(summary: dict) -> dict[str, float]:
+    """The figures the estimates read: fine-tuning's texts/s at 128 tokens, and with the levers, a step at the
+    backbone's attention dropout over one at 0."""
+    figures = {}
+    if "texts_per_s_128" in summary:
+        figures["minilm_training_speed"] = summary["texts_per_s_128"]["finetune"]
+    if "levers_256" in summary:
+        seconds = {name: lever["seconds"] for name, lever in summary["levers_256"].items()}
+        figures["attention_dropout_slowdown"] = seconds["as shipped"] / seconds["attention dropout 0"]
+    return figures
 
 
 def bench_backbone(backbone: str, texts: list[str], labels: np.ndarray, lengths: list[int], batch_size: int,

@@ -42,7 +42,7 @@ CHOICES = {"MiniLM (bundled)": {"backbone": None},  # the backbone's name in the
 
 
 def config_of(spec: DataSpec, choice: str, per_class: int, seed: int, precision: str) -> TrainConfig:
-    return TrainConfig(data=spec, method="features-lr", frozen=True, fraction=None, per_class=per_class, seed=seed,
+    return TrainConfig.of(data=spec, method="features-lr", frozen=True, fraction=None, per_class=per_class, seed=seed,
                        max_len=None, unlabeled_limit=None, tags=("default-backbone",), precision=precision,
                        encoder_engine=BENCH_ENGINE, **CHOICES[choice])
 
@@ -62,11 +62,11 @@ def choice_of(run: Run, precision: str) -> str | None:
     """Which of `CHOICES` a finished run of this bench's settings is: torch at `precision`, LR at its default C
     (None: another run, such as bench/speed/encode.py's engines or bench/studies/defaults.py's C sweep, or one without
     metrics)."""
-    c = run.config
-    if run.metrics is None or c.precision != precision or c.encoder_engine not in (None, BENCH_ENGINE) \
-            or c.lr_c != FeaturesLRSpec.default_c:
+    c, choice = run.config, choice_of_config(run.config)
+    if choice is None or run.metrics is None or c.precision != precision \
+            or c.encoder_engine not in (None, BENCH_ENGINE) or c.params.lr_c != FeaturesLRSpec.default_c:
         return None
-    return choice_of_config(c)
+    return choice
 
 
 def accuracies(runs: list[Run], lengths: dict[str, int], precision: str) -> dict[tuple[str, int, int], float]:

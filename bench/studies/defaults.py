@@ -124,7 +124,7 @@ def survivors(rows: list[dict], amounts: list[int], keep: float) -> list[dict]:
 
 def settled(name: str, point: dict) -> TrainConfig:
     """A sweep's config at a point as its method runs it (learning rate and batch written in)."""
-    config = TrainConfig(**SWEEPS[name][1], **point)
+    config = TrainConfig.of(**SWEEPS[name][1], **point)
     return method_for(config).settle(config)
 
 
@@ -140,7 +140,7 @@ def label(name: str, point: dict) -> str:
     cap with why it is there)."""
     swept = dict.fromkeys(k for p in SWEEPS[name][2] for k in p)
     config = settled(name, point)
-    values = {k: getattr(config, k) for k in swept if getattr(config, k) is not None} if not point else point
+    values = {k: config.value(k) for k in swept if config.value(k) is not None} if not point else point
     words = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items())
     if not point and config.max_steps:
         words += (f", at most {config.max_steps} steps (the budget rule: 30 epochs are 60-90 steps on the M4 sample "
@@ -155,7 +155,7 @@ def measure(registry, spec, name: str, row: dict, amounts: list[int], seeds: lis
     fixed = SWEEPS[name][1]
     for per_class in amounts:
         for seed in seeds:
-            config = TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, tags=("defaults",),
+            config = TrainConfig.of(data=spec, fraction=None, per_class=per_class, seed=seed, tags=("defaults",),
                                  precision=precision, encoder_engine=BENCH_ENGINE, **fixed, **row["point"])
             run = run_once(registry, config, train=train, any_precision=any_precision, corpus=corpus)
             if run is None:

@@ -93,7 +93,7 @@ def main() -> int:
         for name in args.methods:
             settings = {"method": name, **METHODS[name]}
             for seed in args.seeds:
-                config = TrainConfig(data=data, fraction=None, per_class=per_class, seed=seed, tags=("results",),
+                config = TrainConfig.of(data=data, fraction=None, per_class=per_class, seed=seed, tags=("results",),
                                      precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
                 run = run_once(registry, config, train=not args.report_only, any_precision=args.any_precision,
                                corpus=corpus_of(args))

@@ -174,7 +174,7 @@ def measure(args) -> pd.DataFrame:
     backbones |= {name: SMOLLM2_FEATURES[name] for name in SMOLLM2_FEATURES if name in args.backbones}
     def config_of(run: tuple) -> TrainConfig:
         n, seed, settings = run[3], run[4], run[5]
-        return TrainConfig(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
+        return TrainConfig.of(data=spec, fraction=None, per_class=n, seed=seed, tags=("regime",),
                            precision=args.precision, encoder_engine=BENCH_ENGINE, **settings)
 
     study = plan(args.part, args.per_class, args.seeds, args.pools, backbones)
@@ -200,11 +200,11 @@ def name_of(config: TrainConfig) -> str:
     """A run's name in the study's plan (`FROZEN`, `FULL`), told from its config."""
     if config.method != "ganbert":
         return {"finetune": "head" if config.frozen else "finetune-full"}.get(config.method, config.method)
-    if not config.adversarial:
+    if not config.params.adversarial:
         return "ganbert-control" + ("" if config.frozen else "-full")
-    if config.gan_preset == "tf":
-        return f"ganbert-{config.generator}-tf"
-    return f"ganbert-{config.generator}" + ("" if config.frozen else "-full")
+    if config.params.gan_preset == "tf":
+        return f"ganbert-{config.params.generator}-tf"
+    return f"ganbert-{config.params.generator}" + ("" if config.frozen else "-full")
 
 
 def column_of(config: TrainConfig) -> str:
@@ -233,8 +233,9 @@ def pool_of(config: TrainConfig) -> str:
         return "–"
     pools = {limit: pool for pool, limit in POOLS.items()}
     pool = pools.get(config.unlabeled_limit, str(config.unlabeled_limit))
-    written = config.gan_preset in ("studio", "seed-report") and config.batches_without_labels is not None
-    return pool + (AUTHORS_COPIES if written and not floored(config.batches_without_labels) else "")
+    floor = config.params.batches_without_labels
+    written = config.params.gan_preset in ("studio", "seed-report") and floor is not None
+    return pool + (AUTHORS_COPIES if written and not floored(floor) else "")
 
 
 def row_of(name: str, pool: str, run: Run) -> dict:

@@ -28,7 +28,7 @@ FEATURES_LR = {"method": "features-lr", "frozen": True, "backbone": SMOLLM2, "fe
 
 
 def config_of(spec: DataSpec, max_len: int, per_class: int, seed: int, precision: str) -> TrainConfig:
-    return TrainConfig(data=spec, fraction=None, per_class=per_class, seed=seed, max_len=max_len,
+    return TrainConfig.of(data=spec, fraction=None, per_class=per_class, seed=seed, max_len=max_len,
                        tags=("smollm2-length",), precision=precision, encoder_engine=sample_runs.BENCH_ENGINE,
                        **FEATURES_LR)
 

@@ -78,7 +78,7 @@ PAIRS = [("finetune-top", "finetune-all", f"fine-tuning: top {TOP} layers − ev
 
 def config_of(corpus: str, per_class: int, seed: int, name: str, precision: str = "auto") -> TrainConfig:
     settings = {"backbone": SMOLLM2, **METHODS[name]}
-    return TrainConfig(data=CORPORA[corpus].spec(), fraction=None, per_class=per_class, seed=seed, tags=(TAG,),
+    return TrainConfig.of(data=CORPORA[corpus].spec(), fraction=None, per_class=per_class, seed=seed, tags=(TAG,),
                        precision=precision, encoder_engine=BENCH_ENGINE, **settings)
 
 
@@ -127,7 +127,7 @@ def name_of(config: TrainConfig) -> str | None:
     if config.method == "finetune":
         return "finetune-top" if config.train_layers else "finetune-all"
     if config.method == "ganbert":
-        return "ganbert-control" if not config.adversarial else f"ganbert-{config.generator}"
+        return "ganbert-control" if not config.params.adversarial else f"ganbert-{config.params.generator}"
     return config.method
 
 

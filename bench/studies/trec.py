@@ -128,7 +128,7 @@ def config_of(task: str, amount: str, seed: int, name: str, column: str, precisi
     """One run of the study (`column`: minilm or smollm2); `tasks` names where each task's files are (the GPU check
     unpacks its own copy), `more` adds settings (its device, the dry run's backbone and budget)."""
     settings = {**(ON_SMOLLM2 if column == "smollm2" else {}), **{**FROZEN, **TRAINED, **SMOLLM2_PROBES}[name]}
-    return TrainConfig(data=tasks[task].spec(), fraction=AMOUNTS[amount], per_class=None, seed=seed, max_len=MAX_LEN,
+    return TrainConfig.of(data=tasks[task].spec(), fraction=AMOUNTS[amount], per_class=None, seed=seed, max_len=MAX_LEN,
                        validation="none", precision=precision, encoder_engine=BENCH_ENGINE, tags=("trec",),
                        **settings, **more)
 
@@ -246,11 +246,12 @@ def name_of(config: TrainConfig) -> str:
     untrained = POOLER if config.pooling == "pooled" and sentence_pooling(config.backbone) else ""
     if config.method == "finetune":
         dropout = "-dropout" if on and config.attention_dropout else ""  # the probe: SmolLM2's own rate is 0
-        return ("finetune-paper" if config.finetune_preset == "paper" else "finetune") + dropout + top + untrained + on
+        paper = config.params.finetune_preset == "paper"
+        return ("finetune-paper" if paper else "finetune") + dropout + top + untrained + on
     if config.method != "ganbert":
         return config.method + top + on
-    game = config.generator if config.adversarial else "control"
-    return f"ganbert-{game}-{'frozen' if config.frozen else config.gan_preset}{top}{untrained}{on}"
+    game = config.params.generator if config.params.adversarial else "control"
+    return f"ganbert-{game}-{'frozen' if config.frozen else config.params.gan_preset}{top}{untrained}{on}"
 
 
 def task_of(config: TrainConfig) -> str:

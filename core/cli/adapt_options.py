@@ -8,7 +8,7 @@ from dataclasses import fields
 from core.cli.options import _add as add_option
 from core.data import CleaningConfig
 from core.train.adaptation import AdaptConfig
-from core.train.config import option_of
+from core.train.settings import option_of
 
 DEFAULTS = AdaptConfig()
 

@@ -17,7 +17,8 @@ from core.data import Amount, CleaningConfig, ColumnMapping, CorpusConfig, DataS
 from core.errors import InputError
 from core.runs.backends import NAMES
 from core.train.catalog import CATALOG, DEFAULT_FRACTIONS, DEFAULT_METHODS, DEFAULT_SEEDS, VARIANTS
-from core.train.config import Option, TrainConfig, option_of, options
+from core.train.config import SHARED, TrainConfig, options, params_of
+from core.train.settings import Option, option_of
 
 if TYPE_CHECKING:
     from core.train.sweep import Sweep
@@ -170,15 +171,26 @@ def add_config_args(p: argparse.ArgumentParser, sweep: bool = False) -> None:
 def config_from_args(args: argparse.Namespace, sweep: bool = False) -> TrainConfig:
     """The TrainConfig the flags describe; for a sweep, its base config (the swept fields keep their
     defaults: the sweep sets each run's)."""
-    names = {f.name for f in fields(TrainConfig)} - {"data", "cleaning", *SWEPT}
-    values = {name: getattr(args, name) for name in names}
+    values = settings_from_args(args)
     values["tags"] = tuple(args.tags)
     values["cleaning"] = CleaningConfig(**{f.name: getattr(args, f.name) for f in fields(CleaningConfig)})
     values["data"] = spec_from_args(args.train, args)
-    if not sweep:
-        values.update(method=args.method, seed=args.seed, **{v: getattr(args, v) for v in VARIANTS},
-                      **Amount.chosen(args.fraction, args.per_class).fields())
-    return TrainConfig(**values)
+    if sweep:
+        return TrainConfig.of(foreign=True, **values)
+    values.update(seed=args.seed, **{v: getattr(args, v) for v in VARIANTS},
+                  **Amount.chosen(args.fraction, args.per_class).fields())
+    opts, own = options(), params_of(args.method).names() if args.method in CATALOG else ()
+    given = [opts[k].flag for k, v in values.items() if k in opts and k not in SHARED and k not in own
+             and v != opts[k].default]
+    if given:
+        raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} another method's setting; "
+                         f"--method {args.method} does not read {'it' if len(given) == 1 else 'them'}")
+    return TrainConfig.of(args.method, foreign=True, **values)  # every method's flags have values: its own are read
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, object]:
+    """The settings the flags give, every method's own among them, but those a sweep takes as lists."""
+    return {name: getattr(args, name) for name in options() if name not in SWEPT}
 
 
 def sweep_of(args: argparse.Namespace) -> Sweep:
@@ -189,4 +201,5 @@ def sweep_of(args: argparse.Namespace) -> Sweep:
     variants = {v: tuple(getattr(args, v)) for v in VARIANTS if any(v in CATALOG[m].variants for m in args.method
                                                                    if m in CATALOG)}
     fractions = list(args.fraction) if args.fraction or args.per_class else list(DEFAULT_FRACTIONS)
-    return Sweep(tuple(args.method), variants, amounts(fractions, list(args.per_class)), tuple(args.seed))
+    return Sweep(tuple(args.method), variants, amounts(fractions, list(args.per_class)), tuple(args.seed),
+                 settings_from_args(args))

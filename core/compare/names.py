@@ -142,8 +142,8 @@ def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> p
     """The settings in which the runs differ (the seed included): one row a run, named in `names` (default: names
     that tell these runs apart) and whole in its own column, one column a setting, its label short, for two runs or
     more. A method is named as every page names it ("Trained head on frozen features"); a budget is the steps
-    each run took, not "default" beside "30 epochs"; a setting a run's method does not read (LR's learning rate)
-    reads '–'."""
+    each run took, not "default" beside "30 epochs"; a setting a run's method does not read (LR's learning rate) or
+    does not have (fine-tuning's generator) reads '–'."""
     names = names or distinct_names(runs)
     keys = differing(runs, drop=())
     steps = [(r.metrics or {}).get("steps") for r in runs]
@@ -155,8 +155,8 @@ def settings_diff(runs: Sequence[Run], names: dict[str, str] | None = None) -> p
         for k in keys:
             if k in BUDGET:
                 continue
-            row[setting_label(k)] = ("–" if k in unread else method_for(r.config).display(r.config) if k == "method"
-                                     else setting_value(flat.get(k), k))
+            row[setting_label(k)] = ("–" if k in unread or k not in flat else method_for(r.config).display(r.config)
+                                     if k == "method" else setting_value(flat[k], k))
         if budget:
             row["steps run"] = "–" if "steps" in unread else "not recorded" if took is None else f"{took:,} steps"
         rows.append(row)

@@ -36,7 +36,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
         test = result.get("test", {})
         rows.append({
             "run_id": r.id, "status": r.status, "method": method_name(r), "differs in": differs[r.id],
-            "generator": c.generator if "generator" in method_for(c).variants else "",
+            "generator": c.params.generator if "generator" in method_for(c).variants else "",
             "amount": c.amount, "labels read": r.labels_read, "labeled": result.get("labeled"),
             "unlabeled": result.get("unlabeled"), "val_rows": result.get("val_rows"), "validation": c.validation,
             "test_rows": result.get("test_rows"), "fraction": c.fraction,

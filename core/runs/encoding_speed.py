@@ -15,16 +15,15 @@ import statistics
 
 from core.backbone import pass_work
 from core.backbone.poolings import reads_probabilities
+from core.calibration import measured
 from core.runs.registry import Registry
 from core.train import TrainConfig
 
 SPEEDS = "encode_tokens_per_s"  # registry setting: {encoder key: tokens/s of its latest pass of 100 texts or more}
 LEGACY_SPEED = "encode_texts_per_s"  # earlier studios' one figure: MiniLM's texts/s at 128 tokens
 MIN_TEXTS = 100  # a pass of fewer says more of its start than of its speed
-# tokens/s of MiniLM's frozen pass before this machine has measured any: bench/speed/frozen_grid.py measured 46-47
-# texts/s at 128 tokens in fp32 on a 2-core CPU (2026-11-25 and 26), bench/speed/encode.py 154 in bf16 (2026-11-28), on
-# texts that fill their 128 tokens; a little under, so a first grid is not promised in half its time
-FALLBACK = {"fp32": 46.0 * 128, "bf16": 140.0 * 128}
+# tokens/s of MiniLM's frozen pass before this machine has measured any (`core/calibration.json`)
+FALLBACK = {"fp32": measured("frozen_encoding_fp32") * 128, "bf16": measured("frozen_encoding_bf16") * 128}
 
 
 def encoder_key(config: TrainConfig) -> str:

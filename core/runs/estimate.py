@@ -27,6 +27,7 @@ from pathlib import Path
 
 from core.backbone.packaged import PACKAGED, is_converted
 from core.backbone.token_count import tokens_per_text
+from core.calibration import measured
 from core.data import clean_texts
 from core.paths import studio_home
 from core.runs.encoding_speed import tokens_per_second
@@ -38,8 +39,8 @@ from core.train import TrainConfig, method_for
 from core.train.config import flat_settings
 from core.train.feature_store import both_store, cached_share, feature_store
 
-STARTUP = 8.0  # s for a worker process to start and import torch and transformers before it has been timed here
-RUN_OVERHEAD = 0.5  # s a run spends beyond its method's model (its data, features, folder): 0.2-0.5 s chained
+STARTUP = measured("worker_startup")  # s for a worker to start and import torch, before one was timed here
+RUN_OVERHEAD = measured("run_overhead")  # s a run spends beyond its method's model (data, features, folder)
 BUSY = 0.75  # of the cores busy over the last minute, with no run of the studio's going: other work slows a grid
 NOT_THE_RUN = ("seed", "tags", "device")  # settings that leave a run's time as it is
 ROWS = ("labeled", "unlabeled", "val_rows", "test_rows")  # a run's data, as the methods' time models take it

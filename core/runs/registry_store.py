@@ -155,6 +155,30 @@ def rescored(db: sqlite3.Connection) -> None:
                    (json.dumps(metrics), json.dumps(tables) if tables is not None else None, run_id))
 
 
+# Each method's own settings when they left the shared config (written out: a migration reads what was, not what is).
+OWN_SETTINGS = {"finetune": ("finetune_preset",), "adapter": ("adapter_kind", "reduction_factor"),
+                "lora": ("lora_rank", "lora_alpha"),
+                "ganbert": ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "batches_without_labels"),
+                "setfit": ("lr_c", "setfit_features", "setfit_iterations"), "tfidf-lr": ("lr_c",),
+                "features-lr": ("lr_c",)}
+
+
+def own_settings(db: sqlite3.Connection) -> None:
+    """A training run's config held every method's settings; it keeps its own method's. A row whose config cannot
+    be read, or names a method not in the table, is left as it is."""
+    every = {name for names in OWN_SETTINGS.values() for name in names}
+    for run_id, text in db.execute("SELECT id, config FROM runs WHERE kind = 'train'").fetchall():
+        try:
+            config = json.loads(text)
+        except (ValueError, TypeError):
+            continue
+        if not isinstance(config, dict) or config.get("method") not in OWN_SETTINGS:
+            continue
+        foreign = every - set(OWN_SETTINGS[config["method"]])
+        db.execute("UPDATE runs SET config = ? WHERE id = ?",
+                   (json.dumps({k: v for k, v in config.items() if k not in foreign}, sort_keys=True), run_id))
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -175,6 +199,7 @@ MIGRATIONS = (
     Migration(2, "the columns added to runs since the first registry", added_columns),
     Migration(3, "", unchanged),
     Migration(4, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
+    Migration(5, "each run's config keeps its own method's settings, not every method's", own_settings),
 )
 VERSION = MIGRATIONS[-1].number
 

@@ -104,7 +104,7 @@ class Run:
         test = (self.metrics or {}).get("test", {})
         return {"run_id": self.id, "status": self.status, "label": self.label, "name": self.name,
                 "method": self.config.method,
-                "generator": self.config.generator if "generator" in method_for(self.config).variants else None,
+                "generator": self.config.params.generator if "generator" in method_for(self.config).variants else None,
                 "amount": self.config.amount, "fraction": self.config.fraction, "per_class": self.config.per_class,
                 "validation": self.config.validation, "labels_read": self.labels_read, "labels": self.labels_text,
                 "seed": self.config.seed,

@@ -1,41 +1,27 @@
-"""`TrainConfig`: the one description of a training run, and of its options.
+"""`TrainConfig`: the one description of a training run: the settings every run has, and its method's own
+(`params`, the method's `MethodParams` as the catalog names it).
 
 The CLI and the dashboard both build it, and both read their flags and widgets from its fields' metadata
-(help text, choices, bounds), so a default or a choice is written once, here. Its `asdict()` goes into
-the run registry and into every checkpoint, so a saved model says how it was made.
+(help text, choices, bounds), so a default or a choice is written once. Its JSON (flat: the method's fields beside
+the shared ones) goes into the run registry and into every checkpoint, so a saved model says how it was made.
 
-Which methods exist is the method table's business (`core.train.methods`): it imports this module, so
-this one checks only what holds for every method.
+What a method does with its settings is the method's business (`core.train.methods`): it imports this module,
+so this one checks only what holds for every method, and each method's parameters check their own.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 from core.backbone import Backbone, depth, resolve_backbone
 from core.backbone.packaged import PACKAGED
 from core.backbone.poolings import PROBABILITIES, pooled_layer
 from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec, Validation
 from core.errors import InputError
-
-ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
-
-
-def option(default, help: str, *, choices: dict[str, str] | tuple | None = None, low: float | None = None,
-           high: float | None = None, flag: str | None = None, label: str | None = None, factory=None,
-           unset: str = "default", stored: str | None = None, sweep: tuple | None = None,
-           sweep_label: str | None = None) -> Field:
-    """A field with what the CLI and the Train page need to offer it: help text, choices (a dict gives
-    each choice a display name), bounds, the flag name when it is not `--field-name`, what a None
-    default is called (`auto` for a value resolved from the data at launch) and, where it differs, what a None
-    left in a resolved run's config means, and for a field a sweep crosses, the values a new sweep takes
-    (default: every choice) and its name there."""
-    meta = {"help": help, "choices": choices, "low": low, "high": high, "flag": flag, "label": label,
-            "unset": unset, "stored": stored or unset, "sweep": sweep, "sweep_label": sweep_label}
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+from core.train.catalog import CATALOG
+from core.train.params import MethodParams
+from core.train.settings import Option, check_fields, option, option_of
 
 
 @dataclass(frozen=True)
@@ -46,8 +32,6 @@ class TrainConfig:
                             factory=lambda: DataSpec(builtin=CorpusConfig()))
     cleaning: CleaningConfig = option(None, "text cleaning (the cleaning flags)", factory=CleaningConfig)
     method: str = option("finetune", "training method", label="Method")
-    generator: str = option("noise", "GAN-BERT's generator: G1 noise into an MLP, or G2 conditioned on a bag of words",
-                            choices={"noise": "G1: noise", "bow": "G2: bag of words"}, label="GAN-BERT generator")
     fraction: float | None = option(0.1, "labeled share of the train pool (0.01 is 1%)", low=0.0, high=1.0,
                                     label="Labeled fraction")
     per_class: int | None = option(None, "or: labeled texts per class (then fraction is unused)", low=1,
@@ -133,50 +117,6 @@ class TrainConfig:
                            high=1.0, label="Warm-up share")
     patience: int = option(4, "early stopping with best selection: evaluations without a better validation "
                               "macro-F1", low=1, label="Patience (evaluations)")
-    adapter_kind: str = option("houlsby", "adapter architecture: Houlsby (double_seq_bn) or Pfeiffer (seq_bn)",
-                               choices=tuple(ADAPTER_KINDS), flag="--adapter", label="Adapter")
-    reduction_factor: int = option(16, "adapter bottleneck: hidden size / this", low=1, label="Reduction factor")
-    lora_rank: int = option(8, "LoRA's rank r: the low-rank update of each attention query and value matrix (Hu et al. "
-                               "2021 trained RoBERTa-base on GLUE at 8)", low=1, high=1024, label="LoRA rank")
-    lora_alpha: float = option(8.0, "LoRA's alpha: the update is scaled by alpha / rank (Hu et al. 2021: alpha = rank, "
-                                    "so a scale of 1)", low=0.0, high=4096.0, label="LoRA alpha")
-    gan_preset: str = option("studio", "how GAN-BERT runs: studio (defaults measured by bench/studies/defaults.py); tf "
-                                       "(crux82/ganbert ganbert.py and run_experiment.sh: dropout 0.1, AdamW 2e-5 "
-                                       "with eps 1e-6 and weight decay 0.01 off LayerNorm and biases, 10% warm-up "
-                                       "then linear decay, D's and G's gradients apart and clipped at 1.0, batch "
-                                       "64, 3 epochs, pooled CLS); notebook (crux82/ganbert-pytorch "
-                                       "GANBERT_pytorch.ipynb: dropout 0.2, AdamW 5e-5 for D and G at a constant "
-                                       "rate, batch 64, 10 epochs, the summed gradients that code applies, no "
-                                       "clipping, pooled CLS); seed-report (D 512-256-256, G1 100→256, Gaussian "
-                                       "noise whatever the noise setting says). Both codes ran 64 tokens on short "
-                                       "sentences; a preset leaves the max length to the studio's. Both counted "
-                                       "epochs over thousands of texts: on the 141-text M4 sample tf's 3 epochs are "
-                                       "9 steps, too few to learn. Pooled CLS vectors are other features than the "
-                                       "studio's, so a frozen run with tf or notebook encodes its texts anew. A "
-                                       "setting given explicitly (lr, batch size, steps or epochs, pooling) "
-                                       "overrides the preset's",
-                             choices={"studio": "studio (measured)", "tf": "tf (crux82/ganbert)",
-                                      "notebook": "notebook (ganbert-pytorch)", "seed-report": "seed report"},
-                             label="GAN-BERT preset")
-    finetune_preset: str = option("studio", "how fine-tuning runs: studio (defaults measured by "
-                                            "bench/studies/defaults.py); paper, the BERT baseline of the GAN-BERT "
-                                            "paper as crux82/ganbert's bert.py and run_experiment.sh train it: the "
-                                            "encoder trained with AdamW 2e-5 (eps 1e-6, weight decay 0.01 off "
-                                            "LayerNorm and biases), 10% warm-up then linear decay, gradients clipped "
-                                            "at 1.0, batch 64, 3 epochs counted as bert.py counts steps "
-                                            "(int(labeled / 64 x 3): 5 on the authors' 109 questions), the pooled CLS "
-                                            "with dropout 0.1 under a head drawn from N(0, 0.02), the labeled rows "
-                                            "alone (no validation). A setting given explicitly overrides the preset's",
-                                  choices={"studio": "studio (measured)", "paper": "paper (crux82/ganbert bert.py)"},
-                                  label="Fine-tuning preset")
-    adversarial: bool = option(True, "GAN-BERT's adversarial game; off is its control: the same discriminator on the "
-                                     "same rows and budget, trained by the supervised term alone (no generator, no "
-                                     "real/fake terms)", choices={True: "on", False: "off: the control"},
-                               label="Adversarial part (off: the control)", sweep=(True,),
-                               sweep_label="GAN-BERT's adversarial part")
-    noise_dim: int = option(100, "size of G's noise vector", low=1, label="Noise size")
-    noise: str = option("uniform", "G's noise: uniform (official code) or gaussian (seed report)",
-                        choices=("uniform", "gaussian"), label="Noise")
     collapse_evals: int = option(3, "diverged when a model that had beaten chance falls onto one class for this many "
                                     "evaluations running, counted after the first epoch", low=1,
                                  label="Collapse guard (evaluations)")
@@ -184,37 +124,50 @@ class TrainConfig:
                                                "(GAN-BERT), drawn by the seed; 0 reads none; each is encoded once "
                                                "when frozen (default: all)", low=0, label="Unlabeled rows (at most)",
                                          unset="all", sweep=(None,), sweep_label="Unlabeled pool sizes")
-    batches_without_labels: float | None = option(
-        None, "GAN-BERT: the largest share of batches that may hold no labeled text (0.05: one batch in 20). Each "
-              "epoch repeats the labeled texts until that holds. The authors' rule repeats them int(log2(1/labeled "
-              "share)) times, enough for their batches of 64, not for batches of 16 over a large unlabeled pool, "
-              "where GAN-BERT with the encoder training fell to chance. 1: the authors' rule alone, as the tf and "
-              "notebook presets run; empty: the preset's (0.05 for studio and seed-report). The control reads the "
-              "same rows", low=0.001, high=1.0, label="Label-free batches, at most", unset="preset's",
-        stored="the authors' rule alone")
     validation: str = option("auto", "the labeled texts a run validates on (checkpoint selection, early stopping, its "
                                      "curves), each one counted in the labels the run reads: auto (as many per class "
                                      "as it labels, drawn from the validation split, else from the unlabeled train "
                                      "pool), N/class, a share such as 0.1, split (the whole validation split) or none "
                                      "(the last checkpoint). The logistic-regression references and SetFit select "
                                      "nothing and read none", label="Validation")
-    lr_c: float | None = option(None, "inverse L2 strength of the logistic-regression baselines and SetFit's head "
-                                      "(scikit-learn's C; default: the method's, measured by "
-                                      "bench/studies/defaults.py)",
-                                low=1e-6, high=1e6, flag="--lr-c", label="LR C")
-    setfit_features: str = option("layers", "what SetFit's logistic-regression head reads after the contrastive "
-                                            "step: every layer's mean and CLS (standardized; on a causal LM, its "
-                                            "pooled layer's mean), or the body's own sentence embedding, as "
-                                            "published",
-                                  choices={"layers": "all layers", "sentence": "sentence embedding (as published)"},
-                                  label="SetFit head features")
-    setfit_iterations: int = option(20, "SetFit: sentence pairs drawn per labeled text (its num_iterations); the "
-                                        "default budget is these pairs over the batch, capped on a CPU", low=1,
-                                    label="SetFit pairs per text")
     tags: tuple[str, ...] = option((), "tags to filter runs by", flag="--tag", label="Tags")
+    params: MethodParams | None = option(None, "the method's own settings (default: its defaults)")
 
     def __post_init__(self) -> None:
+        kind = params_of(self.method)
+        if self.params is None:
+            object.__setattr__(self, "params", kind())
+        elif type(self.params) is not kind:
+            raise InputError(f"{self.method} takes {kind.__name__}, got {type(self.params).__name__}")
         check(self)
+
+    @classmethod
+    def of(cls, method: str = "finetune", *, foreign: bool = False, **settings) -> TrainConfig:
+        """A config from settings by name, the method's own among them (`of("ganbert", generator="bow", seed=1)`):
+        what the CLI, the Train page and the benches build. A setting neither shared nor the method's is refused, or
+        with `foreign` left out (a sweep's settings hold every chosen method's)."""
+        shared, own = split(method, settings, foreign)
+        return cls(method=method, params=params_of(method)(**own), **shared)
+
+    def with_(self, **changes) -> TrainConfig:
+        """The config with these settings changed, the method's own among them; another method starts from its
+        own defaults, with any setting of the same name carried over (`lr_c`, between SetFit and LR)."""
+        if "params" in changes:
+            return replace(self, **changes)
+        method = changes.pop("method", self.method)
+        shared, own = split(method, changes, foreign=False)
+        if method == self.method:
+            return replace(self, **shared, params=replace(self.params, **own))
+        kept = {k: v for k, v in asdict(self.params).items() if k in params_of(method).names()}
+        return replace(self, method=method, **shared, params=params_of(method)(**{**kept, **own}))
+
+    def value(self, name: str) -> object:
+        """A setting by name, shared or the method's own; an error for one that this method does not have."""
+        if name in SHARED:
+            return getattr(self, name)
+        if name in self.params.names():
+            return getattr(self.params, name)
+        raise InputError(f"{self.method} has no setting {name!r}")
 
     def resolved_backbone(self) -> Backbone:
         """Where the backbone's files are: the bundled MiniLM, a folder, or a cached hub snapshot."""
@@ -250,14 +203,18 @@ class TrainConfig:
         return self.labeled.label
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        """Flat: the method's settings beside the shared ones (their names are unique across the house)."""
+        raw = asdict(self)
+        return json.dumps(raw | raw.pop("params"), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> TrainConfig:
-        """Read a stored config; fields added since it was written take their defaults."""
+        """Read a stored config; fields added since it was written take their defaults. A checkpoint written before
+        each method had its own settings holds every method's: the others' are left out (the registry's rows lost
+        them in migration 5)."""
         raw = json.loads(text)
         spec = DataSpec.from_dict(raw.pop("data"))
-        known = {f.name for f in fields(cls)} - {"data"}
+        known = SHARED - {"data", "params"}
         if "bf16" in raw and "precision" not in raw:  # written before precision replaced the bf16 switch
             raw["precision"] = "bf16" if raw["bf16"] else "fp32"
         if raw.get("gan_preset") == "official":  # renamed when the official codes got presets of their own
@@ -271,10 +228,38 @@ class TrainConfig:
         kwargs = {k: v for k, v in raw.items() if k in known}
         kwargs["cleaning"] = CleaningConfig(**raw["cleaning"])
         kwargs["tags"] = tuple(raw.get("tags", ()))
-        return cls(data=spec, **kwargs)
+        kind = params_of(raw.get("method", "finetune"))
+        return cls(data=spec, params=kind(**{k: raw[k] for k in kind.names() if k in raw}), **kwargs)
 
-    def with_(self, **changes) -> TrainConfig:
-        return replace(self, **changes)
+
+SHARED = frozenset(f.name for f in fields(TrainConfig))
+
+
+def params_of(method: str) -> type[MethodParams]:
+    """The method's settings class, or an error naming the methods there are."""
+    try:
+        return CATALOG[method].params
+    except KeyError:
+        raise InputError(f"method must be one of {', '.join(CATALOG)}, got {method!r}") from None
+
+
+def owners(name: str) -> list[str]:
+    """The methods whose own settings hold `name`."""
+    return [m for m, entry in CATALOG.items() if name in entry.params.names()]
+
+
+def split(method: str, settings: dict, foreign: bool) -> tuple[dict, dict]:
+    """Settings by name into the shared ones and the method's own; one of another method's is refused (naming
+    whose it is), or left out with `foreign`."""
+    own_names = params_of(method).names()
+    shared = {k: v for k, v in settings.items() if k in SHARED and k != "params"}
+    own = {k: v for k, v in settings.items() if k in own_names}
+    unknown = [k for k in settings if k not in shared and k not in own]
+    if unknown and not foreign:
+        whose = owners(unknown[0])
+        raise InputError(f"{method} has no setting {unknown[0]!r}" +
+                         (f"; it is {' and '.join(whose)}'s" if whose else ""))
+    return shared, own
 
 
 def cut_layers(config: TrainConfig) -> tuple[int, int]:
@@ -301,63 +286,19 @@ def flat_settings(config: TrainConfig, drop: tuple[str, ...] = ()) -> dict[str, 
     return {k: v for k, v in flat.items() if k not in drop}
 
 
-def default_of(f: Field) -> object:
-    return f.default_factory() if f.default is MISSING else f.default
-
-
-@dataclass(frozen=True)
-class Option:
-    """How to offer one field, read from its metadata: what the CLI and the Train page build from."""
-
-    name: str
-    kind: str  # bool | int | float | str | tags
-    label: str
-    help: str
-    default: object
-    choices: dict[str, str] | None  # value → display name
-    low: float | None
-    high: float | None
-    flag: str
-    unset: str  # what a None default is called: "default" (the method's) or "auto" (resolved at launch)
-    stored: str  # what a None in a resolved run's config means (attention dropout: the backbone's own rate)
-    variant_default: list  # the values a new sweep crosses, for a field a sweep crosses
-    variant_label: str
-
-
-def option_of(f: Field) -> Option:
-    meta, kind = f.metadata, str(f.type)
-    choices = meta.get("choices")
-    if choices is not None and not isinstance(choices, dict):
-        choices = {c: c for c in choices}
-    kind = next(k for k in ("bool", "int", "float", "str", "tuple") if kind.startswith(k))
-    return Option(f.name, "tags" if kind == "tuple" else kind, meta.get("label") or f.name.replace("_", " "),
-                  meta.get("help", ""), default_of(f), choices, meta.get("low"), meta.get("high"),
-                  meta.get("flag") or "--" + f.name.replace("_", "-"), meta.get("unset", "default"),
-                  meta.get("stored") or meta.get("unset", "default"),
-                  list(meta.get("sweep") or choices or ()), meta.get("sweep_label") or
-                  (meta.get("label") or f.name) + "s")
-
-
 def options() -> dict[str, Option]:
-    """Every field a user sets directly (the data and cleaning have their own flags and page)."""
-    return {f.name: option_of(f) for f in fields(TrainConfig) if f.name not in ("data", "cleaning")}
+    """Every field a user sets directly: the shared ones, then each method's own, once each (the data and cleaning
+    have their own flags and page)."""
+    shared = [f for f in fields(TrainConfig) if f.name not in ("data", "cleaning", "params")]
+    own = [f for entry in CATALOG.values() for f in fields(entry.params)]
+    return {f.name: option_of(f) for f in [*shared, *own]}
 
 
 def check(c: TrainConfig) -> None:
     """Reject impossible settings with a message naming what is allowed (like run_glue's checks): the
     bounds and choices in the fields' metadata, then the rules between fields."""
     c.labeled  # noqa: B018  (the labeled amount checks itself: core.data.Amount)
-    for f in fields(c):
-        value, meta = getattr(c, f.name), f.metadata
-        if value is None or isinstance(value, (bool, tuple)) and not meta["choices"]:
-            continue
-        choices = meta["choices"]
-        if choices and value not in choices:
-            raise InputError(f"{f.name} must be one of {', '.join(choices)}, got {value!r}")
-        if meta["low"] is not None and value < meta["low"]:
-            raise InputError(f"{f.name} must be at least {meta['low']:g}, got {value}")
-        if meta["high"] is not None and value > meta["high"]:
-            raise InputError(f"{f.name} must be at most {meta['high']:g}, got {value}")
+    check_fields(c)
     if c.lr is not None and not 0 < c.lr < 1:
         raise InputError(f"learning rate must be in (0, 1), got {c.lr}")
     if c.steps is not None and c.epochs is not None:

@@ -16,10 +16,12 @@ import psutil
 import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
-# Fitted by bench/speed/memory.py (MiniLM, fp32, training steps on a CPU; bf16 autocast held up to 13% less): the
-# bytes held per sequence, per layer, for each token × hidden unit and for each token² × attention head.
-PER_TOKEN_UNIT = 145.0
-PER_TOKEN_PAIR_HEAD = 11.4
+from core.calibration import measured
+
+# The bytes a training step holds per sequence, per layer, for each token × hidden unit and for each token² × attention
+# head, fitted by bench/speed/memory.py (`core/calibration.json`).
+PER_TOKEN_UNIT = measured("per_token_unit")
+PER_TOKEN_PAIR_HEAD = measured("per_token_pair_head")
 # Checkpointing goes on when the estimate exceeds this share of the memory free at launch: the rest is left
 # for the weights, the optimizer's state, the data and whatever else the machine runs.
 SHARE = 0.5

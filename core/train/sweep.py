@@ -4,12 +4,12 @@ amounts × seeds, as resolved configs."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 
 from core.data import Amount, labels_read
 from core.errors import InputError
-from core.train.config import TrainConfig
+from core.train.config import TrainConfig, params_of
 from core.train.methods import METHODS
 from core.train.methods.specs import MIN_VAL_PER_CLASS
 from core.train.resolution import resolve, with_max_len
@@ -49,13 +49,15 @@ def parse_limits(text: str, word: str = "all") -> list[int | None]:
 @dataclass(frozen=True)
 class Sweep:
     """What a sweep crosses, as the CLI's `sweep` and the Train page both give it: methods, each method's
-    variants (`variants` maps a variant field, such as `generator`, to the values to run; a field not given
-    keeps the base config's value), labeled amounts and seeds."""
+    variants (`variants` maps a variant setting, such as `generator`, to the values to run; one not given keeps
+    the method's value), labeled amounts and seeds; `own` holds the chosen methods' own settings by name, and each
+    method takes those its parameters declare (`core.train.params`)."""
 
     methods: tuple[str, ...]
     variants: dict[str, tuple]
     amounts: tuple[Amount, ...]
     seeds: tuple[int, ...]
+    own: Mapping[str, object] = field(default_factory=dict)
 
     def configs(self, base: TrainConfig) -> list[TrainConfig]:
         """Every run of the grid, resolved once here (`resolve`). Runs that settle to the same config
@@ -73,14 +75,14 @@ class Sweep:
             base = with_max_len(base)  # resolved once for the grid: every run shares the data and backbone
         configs = []
         for name in self.methods:
-            fields = METHODS[name].variants
-            for field in fields:
-                if field in self.variants and not self.variants[field]:
-                    raise InputError(f"choose at least one {field} for {METHODS[name].title}")
-            values = [self.variants.get(field, [getattr(base, field)]) for field in fields]
+            start = base.with_(method=name, **{k: v for k, v in self.own.items() if k in params_of(name).names()})
+            swept = METHODS[name].variants
+            for setting in swept:
+                if setting in self.variants and not self.variants[setting]:
+                    raise InputError(f"choose at least one {setting} for {METHODS[name].title}")
+            values = [self.variants.get(setting, [start.value(setting)]) for setting in swept]
             for chosen in product(*values):
-                changes = {"method": name, **dict(zip(fields, chosen))}
-                configs += [resolve(base.with_(**changes, seed=int(s), **a.fields()))
+                configs += [resolve(start.with_(**dict(zip(swept, chosen)), seed=int(s), **a.fields()))
                             for a in self.amounts for s in self.seeds]
         return list({c.to_json(): c for c in configs}.values())
 

@@ -11,9 +11,9 @@ from core.backbone.packaged import PACKAGED
 from core.errors import InputError
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig, options
-from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor, method_at
+from core.train.methods.base import Cancelled, Diverged, Fitted, Job, Method, Predictor, Trainer, class_at
 
-METHODS: dict[str, Method] = {name: method_at(entry.spec) for name, entry in CATALOG.items()}
+METHODS: dict[str, Method] = {name: class_at(entry.spec)() for name, entry in CATALOG.items()}
 
 
 def method_for(config: TrainConfig) -> Method:
@@ -55,7 +55,7 @@ def idle_options(methods: Sequence[str], variants: Mapping[str, Sequence], froze
 def unread_options(config: TrainConfig) -> set[str]:
     """The options a run with this config does not read (LR's learning rate, the control's generator): a table
     of its settings shows them as not applying rather than as values that acted."""
-    return idle_options([config.method], {f: [getattr(config, f)] for f in method_for(config).variants})
+    return idle_options([config.method], {f: [config.value(f)] for f in method_for(config).variants})
 
 
 def run_label(config: TrainConfig, labeled: int | None = None, differs: str = "") -> str:
@@ -89,6 +89,7 @@ def backbone_tag(config: TrainConfig) -> str:
     return f" · {name}{reads}" + (f", {top}" if top else "")
 
 
-__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "backbone_tag", "method_for",
+__all__ = ["METHODS", "Cancelled", "Diverged", "Fitted", "Job", "Method", "Predictor", "Trainer", "backbone_tag",
+           "method_for",
            "run_label",
            "option_sections", "idle_options", "unread_options"]

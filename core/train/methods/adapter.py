@@ -13,10 +13,10 @@ import torch
 from transformers import PreTrainedModel
 
 from core.errors import InputError
-from core.train.config import ADAPTER_KINDS, TrainConfig
-from core.train.methods.specs import AdapterSpec, LoraSpec
-from core.train.methods.stepwise import StepMethod
+from core.train.config import TrainConfig
+from core.train.methods.stepwise import StepTrainer
 from core.train.model import StudioModel
+from core.train.params import ADAPTER_KINDS
 
 NOT_YET_ACTIVE = "none are activated for the forward pass"
 
@@ -36,7 +36,7 @@ def quiet_activation() -> Iterator[None]:
         log.removeFilter(drop)
 
 
-class AdapterLibrary(StepMethod):
+class AdapterLibrary(StepTrainer):
     """A method whose trained part inside the encoder is an AdapterHub configuration (`library_config`)."""
 
     def library_config(self, config: TrainConfig, below: int) -> adapters.AdapterConfig:
@@ -61,16 +61,18 @@ class AdapterLibrary(StepMethod):
         return {k: v for k, v in super().saved_state(model).items() if not k.startswith("encoder.") or k in keep}
 
 
-class Adapter(AdapterSpec, AdapterLibrary):
+class Adapter(AdapterLibrary):
     def library_config(self, config: TrainConfig, below: int) -> adapters.AdapterConfig:
         """Houlsby (`double_seq_bn`) or Pfeiffer (`seq_bn`) bottleneck adapters."""
-        return adapters.AdapterConfig.load(ADAPTER_KINDS[config.adapter_kind], reduction_factor=config.reduction_factor,
+        own = config.params
+        return adapters.AdapterConfig.load(ADAPTER_KINDS[own.adapter_kind], reduction_factor=own.reduction_factor,
                                            leave_out=list(range(below)))
 
 
-class Lora(LoraSpec, AdapterLibrary):
+class Lora(AdapterLibrary):
     def library_config(self, config: TrainConfig, below: int) -> adapters.AdapterConfig:
         """LoRA on the self-attention query and value matrices, as Hu et al. trained RoBERTa on GLUE."""
-        return adapters.LoRAConfig(r=config.lora_rank, alpha=config.lora_alpha, attn_matrices=["q", "v"],
+        own = config.params
+        return adapters.LoRAConfig(r=own.lora_rank, alpha=own.lora_alpha, attn_matrices=["q", "v"],
                                    selfattn_lora=True, intermediate_lora=False, output_lora=False, dropout=0.0,
                                    leave_out=list(range(below)))

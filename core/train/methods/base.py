@@ -1,12 +1,12 @@
-"""The interface of a training method. A method is a spec (`specs.py`: its names, options, defaults and
-budget, readable without torch) and one training module subclassing it with what needs torch, registered by
-one line in `core.train.catalog`; the run driver, the CLI, the Train page, the sweep grid, Compare and the
-checkpoint loader all go through it.
+"""The interface of a training method. A method is a spec (`specs.py`: its names, defaults and budget, readable
+without torch; its settings are its `params`) and a trainer, built around the spec with what needs torch,
+registered by one line in `core.train.catalog`; the run driver, the CLI, the Train page, the sweep grid, Compare
+and the checkpoint loader all go through the spec.
 
-A method fits a model on a `Job` (the labeled rows, the same for every method with the same seed),
-returns its test probabilities, writes its checkpoint, and loads that checkpoint again as a `Predictor`.
-Methods trained by optimizer steps share one loop (`stepwise.StepMethod`); the others (logistic
-regression, SetFit) fit their own way.
+A trainer fits a model on a `Job` (the labeled rows, the same for every method with the same seed), returns its
+test probabilities, writes its checkpoint, and loads that checkpoint again as a `Predictor`. Trainers of methods
+trained by optimizer steps share one loop (`stepwise.StepTrainer`); the others (logistic regression, SetFit)
+fit their own way. A trainer asks its spec (`self.spec`) what the method's settings mean: it is not one.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ STEP_OPTIONS = ("steps", "epochs", "max_steps", "selection", "evaluations", "lr"
 class Method:
     name: ClassVar[str]
     title: ClassVar[str]  # how Compare, the Train page and the CLI help name it
-    variants: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields a sweep crosses (GAN-BERT: generator, adversarial)
-    options: ClassVar[tuple[str, ...]] = ()  # TrainConfig fields only this method reads
+    variants: ClassVar[tuple[str, ...]] = ()  # settings a sweep crosses (GAN-BERT: generator, adversarial)
+    reads_alone: ClassVar[tuple[str, ...]] = ()  # shared settings no other method reads (GAN-BERT's unlabeled pool)
     fake_class: ClassVar[bool] = False  # a k+1-th "fake" output (GAN-BERT)
     ignores: ClassVar[tuple[str, ...]] = ()  # TrainConfig options its runs never read
     reference: ClassVar[bool] = False  # a converged baseline Compare draws as the floor to clear
@@ -90,12 +90,18 @@ class Method:
 
     # ------------------------------------------------------------ settings
 
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The settings only this method reads: its own (the catalog's `params`), and the shared ones it alone reads.
+        """
+        return (*CATALOG[self.name].params.names(), *self.reads_alone)
+
     def settle(self, config: TrainConfig) -> TrainConfig:
         """The config as this method runs it: a frozen-only method is frozen; one that trains inside the
         encoder (adapters, SetFit) or has none is not, so a frozen-mode grid still runs it. A logistic
         regression's C, and the learning rate and batch the method picks, are written in where the user left
         them: a run's config says what it ran, and a later change of a default cannot re-read an older run."""
-        if "lr_c" in self.options and config.lr_c is None:
+        if "lr_c" in self.options and config.params.lr_c is None:
             config = config.with_(lr_c=self.default_c)
         if self.encoder == "frozen" and not config.frozen:
             config = config.with_(frozen=True)
@@ -175,21 +181,34 @@ class Method:
 
     # ------------------------------------------------------------ fitting and loading
 
-    def implementation(self) -> Method:
-        """The method's training module's object (the catalog's `where`), imported on first use: it brings
-        torch. It subclasses this spec, so it reads the same settings."""
-        return method_at(CATALOG[self.name].where)
+    def trainer(self) -> Trainer:
+        """The method's trainer (the catalog's `trainer`) around this spec, imported on first use: it brings torch."""
+        return class_at(CATALOG[self.name].trainer)(self)
 
     def fit(self, job: Job) -> Fitted:
-        """Train on the job's rows; the training module overrides this."""
-        return self.implementation().fit(job)
+        """Train on the job's rows (the trainer's work)."""
+        return self.trainer().fit(job)
 
     def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> Predictor:
-        """The checkpoint in `folder`, ready to predict; the training module overrides this."""
-        return self.implementation().load(folder, description, device)
+        """The checkpoint in `folder`, ready to predict (the trainer's work)."""
+        return self.trainer().load(folder, description, device)
 
 
-def method_at(where: str) -> Method:
-    """A method object from the catalog's "module:Class" (its spec or its training class)."""
+class Trainer:
+    """What fits and loads a method's model, around its spec: the spec says what the run's settings mean (its rate,
+    batch, budget, the rows an epoch reads), the trainer does the work that needs torch."""
+
+    def __init__(self, spec: Method):
+        self.spec = spec
+
+    def fit(self, job: Job) -> Fitted:
+        raise NotImplementedError
+
+    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> Predictor:
+        raise NotImplementedError
+
+
+def class_at(where: str) -> type:
+    """A class from the catalog's "module:Class" (a spec or a trainer)."""
     module, cls = where.split(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from core.calibration import measured
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 from core.train.methods.base import STEP_OPTIONS, Method
@@ -16,7 +17,6 @@ SETFIT_CPU_MAX_STEPS = 100  # SetFit's default budget's cap without a GPU: ~6 mi
 class SetFitSpec(Method):
     name = "setfit"
     title = CATALOG[name].title
-    options = ("setfit_features", "setfit_iterations", "lr_c")
     encoder = "trained"
     uses_unlabeled = True  # up to `STAT_ROWS` of them join the head's standardization statistics
     ignores = ("validation", "train_layers")  # it trains to its budget, as published; its body trains whole
@@ -26,10 +26,10 @@ class SetFitSpec(Method):
         return min(available, self.STAT_ROWS)
 
     def display(self, config: TrainConfig) -> str:
-        return self.title + (" (published head)" if config.setfit_features == "sentence" else "")
+        return self.title + (" (published head)" if config.params.setfit_features == "sentence" else "")
 
     def short(self, config: TrainConfig) -> str:
-        return self.name + ("-sentence" if config.setfit_features == "sentence" else "")
+        return self.name + ("-sentence" if config.params.setfit_features == "sentence" else "")
 
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or 16  # pairs per step, SetFit's default
@@ -38,16 +38,16 @@ class SetFitSpec(Method):
         return config.lr or 2e-5  # SetFit's default body learning rate
 
     def budget(self, config: TrainConfig, labeled: int, gpu: bool) -> tuple[int, str]:
-        pairs = config.setfit_iterations * 2 * labeled
+        pairs = config.params.setfit_iterations * 2 * labeled
         per_pass = max(1, math.ceil(pairs / self.batch_size(config)))
         if config.steps:
             return config.steps, f"{config.steps} steps of {self.batch_size(config)} pairs, as chosen"
         if config.epochs:
             return config.epochs * per_pass, f"{config.epochs} passes over {pairs} pairs, as chosen"
         if gpu or per_pass <= SETFIT_CPU_MAX_STEPS:
-            return per_pass, f"{per_pass} steps: {config.setfit_iterations} pairs per labeled text, once"
+            return per_pass, f"{per_pass} steps: {config.params.setfit_iterations} pairs per labeled text, once"
         return SETFIT_CPU_MAX_STEPS, (f"{SETFIT_CPU_MAX_STEPS} steps: the CPU cap on {per_pass} "
-                                      f"({config.setfit_iterations} pairs per labeled text)")
+                                      f"({config.params.setfit_iterations} pairs per labeled text)")
 
     def step_sequences(self, config: TrainConfig) -> int:
         return 2 * self.batch_size(config)  # both texts of each pair
@@ -57,7 +57,7 @@ class SetFitSpec(Method):
         """At CPU speeds, with the CPU's budget unless the run asked for the GPU."""
         steps, _ = self.budget(config, labeled, config.device == "cuda")
         scale = config.max_len / 128
-        pairs_per_s = 4.6 / scale  # 16 pairs in 3.5 s, MiniLM on 2 CPU threads
+        pairs_per_s = measured("setfit_pair_speed") / scale
         train = steps * self.batch_size(config) / pairs_per_s * (CHECKPOINT_SLOWDOWN if checkpointing else 1.0)
         return train + (labeled + val + test) / (FORWARD_SPEED / scale)
 
@@ -67,7 +67,6 @@ class FeaturesLRSpec(Method):
 
     name = "features-lr"
     title = CATALOG[name].title
-    options = ("lr_c",)
     ignores = (*STEP_OPTIONS, "train_layers")
     reference = True
     encoder = "frozen"
@@ -75,10 +74,10 @@ class FeaturesLRSpec(Method):
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
-        return 0.2 + labeled / 1000  # bench/speed/estimates.py: 0.2-0.6 s at 25 and 100 labels (2026-11-29)
+        return measured("features_lr_base_seconds") + labeled / measured("features_lr_texts_speed")
 
 
-FIT_PER_TEXT_AND_CLASS = 4.4e-6  # s: TF-IDF + LR's fit, per labeled text and class (above)
+FIT_PER_TEXT_AND_CLASS = measured("tfidf_fit_per_text_and_class")  # s, per labeled text and class
 
 
 class TfidfLRSpec(Method):
@@ -86,7 +85,6 @@ class TfidfLRSpec(Method):
 
     name = "tfidf-lr"
     title = CATALOG[name].title
-    options = ("lr_c",)
     # no backbone: a walk's TF-IDF runs were named and grouped apart by the backbone the grid chose for the others
     ignores = (*STEP_OPTIONS, "max_len", "pooling", "device", "precision", "backbone", "encoder_engine", "features",
                "pool_layer", "train_layers")
@@ -96,8 +94,9 @@ class TfidfLRSpec(Method):
 
     def seconds(self, config: TrainConfig, labeled: int, unlabeled: int, val: int, test: int,
                 checkpointing: bool) -> float:
-        """bench/speed/estimates.py: 0.8 s on the M4 sample, 3.5 on L2R; past a few classes the fit grows with the
-        labeled texts times the classes: 2,000 classes of 2 texts took 35 s to fit (Xeon, 1 thread), where this
-        had said 3 s (and 5,000 "under a minute" for 330 s). The classes are told from a per-class amount."""
+        """Past a few classes the fit grows with the labeled texts times the classes: 2,000 classes of 2 texts took
+        35 s to fit, where a model of the texts alone had said 3 s (and 5,000 "under a minute" for 330 s). The
+        classes are told from a per-class amount."""
         classes = labeled // config.per_class if config.per_class else 0
-        return 0.3 + (labeled + val + test) / 2000 + FIT_PER_TEXT_AND_CLASS * labeled * classes
+        return (measured("tfidf_base_seconds") + (labeled + val + test) / measured("tfidf_texts_speed")
+                + FIT_PER_TEXT_AND_CLASS * labeled * classes)

@@ -1,7 +1,7 @@
 """BERT fine-tuning: a linear head on the sentence representation, trained with the encoder (AdamW with
 linear warm-up and decay, as run_glue), or alone on cached features when the encoder is frozen.
 
-Everything it does is the `StepMethod` loop with `FinetuneSpec`'s settings; the paper preset (the GAN-BERT paper's
+Everything it does is the `StepTrainer` loop with `FinetuneSpec`'s settings; the paper preset (the GAN-BERT paper's
 BERT baseline, `specs.PAPER`) draws its head and takes its steps as BERT's TF code does.
 """
 
@@ -11,11 +11,12 @@ from torch import nn
 
 from core.train.config import TrainConfig
 from core.train.methods.presets import PAPER, paper
-from core.train.methods.specs import FinetuneSpec
-from core.train.methods.stepwise import StepMethod
+from core.train.methods.stepwise import StepTrainer
 
 
-class Finetune(FinetuneSpec, StepMethod):
+class Finetune(StepTrainer):
+    """The loop's linear head, or bert.py's under the paper preset."""
+
     def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
                    ) -> tuple[nn.Module, nn.Module | None]:
         """bert.py's classifier: dropout 0.1, then weights from a normal of spread 0.02 (truncated in TF; cut at two

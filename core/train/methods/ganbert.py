@@ -20,8 +20,7 @@ from core.train.config import TrainConfig
 from core.train.dropout import Dropout
 from core.train.inputs import Prepared
 from core.train.methods.presets import GanRecipe, recipe_for, sizes_for
-from core.train.methods.specs import GanBertSpec
-from core.train.methods.stepwise import StepMethod
+from core.train.methods.stepwise import StepTrainer
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, trained_named
 
@@ -170,11 +169,11 @@ def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> Bo
     lengths = torch.tensor([len(x) for x in ids])
     embeddings = model.encoder.get_input_embeddings().weight.detach()
     _, g_hidden, noise = sizes_for(config, model.hidden_size)
-    return BowGenerator(config.noise_dim, g_hidden, model.feature_dim, embeddings, bags, lengths, noise,
+    return BowGenerator(config.params.noise_dim, g_hidden, model.feature_dim, embeddings, bags, lengths, noise,
                         dropout=recipe_for(config).dropout)
 
 
-class GanBert(GanBertSpec, StepMethod):
+class GanBert(StepTrainer):
     """D and G, their optimizers and one adversarial step, as `GanBertSpec` and its preset say."""
 
     def build_head(self, config: TrainConfig, num_labels: int, feature_dim: int, hidden_size: int
@@ -183,7 +182,7 @@ class GanBert(GanBertSpec, StepMethod):
         d_hidden, g_hidden, noise = sizes_for(config, hidden_size)
         dropout = recipe_for(config).dropout
         return (Discriminator(feature_dim, d_hidden, num_labels, dropout),
-                NoiseGenerator(config.noise_dim, g_hidden, feature_dim, noise, dropout))
+                NoiseGenerator(config.params.noise_dim, g_hidden, feature_dim, noise, dropout))
 
     def probabilities(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The real classes' softmax over the k real logits, as both official codes predict
@@ -198,7 +197,7 @@ class GanBert(GanBertSpec, StepMethod):
         d_named = trained_named(model, generator=False)
         d_params = [p for _, p in d_named]
         optimizers = [optimizer_for(d_named, config, recipe, total_steps)]
-        if not config.adversarial:
+        if not config.params.adversarial:
             used = reaching_logits(model, d_params)
 
             def control(real_rep: torch.Tensor | None, labels: torch.Tensor) -> dict[str, float]:
@@ -214,7 +213,7 @@ class GanBert(GanBertSpec, StepMethod):
                 apply(optimizers[0], d_params, torch.autograd.grad(loss, d_params, allow_unused=True), recipe.clip)
                 return {"d_supervised": loss.item()}
             return control
-        if config.generator == "bow":
+        if config.params.generator == "bow":
             model.generator = bow_generator(config, model, data).to(model.feature_mean.device)
         g_named = trained_named(model, generator=True)
         g_params = [p for _, p in g_named]

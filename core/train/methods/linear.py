@@ -18,9 +18,8 @@ from core.errors import InputError
 from core.train.attribution import Attribution, Progress, ngram_weights
 from core.train.checkpoint_store import read_tensors, write_checkpoint
 from core.train.config import TrainConfig
-from core.train.methods.base import Fitted, Job
-from core.train.methods.direct_specs import FeaturesLRSpec, TfidfLRSpec
-from core.train.methods.neural import NeuralMethod
+from core.train.methods.base import Fitted, Job, Trainer
+from core.train.methods.neural import NeuralTrainer
 from core.train.metrics import classification_metrics
 
 NOT_SELECTED = "fixed: logistic regression converges to one solution, so there is no checkpoint to select"
@@ -66,7 +65,7 @@ def val_record(job: Job, probs: np.ndarray | None, iterations: int) -> dict:
     return {"steps": iterations, "selection": "fixed", "selection_reason": NOT_SELECTED, "val": val}
 
 
-class FeaturesLR(FeaturesLRSpec, NeuralMethod):
+class FeaturesLR(NeuralTrainer):
     """Standardized as the frozen heads see them; saved as the same linear head, so it loads and predicts like
     frozen fine-tuning."""
 
@@ -79,7 +78,7 @@ class FeaturesLR(FeaturesLRSpec, NeuralMethod):
             x = {k: model.standardize(torch.from_numpy(np.asarray(v)).to(job.device)).cpu().numpy()
                  for k, v in inputs.items()}
         coef, bias, iterations = fit_logistic(x["pool"][data.labeled], data.targets[data.labeled],
-                                              len(data.classes), job.config.lr_c)
+                                              len(data.classes), job.config.params.lr_c)
         linear = model.head[-1]
         linear.weight.data.copy_(torch.from_numpy(coef))
         linear.bias.data.copy_(torch.from_numpy(bias))
@@ -125,7 +124,9 @@ class TfidfPredictor:
         return self.coef * x[None, :], self.coef @ x + self.bias
 
 
-class TfidfLR(TfidfLRSpec):
+class TfidfLR(Trainer):
+    """TF-IDF n-grams (vocabulary and IDF from the labeled texts) and logistic regression, saved as tensors."""
+
     def fit(self, job: Job) -> Fitted:
         data = job.data
         job.on_event({"type": "status", "message": "fitting TF-IDF n-grams and logistic regression"})
@@ -138,7 +139,7 @@ class TfidfLR(TfidfLRSpec):
                        for k, v in VECTORIZERS.items()}
         predictor = TfidfPredictor(job.config, data.labels, vectorizers, np.zeros(0), np.zeros(0))
         coef, bias, iterations = fit_logistic(predictor.features(texts), data.targets[data.labeled],
-                                              len(data.classes), job.config.lr_c)
+                                              len(data.classes), job.config.params.lr_c)
         predictor.coef, predictor.bias = coef, bias
         tensors = {"coef": torch.from_numpy(coef), "bias": torch.from_numpy(bias),
                    **{f"idf_{k}": torch.from_numpy(v.idf_.astype(np.float32)) for k, v in vectorizers.items()}}

@@ -27,14 +27,14 @@ from core.train.config import TrainConfig
 from core.train.dropout import cheap_dropout
 from core.train.explain_statistics import statistics_attribution
 from core.train.inputs import frozen_features, model_inputs
-from core.train.methods.base import Job, Method
+from core.train.methods.base import Job, Trainer
 from core.train.model import StudioModel
 
 
 class NeuralPredictor:
     """A loaded `StudioModel` that predicts texts: tokenized and truncated exactly as in training."""
 
-    def __init__(self, model: StudioModel, method: NeuralMethod):
+    def __init__(self, model: StudioModel, method: NeuralTrainer):
         self.model, self.method = model, method
         self.config, self.labels = model.config, model.labels
         self.tokenizer = load_tokenizer(model.config.resolved_backbone())
@@ -64,7 +64,7 @@ class NeuralPredictor:
 
     def probabilities(self, logits: torch.Tensor) -> tuple[np.ndarray, np.ndarray | None]:
         real, fake = self.method.probabilities(logits)
-        return real.cpu().numpy(), fake.cpu().numpy() if self.method.reports_fake(self.config) else None
+        return real.cpu().numpy(), fake.cpu().numpy() if self.method.spec.reports_fake(self.config) else None
 
     def from_store(self, texts: list[str], on_progress: Callable[[int, int], None] = lambda done, total: None
                    ) -> StoredFeatures | NeuralPredictor:
@@ -122,8 +122,9 @@ def without_cut_layers(state: dict[str, torch.Tensor], cut: int | None) -> dict[
     return {k: v for k, v in state.items() if kept(k)}
 
 
-class NeuralMethod(Method):
-    """Defaults describe a linear head on the sentence representation."""
+class NeuralTrainer(Trainer):
+    """The trainer of a method whose model is a `StudioModel`; defaults describe a linear head on the sentence
+    representation."""
 
     def adapt_encoder(self, encoder: PreTrainedModel, config: TrainConfig, below: int) -> None:
         """Change the encoder before training (adapters go in here, above the `below` frozen layers of a top-K run);

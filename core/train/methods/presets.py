@@ -92,18 +92,18 @@ def pooling_note(config: TrainConfig, preset: str) -> str | None:
 
 def paper(config: TrainConfig) -> bool:
     """Whether fine-tuning runs as the paper's BERT baseline (`PAPER`)."""
-    return config.finetune_preset == "paper"
+    return config.params.finetune_preset == "paper"
 
 
 def recipe_for(config: TrainConfig) -> GanRecipe:
-    return PRESETS[config.gan_preset]
+    return PRESETS[config.params.gan_preset]
 
 
 def sizes_for(config: TrainConfig, hidden_size: int) -> tuple[list[int], list[int], str]:
     """D's and G's hidden layers and G's noise under the config's preset."""
     recipe = recipe_for(config)
     return (list(recipe.d_hidden or (hidden_size,)), list(recipe.g_hidden or (hidden_size,)),
-            recipe.noise or config.noise)
+            recipe.noise or config.params.noise)
 
 
 def repeats_for(fraction: float) -> int:

@@ -30,6 +30,7 @@ from core.train.checkpoint_store import read_tensors, write_checkpoint
 from core.train.config import TrainConfig
 from core.train.inputs import Prepared
 from core.train.memory import bound_memory
+from core.train.methods import base
 from core.train.methods.base import Cancelled, Fitted, Job
 from core.train.methods.direct_specs import SetFitSpec
 from core.train.methods.linear import fit_logistic, softmax, val_record
@@ -45,7 +46,7 @@ def head_pooling(config: TrainConfig) -> str:
 
 def head_features(body, config: TrainConfig, texts: list[str]) -> np.ndarray:
     """What the head reads: the body's sentence embedding (as published), or `head_pooling`'s vectors."""
-    if config.setfit_features == "sentence":
+    if config.params.setfit_features == "sentence":
         return body.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
     return encode_texts(body[0].auto_model, body.tokenizer, texts, config.max_len, head_pooling(config))
 
@@ -55,7 +56,7 @@ def fit_head(body, config: TrainConfig, data: Prepared) -> dict[str, np.ndarray]
     with statistics of the labeled rows and up to `SetFitSpec.STAT_ROWS` unlabeled ones; the published sentence
     embedding is used as it is."""
     texts = [data.pool_texts[i] for i in data.labeled]
-    if config.setfit_features == "layers":
+    if config.params.setfit_features == "layers":
         extra = np.random.default_rng(config.seed).permutation(data.unlabeled)[:SetFitSpec.STAT_ROWS]
         x = head_features(body, config, texts + [data.pool_texts[i] for i in extra])
         mean, std = x.mean(0), x.std(0) + 1e-6
@@ -63,7 +64,7 @@ def fit_head(body, config: TrainConfig, data: Prepared) -> dict[str, np.ndarray]
         x = head_features(body, config, texts)
         mean, std = np.zeros(x.shape[1], np.float32), np.ones(x.shape[1], np.float32)
     coef, bias, _ = fit_logistic((x[:len(texts)] - mean) / std, data.targets[data.labeled], len(data.classes),
-                                 config.lr_c)
+                                 config.params.lr_c)
     return {"coef": coef, "bias": bias, "feature_mean": mean.astype(np.float32), "feature_std": std.astype(np.float32)}
 
 
@@ -85,7 +86,7 @@ class SetFitPredictor:
         h = {k: torch.from_numpy(v) for k, v in self.head.items()}
 
         def features(embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            if self.config.setfit_features == "sentence":
+            if self.config.params.setfit_features == "sentence":
                 return self.body({"inputs_embeds": embeds, "attention_mask": mask})["sentence_embedding"]
             out = encoder(inputs_embeds=embeds, attention_mask=mask, output_hidden_states=True)
             return pool(out, mask, pooling)
@@ -109,7 +110,7 @@ class StepEvents(TrainerCallback):
         return control
 
 
-class SetFit(SetFitSpec):
+class SetFit(base.Trainer):
     """The contrastive body tuning and the head, through the `setfit` package."""
 
     def fit(self, job: Job) -> Fitted:
@@ -123,17 +124,18 @@ class SetFit(SetFitSpec):
         body = SentenceTransformer(str(config.resolved_backbone().folder), device=str(job.device),
                                    local_files_only=True)
         body.max_seq_length = config.max_len
-        memory = bound_memory(body[0].auto_model, self.step_sequences(config), config.max_len, job.device)
+        memory = bound_memory(body[0].auto_model, self.spec.step_sequences(config), config.max_len, job.device)
         job.on_event({"type": "status", "message": memory.message()})
 
         # -- the contrastive step: pairs of labeled texts, same class positive
-        steps, budget = self.budget(config, len(texts), job.device.type == "cuda")
+        steps, budget = self.spec.budget(config, len(texts), job.device.type == "cuda")
         job.on_event({"type": "status", "message": f"budget: {budget}"})
-        iterations = max(config.setfit_iterations, math.ceil(steps * self.batch_size(config) / (2 * len(texts))))
+        pairs = steps * self.spec.batch_size(config)
+        iterations = max(config.params.setfit_iterations, math.ceil(pairs / (2 * len(texts))))
         progress = StepEvents(job, steps)
         with tempfile.TemporaryDirectory() as scratch:
-            args = TrainingArguments(output_dir=scratch, batch_size=self.batch_size(config), max_steps=steps,
-                                     num_iterations=iterations, body_learning_rate=self.learning_rate(config),
+            args = TrainingArguments(output_dir=scratch, batch_size=self.spec.batch_size(config), max_steps=steps,
+                                     num_iterations=iterations, body_learning_rate=self.spec.learning_rate(config),
                                      max_length=config.max_len, seed=config.seed, show_progress_bar=False,
                                      report_to="none", save_strategy="no")
             trainer = Trainer(model=SetFitModel(model_body=body, model_head=LogisticRegression()), args=args,
@@ -144,7 +146,7 @@ class SetFit(SetFitSpec):
             raise Cancelled("cancelled by request")
 
         # -- the head: logistic regression on the tuned body's features
-        job.on_event({"type": "status", "message": f"fitting the head on {config.setfit_features} features"})
+        job.on_event({"type": "status", "message": f"fitting the head on {config.params.setfit_features} features"})
         head = fit_head(body, config, data)
 
         # -- the checkpoint: the body first, the head and description last (a folder with one is whole)

@@ -1,8 +1,8 @@
 """What each method trained by optimizer steps is, said without torch: its names, options, defaults, budget, how it
 settles a config and how long a run takes (the methods that fit their own way: `direct_specs.py`). The registry,
 Compare, the time estimates and the CLI read these; `python -m core runs`
-must not wait seconds for torch. Each method's training module subclasses its spec with the steps that need
-torch, and the spec hands `fit` and `load` to it (`Method.implementation`).
+must not wait seconds for torch. Each method's trainer holds its spec and does the steps that need torch; the spec
+hands `fit` and `load` to it (`Method.trainer`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 from core.backbone import attention_dropout, pass_work
 from core.backbone.locate import measured_rate
 from core.backbone.packaged import PACKAGED
+from core.calibration import measured
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig, cut_layers
 from core.train.methods.base import Method
@@ -30,16 +31,14 @@ from core.train.methods.presets import (
     recipe_for,
 )
 
-# bench/speed/memory.py: a step's seconds with gradient checkpointing over those without (MiniLM, 16 × 512, fp32)
-CHECKPOINT_SLOWDOWN = 1.53
-# bench/speed/train.py --levers: a fine-tuning step at the backbone's own attention dropout over one at 0, which takes
-# attention's fused kernel (MiniLM, 16 × 256, 2 cores: 51.8 s against 36.4, 2026-11-29). Without it the `tf`
-# preset's first G1 run on L2R, scaled from studio runs at 0, was estimated at 36 min and took 70 by its own clock;
-# with it, 51. The rest is not modelled: its batches of 64 pad no more than 16's (256 tokens against 255 at the
-# longest, L2R's pool); once a run like it has finished, its seeds' estimates come from it.
-ATTENTION_DROPOUT_SLOWDOWN = 1.42
-FORWARD_SPEED = 49.0  # texts/s through the encoder at 128 tokens, MiniLM on 2 CPU threads
-MINILM_TRAINING_SPEED = 22.0  # what `StepSpec.cpu_speed` says of MiniLM's fine-tuning step, the costs' unit
+# The machine's figures (`core/calibration.json`, each with the bench that measured it). Without the attention
+# dropout's slowdown the `tf` preset's first G1 run on L2R, scaled from studio runs at 0, was estimated at 36 min and
+# took 70 by its own clock; with it, 51. The rest is not modelled: its batches of 64 pad no more than 16's (256
+# tokens against 255 at the longest, L2R's pool); once a run like it has finished, its seeds' estimates come from it.
+CHECKPOINT_SLOWDOWN = measured("checkpoint_slowdown")
+ATTENTION_DROPOUT_SLOWDOWN = measured("attention_dropout_slowdown")
+FORWARD_SPEED = measured("forward_speed")
+MINILM_TRAINING_SPEED = measured("minilm_training_speed")  # `StepSpec.cpu_speed`, the training costs' unit
 MIN_VAL_PER_CLASS = 10  # below this, one text moves a class's F1 too far to rank checkpoints on
 
 
@@ -69,12 +68,10 @@ class StepSpec(Method):
     min_steps_frozen: ClassVar[int] = 100
     min_steps_trained: ClassVar[int] = 150
     default_epochs: ClassVar[tuple[int, int]] = (10, 3)  # frozen, trained
-    # Fallback throughputs (samples/s, MiniLM, 2 CPU threads) for time estimates before any run finished:
-    # the encoder trains, 128 tokens, batch 16: bench/speed/train.py's studio step ran 28.2 texts/s at 128 tokens and
-    # 13.4 at 256 on 2 idle cores (2026-11-28); a walk's GAN-BERT run, 50 steps in 79 s at 256 on a busy one (20 at
-    # 128 tokens), was estimated at 22 min for its 13 when this read 13
+    # Fallback throughputs (samples/s) for time estimates before any run finished: the encoder training, and a head
+    # on cached features (`core/calibration.json`)
     cpu_speed: ClassVar[float] = MINILM_TRAINING_SPEED
-    head_speed: ClassVar[float] = 20000.0  # on cached 4,608-d `layers` features, evaluation included
+    head_speed: ClassVar[float] = measured("frozen_head_speed")
     # Attention dropout while the encoder trains, where the user left it: 0 lets attention take its fused kernel
     # (1.4x a step at 256 tokens on 2 CPU cores, bench/speed/train.py --levers), and bench/studies/defaults.py found
     # accuracy level with the backbone's own rate ("fine-tuning attention dropout"). None keeps the backbone's rate.
@@ -179,7 +176,6 @@ class FinetuneSpec(StepSpec):
 
     name = "finetune"
     title = CATALOG[name].title
-    options = ("finetune_preset",)
 
     def learning_rate(self, config: TrainConfig) -> float:
         return config.lr or (PAPER["lr"] if paper(config) else super().learning_rate(config))
@@ -231,14 +227,13 @@ class FinetuneSpec(StepSpec):
 class AdapterSpec(StepSpec):
     name = "adapter"
     title = CATALOG[name].title
-    options = ("adapter_kind", "reduction_factor")
     encoder = "trained"  # the adapters sit inside the encoder's layers
     # AdapterHub's examples use 1e-4 on thousands of labels; on the real M4 sample's 25 and 96 labels it scored
     # 0.238 and 0.308 (seeds 0-1; chance 0.20), 3e-4 0.346 and 0.331, 3e-3 0.375 and 0.569 (seeds 0-4), and 1e-3
     # 0.391 and 0.594 (seeds 0-4; ahead of 3e-3 over both amounts on all 5). Houlsby et al. swept up to 3e-3;
     # bench/studies/defaults.py --mode full sweeps 1e-4 to 3e-3.
     encoder_lr = 1e-3
-    cpu_speed = 21.0
+    cpu_speed = measured("adapter_training_speed")
     attention_dropout = None  # unmeasured for adapters: the backbone's own rate
 
 
@@ -251,7 +246,6 @@ class LoraSpec(StepSpec):
 
     name = "lora"
     title = CATALOG[name].title
-    options = ("lora_rank", "lora_alpha")
     encoder = "trained"  # the low-rank updates sit inside the encoder's attention
     encoder_lr = 5e-4
     attention_dropout = None  # the backbone's own rate, as the paper trained RoBERTa
@@ -266,17 +260,14 @@ class GanBertSpec(StepSpec):
     uses_unlabeled = True  # D learns real vs fake from them
     title = CATALOG[name].title
     variants = CATALOG[name].variants
-    options = ("generator", "gan_preset", "adversarial", "noise", "noise_dim", "unlabeled_limit",
-               "batches_without_labels")
+    reads_alone = ("unlabeled_limit",)
 
     def rows_read(self, config: TrainConfig, idx: np.ndarray, targets: np.ndarray) -> np.ndarray:
         """The control has no loss on unlabeled rows (it is L_sup alone), so it skips their encoder passes: the same
         steps and gradients (tests/test_faithful.py) at a fraction of the cost when the encoder trains."""
-        return idx if config.adversarial else idx[targets[idx] >= 0]
+        return idx if config.params.adversarial else idx[targets[idx] >= 0]
     fake_class = True
-    # real rows/s at its frozen batch of 64 (and as many fakes), evaluation included: 1,600-1,790 in
-    # bench/speed/frozen_grid.py's eight runs on a 2-core CPU (2026-11-26); 7,000 was at the old batch of 256
-    head_speed = 1700.0
+    head_speed = measured("ganbert_head_speed")  # real rows/s at its frozen batch of 64, and as many fakes
     generators = {"noise": "G1 (noise)", "bow": "G2 (bag of words)"}
 
     def learning_rate(self, config: TrainConfig) -> float:
@@ -287,7 +278,7 @@ class GanBertSpec(StepSpec):
 
     def attention_rate(self, config: TrainConfig) -> float | None:
         """The studio preset's measured rate; the authors' presets keep the backbone's own (their dropout)."""
-        return STUDIO[False]["attention_dropout"] if config.gan_preset == "studio" else None
+        return STUDIO[False]["attention_dropout"] if config.params.gan_preset == "studio" else None
 
     def settle(self, config: TrainConfig) -> TrainConfig:
         """The preset's lr, batch, budget (in epochs, as both official codes count it), attention dropout and
@@ -297,23 +288,23 @@ class GanBertSpec(StepSpec):
         changes: dict = {}
         if config.steps is None and config.epochs is None:
             changes["epochs"] = recipe.epochs or STUDIO[config.frozen]["epochs"]
-            if config.gan_preset == "studio" and config.max_steps is None:  # the budget rule (`presets.STUDIO`)
+            if config.params.gan_preset == "studio" and config.max_steps is None:  # the budget rule (`presets.STUDIO`)
                 changes["max_steps"] = STUDIO[config.frozen]["max_steps"]
         if config.pooling is None and recipe.pooling:
             changes["pooling"] = authors_pooling(recipe.pooling, config.backbone)
-        if config.batches_without_labels is None and recipe.batches_without_labels is not None:
+        if config.params.batches_without_labels is None and recipe.batches_without_labels is not None:
             changes["batches_without_labels"] = recipe.batches_without_labels
-        if not config.adversarial:
+        if not config.params.adversarial:
             changes["generator"] = "noise"
         return config.with_(**changes)
 
     def settle_note(self, config: TrainConfig) -> str | None:
-        preset = recipe_for(config).pooling == "pooled" and pooling_note(config, config.gan_preset)
+        preset = recipe_for(config).pooling == "pooled" and pooling_note(config, config.params.gan_preset)
         return preset or super().settle_note(config)
 
     def display(self, config: TrainConfig) -> str:
-        game = self.generators[config.generator] if config.adversarial else "control (adversarial off)"
-        preset = "" if config.gan_preset == "studio" else f", {config.gan_preset} preset"
+        game = self.generators[config.params.generator] if config.params.adversarial else "control (adversarial off)"
+        preset = "" if config.params.gan_preset == "studio" else f", {config.params.gan_preset} preset"
         return f"GAN-BERT {game}{preset}" + (" on frozen features" if config.frozen else "")
 
     def ignored(self, variants: Mapping[str, Sequence]) -> set[str]:
@@ -326,7 +317,7 @@ class GanBertSpec(StepSpec):
         return self.title + (" on frozen features" if frozen else "")
 
     def short(self, config: TrainConfig) -> str:
-        return f"ganbert-{config.generator}" if config.adversarial else "ganbert-control"
+        return f"ganbert-{config.params.generator}" if config.params.adversarial else "ganbert-control"
 
     def starved(self, config: TrainConfig, unlabeled: int, labeled: int = 0) -> str | None:
         """The game's real texts are the unlabeled ones beside the labeled: a run with none (every train text labeled
@@ -334,7 +325,7 @@ class GanBertSpec(StepSpec):
         what it adds over its control is then no claim about unlabeled text; one with fewer unlabeled than labeled
         texts (a walk's 1 beside 64, at 50% of a small pool) is said to be far from the paper's setting (5,343
         beside 109). The control reads none anyway."""
-        if not config.adversarial:
+        if not config.params.adversarial:
             return None
         if 0 < unlabeled < labeled:
             return (f"GAN-BERT reads {unlabeled:,} unlabeled text{'s' if unlabeled > 1 else ''} beside its {labeled:,} "
@@ -352,15 +343,15 @@ class GanBertSpec(StepSpec):
 
     def reports_fake(self, config: TrainConfig) -> bool:
         """The control never trains the fake logit, so its fake probability means nothing."""
-        return config.adversarial
+        return config.params.adversarial
 
     def unlabeled_read(self, config: TrainConfig, available: int) -> int:
         """The control draws the same pool and learns from none of it."""
-        return available if config.adversarial else 0
+        return available if config.params.adversarial else 0
 
     def copies(self, config: TrainConfig, labeled: int, unlabeled: int) -> int:
         """How often an epoch repeats each labeled row (`presets.copies`)."""
-        return copies(labeled, unlabeled, self.batch_size(config), config.batches_without_labels)
+        return copies(labeled, unlabeled, self.batch_size(config), config.params.batches_without_labels)
 
     def epoch_rows(self, config: TrainConfig, labeled: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
         """Each labeled row repeated (`copies`: by the labeled share of the whole pool, extra unlabeled texts
@@ -373,6 +364,6 @@ class GanBertSpec(StepSpec):
     def read_share(self, config: TrainConfig, labeled: int, unlabeled: int) -> float:
         """The control reads a batch's labeled rows alone: its estimate had counted every row, and a 17-s control
         run read "1m 51s" left."""
-        if config.adversarial:
+        if config.params.adversarial:
             return 1.0
         return labeled * self.copies(config, labeled, unlabeled) / self.epoch_size(config, labeled, unlabeled)

@@ -24,8 +24,8 @@ from core.train.config import TrainConfig
 from core.train.inputs import Prepared, Representer, bucketed_batches
 from core.train.memory import bound_memory
 from core.train.methods.base import Cancelled, Diverged, Fitted, Job
-from core.train.methods.neural import NeuralMethod
-from core.train.methods.specs import MIN_VAL_PER_CLASS, StepSpec, not_learned
+from core.train.methods.neural import NeuralTrainer
+from core.train.methods.specs import MIN_VAL_PER_CLASS, not_learned
 from core.train.metrics import classification_metrics
 from core.train.model import StudioModel
 from core.train.optim import Step, adamw, encoder_and_head, trained_named
@@ -55,7 +55,7 @@ def endless_batches(rows: np.ndarray, lengths: np.ndarray, batch_size: int, rng:
 
 
 @torch.no_grad()
-def predict_split(model: StudioModel, method: StepMethod, rep: Representer, split: str, batch_size: int
+def predict_split(model: StudioModel, method: StepTrainer, rep: Representer, split: str, batch_size: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities over the model's classes and, for a method with one, the fake-class probability."""
     model.eval()
@@ -117,7 +117,7 @@ class Selection:
         self.learned = False  # whether an evaluation so far beat chance with two classes or more
         self.last = Evaluation(np.zeros(0, int), {}, None, ())
 
-    def judge(self, step: int, evaluation: Evaluation, model: StudioModel, method: StepMethod, checkpoint: Path
+    def judge(self, step: int, evaluation: Evaluation, model: StudioModel, method: StepTrainer, checkpoint: Path
               ) -> bool:
         """Take one evaluation: keep the checkpoint when it is the best so far (rule `best`), and raise
         Diverged when a model that had learned (validation accuracy above chance, over two classes or more)
@@ -147,7 +147,7 @@ class Selection:
     def stop_early(self) -> bool:
         return self.rule == "best" and self.stale >= self.patience
 
-    def restore(self, model: StudioModel, method: StepMethod, checkpoint: Path) -> None:
+    def restore(self, model: StudioModel, method: StepTrainer, checkpoint: Path) -> None:
         """The kept checkpoint into the model for the test: the best one, or the last (saved now)."""
         if self.rule == "last":
             method.save(model, checkpoint)
@@ -155,15 +155,15 @@ class Selection:
             model.load_state_dict(self.best_state, strict=False)
 
 
-class StepMethod(StepSpec, NeuralMethod):
+class StepTrainer(NeuralTrainer):
     """Supervised training of the head (and the encoder unless frozen) by AdamW steps: the loop every
-    step-trained method shares, its settings `StepSpec`'s."""
+    step-trained method shares, around its spec (a `StepSpec`: rate, batch, budget, the rows an epoch reads)."""
 
     def start(self, model: StudioModel, config: TrainConfig, data: Prepared, total_steps: int) -> Step:
         """Set up optimizers (and anything else the steps need) and return one optimizer step."""
         params = encoder_and_head(model)
         eps, decay_norms = self.adamw_options(config)
-        opt = adamw(trained_named(model), self.learning_rate(config), eps, decay_norms)
+        opt = adamw(trained_named(model), self.spec.learning_rate(config), eps, decay_norms)
         schedule = get_linear_schedule_with_warmup(opt, int(config.warmup * total_steps), total_steps)
 
         def step(rep: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
@@ -191,7 +191,7 @@ class StepMethod(StepSpec, NeuralMethod):
         rep = Representer(model, self.inputs_for(model, job), config, device)
         rep.prepare({"pool": data.labeled, "val": np.arange(len(data.val)), "test": np.arange(len(data.dataset.test))},
                     on_event)
-        sequences = self.step_sequences(config)
+        sequences = self.spec.step_sequences(config)
         memory = sequences and bound_memory(model.encoder, sequences, config.max_len, device,
                                             model.cut.trained_layers if model.cut.boundary else None)
         if memory:
@@ -200,9 +200,9 @@ class StepMethod(StepSpec, NeuralMethod):
         on_event({"type": "status", "message": f"selection: {why}"})
 
         # -- the budget, what an epoch iterates over, and the method's optimizer step
-        rows = self.epoch_rows(config, data.labeled, data.unlabeled)
-        batch_size = self.batch_size(config)
-        total_steps, budget = self.budget(config, len(rows))
+        rows = self.spec.epoch_rows(config, data.labeled, data.unlabeled)
+        batch_size = self.spec.batch_size(config)
+        total_steps, budget = self.spec.budget(config, len(rows))
         on_event({"type": "status", "message": f"budget: {budget}"})
         eval_every = max(1, math.ceil(total_steps / config.evaluations))
         step_once = self.start(model, config, data, total_steps)
@@ -216,7 +216,7 @@ class StepMethod(StepSpec, NeuralMethod):
             if job.should_stop():
                 raise Cancelled("cancelled by request")
             idx = next(batches)
-            read = self.rows_read(config, idx, data.targets)  # no encoder pass for rows a step has no use for
+            read = self.spec.rows_read(config, idx, data.targets)  # no encoder pass for rows a step has no use for
             reps = rep("pool", read) if len(read) else None
             tally.add(step, step_once(reps, torch.from_numpy(data.targets[read]).to(device)), len(idx))
             if step % 10 == 0 or step in (1, total_steps):
@@ -258,7 +258,7 @@ class StepMethod(StepSpec, NeuralMethod):
                   "learned": selection.learned if len(data.val) else None,  # without validation, no one can tell
                   "samples_per_s": tally.speed,
                   "gradient_checkpointing": bool(memory and memory.checkpointing)}
-        return Fitted(probs, fake if self.reports_fake(config) else None, record)
+        return Fitted(probs, fake if self.spec.reports_fake(config) else None, record)
 
     def evaluate(self, model: StudioModel, rep: Representer, data: Prepared, batch_size: int,
                  config: TrainConfig) -> Evaluation:
@@ -266,5 +266,5 @@ class StepMethod(StepSpec, NeuralMethod):
         probs, fake = predict_split(model, self, rep, "val", batch_size)
         predicted = data.classes[probs.argmax(1)]
         val = classification_metrics(data.val_labels(), predicted, data.dataset.labels)
-        fake_share = float(fake.mean()) if self.reports_fake(config) and len(fake) else None
+        fake_share = float(fake.mean()) if self.spec.reports_fake(config) and len(fake) else None
         return Evaluation(predicted, val, fake_share, data.dataset.labels)
