@@ -28,7 +28,7 @@ def record(figures: dict[str, float], source: str, path: Path = FILE, on: str | 
     if unknown:
         raise KeyError(f"{path} describes no figure named {unknown[0]!r}")
     for name, value in figures.items():
-        raw[name] = {**raw[name], "value": round(float(value), 6), "source": source,
+        raw[name] = {**raw[name], "value": float(f"{float(value):.6g}"), "source": source,
                      "when": date.today().isoformat(), "machine": on or machine()}
     atomic_write_text(path, json.dumps(raw, indent=2, ensure_ascii=False) + "\n")
     print(f"calibration: {', '.join(f'{k} {v:.4g}' for k, v in figures.items())} written to {path}", flush=True)

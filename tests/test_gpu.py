@@ -19,7 +19,7 @@ from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
-from core.train import TrainConfig, load_data, resolve, split_pool
+from core.train import TrainConfig, load_data, method_for, resolve, split_pool
 from core.train.model import StudioModel
 from tests.helpers import LONG, active_run, recorded_optimizers, submit, tail_log, wait_for, without_d_loss
 
@@ -130,7 +130,7 @@ def test_ganbert_keeps_its_two_optimizers_apart_with_the_noise_on_the_device(dev
     without_d_loss(monkeypatch)
     made = recorded_optimizers(monkeypatch)
     cfg = config(tiny_backbone, device, method="ganbert", gan_preset="tf", warmup=0.0, steps=10)
-    method = ganbert.GanBert()
+    method = ganbert.GanBert(method_for(cfg))
     torch.manual_seed(0)
     model = method.build_model(cfg, split_pool(cfg, load_data(cfg)).labels, torch.device(device))
     step = method.start(model, cfg, split_pool(cfg, load_data(cfg)), 10)

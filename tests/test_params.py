@@ -9,6 +9,7 @@ from dataclasses import fields
 import pytest
 
 from core.cli import build_parser, main
+from core.cli.commands import say_settled
 from core.cli.options import UsageError, config_from_args, sweep_of
 from core.errors import InputError
 from core.train import TrainConfig
@@ -99,6 +100,9 @@ def test_the_cli_gives_each_method_its_own_flags_values(capsys):
                                     "--lr-c", "5", "--per-class", "2", "--seeds", "0"])
     configs = sweep_of(args).configs(config_from_args(args, sweep=True))
     by = {c.method: c.params for c in configs}
+    sweep = sweep_of(args)  # what a sweep says of each method before it runs reads the method's own settings too
+    say_settled([sweep.start(config_from_args(args, sweep=True), name) for name in ("ganbert", "lora")])
+    assert "the tf preset" in capsys.readouterr().err
     assert by["lora"].lora_rank == 4 and by["ganbert"].gan_preset == "tf" and by["ganbert"].generator == "bow"
     assert by["setfit"].lr_c == by["tfidf-lr"].lr_c == 5.0
 

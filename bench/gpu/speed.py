@@ -47,13 +47,13 @@ def encoding_speed(model, ids: torch.Tensor, batch: int, device: torch.device) -
 
 def training_speed(backbone: str | None, ids: torch.Tensor, batch: int, device: torch.device) -> float:
     """Texts/s of the studio's fine-tuning step over `ids` (after one warm-up step)."""
-    from core.train import TrainConfig
+    from core.train import METHODS, TrainConfig
     from core.train.methods.finetune import Finetune
 
     config = TrainConfig(method="finetune", backbone=backbone, max_len=ids.shape[1], batch_size=batch,
                          device=device.type)
-    config = Finetune().settle(config).with_(precision="bf16" if device.type == "cuda" else "fp32")
-    trainer = Finetune()
+    config = METHODS["finetune"].settle(config).with_(precision="bf16" if device.type == "cuda" else "fp32")
+    trainer = Finetune(METHODS["finetune"])
     torch.manual_seed(0)
     model = trainer.build_model(config, LABELS, device).train()
     batches = [ids[i:i + batch] for i in range(0, len(ids), batch)]

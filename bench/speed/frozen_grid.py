@@ -33,7 +33,7 @@ from core.train import TrainConfig, resolve
 from core.train.inputs import load_data
 
 FRACTIONS = (0.01, 0.05, 0.1, 0.5)
-GRID = (("finetune", "noise"), ("ganbert", "noise"), ("ganbert", "bow"))
+GRID = (("finetune", "head"), ("ganbert", "noise"), ("ganbert", "bow"))  # a method, and its generator or head
 
 
 class Clock:
@@ -81,8 +81,9 @@ def main() -> int:
         start, grid_encoding = time.perf_counter(), 0.0
         for method, generator in GRID:
             for fraction in FRACTIONS:
-                config = TrainConfig.of(data=data, method=method, generator=generator, fraction=fraction, frozen=True,
-                                     max_len=base.max_len)
+                own = {"generator": generator} if method == "ganbert" else {}
+                config = TrainConfig.of(data=data, method=method, fraction=fraction, frozen=True, max_len=base.max_len,
+                                        **own)
                 seconds, encoded, result = timed_run(config, Path(home), f"{method}-{generator}-{fraction}")
                 grid_encoding += encoded
                 fake = result.get("val_fake_prob")

@@ -23,7 +23,7 @@ import torch
 from bench.sample_runs import record_speed
 from bench.speed.train import CPU, NAMES, sample, studio, studio_config
 from core.backbone.encode import load_tokenizer
-from core.train import pad_batch
+from core.train import METHODS, pad_batch
 from core.train.methods.adapter import Lora
 
 BACKBONES = {"minilm": None, "smollm2-135m": "smollm2-135m"}  # None: the bundled MiniLM
@@ -32,7 +32,8 @@ BACKBONES = {"minilm": None, "smollm2-135m": "smollm2-135m"}  # None: the bundle
 class PeftLora(Lora):
     """The studio's LoRA method with PEFT's update in AdapterHub's place: the same matrices, rank and alpha."""
 
-    def adapt_encoder(self, encoder, config) -> None:
+    def adapt_encoder(self, encoder, config, below: int) -> None:
+        """PEFT's LoRA on every layer (`below` is 0: the bench trains them all)."""
         from peft import LoraConfig, inject_adapter_in_model
 
         matrices = ["q_proj", "v_proj"] if encoder.config.model_type == "llama" else ["query", "value"]
@@ -55,7 +56,8 @@ def trained(method, config, texts: list[str]) -> tuple[int, torch.Tensor]:
 
 def measure(backbone: str, texts, labels, max_len: int, repeats: int) -> dict:
     config = studio_config("lora", max_len, 16, backbone=BACKBONES[backbone])
-    (ours, start), (theirs, their_start) = (trained(m, config, texts[:8]) for m in (Lora(), PeftLora()))
+    spec = METHODS["lora"]
+    (ours, start), (theirs, their_start) = (trained(m, config, texts[:8]) for m in (Lora(spec), PeftLora(spec)))
     best = {"adapters": 0.0, "peft": 0.0}
     for _ in range(repeats):  # alternating: a busy core slows both alike
         for library, stepper in (("adapters", Lora), ("peft", PeftLora)):

@@ -33,7 +33,7 @@ from bench.speed.train import NAMES, sample
 from core.backbone.encode import load_tokenizer
 from core.backbone.packaged import SMOLLM2
 from core.paths import studio_home
-from core.train import TrainConfig, bucketed_batches, resolve
+from core.train import METHODS, TrainConfig, bucketed_batches, resolve
 from core.train.config import cut_layers
 from core.train.inputs import Representer
 from core.train.methods.finetune import Finetune
@@ -53,7 +53,7 @@ def one_epoch(backbone: str, texts: list[str], labels: np.ndarray, max_len: int,
     takes them: texts/s of each, and the store's bytes a text."""
     config = config_for(backbone, max_len, batch_size, layers)
     torch.manual_seed(0)
-    method = Finetune()
+    method = Finetune(METHODS["finetune"])
     model = method.build_model(config, NAMES, CPU).train()
     ids = load_tokenizer(config.resolved_backbone())(texts, truncation=True, max_length=max_len,
                                                      verbose=False)["input_ids"]

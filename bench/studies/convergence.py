@@ -24,7 +24,7 @@ from core.runs.execute import train_into
 from core.train import TrainConfig, method_for, resolve, run_label
 
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "m4-sample"
-CURVES = (("finetune", "noise"), ("ganbert", "noise"), ("ganbert", "bow"))
+CURVES = (("finetune", {}), ("ganbert", {"generator": "noise"}), ("ganbert", {"generator": "bow"}))
 REFERENCES = ("features-lr", "tfidf-lr")
 
 
@@ -57,8 +57,8 @@ def main() -> int:
                 key = f"{method} @ {per_class}/class"
                 table[key] = {"converged": accuracy(base.with_(method=method))}
                 print(f"{key:<34} {table[key]['converged']:.3f}", flush=True)
-            for method, generator in CURVES:
-                cfg = base.with_(method=method, generator=generator)
+            for method, own in CURVES:
+                cfg = base.with_(method=method, **own)
                 key = f"{method_for(cfg).short(cfg)} @ {per_class}/class"
                 table[key] = {}
                 for steps in args.steps:

@@ -94,11 +94,10 @@ def ensure_backbone(args: argparse.Namespace) -> None:
             download(args.backbone, args.revision, follow(bar))
 
 
-def say_settled(config: TrainConfig, methods: list[str]) -> None:
-    """Tell on stderr what a method changes in the chosen settings (adapters are never frozen)."""
-    for name in methods:
-        note = method_for(config.with_(method=name)).settle_note(config.with_(method=name))
-        if note:
+def say_settled(configs: list[TrainConfig]) -> None:
+    """Tell on stderr what each method changes in the chosen settings (adapters are never frozen)."""
+    for config in configs:
+        if note := method_for(config).settle_note(config):
             print(f"note: {note}", file=sys.stderr)
 
 
@@ -133,7 +132,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     ensure_backbone(args)
     registry = Registry()
     chosen = as_before(registry, config_from_args(args))
-    say_settled(chosen, [chosen.method])
+    say_settled([chosen])
     config = resolve(chosen)
     ds = load_data(config)
     say_capped([config.labeled], ds)  # bad data: exit 2 now, not a failed run later
@@ -175,8 +174,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     ensure_backbone(args)
     registry = Registry()
     base = as_before(registry, config_from_args(args, sweep=True))
-    say_settled(base, args.method)
     sweep = sweep_of(args)
+    say_settled([sweep.start(base, name) for name in args.method])
     ds = load_data(base)
     say_capped(sweep.amounts, ds)
     grid = sweep.configs(base)

@@ -75,7 +75,7 @@ class Sweep:
             base = with_max_len(base)  # resolved once for the grid: every run shares the data and backbone
         configs = []
         for name in self.methods:
-            start = base.with_(method=name, **{k: v for k, v in self.own.items() if k in params_of(name).names()})
+            start = self.start(base, name)
             swept = METHODS[name].variants
             for setting in swept:
                 if setting in self.variants and not self.variants[setting]:
@@ -85,6 +85,10 @@ class Sweep:
                 configs += [resolve(start.with_(**dict(zip(swept, chosen)), seed=int(s), **a.fields()))
                             for a in self.amounts for s in self.seeds]
         return list({c.to_json(): c for c in configs}.values())
+
+    def start(self, base: TrainConfig, name: str) -> TrainConfig:
+        """The base config as method `name` takes it: its own settings from `own`, the rest its defaults."""
+        return base.with_(method=name, **{k: v for k, v in self.own.items() if k in params_of(name).names()})
 
 
 def amounts(fractions: list[float], per_class: list[float]) -> tuple[Amount, ...]:
