@@ -149,6 +149,21 @@ def test_no_validation_keeps_the_last_checkpoint_and_makes_no_claim_about_learni
     assert result["evaluations"] == 9
 
 
+def test_a_running_run_says_the_labels_it_drew(studio_home):
+    """A walk saw a SmolLM2 run on the M4 sample listed as '20/class + 20/class validation' while it trained, and
+    '20/class + 28 validation (not 20/class: …) = 128 labels' once done: its drawn rows are known from its start."""
+    registry = Registry()
+    run_id = registry.create(TrainConfig(per_class=20, fraction=None))
+    registry.claim(run_id)
+    registry.mark_running(run_id, 1, "cpu")
+    assert registry.get(run_id).labels_read is None  # nothing drawn yet: the rule alone
+    assert registry.get(run_id).labels_text == "20/class + 20/class validation"
+    registry.set_rows(run_id, {"labeled": 100, "unlabeled": 0, "val_rows": 28, "test_rows": 65})
+    run = registry.get(run_id)
+    assert run.labels_read == 128 and run.labels_text == (
+        "20/class + 28 validation (not 20/class: some classes have fewer texts left) = 128 labels")
+
+
 # ------------------------------------------------------------ a home written before the rule
 
 def test_a_run_from_before_the_rule_lists_compares_and_runs_as_it_ran(tiny_backbone, studio_home, capsys):

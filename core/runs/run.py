@@ -73,29 +73,31 @@ class Run:
 
     @property
     def labels_read(self) -> int | None:
-        """Every label the run read, validation included; for a run recorded before it was kept, its labeled and
-        validation rows (None until the run has drawn them)."""
+        """Every label the run read, validation included; for a run recorded before it was kept, or still running, its
+        labeled and validation rows (None until the run has drawn them)."""
         result = self.metrics or {}
         if result.get("labels_read") is not None:
             return result["labels_read"]
-        if result.get("labeled") is None or self.val_rows is None:
+        if self.labeled is None or self.val_rows is None:
             return None
-        return result["labeled"] + self.val_rows
+        return self.labeled + self.val_rows
 
     @property
     def val_rows(self) -> int | None:
-        """The validation rows the run read. The first registries kept no count: a run of the built-in corpus set
-        aside its share of every class, which its config says; a run of files, whatever they held then (None)."""
+        """The validation rows the run read: recorded at its end, or drawn once it started. The first registries
+        kept no count: a run of the built-in corpus set aside its share of every class, which its config says; a run
+        of files, whatever they held then (None)."""
         result, rule, data = self.metrics or {}, self.config.validating, self.config.data
-        if result.get("val_rows") is not None or rule.rule != "carve" or data.builtin is None:
-            return result.get("val_rows")
+        drawn = result.get("val_rows", (self.rows or {}).get("val_rows"))
+        if drawn is not None or rule.rule != "carve" or data.builtin is None:
+            return drawn
         return len(SEMEVAL_LABELS) * int(round(rule.value * data.builtin.train_per_class))
 
     @property
     def labels_text(self) -> str:
-        """'5/class + 5/class validation = 50 labels': what the run reads, beside its labeled amount."""
-        result = self.metrics or {}
-        return labels_read(self.config.labeled, self.config.validating, result.get("labeled"), self.val_rows,
+        """'5/class + 5/class validation = 50 labels': what the run reads, beside its labeled amount (its counts once it
+        has drawn its rows)."""
+        return labels_read(self.config.labeled, self.config.validating, self.labeled, self.val_rows,
                            method_for(self.config).reference)
 
     @property

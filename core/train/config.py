@@ -205,7 +205,8 @@ class TrainConfig:
     def to_json(self) -> str:
         """Flat: the method's settings beside the shared ones (their names are unique across the house)."""
         raw = asdict(self)
-        return json.dumps(raw | raw.pop("params"), sort_keys=True)
+        own = raw.pop("params")
+        return json.dumps({**raw, **own}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> TrainConfig:

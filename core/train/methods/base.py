@@ -92,8 +92,7 @@ class Method:
 
     @property
     def options(self) -> tuple[str, ...]:
-        """The settings only this method reads: its own (the catalog's `params`), and the shared ones it alone reads.
-        """
+        """The settings only this method reads: its own (the catalog's `params`) and shared ones it alone reads."""
         return (*CATALOG[self.name].params.names(), *self.reads_alone)
 
     def settle(self, config: TrainConfig) -> TrainConfig:
