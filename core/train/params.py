@@ -1,5 +1,5 @@
 """Each method's own settings, declared by the method as scikit-learn's estimators declare theirs: a frozen dataclass
-of fields with their defaults, help, choices and bounds (`core.train.settings.option`), and the rules between them.
+of fields with their defaults, help, choices and bounds (`core.train.settings.option`), checked when made.
 A run's `TrainConfig` holds the settings every run has and its method's parameters (`TrainConfig.params`); the
 catalog names each method's class. A field's name is unique across the house (`lr_c` is the logistic-regression
 methods' one field, which SetFit's head shares), so a stored config and a flag stay flat: `--gan-preset tf`.
@@ -16,14 +16,11 @@ ADAPTER_KINDS = {"houlsby": "double_seq_bn", "pfeiffer": "seq_bn"}
 
 @dataclass(frozen=True)
 class MethodParams:
-    """A method's settings: checked when made, each against its field's choices and bounds, then by `check`."""
+    """A method's settings, each checked when made against its field's choices and bounds. A method with rules
+    between its fields extends `__post_init__`."""
 
     def __post_init__(self) -> None:
         check_fields(self)
-        self.check()
-
-    def check(self) -> None:
-        """The rules between this method's fields (none here)."""
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
