@@ -9,7 +9,7 @@ from itertools import product
 
 from core.data import Amount, labels_read
 from core.errors import InputError
-from core.train.config import TrainConfig, params_of
+from core.train.config import TrainConfig, split
 from core.train.methods import METHODS
 from core.train.methods.specs import MIN_VAL_PER_CLASS
 from core.train.resolution import resolve, with_max_len
@@ -88,7 +88,7 @@ class Sweep:
 
     def start(self, base: TrainConfig, name: str) -> TrainConfig:
         """The base config as method `name` takes it: its own settings from `own`, the rest its defaults."""
-        return base.with_(method=name, **{k: v for k, v in self.own.items() if k in params_of(name).names()})
+        return base.with_(method=name, **split(name, self.own, foreign=True)[1])
 
 
 def amounts(fractions: list[float], per_class: list[float]) -> tuple[Amount, ...]:
