@@ -1,5 +1,7 @@
 """GAN-BERT Studio: navigation first, then the session's state (registry, dataset), then the shared sidebar."""
 
+from pathlib import Path
+
 import streamlit as st
 
 st.set_page_config(page_title="GAN-BERT Studio", page_icon=":material/fingerprint:", layout="wide")
@@ -23,15 +25,17 @@ prepare()  # before anything loads a model
 from core.backbone.device import describe_device  # noqa: E402
 from core.data import CleaningConfig, CorpusConfig, builtin_dataset, load_dataset  # noqa: E402
 from core.errors import InputError  # noqa: E402
+from core.paths import home_from_environment  # noqa: E402
 from core.runs import Registry, recall  # noqa: E402
 from pages.markdown import plain  # noqa: E402
 
 
 @st.cache_resource(show_spinner=False)
-def default_dataset():
-    """Generated once per server; the first session sees the generation's progress on the page."""
+def default_dataset(home: Path):
+    """Generated once per server (kept under the studio `home`); the first session sees the generation's progress on
+    the page."""
     bar = st.progress(0.0, text="Generating the built-in synthetic corpus…")
-    dataset = builtin_dataset(CorpusConfig(), on_progress=lambda done, total: bar.progress(
+    dataset = builtin_dataset(CorpusConfig(), home, on_progress=lambda done, total: bar.progress(
         done / total, text=f"Generating the built-in synthetic corpus… ({done} of {total} writer-splits)"))
     bar.empty()
     return dataset
@@ -51,24 +55,25 @@ def device() -> str:
 def restored_workspace() -> None:
     """A new session opens on the dataset and cleaning this studio home last worked on (kept in the
     registry), or on the built-in corpus when there is none or its files are gone (saying so)."""
-    workspace = recall(st.session_state.registry)
+    registry = st.session_state.registry
+    workspace = recall(registry)
     st.session_state.cleaning = workspace.cleaning if workspace else CleaningConfig()
     if workspace is None or workspace.data.builtin == CorpusConfig():
-        st.session_state.dataset = default_dataset()
+        st.session_state.dataset = default_dataset(registry.home)
         return
     try:
         with st.spinner("Loading the dataset you were working on…"):
-            st.session_state.dataset = load_dataset(workspace.data)
+            st.session_state.dataset = load_dataset(workspace.data, registry.home)
     except InputError as e:
-        st.session_state.dataset = default_dataset()
+        st.session_state.dataset = default_dataset(registry.home)
         st.warning(f"The dataset you were working on could not be loaded again ({e}); the built-in corpus is "
                    "loaded instead.")
 
 
 loading = preloaded()
 if "registry" not in st.session_state:  # one per session: opening it checks the schema
-    try:
-        st.session_state.registry = Registry()
+    try:  # the studio home, read here alone: the pages find it as `registry.home`
+        st.session_state.registry = Registry(home_from_environment())
     except InputError as e:  # a damaged studio.db, or a full disk on a fresh home
         st.error(f"The studio cannot open its registry: {e}")
         st.stop()

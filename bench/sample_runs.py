@@ -22,7 +22,6 @@ from pathlib import Path
 from core.backbone import attention_dropout
 from core.backbone.device import PRECISIONS, pick_device, pinned_precision
 from core.data import ColumnMapping, DataSpec
-from core.paths import studio_home
 from core.runs import Registry, Run, Status, execute_run, logging_into, reconcile
 from core.train import TrainConfig, method_for, resolve
 from core.train.config import flat_settings
@@ -120,11 +119,11 @@ def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
     spec = corpus.spec()
     if spec is None:
         return None
-    os.environ["STUDIO_HOME"] = args.home
+    home = Path(args.home)
     here = pinned_precision(args.precision, pick_device("auto"))
     elsewhere = other_precisions(here, recorded(corpus.records))
     if args.any_precision:
-        gaps = twin_gaps(recorded(corpus.records))
+        gaps = twin_gaps(recorded(corpus.records), home)
         print(f"reusing runs at either precision; the records hold {len(gaps)} fp32/bf16 twin(s), whose test "
               f"accuracies differ by {statistics.mean(gaps) if gaps else float('nan'):+.3f} on average (fp32 − bf16),"
               f" {max(map(abs, gaps), default=float('nan')):.3f} at most", file=sys.stderr)
@@ -132,7 +131,8 @@ def open_home(args: argparse.Namespace) -> tuple[DataSpec, Registry] | None:
         print(f"{sum(elsewhere.values())} recorded run(s) ran at another precision than this bench's ({here}, from "
               f"--precision {args.precision}): {', '.join(f'{n} at {p}' for p, n in elsewhere.items())}; they are "
               "reused only with --precision set to theirs", file=sys.stderr)
-    registry = Registry()
+    home.mkdir(parents=True, exist_ok=True)
+    registry = Registry(home)
     for run_id in reconcile(registry):  # a bench killed mid-run (or a machine stopped under it) left it running
         print(f"run {run_id} was left running by a process that is gone: marked interrupted", file=sys.stderr)
     return spec, registry
@@ -155,11 +155,11 @@ def identity(config: TrainConfig, any_precision: bool = False) -> str:
     return json.dumps(raw, sort_keys=True, default=str)
 
 
-def twin_gaps(records: list[dict], folder: Path = SAMPLE) -> list[float]:
+def twin_gaps(records: list[dict], home: Path, folder: Path = SAMPLE) -> list[float]:
     """Test accuracy at fp32 minus at bf16, for each config (seed and rows included) recorded at both."""
     twins: dict[str, dict[str, float]] = {}
     for entry in records:
-        config = from_record(entry["config"], folder)
+        config = from_record(entry["config"], home, folder)
         twins.setdefault(identity(config, any_precision=True), {})[config.precision] = \
             entry["metrics"]["test"]["accuracy"]
     return [t["fp32"] - t["bf16"] for t in twins.values() if {"fp32", "bf16"} <= t.keys()]
@@ -185,27 +185,28 @@ def as_ran(config: TrainConfig) -> TrainConfig:
 IN_HOME = "studio:"  # a record's backbone adapted in the studio home, named from the home: `studio:backbones/<name>`
 
 
-def portable(config: TrainConfig, folder: Path = SAMPLE) -> dict:
-    """A config as a record keeps it: the corpus's files by their names, and a backbone adapted in the studio home
+def portable(config: TrainConfig, home: Path, folder: Path = SAMPLE) -> dict:
+    """A config as a record keeps it: the corpus's files by their names, and a backbone adapted in the studio `home`
     by its place there, so a checkout elsewhere (or a scratch home) matches."""
     raw = json.loads(config.to_json())
     for role, path in config.data.paths.items():
         if Path(path).parent == folder:
             raw["data"][role] = Path(path).name
-    if config.backbone and Path(config.backbone).is_relative_to(studio_home()):
-        raw["backbone"] = IN_HOME + str(Path(config.backbone).relative_to(studio_home()))
+    if config.backbone and Path(config.backbone).is_relative_to(home):
+        raw["backbone"] = IN_HOME + str(Path(config.backbone).relative_to(home))
     return raw
 
 
-def from_record(raw: dict, folder: Path = SAMPLE) -> TrainConfig:
-    """The inverse of `portable`, the corpus's files named where this checkout finds them."""
+def from_record(raw: dict, home: Path, folder: Path = SAMPLE) -> TrainConfig:
+    """The inverse of `portable`, the corpus's files named where this checkout finds them, an adapted backbone in
+    the studio `home`."""
     data = dict(raw["data"])
     for role in ("train", "test", "val", "unlabeled"):
         if data.get(role) and not Path(data[role]).is_absolute():
             data[role] = str(folder / data[role])
     backbone = raw.get("backbone")
     if backbone and backbone.startswith(IN_HOME):
-        backbone = str(studio_home() / backbone.removeprefix(IN_HOME))
+        backbone = str(home / backbone.removeprefix(IN_HOME))
     return TrainConfig.from_json(json.dumps({**raw, "data": data, "backbone": backbone}))
 
 
@@ -299,20 +300,22 @@ def recorded(records: Path) -> list[dict]:
     return [json.loads(line) for line in records.read_text().splitlines() if line] if records.exists() else []
 
 
-def record(run: Run, records: Path, folder: Path = SAMPLE) -> None:
-    """Append a finished run to the records, once per run and per config as it ran (`as_ran`)."""
+def record(run: Run, records: Path, home: Path, folder: Path = SAMPLE) -> None:
+    """Append a finished run (of the studio `home`) to the records, once per run and per config as it ran
+    (`as_ran`)."""
     mine = identity(as_ran(run.config))
-    if any(r["id"] == run.id or identity(as_ran(from_record(r["config"], folder))) == mine for r in recorded(records)):
+    if any(r["id"] == run.id or identity(as_ran(from_record(r["config"], home, folder))) == mine
+           for r in recorded(records)):
         return
     records.parent.mkdir(parents=True, exist_ok=True)
-    line = {"id": run.id, "device": run.device, "config": portable(run.config, folder), "metrics": run.metrics}
+    line = {"id": run.id, "device": run.device, "config": portable(run.config, home, folder), "metrics": run.metrics}
     with records.open("a") as out:
         out.write(json.dumps(line, sort_keys=True) + "\n")
 
 
 def restore(registry: Registry, entry: dict, folder: Path = SAMPLE) -> Run:
     """A recorded run into this registry through the lifecycle, as the run it was (its metrics, its device)."""
-    run_id = registry.create(from_record(entry["config"], folder))
+    run_id = registry.create(from_record(entry["config"], registry.home, folder))
     registry.claim(run_id)
     registry.mark_running(run_id, os.getpid(), entry["device"] or "cpu")
     registry.finish(run_id, Status.DONE, f"restored from bench/records (run {entry['id']})", entry["metrics"])
@@ -330,10 +333,10 @@ def finished(registry: Registry, config: TrainConfig, records: Path | None = Non
             settled = as_ran(run.config)
             if identity(settled, pooled) == wanted:
                 run = replace(run, config=settled)
-                record(run, records, folder)
+                record(run, records, registry.home, folder)
                 return run
         for entry in recorded(records):  # as it ran, as a registry's run is read (a record's None attention dropout)
-            if identity(as_ran(from_record(entry["config"], folder)), pooled) == wanted:
+            if identity(as_ran(from_record(entry["config"], registry.home, folder)), pooled) == wanted:
                 return restore(registry, entry, folder)
     return None
 
@@ -342,7 +345,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
              any_precision: bool = False, corpus: Corpus = M4) -> Run | None:
     """The finished run of this config (validated as a launch would): as `finished` finds it, else trained now
     (with `train` off, None then). Every finished run ends up in the records."""
-    config, records = resolve(config), records or corpus.records
+    config, records = resolve(config, registry.home), records or corpus.records
     if (done := finished(registry, config, records, any_precision, corpus)) is not None:
         return done
     if not train:
@@ -353,7 +356,7 @@ def run_once(registry: Registry, config: TrainConfig, train: bool = True, record
         execute_run(registry, run_id)
     run = registry.get(run_id)
     if run.status == Status.DONE:
-        record(run, records, corpus.folder)
+        record(run, records, registry.home, corpus.folder)
     if run.status == Status.CANCELLED:  # a SIGTERM reaches the run, not the bench: without this it went on to the next
         raise SystemExit(f"run {run_id} was cancelled ({run.message}); the bench stops here and, run again, "
                          "resumes from the records")

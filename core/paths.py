@@ -12,8 +12,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def studio_home() -> Path:
-    """`cache/` beside the code unless `STUDIO_HOME` says otherwise; created on first use."""
+def home_from_environment() -> Path:
+    """`cache/` beside the code unless `STUDIO_HOME` says otherwise, created if missing. Read by the entry points
+    alone (the CLI, the app, a worker, a bench), which pass the home down: nothing below them reads the
+    environment for it."""
     home = Path(os.environ.get("STUDIO_HOME") or REPO_ROOT / "cache")
     home.mkdir(parents=True, exist_ok=True)
     return home

@@ -2,6 +2,7 @@
 pool's texts (TAPT) as a background job, its progress, and the adapted backbones with what each cost and read."""
 
 import time
+from pathlib import Path
 
 import streamlit as st
 
@@ -16,9 +17,9 @@ DEFAULTS = AdaptConfig()
 
 
 @st.cache_data(show_spinner="Reading the texts it would adapt to…", max_entries=16)
-def as_launched(config_json: str) -> AdaptConfig:
+def as_launched(config_json: str, home: Path) -> AdaptConfig:
     """The adaptation as it would launch (`pinned`: the texts' hash names its folder), once per choice."""
-    return pinned(AdaptConfig.from_json(config_json))
+    return pinned(AdaptConfig.from_json(config_json), home)
 
 
 def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> None:
@@ -43,8 +44,9 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
         try:
             config = as_launched(AdaptConfig(data=ds.spec, cleaning=cleaning, backbone=backbone,
                                              splits=("train", *extra), epochs=int(epochs), lr=float(lr),
-                                             max_len=int(max_len), seed=int(seed)).to_json())
-            done = (adapted_folder(config) / RECORD).is_file()  # reads the backbone: a failed conversion says so
+                                             max_len=int(max_len), seed=int(seed)).to_json(), registry.home)
+            # reads the backbone: a failed conversion says so
+            done = (adapted_folder(config, registry.home) / RECORD).is_file()
         except BackboneError as e:  # the Backbone above: said there already, with how to get it
             st.info(f"The backbone chosen above is not available, so there is nothing to adapt yet ({e}).")
             return

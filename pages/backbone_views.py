@@ -1,14 +1,24 @@
 """The Train page's backbone: the picker (bundled, packaged, adapted, cached or typed), a packaged one's conversion
 on first use with each stage shown, a hub model's opt-in download, and what the max length cuts on it."""
 
+from pathlib import Path
+
 import streamlit as st
 
-from core.backbone import BUNDLED, BackboneError, adapted_backbones, adapted_name, cached_models, resolve_backbone
+from core.backbone import (
+    BUNDLED,
+    BackboneError,
+    adapted_backbones,
+    adapted_name,
+    cached_models,
+    prepare_backbone,
+    resolve_backbone,
+)
 from core.backbone.download import download
+from core.backbone.locate import check_ready
 from core.backbone.packaged import PACKAGED, installed_packaged, is_converted
 from core.data.schema import one_line
 from core.errors import InputError
-from core.paths import studio_home
 from core.train.maxlen import MaxLength, max_length_for
 from core.train.settings import Option
 from pages.markdown import plain
@@ -17,22 +27,22 @@ OTHER = "other"
 
 
 @st.cache_data(show_spinner="Reading the backbone's tokenizer and what the max length cuts…")
-def truncation(_ds, spec: str, backbone: str | None, max_len: int | None) -> MaxLength:
+def truncation(_ds, spec: str, backbone: str | None, max_len: int | None, home: Path) -> MaxLength:
     """What the max length cuts of this dataset's training texts (`spec` names the dataset for the cache)."""
-    return max_length_for(_ds, resolve_backbone(backbone), max_len)
+    return max_length_for(_ds, check_ready(resolve_backbone(backbone, home=home)), max_len)
 
 
-def converted(backbone: str | None) -> None:
+def converted(backbone: str | None, home: Path) -> None:
     """A packaged backbone converted from its GGUF file before anything reads it, each stage shown: choosing SmolLM2
     had frozen the page under one spinner for 52 s (issue 95 item 5). Once per studio home; else nothing."""
-    if backbone not in PACKAGED or is_converted(backbone, studio_home()):
+    if backbone not in PACKAGED or is_converted(backbone, home):
         return
     title = PACKAGED[backbone].title.split(" (")[0]
     with st.status(f"Converting {title} from its GGUF file, once for this studio home (20 to 50 s)…",
                    expanded=True) as status:  # its bar in sight, not in a box to open
         bar = st.progress(0.0)
         try:
-            resolve_backbone(backbone, on_stage=lambda done, total, what: bar.progress(
+            prepare_backbone(backbone, home=home, on_stage=lambda done, total, what: bar.progress(
                 done / total, text=f"Converting {title}: {what} (stage {done + 1} of {total})…"))
         except InputError as e:  # a full disk, a damaged file: said here, and by the form below
             status.update(label=plain(one_line(str(e))), state="error")
@@ -59,7 +69,7 @@ def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
                               persist_state="session",
                               help=o.help + ". The list holds the bundled model and the cached ones.")
     if choice != OTHER:
-        converted(choice)
+        converted(choice, home)
         return choice or None, False
     typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",
                               persist_state="session")

@@ -33,7 +33,7 @@ registry = st.session_state.registry
 
 @st.cache_resource(show_spinner=False, max_entries=8)  # its spinner is drawn where the model is used
 def model_for(run_id: str):
-    return registry.folder(run_id).load_model()
+    return registry.folder(run_id).load_model(registry.home)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from core.backbone import resolve_backbone
+from core.backbone import BUNDLED
 from core.data import MAX_FILE_BYTES, CleaningConfig, CorpusConfig, DataSpec, load_dataset, store_upload
 from core.errors import InputError
 from core.explore.checks import check_loaded
-from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
 from core.train.maxlen import MAX_TRUNCATED
 from pages.backbone_views import truncation
@@ -28,7 +27,7 @@ def try_load(spec: DataSpec) -> None:
     try:
         with st.spinner("Loading and checking…"):
             spec, same = as_runs_read_it(st.session_state.registry, spec)
-            ds = load_dataset(spec)
+            ds = load_dataset(spec, st.session_state.registry.home)
     except InputError as e:
         not_loaded(e, "correct it and load again")
     st.session_state.pop("load_error", None)
@@ -98,9 +97,10 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
         st.column_config.TextColumn(width=max(80, 9 * max(map(len, counts.iloc[:, 0].astype(str)), default=0))))})
     st.caption(check.validation_note)
     st.caption(plain(check.unlabeled_note))
-    cut = truncation(st.session_state.dataset, repr(spec), None, None)  # the Train page's figure, and cache
+    # the Train page's figure, and cache
+    cut = truncation(st.session_state.dataset, repr(spec), None, None, st.session_state.registry.home)
     (st.warning if cut.truncated > MAX_TRUNCATED else st.caption)(
-        f"Max length for {resolve_backbone(None).name}, the default backbone — {cut.why}. The Train page says it "
+        f"Max length for {BUNDLED}, the default backbone — {cut.why}. The Train page says it "
         "for the backbone you pick; Explore › Lengths counts every train text at any length.")
 
 if "pending_dataset" in st.session_state:
@@ -131,7 +131,7 @@ with upload:
     up = reading_inputs("up")
     if st.button("Load uploaded files", key="up_load", disabled=train_file is None):
         try:
-            folder = studio_home() / "uploads"
+            folder = st.session_state.registry.home / "uploads"
             paths = {k: str(store_upload(f.getvalue(), f.name, folder)) if f else None
                      for k, f in (("train", train_file), ("test", test_file), ("unlabeled", unlabeled_file))}
         except InputError as e:

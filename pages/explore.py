@@ -8,14 +8,11 @@ from core.backbone.encode import load_tokenizer
 from core.data import with_cleaning
 from core.explore import KL_EXPLANATION, charts, umap_map
 from core.explore import stats as explore
-from core.paths import studio_home
 from core.plotting import class_colors
 from core.train.maxlen import STEPS, choose
 from pages.explore_views import show_embeddings, show_export
 from pages.markdown import plain
 from pages.widgets import kept_tabs
-
-CACHE = studio_home() / "explore"
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -45,6 +42,7 @@ def kl(fingerprint: str, _ds):
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
+CACHE = st.session_state.registry.home / "explore"  # the views' results, under the studio home
 ds = cleaned(st.session_state.dataset.fingerprint, st.session_state.cleaning, st.session_state.dataset)
 key, labels = ds.fingerprint, explore.chart_classes(ds)  # every class, or the 40 largest of thousands
 st.title("Explore")

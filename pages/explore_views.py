@@ -44,7 +44,8 @@ def show_embeddings(ds: Dataset, labels, cache) -> None:
         bar = st.progress(0.0, text="Reading the features runs have cached…")
         # not st.cache_data: it replays the bar's updates into a block a later page visit no longer has (an
         # error); core caches the map on disk, so a repeat call only reads it
-        embed, features = view_features(ds.spec, on_progress=lambda done, total: bar.progress(
+        embed, features = view_features(ds.spec, st.session_state.registry.home,
+                                        on_progress=lambda done, total: bar.progress(
             done / max(total, 1), text=f"Encoding {done:,} of the {total:,} texts no run has encoded yet"))
         emb = explore.embedding_map(ds, embed, features, per_split=int(per_split), cache=cache)
         bar.empty()

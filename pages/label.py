@@ -12,14 +12,13 @@ from core.label import session as sessions
 from core.label.export import export, export_folder
 from core.label.session import DEFAULT_STRATEGY
 from core.label.strategies import STRATEGIES
-from core.paths import studio_home
 from core.runs import Workspace, as_runs_read_it, remember
 from pages import label_views as views
 from pages.markdown import plain
 
 if "dataset" not in st.session_state:  # a deep link opened before app.py ever ran: start from the app
     st.switch_page("app.py")
-home = studio_home()
+home = st.session_state.registry.home
 
 st.title("Label")
 st.caption("Few labels means choosing which texts to label. The studio picks the next text by a strategy, on frozen "
@@ -30,7 +29,7 @@ if spec is None:
     st.stop()
 origin = sessions.origin(home, spec)  # the labels loaded as the dataset: labeling goes on where they came from
 try:
-    ds = views.corpus(json.dumps(asdict(origin), sort_keys=True), origin)
+    ds = views.corpus(json.dumps(asdict(origin), sort_keys=True), origin, home)
 except InputError as e:
     st.error(f"These texts cannot be labeled: {plain(str(e))}")
     st.stop()
@@ -78,7 +77,7 @@ if st.button("Load the labels as the dataset", key="lb_export", disabled=len(set
     try:
         exported, _ = as_runs_read_it(st.session_state.registry,
                                       export(ds, r.labels, ds.labels, export_folder(session.folder(home), ds)))
-        loaded = load_dataset(exported)
+        loaded = load_dataset(exported, home)
     except InputError as e:
         st.error(plain(str(e)))
     else:

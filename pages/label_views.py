@@ -1,6 +1,8 @@
 """The Label page's parts: where the texts come from, the features with their progress, the labels so far, the
 text to label, and the export."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from core.backbone import BUNDLED, cached_models
@@ -45,8 +47,8 @@ def source_spec(home) -> DataSpec | None:
 
 
 @st.cache_resource(show_spinner="Reading the texts…", max_entries=4)
-def corpus(key: str, _spec: DataSpec):
-    return load_texts(_spec)
+def corpus(key: str, _spec: DataSpec, home: Path):
+    return load_texts(_spec, home)
 
 
 def backbone_choice() -> str | None:
@@ -54,7 +56,7 @@ def backbone_choice() -> str | None:
     choice = st.selectbox("Features of", list(names), format_func=names.get, key="lb_backbone",
                           persist_state="session", help="The frozen features the strategy scores texts on and the "
                           "guess is made from: the same store the runs' features come from.")
-    converted(choice)
+    converted(choice, st.session_state.registry.home)
     return choice or None
 
 
@@ -64,30 +66,30 @@ def labeling(ds, backbone: str | None, home) -> Labeling:
     `auto`) nor the store's hashes again."""
     ready = st.session_state.setdefault("lb_ready", set())
     key = (ds.fingerprint, backbone)
-    config = config_for(ds.fingerprint, backbone, ds)
+    config = config_for(ds.fingerprint, backbone, ds, home)
     if key not in ready:
         texts = ds.train["text"].tolist() + (ds.test["text"].tolist() if ds.test is not None else [])
-        store = feature_store(home, config.resolved_backbone(), config.max_len, config.resolved_pooling,
+        store = feature_store(home, config.resolved_backbone(home), config.max_len, config.resolved_pooling,
                               config.precision == "bf16", config.encoder_engine)
         if cached_share(store, texts) < 1:
             bar = st.progress(0.0, text="Encoding the texts' features, once: later sessions read them from the "
                                         "store…")
-            features(config, ds, lambda done, total: bar.progress(
+            features(config, ds, home, lambda done, total: bar.progress(
                 done / max(total, 1), text=f"Encoding the texts' features, once: {done:,} of {total:,} texts…"))
             bar.empty()
-    lab = prepared(ds.fingerprint, backbone, config, ds)
+    lab = prepared(ds.fingerprint, backbone, config, ds, home)
     ready.add(key)
     return lab
 
 
 @st.cache_resource(show_spinner="Reading the backbone's tokenizer…", max_entries=4)
-def config_for(fingerprint: str, backbone: str | None, _ds):
-    return feature_config(_ds, backbone)
+def config_for(fingerprint: str, backbone: str | None, _ds, home: Path):
+    return feature_config(_ds, backbone, home)
 
 
 @st.cache_resource(show_spinner="Reading the features…", max_entries=2)
-def prepared(fingerprint: str, backbone: str | None, _config, _ds) -> Labeling:
-    pool, test = features(_config, _ds)
+def prepared(fingerprint: str, backbone: str | None, _config, _ds, home: Path) -> Labeling:
+    pool, test = features(_config, _ds, home)
     return Labeling(_ds, pool, test)
 
 

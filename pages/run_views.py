@@ -98,7 +98,7 @@ def delete_with_confirmation(column, registry: Registry, run: Run, name: str) ->
 def run_again(registry: Registry, run: Run) -> None:
     """Queue the run's settings once more, resolved anew (a run stored before configs were resolved at launch
     is resolved now)."""
-    enqueue(registry, [resolve(run.config)], run.backend, run.resources)
+    enqueue(registry, [resolve(run.config, registry.home)], run.backend, run.resources)
 
 
 def run_card(registry: Registry, run: Run, name: str) -> None:

@@ -26,7 +26,7 @@ def export_selected(registry, runs) -> None:
         if not mlflow_installed():
             st.info(f"{INSTALL}, then restart the app.")
             return
-        uri = st.text_input("Tracking URI", live_uri(registry) or default_uri(), key="cmp_mlflow_uri",
+        uri = st.text_input("Tracking URI", live_uri(registry) or default_uri(registry.home), key="cmp_mlflow_uri",
                             help="A SQLite file (sqlite:///path/mlflow.db) or a tracking server (http://host:5000). "
                                  "A run exported again updates its MLflow run.")
         if not st.button("Export", key="cmp_mlflow_export"):

@@ -6,7 +6,7 @@ import time
 import streamlit as st
 
 from core import compare
-from core.backbone import BackboneError, is_hub_id, resolve_backbone
+from core.backbone import BackboneError, is_hub_id, prepare_backbone
 from core.backbone.device import describe_device
 from core.errors import InputError
 from core.runs import ACTIVE, cancel_all, concurrency, enqueue, not_yet_run, pump, set_concurrency
@@ -66,7 +66,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     values["backbone"], allow_download = backbone_picker(columns[len(COMMON) % 4], OPTIONS["backbone"], registry.home)
     train_form.remember(registry)  # before the slow part below: a reload while a new backbone's texts are tokenized
     try:  # what the max length cuts of this dataset's training texts; `auto` resolved here, once, for the grid
-        chosen = truncation(ds, repr(ds.spec), values["backbone"], values["max_len"])
+        chosen = truncation(ds, repr(ds.spec), values["backbone"], values["max_len"], registry.home)
         if "max_len" not in idle:
             st.caption(f"Max length: {chosen.why}.")
         values["max_len"] = chosen.tokens
@@ -91,7 +91,8 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
     configs, missing = [], False
     try:
         try:
-            resolve_backbone(values["backbone"])
+            # made where the picker's conversion failed: its error said again, and nothing launched
+            prepare_backbone(values["backbone"], home=registry.home)
         except BackboneError:
             missing = allow_download and is_hub_id(values["backbone"])
             if not missing:
@@ -104,7 +105,7 @@ with st.expander("New runs", expanded=st.session_state.setdefault("tr_form_open"
             if note := capped_note(chosen, ds.class_counts()["train"].to_dict()):
                 st.warning(f"{note}.")
             configs = Sweep(tuple(methods), variants, chosen, tuple(int(s) for s in parse_numbers(seeds_text, "seed")),
-                            values).configs(base)
+                            values).configs(base, registry.home)
             resources = ray_resources(base, place.cpus, place.gpu_fraction) if place.backend == "ray" else None
     except InputError as e:
         st.error(str(e))

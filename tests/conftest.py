@@ -14,7 +14,7 @@ from core.environment import prepare
 
 prepare()  # as every entry point does, before anything imports torch
 from core.data import CorpusConfig, builtin_dataset  # noqa: E402
-from core.paths import REPO_ROOT  # noqa: E402
+from core.paths import REPO_ROOT, home_from_environment  # noqa: E402
 from tests.helpers import make_tiny_backbone, need_shared  # noqa: E402
 
 M4_DIR = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
@@ -82,7 +82,7 @@ def _state_and_flags(entry: Path) -> tuple[str, int]:
 
 @pytest.fixture(scope="session")
 def small_builtin():
-    return builtin_dataset(CorpusConfig(train_per_class=60, test_per_class=20))
+    return builtin_dataset(CorpusConfig(train_per_class=60, test_per_class=20), home_from_environment())
 
 
 @pytest.fixture(scope="session")
@@ -136,7 +136,8 @@ def tiny_family(family: str, folder: Path) -> Path:
         from tokenizers import ByteLevelBPETokenizer
 
         bpe = ByteLevelBPETokenizer()
-        texts = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=1)).train["text"].tolist()
+        corpus = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=1), home_from_environment())
+        texts = corpus.train["text"].tolist()
         bpe.train_from_iterator(texts, vocab_size=600, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
         bpe.save_model(str(folder))
         tokenizer = RobertaTokenizerFast(vocab_file=str(folder / "vocab.json"), merges_file=str(folder / "merges.txt"),

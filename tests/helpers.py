@@ -21,7 +21,7 @@ from core.compare import METRICS
 from core.compare.names import dataset_names
 from core.compare.seeds import group_key
 from core.data import CorpusConfig, DataSpec
-from core.paths import REPO_ROOT
+from core.paths import REPO_ROOT, home_from_environment
 from core.runs import ACTIVE, Registry, Run
 from core.train import TrainConfig, method_for, resolve
 from core.train.methods import backbone_tag
@@ -40,7 +40,7 @@ def cfg(tiny_backbone, **kw) -> TrainConfig:
                 batch_size=8)
     if "steps" in kw:
         base.pop("epochs")
-    return resolve(TrainConfig.of(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}), home_from_environment())
 
 
 def submit(reg: Registry, config: TrainConfig, backend: str = "local", resources: dict | None = None) -> str:

@@ -31,24 +31,24 @@ def tiny_adapt(tiny_backbone, **kw) -> AdaptConfig:
 def test_adapting_lowers_the_masked_lm_loss_and_gives_a_backbone_every_method_can_use(tiny_backbone, tmp_path,
                                                                                        studio_home):
     config = tiny_adapt(tiny_backbone)
-    out = adapted_folder(config)
-    record = adapt(config, out)
+    out = adapted_folder(config, studio_home)
+    record = adapt(config, out, studio_home)
     assert record["mlm_loss_after"] < record["mlm_loss_before"] - 0.1  # measured on one fixed masking
     assert record["texts"] == {"train": 180} and not record["reads_test"] and record["steps"] == 36
     assert {"model.safetensors", "config.json", "tokenizer.json", "adapted.json"} <= {p.name for p in out.iterdir()}
     assert not list(out.glob("*.bin")) and [p for p, _ in adapted_backbones(studio_home)] == [out]
-    backbone = resolve_backbone(str(out))
+    backbone = resolve_backbone(str(out), home=studio_home)
     assert backbone.adapted["base"]["folder"] == str(tiny_backbone)
     assert backbone_label(str(out)) == (f"{tiny_backbone} adapted to built-in (synthetic) (train texts, 180; 3 epochs "
                                         "at 0.001)")  # two adaptations to the same texts told apart
-    base = resolve_backbone(str(tiny_backbone))
+    base = resolve_backbone(str(tiny_backbone), home=studio_home)
     assert store_key(backbone, 48, "layers", False) != store_key(base, 48, "layers", False)  # features apart
 
     run = resolve(TrainConfig(data=DATA, backbone=str(out), method="finetune", frozen=True, fraction=None,
-                              per_class=5, steps=5, evaluations=1, max_len=48))
-    result = train_into(run, RunFolder(tmp_path / "run"), lambda e: None, lambda: False)
+                              per_class=5, steps=5, evaluations=1, max_len=48), studio_home)
+    result = train_into(run, RunFolder(tmp_path / "run"), studio_home, lambda e: None, lambda: False)
     assert result["test"]["n"] == 60
-    predicted = classify(RunFolder(tmp_path / "run").load_model(), ["a text about gardens"])[0]
+    predicted = classify(RunFolder(tmp_path / "run").load_model(studio_home), ["a text about gardens"])[0]
     assert abs(sum(predicted.probabilities.values()) - 1) < 1e-5
 
     # Compare pairs the two backbones by seed and says what adapting adds
@@ -61,14 +61,14 @@ def test_adapting_lowers_the_masked_lm_loss_and_gives_a_backbone_every_method_ca
     assert "adapted to built-in (synthetic)" in summary.adapted[0].a
 
 
-def test_an_adaptation_reads_validation_or_test_texts_only_when_asked(tmp_path):
+def test_an_adaptation_reads_validation_or_test_texts_only_when_asked(tmp_path, studio_home):
     write_jsonl(tmp_path / "train.jsonl", [{"text": f"train text {i}", "label": i % 2} for i in range(8)])
     write_jsonl(tmp_path / "dev.jsonl", [{"text": f"dev text {i}", "label": i % 2} for i in range(4)])
     write_jsonl(tmp_path / "test.jsonl", [{"text": f"test text {i}", "label": i % 2} for i in range(4)])
     data = DataSpec(train=str(tmp_path))
-    texts, counts = texts_for(AdaptConfig(data=data))
+    texts, counts = texts_for(AdaptConfig(data=data), studio_home)
     assert counts == {"train": 8} and not any(t.startswith(("dev", "test")) for t in texts)
-    texts, counts = texts_for(AdaptConfig(data=data, splits=("train", "test")))
+    texts, counts = texts_for(AdaptConfig(data=data, splits=("train", "test")), studio_home)
     assert counts == {"train": 8, "test": 4} and sum(t.startswith("test") for t in texts) == 4
     with pytest.raises(Exception, match="reads train's texts"):
         AdaptConfig(data=data, splits=("test",))
@@ -76,24 +76,25 @@ def test_an_adaptation_reads_validation_or_test_texts_only_when_asked(tmp_path):
 
 @pytest.mark.slow
 def test_an_adaptation_runs_in_the_background_and_a_second_one_cancels(tiny_backbone, studio_home):
-    registry = Registry()
+    registry = Registry(studio_home)
     first, = enqueue(registry, [tiny_adapt(tiny_backbone, max_steps=3)])
     done = wait_for(lambda: registry.get(first).status == Status.DONE and registry.get(first), timeout=180,
                     what="the adaptation to finish")
-    assert done.kind == "adapt" and done.metrics["backbone"] == str(adapted_folder(done.config))
+    assert done.kind == "adapt" and done.metrics["backbone"] == str(adapted_folder(done.config, studio_home))
     assert [r.id for r in registry.list(kind="adapt")] == [first] and registry.list() == []  # not a training run
     assert "done: the adapted backbone is" in registry.folder(first).tail_log()
     second, = enqueue(registry, [tiny_adapt(tiny_backbone, epochs=200, seed=1)])
     wait_for(lambda: registry.get(second).status == Status.RUNNING, timeout=120, what="the second to start")
     assert cancel_all(registry, [second])[second] == Status.CANCELLED
-    assert not (adapted_folder(registry.get(second).config) / "adapted.json").exists()
+    assert not (adapted_folder(registry.get(second).config, studio_home) / "adapted.json").exists()
 
 
 def test_adapt_from_the_cli_ends_with_the_backbone_and_its_cpu_time(tiny_backbone, studio_home, capsys):
     argv = ["adapt", "--train", "builtin", "--backbone", str(tiny_backbone), "--max-steps", "2", "--max-len", "32"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["status"] == "done" and out["cpu_seconds"] > 0 and resolve_backbone(out["backbone"]).adapted
+    assert out["status"] == "done" and out["cpu_seconds"] > 0
+    assert resolve_backbone(out["backbone"], home=studio_home).adapted
     assert main(argv) == 0  # the same adaptation again: found, not made twice
     captured = capsys.readouterr()
     assert json.loads(captured.out.strip().splitlines()[-1])["reused"] and "already adapted" in captured.err
@@ -101,7 +102,8 @@ def test_adapt_from_the_cli_ends_with_the_backbone_and_its_cpu_time(tiny_backbon
     assert "epochs must be in [1, 1000]" in capsys.readouterr().err
 
 
-def test_one_adaptation_of_the_same_texts_is_one_backbone_however_the_data_was_named(tmp_path, tiny_backbone):
+def test_one_adaptation_of_the_same_texts_is_one_backbone_however_the_data_was_named(tmp_path, tiny_backbone,
+                                                                                     studio_home):
     """The Train page names L2R by its folder, the CLI by its train file: the same texts, settings and base give
     one backbone, made once; other texts (or cleaning them) another."""
     from core.data import CleaningConfig
@@ -109,12 +111,13 @@ def test_one_adaptation_of_the_same_texts_is_one_backbone_however_the_data_was_n
 
     write_jsonl(tmp_path / "train.jsonl", [{"text": f"train text {i}", "label": i % 2} for i in range(8)])
     write_jsonl(tmp_path / "test.jsonl", [{"text": f"test text {i}", "label": i % 2} for i in range(4)])
-    by_folder = pinned(AdaptConfig(data=DataSpec(train=str(tmp_path)), backbone=str(tiny_backbone)))
-    by_file = pinned(AdaptConfig(data=DataSpec(train=str(tmp_path / "train.jsonl")), backbone=str(tiny_backbone)))
+    by_folder = pinned(AdaptConfig(data=DataSpec(train=str(tmp_path)), backbone=str(tiny_backbone)), studio_home)
+    by_file = pinned(AdaptConfig(data=DataSpec(train=str(tmp_path / "train.jsonl")), backbone=str(tiny_backbone)),
+                     studio_home)
     assert by_folder.texts == by_file.texts and by_folder.folder_name == by_file.folder_name
-    cleaned = pinned(by_file.with_(cleaning=CleaningConfig(lowercase=True), texts=None))
+    cleaned = pinned(by_file.with_(cleaning=CleaningConfig(lowercase=True), texts=None), studio_home)
     assert cleaned.folder_name == by_file.folder_name  # lowercase changes none of these texts
-    other = pinned(by_file.with_(cleaning=CleaningConfig(strip_special=True), texts=None))
+    other = pinned(by_file.with_(cleaning=CleaningConfig(strip_special=True), texts=None), studio_home)
     assert other.texts != by_file.texts and other.folder_name != by_file.folder_name
     assert by_file.with_(epochs=2).folder_name != by_file.folder_name
     # an upload read by its own label column lost that column from its name; its adapted backbone's folder keeps it
@@ -153,5 +156,5 @@ def test_the_bench_makes_a_recorded_adaptation_again_in_a_home_that_lacks_it(tin
 
     assert bench.studies.tapt.adapted(registry, config, train=False) == (out, {"folder": out.name, **record})
     assert bench.studies.tapt.on_disk(registry, config) == out
-    assert (out / "model.safetensors").is_file() and resolve_backbone(str(out)).adapted
+    assert (out / "model.safetensors").is_file() and resolve_backbone(str(out), home=studio_home).adapted
     assert len((tmp_path / "adapt.jsonl").read_text().splitlines()) == 1  # the first making stays the record

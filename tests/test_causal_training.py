@@ -14,6 +14,7 @@ import torch
 from safetensors import safe_open
 
 from core.data import CorpusConfig, DataSpec
+from core.paths import home_from_environment
 from core.train import TrainConfig, load_data, resolve
 from tests.helpers import make_tiny_llama
 
@@ -30,7 +31,7 @@ def trained(config: TrainConfig, folder: Path):
     from core.runs.execute import train_into
 
     run = RunFolder(folder)
-    return train_into(config, run, lambda e: None, lambda: False), run
+    return train_into(config, run, home_from_environment(), lambda e: None, lambda: False), run
 
 
 def weights(run) -> str:
@@ -57,7 +58,7 @@ def test_every_encoder_trained_method_trains_a_causal_lm_on_the_cpu_cut_at_its_p
     layer 2) and no final norm, and the reloaded run predicts the test texts' probabilities it stored (in fp32:
     on a CPU with native bf16 `auto` trains in bf16, whose batches of other shapes round apart by 1e-4)."""
     config = resolve(TrainConfig.of(data=DATA, method=method, backbone=str(tiny_llama), per_class=4, fraction=None,
-                                 steps=3, device="cpu", precision="fp32", **extra))
+                                 steps=3, device="cpu", precision="fp32", **extra), studio_home)
     assert not config.frozen and config.resolved_pooling == "layer2"
     result, run = trained(config, studio_home / "runs" / f"{method}-{len(extra)}")
     assert 0.0 <= result["test"]["accuracy"] <= 1.0
@@ -67,8 +68,8 @@ def test_every_encoder_trained_method_trains_a_causal_lm_on_the_cpu_cut_at_its_p
     assert not any(k.startswith("encoder.norm.") for k in keys)
     if method in ("lora", "adapter"):  # the fixed backbone is not saved: only what trained inside it
         assert not any(k.startswith("encoder.embed_tokens.") for k in keys) and layers == {0, 1}
-    predictor = run.load_model()
-    again, _ = predictor.predict(load_data(config).test["text"].tolist())
+    predictor = run.load_model(studio_home)
+    again, _ = predictor.predict(load_data(config, studio_home).test["text"].tolist())
     assert again == pytest.approx(stored_probabilities(run), abs=1e-5)
     assert len(predictor.model.encoder.layers) == 2
 
@@ -79,14 +80,14 @@ def test_a_checkpoint_saved_with_every_layer_loads_into_the_cut_encoder(tiny_lla
     import core.train.methods.neural as neural
 
     config = resolve(TrainConfig(data=DATA, method="finetune", backbone=str(tiny_llama), per_class=4, fraction=None,
-                                 steps=3, device="cpu"))
+                                 steps=3, device="cpu"), studio_home)
     with monkeypatch.context() as m:
         m.setattr(neural, "last_layer", lambda pooling: None)  # as the studio built the model before
         _, run = trained(config, studio_home / "runs" / "whole")
         keys = checkpoint_keys(run)
         assert {"encoder.layers.3.mlp.up_proj.weight", "encoder.norm.weight"} <= keys
-        whole, _ = run.load_model().predict(["a text the run never saw", "and another"])
-    predictor = run.load_model()
+        whole, _ = run.load_model(studio_home).predict(["a text the run never saw", "and another"])
+    predictor = run.load_model(studio_home)
     assert len(predictor.model.encoder.layers) == 2
     cut, _ = predictor.predict(["a text the run never saw", "and another"])
     assert cut == pytest.approx(whole, abs=1e-5)
@@ -100,7 +101,7 @@ def test_lora_trains_low_rank_updates_of_query_and_value_and_saves_only_them(bac
     holds the updates and the head alone."""
     folder = tiny_backbone if backbone == "bert" else tiny_llama
     config = resolve(TrainConfig(data=DATA, method="lora", backbone=str(folder), per_class=4, fraction=None,
-                                 steps=4, device="cpu", precision="fp32"))  # the reload held exactly, as above
+                                 steps=4, device="cpu", precision="fp32"), studio_home)  # the reload held exactly
     assert (config.params.lora_rank, config.params.lora_alpha, config.lr) == (8, 8.0, 5e-4) and not config.frozen
     _, run = trained(config, studio_home / "runs" / f"lora-{backbone}")
     keys = checkpoint_keys(run)
@@ -113,12 +114,12 @@ def test_lora_trains_low_rank_updates_of_query_and_value_and_saves_only_them(bac
         assert {tuple(f.get_tensor(k).shape) for k in encoder_keys if k.endswith("lora_A")} == {(8, 32)}
     from core.backbone.encode import load_encoder
 
-    predictor = run.load_model()
+    predictor = run.load_model(studio_home)
     base = dict(load_encoder(str(folder), upto=None if backbone == "bert" else 2).named_parameters())
     for name, weight in predictor.model.encoder.named_parameters():
         if name in base:
             assert torch.equal(weight, base[name]), name
-    again, _ = predictor.predict(load_data(config).test["text"].tolist())
+    again, _ = predictor.predict(load_data(config, studio_home).test["text"].tolist())
     assert again == pytest.approx(stored_probabilities(run), abs=1e-5)
 
 
@@ -140,12 +141,12 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     assert "estimate: 1 run(s), " in err
     assert (f"note: Fine-tuning on {tiny_llama.name} trains its layers in fp32 here, as this CPU has no native bf16"
             in err)
-    assert json.loads(Registry().list()[0].config.to_json())["backbone"] == str(tiny_llama)
+    assert json.loads(Registry(studio_home).list()[0].config.to_json())["backbone"] == str(tiny_llama)
 
     configs = [resolve(TrainConfig(data=DATA, method=m, backbone=str(tiny_llama), per_class=4, fraction=None,
-                                   device="cpu", frozen=m == "features-lr")) for m in ("finetune", "lora",
+                                   device="cpu", frozen=m == "features-lr"), studio_home) for m in ("finetune", "lora",
                                                                                         "features-lr")]
-    estimate = grid_seconds(Registry(), configs, 48, None, 18, 6)
+    estimate = grid_seconds(Registry(studio_home), configs, 48, None, 18, 6)
     notes = training_notes(configs, estimate)
     assert len(notes) == 2 and notes[1].startswith("LoRA on")  # the frozen run trains no layer
     assert training_notes([configs[0].with_(backbone=None)], estimate) == []  # MiniLM is no causal LM

@@ -122,14 +122,14 @@ def natural_width(chart) -> float:
     return float(re.search(r'<svg[^>]*width="([\d.]+)"', vlc.vegalite_to_svg(chart.to_json())).group(1))
 
 
-def test_faceted_charts_fit_the_page_on_real_text(m4_dir):
+def test_faceted_charts_fit_the_page_on_real_text(m4_dir, studio_home):
     from core.backbone.encode import load_tokenizer
     from core.data import DataSpec, load_dataset
     from core.explore import charts as explore_charts
     from core.explore import stats
     from core.explore.report import ExploreOptions, compute_views
 
-    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")), studio_home)
     views, labels = compute_views(ds, load_tokenizer(None), ExploreOptions(), None), ds.labels
     widths = {
         "class counts": explore_charts.class_counts(ds.class_counts(), labels),

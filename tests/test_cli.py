@@ -91,7 +91,7 @@ def test_the_parser_names_every_backend_and_method():
     assert SWEPT["adversarial"] == "--adversarial"  # on/off: `--adversarial on off`
 
 
-def test_a_sweep_crosses_gan_berts_unlabeled_pool_sizes_and_leaves_other_methods_one_run(tiny_backbone):
+def test_a_sweep_crosses_gan_berts_unlabeled_pool_sizes_and_leaves_other_methods_one_run(tiny_backbone, studio_home):
     from core.cli.options import Parser, add_config_args, sweep_of
     from core.errors import InputError
     from core.train import TrainConfig
@@ -102,7 +102,7 @@ def test_a_sweep_crosses_gan_berts_unlabeled_pool_sizes_and_leaves_other_methods
     args = parser.parse_args(["--train", "builtin", "--methods", "ganbert", "features-lr", "--generators", "noise",
                               "--unlabeled-limits", "0", "1000", "all", "--per-class", "5", "--seeds", "0",
                               "--frozen", "--max-len", "64", "--backbone", str(tiny_backbone)])
-    configs = sweep_of(args).configs(TrainConfig(frozen=True, max_len=64, backbone=str(tiny_backbone)))
+    configs = sweep_of(args).configs(TrainConfig(frozen=True, max_len=64, backbone=str(tiny_backbone)), studio_home)
     pools = sorted((c.unlabeled_limit for c in configs if c.method == "ganbert"), key=lambda v: -1 if v is None else v)
     assert pools == [None, 0, 1000]
     assert [c.unlabeled_limit for c in configs if c.method == "features-lr"] == [None]

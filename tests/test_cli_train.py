@@ -19,7 +19,7 @@ def last_json(out: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
+def test_train_predict_runs(m4_dir, tiny_backbone, capsys, studio_home):
     code = main(["train", *data_args(m4_dir), "--method", "ganbert", "--generator", "bow", "--per-class", "5",
                  "--frozen", "--epochs", "2", "--backbone", str(tiny_backbone)])
     out = capsys.readouterr()
@@ -28,7 +28,7 @@ def test_train_predict_runs(m4_dir, tiny_backbone, capsys):
     assert result["status"] == "done" and set(result) >= {"run_id", "accuracy", "macro_f1", "mcc"}
     assert 0 <= result["accuracy"] <= 1
     # a run trained in the foreground keeps its log as a worker's does: the card read "(no log yet)" once done
-    log = Registry().folder(result["run_id"]).tail_log()
+    log = Registry(studio_home).folder(result["run_id"]).tail_log()
     # 25 labeled, and as many for validation drawn from the rest: 128 − 50 = 78 unlabeled, repeated labels 2×
     assert " INFO data: 25 labeled, 78 unlabeled, 25 validation (from the train pool) " in log
     assert " INFO evaluation 4 at step 4/4: " in log
@@ -89,7 +89,7 @@ def test_sweep_queues_the_grid_in_the_background(m4_dir, tiny_backbone, capsys, 
     assert code == 0
     ids = last_json(capsys.readouterr().out)["run_ids"]
     assert len(ids) == 6  # finetune × 2 fractions + ganbert × 2 generators × 2 fractions
-    reg = Registry()
+    reg = Registry(studio_home)
     wait_for(lambda: all(reg.get(i).status == "done" for i in ids), timeout=300, what="sweep done")
     names = {reg.get(i).name for i in ids}  # one name, with the dataset (by its folder) and the texts labeled
     assert "Trained head on frozen features · tiny-bert0 @ 20% (26 labeled) · seed 0 · m4-sample" in names
@@ -102,14 +102,15 @@ def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny
                  "--frozen", "--steps", "2", "--concurrency", "1", "--backbone", str(tiny_backbone)])
     out = capsys.readouterr()
     assert code == 0 and "note: BERT + adapters trains inside the encoder, so its runs are not frozen" in out.err
-    runs = {Registry().get(i).config.method: Registry().get(i).config for i in last_json(out.out)["run_ids"]}
+    registry = Registry(studio_home)
+    runs = {registry.get(i).config.method: registry.get(i).config for i in last_json(out.out)["run_ids"]}
     assert runs["finetune"].frozen and not runs["adapter"].frozen
     again = ["sweep", *data_args(m4_dir), "--methods", "finetune", "adapter", "--per-class", "2", "--seeds", "0", "1",
              "--frozen", "--steps", "2", "--backbone", str(tiny_backbone)]
     assert main(again) == 0  # the same grid with a new seed: only the new seed's runs
     out = capsys.readouterr()
     assert "note: 2 of the grid's 4 runs are done or queued here already; queueing the other 2" in out.err
-    assert {Registry().get(i).config.seed for i in last_json(out.out)["run_ids"]} == {1}
+    assert {Registry(studio_home).get(i).config.seed for i in last_json(out.out)["run_ids"]} == {1}
     copy = tmp_path / "copy"  # the same files elsewhere (an upload is stored so): the same dataset, runs done
     copy.mkdir()
     for name in ("train.jsonl", "dev.jsonl"):
@@ -122,9 +123,9 @@ def test_a_frozen_grid_with_adapters_runs_them_unfrozen_and_says_so(m4_dir, tiny
 
 
 def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3)),
-                                 backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2))
+                                 backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2), studio_home)
     blocker, first, second = (reg.create(config) for _ in range(3))
     reg.claim(blocker)  # holds the CPU's one slot, so the queued runs wait
     assert main(["cancel", first, second]) == 0
@@ -136,7 +137,7 @@ def test_cancel_takes_several_runs_and_refuses_ended_ones(tiny_backbone, capsys,
     assert main(["cancel", blocker]) == 0
 
 
-def test_a_count_per_class_beyond_what_a_class_holds_is_said_before_the_run(m4_dir, tiny_backbone, capsys):
+def test_a_count_per_class_beyond_what_a_class_holds_is_said_before_the_run(m4_dir, tiny_backbone, capsys, studio_home):
     """The sampler labels such a class whole; the user hears so on stderr before the run, not after it."""
     code = main(["train", *data_args(m4_dir), "--method", "features-lr", "--per-class", "1000", "--frozen",
                  "--backbone", str(tiny_backbone)])
@@ -145,5 +146,5 @@ def test_a_count_per_class_beyond_what_a_class_holds_is_said_before_the_run(m4_d
     assert "warning: 1,000 per class asks for more than any class holds in the train pool (human " in out.err
     warning = next(line for line in out.err.splitlines() if line.startswith("warning:"))
     assert "bloomz" not in warning  # a class the sample lacks asks for nothing
-    run = Registry().get(last_json(out.out)["run_id"])
-    assert run.metrics["labeled"] == load_data(run.config).class_counts()["train"].sum()
+    run = Registry(studio_home).get(last_json(out.out)["run_id"])
+    assert run.metrics["labeled"] == load_data(run.config, studio_home).class_counts()["train"].sum()

@@ -53,33 +53,34 @@ def test_budgets_are_steps_and_epochs_convert_to_steps():
         TrainConfig(steps=5, epochs=5)
 
 
-def test_the_same_seed_labels_the_same_rows_for_every_method(m4_dir):
+def test_the_same_seed_labels_the_same_rows_for_every_method(m4_dir, studio_home):
     per_seed = {}
     for seed in (0, 1):
         rows = set()
         for name in METHODS:
-            cfg = resolve(m4(m4_dir, method=name, seed=seed))
-            rows.add(tuple(split_pool(cfg, load_data(cfg)).labeled))
+            cfg = resolve(m4(m4_dir, method=name, seed=seed), studio_home)
+            rows.add(tuple(split_pool(cfg, load_data(cfg, studio_home)).labeled))
         assert len(rows) == 1, f"methods labeled different rows for seed {seed}"
         per_seed[seed] = rows.pop()
     assert per_seed[0] != per_seed[1]
 
 
-def test_selection_keeps_the_last_checkpoint_when_validation_is_too_small(m4_dir):
-    cfg = resolve(m4(m4_dir, frozen=True))
-    data = split_pool(cfg, load_data(cfg))  # a 10% carve of 128 texts: about 2 per class
+def test_selection_keeps_the_last_checkpoint_when_validation_is_too_small(m4_dir, studio_home):
+    cfg = resolve(m4(m4_dir, frozen=True), studio_home)
+    data = split_pool(cfg, load_data(cfg, studio_home))  # a 10% carve of 128 texts: about 2 per class
     rule, why = selection_rule(cfg, data)
     assert rule == "last" and f"fewer than {MIN_VAL_PER_CLASS}" in why
     assert selection_rule(cfg.with_(selection="best"), data)[0] == "best"
     big = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=200, test_per_class=10)),
-                               frozen=True))
-    assert selection_rule(big, split_pool(big, load_data(big)))[0] == "best"  # 20 validation texts a class
+                               frozen=True), studio_home)
+    assert selection_rule(big, split_pool(big, load_data(big, studio_home)))[0] == "best"  # 20 validation texts a class
 
 
-def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_backbone, tmp_path):
+def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_backbone, tmp_path, studio_home):
     messages = []
-    result = train_into(resolve(m4(m4_dir, frozen=True, steps=12, evaluations=3, backbone=str(tiny_backbone))),
-                        RunFolder(tmp_path), lambda e: e["type"] == "status" and messages.append(e["message"]),
+    config = resolve(m4(m4_dir, frozen=True, steps=12, evaluations=3, backbone=str(tiny_backbone)), studio_home)
+    result = train_into(config, RunFolder(tmp_path), studio_home,
+                        lambda e: e["type"] == "status" and messages.append(e["message"]),
                         lambda: False)
     assert result["selection"] == "last" and result["steps"] == result["budget_steps"] == 12
     assert any(m.startswith("selection: last checkpoint") for m in messages)
@@ -90,30 +91,30 @@ def test_a_small_validation_run_trains_to_its_budget_and_says_so(m4_dir, tiny_ba
 # ---------------------------------------------------------------- classes left out, baselines
 
 @pytest.mark.parametrize("method", ["finetune", "ganbert", "tfidf-lr", "features-lr"])
-def test_a_class_without_labeled_rows_is_never_predicted(m4_dir, tiny_backbone, tmp_path, method):
+def test_a_class_without_labeled_rows_is_never_predicted(m4_dir, tiny_backbone, tmp_path, method, studio_home):
     cfg = m4(m4_dir, method=method, frozen=method != "tfidf-lr", steps=5, evaluations=1,
              backbone=str(tiny_backbone))
-    result = train_into(resolve(cfg), RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(resolve(cfg, studio_home), RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["classes_left_out"] == ["bloomz"]
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
     assert "p_bloomz" not in saved and (saved["pred"] != 4).all()
-    model = RunFolder(tmp_path).load_model()
+    model = RunFolder(tmp_path).load_model(studio_home)
     assert "bloomz" not in model.labels
     assert all(p.label != "bloomz" and "bloomz" not in p.probabilities for p in classify(model, ["a text"] * 3))
 
 
 @pytest.mark.parametrize("method", ["tfidf-lr", "features-lr"])
-def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_backbone, tmp_path, method):
+def test_reference_baselines_save_without_pickle_and_reload_identically(tiny_backbone, tmp_path, method, studio_home):
     # fp32, where a reload is exact (on a CPU with native bf16, `auto` is bf16; its reload: test_backbones)
     cfg = resolve(TrainConfig(data=DATA, method=method, frozen=True, fraction=0.5, backbone=str(tiny_backbone),
-                               precision="fp32"))
-    result = train_into(cfg, RunFolder(tmp_path), lambda e: None, lambda: False)
+                               precision="fp32"), studio_home)
+    result = train_into(cfg, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["selection"] == "fixed" and result["test"]["accuracy"] > 1 / 6
     files = {p.name for p in (tmp_path / RunFolder.CHECKPOINT).iterdir()}
     assert files <= {"model.safetensors", "model.json", "vocabulary.json"}
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
-    texts = load_data(cfg).test["text"].tolist()
-    again = classify(RunFolder(tmp_path).load_model(), texts)
+    texts = load_data(cfg, studio_home).test["text"].tolist()
+    again = classify(RunFolder(tmp_path).load_model(studio_home), texts)
     probs = np.array([[p.probabilities[name] for name in result_labels(saved)] for p in again])
     # padding neighbours differ: float noise
     assert probs == pytest.approx(saved[[f"p_{n}" for n in result_labels(saved)]].to_numpy(), abs=1e-4)
@@ -304,12 +305,13 @@ def test_cli_compare_prints_groups_pairs_and_verdicts(m4_dir, tiny_backbone, cap
 # ---------------------------------------------------------------- SetFit
 
 @pytest.mark.parametrize("features", ["layers", "sentence"])
-def test_setfit_trains_saves_without_pickle_and_reloads_identically(m4_dir, tiny_backbone, tmp_path, features):
+def test_setfit_trains_saves_without_pickle_and_reloads_identically(m4_dir, tiny_backbone, tmp_path, features,
+                                                                    studio_home):
     events = []
     cfg = resolve(m4(m4_dir, method="setfit", frozen=True, steps=3, setfit_features=features,
-                      backbone=str(tiny_backbone)))
+                      backbone=str(tiny_backbone)), studio_home)
     assert not cfg.frozen  # SetFit always tunes its body, so a frozen sweep runs it unfrozen
-    result = train_into(cfg, RunFolder(tmp_path), events.append, lambda: False)
+    result = train_into(cfg, RunFolder(tmp_path), studio_home, events.append, lambda: False)
     assert result["steps"] == 3 and result["selection"] == "last" and result["classes_left_out"] == ["bloomz"]
     assert [e["step"] for e in events if e["type"] == "progress"] == [1, 2, 3]
     checkpoint = tmp_path / RunFolder.CHECKPOINT
@@ -317,18 +319,19 @@ def test_setfit_trains_saves_without_pickle_and_reloads_identically(m4_dir, tiny
     assert all(p.suffix in (".safetensors", ".json", ".txt", ".md") for p in written), written
     assert (checkpoint / "body" / "model.safetensors").exists()
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
-    model = RunFolder(tmp_path).load_model()
-    again = classify(model, load_data(cfg).test["text"].tolist())
+    model = RunFolder(tmp_path).load_model(studio_home)
+    again = classify(model, load_data(cfg, studio_home).test["text"].tolist())
     probs = np.array([[p.probabilities[n] for n in model.labels] for p in again])
     assert probs == pytest.approx(saved[[f"p_{n}" for n in model.labels]].to_numpy(), abs=1e-5)
 
 
-def test_setfit_stops_when_cancelled(m4_dir, tiny_backbone, tmp_path):
+def test_setfit_stops_when_cancelled(m4_dir, tiny_backbone, tmp_path, studio_home):
     from core.train import Cancelled
     asked = iter([False, True])
     with pytest.raises(Cancelled):
-        train_into(resolve(m4(m4_dir, method="setfit", steps=20, backbone=str(tiny_backbone))), RunFolder(tmp_path),
-                   lambda e: None, lambda: next(asked, True))
+        train_into(resolve(m4(m4_dir, method="setfit", steps=20, backbone=str(tiny_backbone)), studio_home),
+                   RunFolder(tmp_path),
+                   studio_home, lambda e: None, lambda: next(asked, True))
 
 
 def test_setfit_default_budget_is_its_pairs_capped_on_a_cpu():
@@ -348,12 +351,12 @@ def test_a_selection_follows_its_runs_to_their_new_rows():
 
 # ------------------------------------------------------------ names that tell runs apart
 
-def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
+def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys, studio_home):
     """The issue's pair: GAN-BERT at max length 128 and 256 read the same on every page and in the diff."""
     from core.compare import distinct_names, settings_diff
     from core.runs import Registry
 
-    reg = Registry()
+    reg = Registry(studio_home)
     base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None, max_len=128)
     short, long_, other = (reg.create(base), reg.create(base.with_(max_len=256)),
                            reg.create(base.with_(method="features-lr")))
@@ -390,14 +393,14 @@ def test_runs_alike_but_for_a_setting_outside_their_name_say_which(capsys):
     assert "(max length 256" in out and "(max length 128" in out
 
 
-def test_a_setting_a_runs_method_does_not_read_shows_as_not_applying():
+def test_a_setting_a_runs_method_does_not_read_shows_as_not_applying(studio_home):
     """LR beside GAN-BERT's control: the control's adversarial part is off, LR has none ('–', not 'on'); the
     control trains no generator; LR's C keeps its capitals."""
     from core.compare import settings_diff
     from core.compare.names import setting_label
     from core.runs import Registry
 
-    reg = Registry()
+    reg = Registry(studio_home)
     base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None, max_len=128)
     control, lr = reg.create(base.with_(adversarial=False)), reg.create(base.with_(method="features-lr", lr_c=10.0))
     diff = settings_diff([reg.get(control), reg.get(lr)])
@@ -414,22 +417,20 @@ def test_the_verdicts_say_what_their_seeds_can_show(n, says):
     assert (note == "") if says is None else (says in note and f"With {n} shared seed" in note)
 
 
-def test_mcnemar_says_which_run_kept_no_predictions(tmp_path, monkeypatch):
+def test_mcnemar_says_which_run_kept_no_predictions(studio_home):
     """A run restored from a record of its metrics has no predictions file: Compare had shown a traceback."""
-    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
-    registry = Registry()
+    registry = Registry(studio_home)
     runs = [registry.create(TrainConfig(method="tfidf-lr", seed=s)) for s in (0, 1)]
     with pytest.raises(ValueError, match=f"runs {runs[0]} and {runs[1]} kept no per-text test predictions"):
         paired_test(registry, *runs)
 
 
-def test_mcnemar_tells_another_labeling_of_the_same_texts_from_other_texts(tmp_path, monkeypatch):
+def test_mcnemar_tells_another_labeling_of_the_same_texts_from_other_texts(studio_home):
     """A TREC walk selected a coarse run and a fine one: the same 500 questions, other labels. McNemar said they
     were tested on different texts."""
     import pandas as pd
 
-    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
-    registry = Registry()
+    registry = Registry(studio_home)
     runs = [registry.create(TrainConfig(method="tfidf-lr", seed=s)) for s in (0, 1, 2)]
     frames = [pd.DataFrame({"id": ["a", "b", "c"], "label": labels, "pred": ["x", "x", "y"]})
               for labels in (["x", "y", "y"], ["X:1", "Y:2", "y"], ["x", "y", "y"])]
@@ -479,14 +480,14 @@ def test_an_unset_setting_reads_as_its_own_word():
     assert setting_value(None, "lr") == "default" and setting_value(1000, "unlabeled_limit") == "1000"
 
 
-def test_a_run_is_named_as_its_group_on_every_page():
+def test_a_run_is_named_as_its_group_on_every_page(studio_home):
     """The walk's run read "… (unlabeled rows 1000) @ 20/class" in Compare's groups, plain "… @ 20/class" in
     Classify and nothing in "differs in": its only twin of another pool was at another amount."""
     from core.compare import distinct_names
     from core.compare.seeds import groups
     from core.runs import Registry
 
-    reg = Registry()
+    reg = Registry(studio_home)
     base = TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=20, fraction=None, unlabeled_limit=1000)
     small, whole = reg.create(base), reg.create(base.with_(per_class=5, unlabeled_limit=None))
     for run_id, accuracy in ((small, 0.4), (whole, 0.3)):
@@ -504,12 +505,12 @@ def test_a_run_is_named_as_its_group_on_every_page():
     assert names[small].startswith(group["20/class"]) and names[whole].startswith(group["5/class"])
 
 
-def test_tfidf_runs_are_never_told_apart_by_a_backbone_they_do_not_read():
+def test_tfidf_runs_are_never_told_apart_by_a_backbone_they_do_not_read(studio_home):
     """A walk's TF-IDF + LR runs read "(backbone …)" beside a grid's adapted backbone: TF-IDF reads none."""
     from core.compare import distinct_names
     from core.compare.seeds import group_key
 
-    reg = Registry()
+    reg = Registry(studio_home)
     base = TrainConfig(data=DATA, method="tfidf-lr", per_class=5, fraction=None)
     plain, adapted = reg.create(base), reg.create(base.with_(backbone="/somewhere/adapted", seed=1))
     gan = reg.create(TrainConfig(data=DATA, method="ganbert", frozen=True, per_class=5, fraction=None,
@@ -523,7 +524,7 @@ def test_tfidf_runs_are_never_told_apart_by_a_backbone_they_do_not_read():
     assert "backbone" not in names[gan_base] and " · " not in names[gan_base].split(" @ ")[0]
 
 
-def test_a_backbone_is_named_once_and_a_group_says_every_label_it_read(tiny_backbone, tmp_path):
+def test_a_backbone_is_named_once_and_a_group_says_every_label_it_read(tiny_backbone, tmp_path, studio_home):
     """Issue 84, item 10: TF-IDF + LR runs were named '· SmolLM2' though they read no encoder; a run on another
     backbone said it twice ('… · SmolLM2 hidden (backbone SmolLM2-135M …)'); a MiniLM run was renamed '(backbone
     MiniLM (bundled))' once a run on another backbone existed; a group that read 160 labels was titled
@@ -535,7 +536,7 @@ def test_a_backbone_is_named_once_and_a_group_says_every_label_it_read(tiny_back
 
     other = tmp_path / "other-bert"
     shutil.copytree(tiny_backbone, other)
-    reg = Registry()
+    reg = Registry(studio_home)
     base = TrainConfig(data=DATA, method="finetune", per_class=20, fraction=None)
     def finished(config: TrainConfig) -> str:
         run_id = reg.create(config)

@@ -57,13 +57,13 @@ def test_test_file_without_labels_is_unlabeled(tmp_path):
     assert (frame["label"] == UNLABELED).all()
 
 
-def test_official_directory_with_gold_labels(tmp_path):
+def test_official_directory_with_gold_labels(tmp_path, studio_home):
     write_jsonl(tmp_path / "subtaskB_train.jsonl", semeval_rows(4, (0, 1, 2, 3)))
     write_jsonl(tmp_path / "subtaskB_dev.jsonl", semeval_rows(2, (0, 1, 2, 3)))
     write_jsonl(tmp_path / "subtaskB_test.jsonl", [{"id": f"x{i}", "text": f"essay {i}"} for i in range(4)])
     write_jsonl(tmp_path / "subtaskB_gold.jsonl", [{"id": f"x{i}", "text": "-", "label": i} for i in range(4)])
     assert set(official_files(tmp_path)) == {"train", "val", "test", "gold"}
-    ds = load_dataset(DataSpec(train=str(tmp_path)))
+    ds = load_dataset(DataSpec(train=str(tmp_path)), studio_home)
     assert len(ds.train) == 16 and len(ds.val) == 8
     assert ds.test["label"].tolist() == [0, 1, 2, 3]
 
@@ -86,12 +86,12 @@ def test_generic_integer_labels_keep_their_numbers(tmp_path):
     assert frame["label"].tolist() == [1, 0, 1, 0]
 
 
-def test_parquet_and_split_column(tmp_path):
+def test_parquet_and_split_column(tmp_path, studio_home):
     path = tmp_path / "d.parquet"
     n = 30
     pd.DataFrame({"text": [f"doc {i}" for i in range(n)], "label": [i % 2 for i in range(n)],
                   "split": ["train"] * 20 + ["dev"] * 4 + ["test"] * 6}).to_parquet(path)
-    ds = load_dataset(DataSpec(train=str(path)))
+    ds = load_dataset(DataSpec(train=str(path)), studio_home)
     assert (len(ds.train), len(ds.val), len(ds.test)) == (20, 4, 6)
     assert ds.labels == ("0", "1")
 
@@ -105,8 +105,8 @@ def test_upload_bytes_take_the_same_path_as_files(tmp_path, studio_home):
     assert store_upload(raw, "My Essays (v2).JSONL", studio_home / "uploads").name == "My_Essays_v2_.jsonl"
 
 
-def test_real_m4_sample_loads_with_absent_bloomz(m4_dir):
-    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+def test_real_m4_sample_loads_with_absent_bloomz(m4_dir, studio_home):
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")), studio_home)
     counts = ds.class_counts()
     assert counts.loc["bloomz"].sum() == 0
     assert counts["train"].sum() == 128 and counts["test"].sum() == 65
@@ -157,30 +157,30 @@ def test_file_over_the_size_limit(tmp_path):
         read_bytes(path, max_bytes=100)
 
 
-def test_single_class_is_refused(tmp_path):
+def test_single_class_is_refused(tmp_path, studio_home):
     path = write_jsonl(tmp_path / "one.jsonl", semeval_rows(5, (2,)))
     with pytest.raises(DataError, match=r"only one class \(cohere\)"):
-        load_dataset(DataSpec(train=str(path)))
+        load_dataset(DataSpec(train=str(path)), studio_home)
 
 
-def test_a_test_class_no_train_row_shows_is_kept_unless_the_classes_are_declared(tmp_path):
+def test_a_test_class_no_train_row_shows_is_kept_unless_the_classes_are_declared(tmp_path, studio_home):
     """As the GAN-BERT authors score TREC's fine classes: a test class without a train text is a class of the
     dataset, its texts errors for every model; declared classes leave it unknown, named whole with its rows."""
     train = write_jsonl(tmp_path / "train.csv.jsonl", [{"text": f"t{i}", "label": "ab"[i % 2]} for i in range(6)])
     test = write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": "ENTY:color"}, {"text": "u", "label": "a"},
                                                  {"text": "v", "label": "ENTY:color"}])
-    ds = load_dataset(DataSpec(train=str(train), test=str(test)))
+    ds = load_dataset(DataSpec(train=str(train), test=str(test)), studio_home)
     assert ds.labels == ("ENTY:color", "a", "b") and ds.absent == ["ENTY:color"]
     assert ds.absent_note() == ("1 class has no labeled example in train (ENTY:color): no model can learn it; its 2 "
                                 "test texts count as errors, so the best possible test accuracy is 0.33")
     with pytest.raises(DataError, match=r"1 unknown label\(s\) in 2 row\(s\): 'ENTY:color' \(2 rows\) \(the first "
                                         r"on line 1\); the classes are 'a', 'b'"):
-        load_dataset(DataSpec(train=str(train), test=str(test), labels=("a", "b")))
+        load_dataset(DataSpec(train=str(train), test=str(test), labels=("a", "b")), studio_home)
 
 
-def test_official_directory_without_train_file(tmp_path):
+def test_official_directory_without_train_file(tmp_path, studio_home):
     with pytest.raises(DataError, match="no subtaskB_train.jsonl"):
-        load_dataset(DataSpec(train=str(tmp_path)))
+        load_dataset(DataSpec(train=str(tmp_path)), studio_home)
 
 
 # ---------------------------------------------------------------- splits and sampling
@@ -244,17 +244,17 @@ def test_the_labeled_amount_rule_is_written_once():
     assert [p.name for p in sources] == ["sampling.py"]
 
 
-def test_fingerprint_follows_content(tmp_path):
-    a = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "a.jsonl", semeval_rows()))))
-    b = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "b.jsonl", semeval_rows()))))
+def test_fingerprint_follows_content(tmp_path, studio_home):
+    a = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "a.jsonl", semeval_rows()))), studio_home)
+    b = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "b.jsonl", semeval_rows()))), studio_home)
     rows = semeval_rows()
     rows[0]["text"] += "!"
-    c = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "c.jsonl", rows))))
+    c = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "c.jsonl", rows))), studio_home)
     assert a.fingerprint == b.fingerprint != c.fingerprint
 
 
-def test_the_builtin_corpus_has_no_validation_split_to_hide_labels_in():
-    ds = load_dataset(DataSpec(builtin=CorpusConfig(train_per_class=50, test_per_class=10)))
+def test_the_builtin_corpus_has_no_validation_split_to_hide_labels_in(studio_home):
+    ds = load_dataset(DataSpec(builtin=CorpusConfig(train_per_class=50, test_per_class=10)), studio_home)
     assert ds.val is None and len(ds.train) == 300 and len(ds.test) == 60
 
 
@@ -295,23 +295,23 @@ def test_parquet_keeps_special_characters(tmp_path):
     assert load_file(path)[0]["text"].tolist() == ["a\u0085b", "c\u2028d"]
 
 
-def test_a_folder_of_split_files_loads_by_their_names(tmp_path):
+def test_a_folder_of_split_files_loads_by_their_names(tmp_path, studio_home):
     for split, n in (("train", 6), ("dev", 2), ("test", 3)):  # each split's own texts: a shared one is set aside
         rows = semeval_rows(n, (0, 1, 2))
         write_jsonl(tmp_path / f"{split}.jsonl", [r | {"text": f"{split}: {r['text']}"} for r in rows])
-    ds = load_dataset(DataSpec(train=str(tmp_path)))
+    ds = load_dataset(DataSpec(train=str(tmp_path)), studio_home)
     assert (len(ds.train), len(ds.val), len(ds.test)) == (18, 6, 9)
     assert ds.name == tmp_path.name
     (tmp_path / "train.jsonl").unlink()
     with pytest.raises(DataError, match="no subtaskB_train.jsonl or train.jsonl"):
-        load_dataset(DataSpec(train=str(tmp_path)))
+        load_dataset(DataSpec(train=str(tmp_path)), studio_home)
 
 
 @pytest.mark.integration
-def test_the_raw_l2r_pool_loads(l2r_dir):
+def test_the_raw_l2r_pool_loads(l2r_dir, studio_home):
     """11,421 real texts, two of them holding U+0085: the file a user brings, read as it is."""
     frame, labels = load_file(l2r_dir / "train.jsonl")
     assert len(frame) == 11_421 and len(labels) == 5
     assert frame["text"].str.contains("\u0085").sum() == 2
-    ds = load_dataset(DataSpec(train=str(l2r_dir)))
+    ds = load_dataset(DataSpec(train=str(l2r_dir)), studio_home)
     assert ds.name == "l2r" and (len(ds.train), len(ds.val), len(ds.test)) == (11_421, 1_242, 1_867)

@@ -28,7 +28,7 @@ CPU = torch.device("cpu")
 
 @pytest.mark.parametrize("family", HUB_FAMILIES)
 def test_every_family_exports_and_its_onnx_features_are_torchs(hf_home, studio_home, family):
-    backbone = resolve_backbone(f"studio-test/tiny-{family}")
+    backbone = resolve_backbone(f"studio-test/tiny-{family}", home=studio_home)
     said: list[str] = []
     engine = usable_engine("onnx", backbone, studio_home, CPU, said.append)
     for pooling in ("layers", "mean", "pooled"):
@@ -42,7 +42,7 @@ def test_every_family_exports_and_its_onnx_features_are_torchs(hf_home, studio_h
 
 
 def test_int8_features_stay_close_and_every_engine_has_its_own_store(tiny_backbone, studio_home):
-    backbone = resolve_backbone(str(tiny_backbone))
+    backbone = resolve_backbone(str(tiny_backbone), home=studio_home)
     reference = encode_with("torch", backbone, studio_home, TEXTS, 32, "layers", CPU, bf16=False)
     int8 = encode_with(usable_engine("onnx-int8", backbone, studio_home, CPU), backbone, studio_home, TEXTS, 32,
                        "layers", CPU, bf16=False)
@@ -64,7 +64,8 @@ def test_a_family_that_cannot_export_falls_back_to_torch_and_says_so(tiny_backbo
     monkeypatch.setattr(engines, "export", refuse)
     said: list[str] = []
     for _ in range(2):
-        assert usable_engine("onnx", resolve_backbone(str(tiny_backbone)), studio_home, CPU, said.append) == "torch"
+        backbone = resolve_backbone(str(tiny_backbone), home=None)
+        assert usable_engine("onnx", backbone, studio_home, CPU, said.append) == "torch"
     assert said == [f"{tiny_backbone} could not be exported to ONNX (a test); encoding with torch instead"] * 2
     assert len(tries) == 1  # remembered: the next run does not try again
 
@@ -74,27 +75,28 @@ def test_a_run_records_its_engine_and_predicts_with_it(tiny_backbone, studio_hom
     """Classify reads a frozen run's features from the engine it trained on. int8's dynamic quantisation scales
     each batch's activations by that batch's range, so a text's features move a little with its batch-mates."""
     config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="features-lr", frozen=True,
-                                 per_class=4, fraction=None, max_len=32, encoder_engine=engine))
+                                 per_class=4, fraction=None, max_len=32, encoder_engine=engine), studio_home)
     assert config.encoder_engine == engine and config.precision == "fp32"  # ONNX Runtime computes in fp32
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["engine"] == engine
     folder = RunFolder(tmp_path)
     tests = folder.predictions()  # what the run scored on its test texts
-    texts = load_data(config).test.set_index("id").loc[tests["id"], "text"].tolist()[:6]
-    predicted = [list(p.probabilities.values()) for p in classify(folder.load_model(), texts)]
+    texts = load_data(config, studio_home).test.set_index("id").loc[tests["id"], "text"].tolist()[:6]
+    predicted = [list(p.probabilities.values()) for p in classify(folder.load_model(studio_home), texts)]
     np.testing.assert_allclose(predicted, tests[[c for c in tests if c.startswith("p_")]].to_numpy()[:6],
                                atol=tolerance)
-    assert resolve(config.with_(method="finetune", frozen=False, encoder_engine="onnx")).encoder_engine == "torch"
+    trained = resolve(config.with_(method="finetune", frozen=False, encoder_engine="onnx"), studio_home)
+    assert trained.encoder_engine == "torch"
 
 
 def test_a_run_from_before_engines_reloads_and_predicts_as_it_did(tiny_backbone, studio_home):
     config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True,
-                                 per_class=4, fraction=None, max_len=32, steps=3, encoder_engine="torch"))
-    registry = Registry()
+                                 per_class=4, fraction=None, max_len=32, steps=3, encoder_engine="torch"), studio_home)
+    registry = Registry(studio_home)
     run_id = registry.create(config)
     registry.claim(run_id)
     assert execute_run(registry, run_id) == Status.DONE
-    before = classify(registry.folder(run_id).load_model(), TEXTS)[0].probabilities
+    before = classify(registry.folder(run_id).load_model(studio_home), TEXTS)[0].probabilities
     stored = json.loads(config.to_json())
     stored.pop("encoder_engine")  # as a version before engines wrote it
     with registry._connect() as db:
@@ -103,7 +105,7 @@ def test_a_run_from_before_engines_reloads_and_predicts_as_it_did(tiny_backbone,
     description.write_text(json.dumps({**json.loads(description.read_text()), "config": stored}))
     run = registry.get(run_id)
     assert run.config.encoder_engine == "torch"
-    assert classify(registry.folder(run_id).load_model(), TEXTS)[0].probabilities == pytest.approx(before)
+    assert classify(registry.folder(run_id).load_model(studio_home), TEXTS)[0].probabilities == pytest.approx(before)
 
 
 def test_a_file_predicted_with_a_frozen_run_is_encoded_once_per_store(tiny_backbone, studio_home, tmp_path,
@@ -114,11 +116,11 @@ def test_a_file_predicted_with_a_frozen_run_is_encoded_once_per_store(tiny_backb
     from core.cli import main
     from core.train import inputs
 
-    registry = Registry()
+    registry = Registry(studio_home)
     runs = []
     for method in ("features-lr", "ganbert"):
         config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method=method, frozen=True, per_class=4,
-                                     fraction=None, max_len=32, steps=3))
+                                     fraction=None, max_len=32, steps=3), studio_home)
         runs.append(registry.create(config))
         registry.claim(runs[-1])
         assert execute_run(registry, runs[-1]) == Status.DONE
@@ -129,7 +131,7 @@ def test_a_file_predicted_with_a_frozen_run_is_encoded_once_per_store(tiny_backb
         encode = real(*args, **kwargs)
         return lambda texts, on_progress: encoded.append(len(texts)) or encode(texts, on_progress)
     monkeypatch.setattr(inputs, "encoder_for", counting)
-    test = load_data(config).test
+    test = load_data(config, studio_home).test
     own, new = tmp_path / "own.jsonl", tmp_path / "new.jsonl"
     own.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(test["id"], test["text"])))
     new.write_text("".join(json.dumps({"id": f"n{i}", "text": f"a text no run has seen, number {i}"}) + "\n"

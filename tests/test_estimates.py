@@ -31,14 +31,14 @@ def latest_replayable() -> dict[tuple[str, str, str], dict]:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize(("corpus", "backbone", "features"), TIMED)
-def test_the_grid_estimate_holds_to_the_timed_grids(corpus: str, backbone: str, features: str):
+def test_the_grid_estimate_holds_to_the_timed_grids(corpus: str, backbone: str, features: str, studio_home):
     need_shared({"m4-sample": M4_DIR, "l2r": L2R_DIR}[corpus], corpus)
     record = latest_replayable().get((corpus, backbone, features))
     assert record, f"no replayable bench/speed/estimates.py record for {corpus}, {backbone}, {features}"
-    ds = load_dataset(CORPORA[corpus].spec())
+    ds = load_dataset(CORPORA[corpus].spec(), studio_home)
     for name, goal in GOALS.items():
         grid = record["grids"][name]
-        ratio = replay(grid["replay"], ds.texts(), list(ds.test["text"])) / grid["took_s"]
+        ratio = replay(grid["replay"], ds.texts(), list(ds.test["text"]), studio_home) / grid["took_s"]
         assert 1 / goal <= ratio <= goal, f"{name}: estimated {ratio:.2f}x the {grid['took_s']:.0f} s it took"
 
 
@@ -58,6 +58,6 @@ def test_an_estimate_on_a_packaged_backbone_converts_nothing(studio_home, monkey
     configs = [TrainConfig(data=DATA, backbone=SMOLLM2, method=m, frozen=frozen, train_layers=4, per_class=20,
                            fraction=None, max_len=128)
                for m, frozen in (("finetune", False), ("lora", False), ("ganbert", False), ("features-lr", True))]
-    estimate = grid_seconds(Registry(), configs, 12_000, None, 3_000, 6)
+    estimate = grid_seconds(Registry(studio_home), configs, 12_000, None, 3_000, 6)
     assert estimate.seconds > 0 and len(estimate.each) == len(configs)
     assert not is_converted(SMOLLM2, studio_home)

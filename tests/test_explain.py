@@ -11,6 +11,7 @@ import pytest
 
 from core.cli import main
 from core.data import CorpusConfig, DataSpec
+from core.paths import home_from_environment
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, explain, load_data, near_chance, resolve, unsure
@@ -20,9 +21,10 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=12, test_per_class=3))
 
 def trained(tiny_backbone, tmp_path, **kw):
     config = resolve(TrainConfig.of(**{**dict(data=DATA, backbone=str(tiny_backbone), per_class=4, fraction=None,
-                                            steps=6, evaluations=1, max_len=48), **kw}))
-    train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
-    return RunFolder(tmp_path).load_model(), load_data(config).test["text"].tolist()
+                                            steps=6, evaluations=1, max_len=48), **kw}), home_from_environment())
+    train_into(config, RunFolder(tmp_path), home_from_environment(), lambda e: None, lambda: False)
+    home = home_from_environment()
+    return RunFolder(tmp_path).load_model(home), load_data(config, home).test["text"].tolist()
 
 
 @pytest.mark.parametrize("kw", [
@@ -100,7 +102,7 @@ def test_an_unsure_prediction_is_close_to_uniform():
     assert unsure({"a": 0.3, "b": 0.35, "c": 0.35}) and not unsure({"a": 0.8, "b": 0.1, "c": 0.1})
 
 
-def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys, m4_dir):
+def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys, m4_dir, studio_home):
     assert main(["train", "--train", str(m4_dir / "train.jsonl"), "--test", str(m4_dir / "dev.jsonl"), "--method",
                  "finetune", "--frozen", "--per-class", "3", "--steps", "5", "--backbone", str(tiny_backbone)]) == 0
     run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
@@ -118,7 +120,7 @@ def test_cli_predict_explains_and_scores_a_file(tiny_backbone, tmp_path, capsys,
     assert summary["rows"] == len(written) == 65 and 0 <= summary["accuracy"] <= 1 and "macro_f1" in summary
     assert (written["predicted"].isin(["human", "chatGPT", "cohere", "davinci", "dolly"])).all()
     assert main(["predict", run_id]) == 2 and "give at least one text, or --file" in capsys.readouterr().err
-    assert Registry().get(run_id).status == "done"
+    assert Registry(studio_home).get(run_id).status == "done"
     assert np.isfinite(written.filter(like="p_").to_numpy()).all()
 
 

@@ -214,13 +214,13 @@ def test_source_breakdown():
     assert table["count"].sum() == 3 and set(table["source"]) == {"wiki", "reddit"}
 
 
-def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir):
+def test_the_check_after_loading_warns_of_what_would_spoil_a_run(m4_dir, studio_home):
     from dataclasses import replace
 
     from core.data import DataSpec, load_dataset
     from core.explore.checks import check_loaded
 
-    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")), studio_home)
     check = check_loaded(ds)
     assert list(check.counts.columns) == ["train", "test"] and list(check.counts.index) == list(ds.labels)
     assert check.validation_note.startswith("No validation split: nothing is set aside")  # and no warning
@@ -269,16 +269,17 @@ def test_the_embedding_map_reads_the_features_runs_cached_and_encodes_only_the_r
     from core.train.view_features import view_features
 
     spec = DataSpec(builtin=CorpusConfig(train_per_class=10, test_per_class=4))
-    ds = load_dataset(spec)
+    ds = load_dataset(spec, studio_home)
     progress: list[tuple[int, int]] = []
-    embed, features = view_features(spec, str(tiny_backbone), lambda done, total: progress.append((done, total)))
+    embed, features = view_features(spec, studio_home, str(tiny_backbone),
+                                    lambda done, total: progress.append((done, total)))
     first = explore.embedding_map(ds, embed, features, per_split=12, cache=studio_home / "explore")
     assert progress[0] == (0, 24) and progress[-1] == (24, 24)  # 2 a class and split: 12 train, 12 test, counted
     assert len(first) == 24 and {"x", "y", "split", "class"} <= set(first.columns)
     # a default frozen run on this data encodes every text into the same store ...
-    config = resolve(TrainConfig(data=spec, frozen=True, backbone=str(tiny_backbone)))
+    config = resolve(TrainConfig(data=spec, frozen=True, backbone=str(tiny_backbone)), studio_home)
     texts = ds.train["text"].tolist() + ds.test["text"].tolist()
-    run_vectors = frozen_features(config, {"all": texts}, torch.device("cpu"))["all"]
+    run_vectors = frozen_features(config, {"all": texts}, torch.device("cpu"), studio_home)["all"]
     progress.clear()
     # ... so a larger map encodes nothing, and draws the run's own vectors
     wider = explore.embedding_map(ds, embed, features, per_split=24, cache=studio_home / "explore")

@@ -18,6 +18,7 @@ from core.cli.options import Parser, add_config_args, config_from_args
 from core.compare import METRICS, adds_line, summarize
 from core.compare.tables import run_notes
 from core.data import CorpusConfig, DataSpec
+from core.paths import home_from_environment
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import METHODS, Sweep, TrainConfig, amounts, load_data, method_for, resolve, split_pool
@@ -34,7 +35,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def tiny(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), method="ganbert", fraction=0.3, evaluations=2, max_len=64,
                 precision="fp32")
-    return resolve(TrainConfig.of(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}), home_from_environment())
 
 
 # ------------------------------------------------------------ presets, each field as its source has it
@@ -92,19 +93,19 @@ def test_the_studio_preset_runs_the_measured_defaults(tiny_backbone):
             trained.max_steps) == (5e-5, 16, 30, None, 500)
 
 
-def test_the_budget_rule_caps_30_epochs_of_a_large_pool_and_leaves_a_small_one_and_a_chosen_budget_be():
+def test_the_budget_rule_caps_30_epochs_of_a_large_pool_and_leaves_a_small_one_and_a_chosen_budget_be(studio_home):
     """30 epochs of 64 are 60-90 steps on the M4 sample and 5,430 on L2R's pool, where they overtrain."""
     from core.train.methods import METHODS
 
     spec = METHODS["ganbert"]
-    config = resolve(TrainConfig(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64))
+    config = resolve(TrainConfig(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64), studio_home)
     assert spec.budget(config, 116) == (60, "30 epochs of 2 step(s)")  # the M4 sample's budget, as measured
     steps, why = spec.budget(config, 11_596)  # L2R's pool and 25 labels repeated
     assert steps == 500 and why.startswith("500 steps: 30 epochs of 182 step(s), capped at 500")
-    chosen = resolve(config.with_(epochs=30, max_steps=None))
+    chosen = resolve(config.with_(epochs=30, max_steps=None), studio_home)
     assert chosen.max_steps is None and spec.budget(chosen, 11_596)[0] == 5_460  # asked for: not capped
     assert resolve(TrainConfig.of(data=DATA, method="ganbert", frozen=True, fraction=0.3, max_len=64,
-                               gan_preset="tf")).max_steps is None  # the tf code's 3 epochs, as it ran them
+                               gan_preset="tf"), studio_home).max_steps is None  # the tf code's 3 epochs, as it ran
 
 
 def test_a_setting_given_explicitly_beats_the_preset(tiny_backbone):
@@ -117,9 +118,9 @@ def optimizers_after(tiny_backbone, monkeypatch, preset: str, steps: int = 4, **
     representations: the model, D's and G's optimizers, the rates they stood at after each step, and the
     step itself."""
     config = tiny(tiny_backbone, gan_preset=preset, steps=10, batch_size=8, **kw)
-    data = split_pool(config, load_data(config))
+    data = split_pool(config, load_data(config, home_from_environment()))
     method = GanBert(METHODS["ganbert"])
-    model = method.build_model(config, data.labels, torch.device("cpu"))
+    model = method.build_model(config, data.labels, torch.device("cpu"), home_from_environment())
     made = recorded_optimizers(monkeypatch)
     step = method.start(model, config, data, 10)
     rates = []
@@ -165,10 +166,10 @@ def test_summed_gradients_move_d_by_g_loss_and_separate_ones_do_not(tiny_backbon
 
 # ------------------------------------------------------------ the control without the adversarial game
 
-def test_the_control_is_one_run_for_both_generators_and_names_itself(tiny_backbone):
+def test_the_control_is_one_run_for_both_generators_and_names_itself(tiny_backbone, studio_home):
     base = tiny(tiny_backbone)
     configs = Sweep(("ganbert",), {"generator": ("noise", "bow")}, amounts([0.3], []), (0, 1)).configs(
-        base.with_(adversarial=False))
+        base.with_(adversarial=False), studio_home)
     assert len({c.to_json() for c in configs}) == 2  # G1 and G2 controls of a seed are the same run
     assert all(c.params.generator == "noise" for c in configs)
     assert method_for(configs[0]).display(configs[0]) == "GAN-BERT control (adversarial off)"
@@ -184,33 +185,33 @@ def test_the_cli_turns_the_adversarial_part_off():
     assert config_from_args(parser.parse_args(["--train", "builtin", "--method", "ganbert"])).params.adversarial
 
 
-def test_the_control_trains_d_alone_and_reports_no_fake_probability(tiny_backbone, tmp_path):
+def test_the_control_trains_d_alone_and_reports_no_fake_probability(tiny_backbone, tmp_path, studio_home):
     result = train_into(tiny(tiny_backbone, adversarial=False, steps=6, batch_size=8), RunFolder(tmp_path),
-                        lambda e: None, lambda: False)
+                        studio_home, lambda e: None, lambda: False)
     assert result["val_fake_prob"] is None
     frame = pd.read_parquet(next(tmp_path.glob("*.parquet")))
     assert (frame["fake_prob"] == 0).all()
-    model = RunFolder(tmp_path).load_model()
+    model = RunFolder(tmp_path).load_model(studio_home)
     assert model.predict(["a text"])[1] is None
 
 
 @pytest.mark.parametrize("frozen", [False, True])
-def test_the_control_skips_unlabeled_rows_with_the_same_steps_and_gradients(tiny_backbone, frozen):
+def test_the_control_skips_unlabeled_rows_with_the_same_steps_and_gradients(tiny_backbone, frozen, studio_home):
     """The control has no loss on unlabeled rows, so it encodes only a batch's labeled ones: after the same steps
     (one batch with labels, one without) its parameters are what they are when it encodes every row."""
     from core.train.inputs import Representer, model_inputs
 
     config = tiny(tiny_backbone, adversarial=False, frozen=frozen, batch_size=8, steps=2)
-    data = split_pool(config, load_data(config)).used_by(True)
+    data = split_pool(config, load_data(config, studio_home)).used_by(True)
     method = GanBert(METHODS["ganbert"])
     labeled, unlabeled = data.labeled[:3], data.unlabeled[:5]
     batches = [np.concatenate([labeled, unlabeled]), data.unlabeled[5:13]]
     finals = []
     for skip in (False, True):
         torch.manual_seed(0)
-        model = method.build_model(config, data.labels, torch.device("cpu"))
-        rep = Representer(model, model_inputs(config, data, torch.device("cpu"), lambda e: None), config,
-                          torch.device("cpu"))
+        model = method.build_model(config, data.labels, torch.device("cpu"), studio_home)
+        rep = Representer(model, model_inputs(config, data, torch.device("cpu"), studio_home, lambda e: None), config,
+                          torch.device("cpu"), studio_home)
         if frozen:
             model.feature_std.fill_(2.0)
         step = method.start(model, config, data, total_steps=2)
@@ -229,39 +230,40 @@ def test_the_control_skips_unlabeled_rows_with_the_same_steps_and_gradients(tiny
         torch.testing.assert_close(finals[1][k], finals[0][k], rtol=1e-5, atol=1e-6, msg=k)
 
 
-def test_one_class_within_the_first_epoch_is_not_a_collapse(tiny_backbone, tmp_path, monkeypatch):
+def test_one_class_within_the_first_epoch_is_not_a_collapse(tiny_backbone, tmp_path, monkeypatch, studio_home):
     """The tf preset's 3 epochs of 3 steps evaluate every step; a guard counting from step 1 killed it at step 3."""
     predicts_one_class(monkeypatch)  # as a model a few steps from its start does
     config = tiny(tiny_backbone, epochs=1, batch_size=16, evaluations=4, collapse_evals=2)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["steps"] == result["budget_steps"] >= 4 and result["evaluations"] == 4
 
 
-def test_one_class_after_the_first_epoch_is_a_collapse(tiny_backbone, tmp_path, monkeypatch):
+def test_one_class_after_the_first_epoch_is_a_collapse(tiny_backbone, tmp_path, monkeypatch, studio_home):
     predicts_one_class(monkeypatch, learned_first=1)
     config = tiny(tiny_backbone, epochs=2, batch_size=16, evaluations=8, collapse_evals=2)
     with pytest.raises(Diverged, match="collapsed.*2 evaluations"):
-        train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+        train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
 
 
-def test_one_class_in_a_model_that_never_beat_chance_is_not_a_collapse(tiny_backbone, tmp_path, monkeypatch):
+def test_one_class_in_a_model_that_never_beat_chance_is_not_a_collapse(tiny_backbone, tmp_path, monkeypatch,
+                                                                       studio_home):
     """The tf preset's seed 2 predicted one class for 11 of 12 validation texts at step 1 and for all from step
     4, its supervised loss at ln 5 throughout: it had not yet learned, and the guard must let it finish for
     the table, where the same model that had learned first is ended."""
     predicts_one_class(monkeypatch, learned_first=1, right=False)
     config = tiny(tiny_backbone, epochs=2, batch_size=16, evaluations=8, collapse_evals=2)
     events = []
-    result = train_into(config, RunFolder(tmp_path), events.append, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, events.append, lambda: False)
     assert result["steps"] == result["budget_steps"] and result["evaluations"] == 8
     assert result["learned"] is False  # and the user is told, in the log and on the run's card
     assert any("no evaluation beat chance" in e.get("message", "") for e in events)
 
 
-def test_a_run_that_beat_chance_once_has_learned(tiny_backbone, tmp_path, monkeypatch):
+def test_a_run_that_beat_chance_once_has_learned(tiny_backbone, tmp_path, monkeypatch, studio_home):
     predicts_one_class(monkeypatch, learned_first=1)
     config = tiny(tiny_backbone, epochs=1, batch_size=16, evaluations=4, collapse_evals=2)
     events = []
-    assert train_into(config, RunFolder(tmp_path), events.append, lambda: False)["learned"] is True
+    assert train_into(config, RunFolder(tmp_path), studio_home, events.append, lambda: False)["learned"] is True
     assert not any("beat chance" in e.get("message", "") for e in events)
 
 
@@ -348,12 +350,12 @@ def test_the_truncation_says_which_texts_it_was_measured_on():
     assert "26.0% of the 100 training texts are still cut" in choose(np.array([300] * 74 + [600] * 26), 512).why
 
 
-def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir):
+def test_auto_is_resolved_when_queued_and_recorded(tiny_backbone, m4_dir, studio_home):
     spec = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
-    config = resolve(TrainConfig(data=spec, method="finetune", frozen=True, backbone=str(tiny_backbone)))
+    config = resolve(TrainConfig(data=spec, method="finetune", frozen=True, backbone=str(tiny_backbone)), studio_home)
     assert config.max_len == 512  # 95% of the sample's texts pass 128 tokens, 59% pass 256, 14% pass 512
-    assert position_limit(config.resolved_backbone()) == 512
-    tfidf = resolve(TrainConfig(data=spec, method="tfidf-lr"))
+    assert position_limit(config.resolved_backbone(studio_home)) == 512
+    tfidf = resolve(TrainConfig(data=spec, method="tfidf-lr"), studio_home)
     assert tfidf.max_len is None  # no encoder reads its tokens
 
 
@@ -372,25 +374,25 @@ def test_the_learning_rate_and_batch_a_run_uses_are_written_into_its_config(sett
     assert (settled.lr, settled.batch_size) == (lr, batch)
 
 
-def test_data_paths_are_stored_from_the_root_so_one_file_is_one_dataset(m4_dir, monkeypatch, tmp_path):
+def test_data_paths_are_stored_from_the_root_so_one_file_is_one_dataset(m4_dir, monkeypatch, tmp_path, studio_home):
     monkeypatch.chdir(m4_dir.parent)
     relative = DataSpec(train=f"{m4_dir.name}/train.jsonl", test=f"./{m4_dir.name}/../{m4_dir.name}/dev.jsonl")
     spelled_out = DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl"))
-    config = resolve(TrainConfig(data=relative, method="tfidf-lr"))
-    assert config == resolve(TrainConfig(data=spelled_out, method="tfidf-lr"))
+    config = resolve(TrainConfig(data=relative, method="tfidf-lr"), studio_home)
+    assert config == resolve(TrainConfig(data=spelled_out, method="tfidf-lr"), studio_home)
     assert config.data.test == str((m4_dir / "dev.jsonl").resolve())
     with pytest.raises(ValueError, match="resolve"):  # a worker started elsewhere would read another file
-        train_into(config.with_(data=relative), RunFolder(tmp_path / "run"), lambda e: None, lambda: False)
+        train_into(config.with_(data=relative), RunFolder(tmp_path / "run"), studio_home, lambda e: None, lambda: False)
 
 
 # ------------------------------------------------------------ one standardization for every frozen method
 
-def test_every_frozen_method_standardizes_with_the_same_rows(tiny_backbone, tmp_path):
+def test_every_frozen_method_standardizes_with_the_same_rows(tiny_backbone, tmp_path, studio_home):
     stats = {}
     for name, extra in (("features-lr", {}), ("finetune", {"steps": 2}), ("ganbert", {"steps": 2})):
         folder = tmp_path / name
-        train_into(tiny(tiny_backbone, method=name, frozen=True, **extra), RunFolder(folder), lambda e: None,
-                   lambda: False)
+        train_into(tiny(tiny_backbone, method=name, frozen=True, **extra), RunFolder(folder), studio_home,
+                   lambda e: None, lambda: False)
         tensors = read_tensors(folder / "checkpoint")
         stats[name] = (tensors["feature_mean"], tensors["feature_std"])
     for name in ("finetune", "ganbert"):
@@ -406,13 +408,15 @@ prepare()
 import torch
 torch.set_num_threads(int(sys.argv[1]))
 from core.data import DataSpec
+from core.paths import home_from_environment
 from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, resolve
 spec = DataSpec(train=sys.argv[2] + "/train.jsonl", test=sys.argv[2] + "/dev.jsonl")
+home = home_from_environment()  # the process's own, as the test's environment names it
 config = resolve(TrainConfig(data=spec, method="ganbert", frozen=True, per_class=5, fraction=None, seed=0, max_len=128,
-                             precision="fp32"))
-result = train_into(config, RunFolder(sys.argv[3]), lambda e: None, lambda: False)
+                             precision="fp32"), home)
+result = train_into(config, RunFolder(sys.argv[3]), home, lambda e: None, lambda: False)
 print(json.dumps({"test": result["test"], "threads": result["threads"], "fake": result["val_fake_prob"]}))
 """
 

@@ -45,13 +45,13 @@ def test_every_method_trains_a_gpt2_reloads_it_and_predicts_what_it_scored(tiny_
     stored probabilities; a top-1 run trains layer 2 alone above states that crossed without their positions
     added twice (`Cut.check` holds the halves to the whole)."""
     config = resolve(TrainConfig.of(data=DATA, method=method, backbone=str(tiny_gpt2), per_class=4, fraction=None,
-                                 steps=3, device="cpu", precision="fp32", **extra))
+                                 steps=3, device="cpu", precision="fp32", **extra), studio_home)
     assert config.resolved_pooling == "layer2"
     result, run = trained(config, studio_home / "runs" / f"{method}-{len(extra)}")
     assert 0.0 <= result["test"]["accuracy"] <= 1.0
     if saved is not None:
         assert layers_saved(run) == saved if method in ("finetune", "ganbert") else layers_saved(run) <= saved
-    again, _ = run.load_model().predict(load_data(config).test["text"].tolist())
+    again, _ = run.load_model(studio_home).predict(load_data(config, studio_home).test["text"].tolist())
     assert np.asarray(again) == pytest.approx(stored_probabilities(run), abs=1e-5)
 
 
@@ -60,7 +60,7 @@ def test_a_family_the_table_lacks_is_refused_by_name(tiny_gpt2, studio_home, mon
 
     monkeypatch.delitem(families.FAMILIES, "gpt2")
     config = resolve(TrainConfig(data=DATA, method="finetune", backbone=str(tiny_gpt2), per_class=4, fraction=None,
-                                 steps=2, device="cpu", precision="fp32", pooling="mean"))
+                                 steps=2, device="cpu", precision="fp32", pooling="mean"), studio_home)
     with pytest.raises(InputError, match="gpt2 is not a family the studio knows .* one entry in core/backbone/"
                                          "families.py adds it"):
         trained(config, studio_home / "runs" / "refused")

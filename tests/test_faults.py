@@ -28,7 +28,7 @@ from tests.helpers import LONG, active_run, cfg, held, submit, wait_for
 
 
 def test_sigkill_one_run_while_another_goes_on(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 2)
     victim = submit(reg, cfg(tiny_backbone, **LONG))
     other = submit(reg, cfg(tiny_backbone, seed=1, epochs=3))
@@ -54,7 +54,7 @@ def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_h
                                 stderr=subprocess.DEVNULL, env={**os.environ, "STUDIO_HOME": str(studio_home)})
 
     app = start_app()
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     # the first run lasts seconds (a 2-epoch run is 'running' for less than a poll) and then ends on its own
     ids = [submit(reg, cfg(tiny_backbone, epochs=1000, patience=1000))]
@@ -74,7 +74,7 @@ def test_app_restart_loses_nothing_and_the_queue_goes_on(tiny_backbone, studio_h
 
 @pytest.mark.slow
 def test_twenty_queued_runs_finish_in_order(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     ids = [reg.create(cfg(tiny_backbone, seed=s, epochs=1)) for s in range(20)]
     jobs.pump(reg)
@@ -87,7 +87,7 @@ def test_unwritable_run_directory_fails_the_run_clearly(tiny_backbone, studio_ho
     def denied(tensors, filename, *a, **k):
         raise PermissionError(13, "Permission denied", filename)
     monkeypatch.setattr("core.train.checkpoint_store.save_file", denied)
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "failed"
@@ -102,16 +102,16 @@ def test_text_of_a_million_characters_loads_and_classifies(tiny_backbone, studio
     raw = ('{"text": "' + "word " * 200_000 + '", "label": 0}\n{"text": "short", "label": 1}\n').encode()
     frame, _ = load_frame(raw, "long.jsonl")
     assert len(frame["text"].iloc[0]) == MAX_TEXT_CHARS and frame.attrs["cut"] == 1
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     execute_run(reg, run_id)
-    pred = classify(reg.folder(run_id).load_model(), [frame["text"].iloc[0]])[0]
+    pred = classify(reg.folder(run_id).load_model(studio_home), [frame["text"].iloc[0]])[0]
     assert pred.label and sum(pred.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
-def test_a_long_text_is_cut_as_it_is_read_and_the_dataset_says_so(fmt, tmp_path, capsys):
+def test_a_long_text_is_cut_as_it_is_read_and_the_dataset_says_so(fmt, tmp_path, capsys, studio_home):
     """Issue 87, item 1: a text past MAX_TEXT_CHARS is read to its first MAX_TEXT_CHARS characters in every format,
     the rest of its row and the other rows untouched, and the check says how many were cut."""
     import pandas as pd
@@ -124,7 +124,7 @@ def test_a_long_text_is_cut_as_it_is_read_and_the_dataset_says_so(fmt, tmp_path,
     path = tmp_path / f"train.{fmt}"
     {"jsonl": lambda: rows.to_json(path, orient="records", lines=True, force_ascii=False),
      "csv": lambda: rows.to_csv(path, index=False), "parquet": lambda: rows.to_parquet(path)}[fmt]()
-    ds = load_dataset(DataSpec(train=str(path)))
+    ds = load_dataset(DataSpec(train=str(path)), studio_home)
     assert ds.train["text"].tolist() == ["short one", long[:MAX_TEXT_CHARS], "short two", "short three"]
     assert ds.train["id"].tolist() == ["a", "b", "c", "d"] and ds.labels == ("x", "y")
     assert ds.cut == 1  # the text column's cut alone is a text cut; the long source is cut too, and not counted
@@ -132,7 +132,7 @@ def test_a_long_text_is_cut_as_it_is_read_and_the_dataset_says_so(fmt, tmp_path,
     assert main(["data", "check", str(path)]) == 0
     said = capsys.readouterr().out
     assert "note: 1 text is longer than 100,000 characters: each is read to its first 100,000" in said
-    assert load_dataset(DataSpec(train=str(path), labels=("x", "y"))).cut == 1
+    assert load_dataset(DataSpec(train=str(path), labels=("x", "y")), studio_home).cut == 1
 
 
 LONG_TEXT_MEMORY = """
@@ -149,7 +149,7 @@ def explore(n_words):
     rows.append({"text": "word " * n_words, "label": 1})
     path = folder / f"train{n_words}.jsonl"
     path.write_text("".join(json.dumps(r) + "\\n" for r in rows))
-    ds = load_dataset(DataSpec(train=str(path)))
+    ds = load_dataset(DataSpec(train=str(path)), folder)
     tokenizer = load_tokenizer(None)
     check_loaded(ds)
     write_report(ds, tokenizer, folder / f"out{n_words}")
@@ -416,7 +416,7 @@ def test_a_nul_anywhere_and_a_text_of_invisible_characters_are_refused(tmp_path)
 
 def test_predicting_with_a_run_that_did_not_finish_warns(tiny_backbone, studio_home, capsys):
     """Issue 87: predict on an interrupted run exited 0 with no word that its checkpoint was never tested."""
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = submit(reg, cfg(tiny_backbone, epochs=2))
     wait_for(lambda: reg.get(run_id).status == "done", timeout=300, what="the run")
     with sqlite3.connect(reg.path) as db:
@@ -470,7 +470,7 @@ def test_many_classes_keep_their_per_class_tables_sparse_apart_from_the_row_ever
     assert main(["train", "--train", str(tmp_path / "train.jsonl"), "--test", str(tmp_path / "test.jsonl"),
                  "--method", "tfidf-lr", "--per-class", "2"]) == 0
     run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
-    reg = Registry()
+    reg = Registry(studio_home)
     test = reg.get(run_id).metrics["test"]
     assert {"accuracy", "macro_f1"} <= set(test) and not {"per_class", "confusion", "classes"} & set(test)
     tables = reg.tables(run_id)
@@ -591,7 +591,7 @@ def test_a_reused_pid_is_not_the_run_and_is_never_signalled(recorded, tiny_backb
     alone; and the queue behind it is served (3 queued runs had never started)."""
     from core.runs.processes import pid_alive
 
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     stranger = a_stranger()
     try:
@@ -619,7 +619,7 @@ def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(ti
     import core.runs.backends
     from core.runs.backends import STALE, process_alive
 
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
@@ -637,7 +637,7 @@ def test_a_run_is_alive_while_its_own_process_lives_or_its_heartbeat_is_fresh(ti
 def test_a_live_worker_with_an_old_heartbeat_keeps_its_run_and_its_slot(tiny_backbone, studio_home):
     """Issue 87: a running run's heartbeat 900 s old while its worker lives. It is not marked interrupted, no
     second worker takes its slot, and its result is recorded done; the queued run follows in the same worker."""
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     first = submit(reg, cfg(tiny_backbone, steps=5_500, evaluations=100, patience=1000))
     second = submit(reg, cfg(tiny_backbone, seed=1, epochs=2))
@@ -659,7 +659,7 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
     """Issue 87: `core cancel R & core cancel R`. The second SIGTERM reaches the worker after R ended cancelled and
     the worker took on the next queued run: that run goes on to its end. A SIGTERM that no cancel explains still
     stops a run."""
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     first = submit(reg, cfg(tiny_backbone, **LONG))
     second = submit(reg, cfg(tiny_backbone, seed=1, steps=5_500, evaluations=100, patience=1000))
@@ -687,7 +687,7 @@ def test_a_late_second_cancel_stops_only_the_run_it_named(tiny_backbone, studio_
 def test_a_concurrency_setting_that_is_no_count_is_named_and_the_queue_still_runs(tiny_backbone, studio_home,
                                                                                  stored, capsys):
     """Issue 87: a hand-edited settings row had crashed every command ('abc') or stalled the queue (0)."""
-    reg = Registry()
+    reg = Registry(studio_home)
     reg.set_setting("max_concurrent", stored)
     assert main(["runs"]) == 0
     assert (f"warning: the registry's max_concurrent setting is {stored!r}, not a whole number"
@@ -703,7 +703,7 @@ def test_a_running_worker_beats_while_it_trains(tiny_backbone, studio_home, monk
     real = Registry.beat
     monkeypatch.setattr(Registry, "beat", lambda self, run_id: beats.append(run_id) or real(self, run_id))
     monkeypatch.setattr(execute, "HEARTBEAT", 0.05)
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone, epochs=3))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "done"
@@ -712,7 +712,7 @@ def test_a_running_worker_beats_while_it_trains(tiny_backbone, studio_home, monk
 
 # ------------------------------------------------------------ caches keyed on what the weights are (item 4)
 
-def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_backbone, tmp_path):
+def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_backbone, tmp_path, studio_home):
     """4 KB of model.safetensors overwritten with other bytes of the same size kept the identity, so cached
     features and the ONNX export of the old weights were reused; a store an earlier studio keyed by names and
     sizes is used where it lies while the weights are older than it (a lookup moves nothing), and passed over once
@@ -726,7 +726,7 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
     folder = tmp_path / "bert"
     shutil.copytree(tiny_backbone, folder)
     home = tmp_path / "home"
-    before = resolve_backbone(str(folder))
+    before = resolve_backbone(str(folder), home=studio_home)
     identity, names_and_sizes = before.identity, before.past_identities[-1]
     legacy = home / "features" / store_key(before, 64, "mean", False, identity=names_and_sizes)
     legacy.mkdir(parents=True)
@@ -740,7 +740,7 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
     with weights.open("r+b") as f:
         f.seek(weights.stat().st_size - 4096)
         f.write(os.urandom(4096))
-    after = resolve_backbone(str(folder))
+    after = resolve_backbone(str(folder), home=studio_home)
     assert weights.stat().st_size == before.folder.joinpath("model.safetensors").stat().st_size
     assert after.identity != identity and after.past_identities[-1] == names_and_sizes
     assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
@@ -751,7 +751,8 @@ def test_weights_overwritten_in_place_change_the_backbone_and_its_stores(tiny_ba
     assert not feature_store(home, after, 64, "mean", False).exists() and stale.exists()
 
 
-def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_its_stores(tiny_backbone, tmp_path):
+def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_its_stores(tiny_backbone, tmp_path,
+                                                                                         studio_home):
     """Issue 84, item 5: a folder's identity hashed its config and weights only, so a tokenizer edited beside the
     same weights reused the features the old one had encoded. The tokenizer's files key the stores too; a store
     of the studio before (keyed without them) is used where it lies while the tokenizer is older than it, never
@@ -765,7 +766,7 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
     folder = tmp_path / "bert"
     shutil.copytree(tiny_backbone, folder)
     home = tmp_path / "home"
-    before = resolve_backbone(str(folder))
+    before = resolve_backbone(str(folder), home=studio_home)
     identity = before.identity  # a property: read now, before the file changes
     assert "vocab.txt" in {p.name for p in before.tokenizer_files()}
     previous = home / "features" / store_key(before, 64, "mean", False, identity=before.past_identities[0])
@@ -779,7 +780,7 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
     vocab = folder / "vocab.txt"
     vocab.write_text(vocab.read_text().replace("the\n", "teh\n", 1) if "the\n" in vocab.read_text()
                      else vocab.read_text() + "extra\n")
-    after = resolve_backbone(str(folder))
+    after = resolve_backbone(str(folder), home=studio_home)
     assert (folder / "model.safetensors").read_bytes() == (tiny_backbone / "model.safetensors").read_bytes()
     assert after.identity != identity
     assert feature_store(home, after, 64, "mean", False) != store and export_folder(after, home) != export
@@ -799,7 +800,7 @@ def test_a_changed_tokenizer_beside_the_same_weights_changes_the_backbone_and_it
 def test_an_unreadable_run_is_reported_and_the_rest_work(stored, reason, tiny_backbone, studio_home, capsys):
     import json
 
-    reg = Registry()
+    reg = Registry(studio_home)
     good, bad = (reg.create(cfg(tiny_backbone, seed=s)) for s in (0, 1))
     if stored is None:
         raw = json.loads(cfg(tiny_backbone).to_json())
@@ -831,7 +832,7 @@ def test_a_foreground_run_that_cannot_start_is_never_started_later(tiny_backbone
         assert main(["train", "--train", "builtin", "--method", "features-lr", "--frozen", "--per-class", "3",
                      "--backbone", str(tiny_backbone)]) == 2
     assert "the disk is full" in capsys.readouterr().err
-    reg = Registry()
+    reg = Registry(studio_home)
     [run] = reg.list()
     assert run.status == "failed" and "disk is full" in run.message
     assert main(["runs"]) == 0 and reg.get(run.id).status == "failed"
@@ -873,7 +874,7 @@ def test_processes_opening_a_fresh_home_at_once_all_succeed(tmp_path):
 
 
 def test_a_damaged_registry_and_a_full_disk_are_said_so(tiny_backbone, studio_home, monkeypatch, capsys):
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     # a full disk (SQLite's own SQLITE_FULL: no page may be added): lists still answer, writes say why
     real = sqlite3.connect
@@ -899,7 +900,7 @@ def test_a_damaged_registry_and_a_full_disk_are_said_so(tiny_backbone, studio_ho
 
 
 def test_a_truncated_checkpoint_is_named_not_a_traceback(tiny_backbone, studio_home, capsys):
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "done"
@@ -919,7 +920,7 @@ def test_flipped_weights_are_damaged_and_a_killed_shard_write_is_swept(tiny_back
 
     from core.paths import STALE_PARTIAL, remove_stale_partials
 
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "done"
@@ -970,7 +971,7 @@ def test_old_uploads_nothing_names_are_cleaned(tiny_backbone, studio_home, tmp_p
     rows = b'{"text": "a b", "label": 0}\n{"text": "c d", "label": 1}\n'
     used, worked_on, labeled, old, new = (
         store_upload(rows + f'{{"text": "{i}", "label": 0}}\n'.encode(), f"f{i}.jsonl", folder) for i in range(5))
-    reg = Registry()
+    reg = Registry(studio_home)
     reg.create(cfg(tiny_backbone).with_(data=DataSpec(train=str(used))))
     remember(reg, Workspace(DataSpec(train=str(worked_on)), CleaningConfig()))
     sessions.save(studio_home, sessions.Session(DataSpec(train=str(labeled)), ("a", "b")))  # a labeling session's
@@ -1002,7 +1003,7 @@ def test_the_data_pages_cleanup_removes_an_old_upload_and_says_so(studio_home, s
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_ends_interrupted_and_the_next_queued_run_starts(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     victim = submit(reg, cfg(tiny_backbone, **LONG))
     after = submit(reg, cfg(tiny_backbone, seed=1))
@@ -1026,7 +1027,7 @@ def test_a_disk_that_fills_mid_run_fails_the_run_and_leaves_nothing_partial(tiny
         raise SafetensorError("Error while serializing: IoError(Os { code: 28, kind: StorageFull, "
                               "message: \"No space left on device\" })")
     monkeypatch.setattr("core.train.checkpoint_store.save_file", full)
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "failed"
@@ -1045,7 +1046,7 @@ def test_two_clis_launching_into_one_home_lose_no_run_and_run_none_twice(tiny_ba
     clis = [subprocess.Popen([*command, "--seeds", *seeds], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE) for seeds in (["0", "1", "2"], ["3", "4", "5"])]
     assert [cli.wait(timeout=300) for cli in clis] == [0, 0], [cli.stderr.read() for cli in clis]
-    reg = Registry()
+    reg = Registry(studio_home)
     wait_for(lambda: jobs.pump(reg) is not None and len(reg.list()) == 6
              and all(r.status == "done" for r in reg.list()), timeout=300, what="six runs done")
     assert sorted(r.config.seed for r in reg.list()) == [0, 1, 2, 3, 4, 5]

@@ -17,6 +17,7 @@ import torch
 
 from core import runs as jobs
 from core.data import CorpusConfig, DataSpec
+from core.paths import home_from_environment
 from core.runs import Registry, RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, load_data, method_for, resolve, split_pool
@@ -61,7 +62,7 @@ def importable(library: str) -> bool:
 def config(backbone, device: str, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=None if backbone is None else str(backbone), fraction=0.3, steps=6,
                 batch_size=8, max_len=64, evaluations=2, precision="fp32", device=device, seed=0)
-    return resolve(TrainConfig.of(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}), home_from_environment())
 
 
 def trained(cfg: TrainConfig, folder, monkeypatch) -> tuple[dict, np.ndarray, set[str]]:
@@ -76,7 +77,7 @@ def trained(cfg: TrainConfig, folder, monkeypatch) -> tuple[dict, np.ndarray, se
         return real(self, mode)
     with monkeypatch.context() as patched:
         patched.setattr(StudioModel, "train", noting)
-        result = train_into(cfg, RunFolder(folder), lambda e: None, lambda: False)
+        result = train_into(cfg, RunFolder(folder), home_from_environment(), lambda e: None, lambda: False)
     frame = RunFolder(folder).predictions()
     return result, frame[[c for c in frame.columns if c.startswith("p_")]].to_numpy(), placed
 
@@ -121,7 +122,8 @@ def test_bf16_autocast_on_the_device(device, tiny_backbone, tmp_path, monkeypatc
     assert probs == pytest.approx(fp32, abs=0.1)
 
 
-def test_ganbert_keeps_its_two_optimizers_apart_with_the_noise_on_the_device(device, tiny_backbone, monkeypatch):
+def test_ganbert_keeps_its_two_optimizers_apart_with_the_noise_on_the_device(device, tiny_backbone, monkeypatch,
+                                                                             studio_home):
     """The `tf` preset's separate gradients on the device: with D's loss zeroed, one step moves G and leaves D's
     logits where weight decay alone puts them; G's noise is drawn on the device (a CPU tensor would stop the step
     on a GPU)."""
@@ -132,8 +134,9 @@ def test_ganbert_keeps_its_two_optimizers_apart_with_the_noise_on_the_device(dev
     cfg = config(tiny_backbone, device, method="ganbert", gan_preset="tf", warmup=0.0, steps=10)
     method = ganbert.GanBert(method_for(cfg))
     torch.manual_seed(0)
-    model = method.build_model(cfg, split_pool(cfg, load_data(cfg)).labels, torch.device(device))
-    step = method.start(model, cfg, split_pool(cfg, load_data(cfg)), 10)
+    labels = split_pool(cfg, load_data(cfg, studio_home)).labels
+    model = method.build_model(cfg, labels, torch.device(device), studio_home)
+    step = method.start(model, cfg, split_pool(cfg, load_data(cfg, studio_home)), 10)
     d_before = model.head.logits.weight.detach().clone()
     g_before = [p.detach().clone() for p in model.generator.parameters()]
     step(torch.randn(8, model.feature_dim, device=device), torch.tensor([0, 1, -1, -1, 0, -1, 1, -1], device=device))
@@ -143,8 +146,9 @@ def test_ganbert_keeps_its_two_optimizers_apart_with_the_noise_on_the_device(dev
     assert any(not torch.equal(p, q) for p, q in zip(model.generator.parameters(), g_before))
 
 
-def test_a_background_worker_on_the_device_reports_and_its_reload_predicts_as_it_did(device, tiny_backbone):
-    reg = Registry()
+def test_a_background_worker_on_the_device_reports_and_its_reload_predicts_as_it_did(device, tiny_backbone,
+                                                                                      studio_home):
+    reg = Registry(studio_home)
     run_id = submit(reg, config(tiny_backbone, device, method="ganbert", generator="noise"))
     run = wait_for(lambda: (r := reg.get(run_id)).status in ("done", "failed", "interrupted") and r, timeout=300,
                    what="the run's end")
@@ -152,16 +156,16 @@ def test_a_background_worker_on_the_device_reports_and_its_reload_predicts_as_it
     assert reg.evaluations(run_id) and run.metrics["test"]["accuracy"] > 0
     assert run.device.startswith("GPU") if device == "cuda" else run.device.startswith("CPU")
     saved = reg.folder(run_id).predictions()
-    texts = load_data(run.config).test["text"].tolist()
+    texts = load_data(run.config, studio_home).test["text"].tolist()
     for where in (device, "cpu"):
-        model = reg.folder(run_id).load_model(where)
+        model = reg.folder(run_id).load_model(studio_home, where)
         probs = np.array([model.predict([t])[0][0] for t in texts[:8]])
         expected = saved[[f"p_{n}" for n in model.labels]].to_numpy()[:8]
         assert probs == pytest.approx(expected, abs=1e-3 if where == device else 0.02), where
 
 
-def test_cancel_on_the_device(device, tiny_backbone):
-    reg = Registry()
+def test_cancel_on_the_device(device, tiny_backbone, studio_home):
+    reg = Registry(studio_home)
     run_id = submit(reg, config(tiny_backbone, device, method="finetune", frozen=True, fraction=0.5, **LONG))
     wait_for(lambda: active_run(reg, run_id).status == "running", timeout=120, what="running")
     assert jobs.cancel(reg, run_id, grace=60) == "cancelled"

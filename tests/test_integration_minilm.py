@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.data import DataSpec
+from core.paths import home_from_environment
 from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import TrainConfig, classify, resolve
@@ -19,7 +20,9 @@ def spec(m4_dir) -> DataSpec:
 
 def run(spec, tmp_path, **kw) -> dict:
     base = dict(data=spec, frozen=True, epochs=20, batch_size=16, patience=5)
-    return train_into(resolve(TrainConfig.of(**{**base, **kw})), RunFolder(tmp_path), lambda e: None, lambda: False)
+    home = home_from_environment()
+    return train_into(resolve(TrainConfig.of(**{**base, **kw}), home), RunFolder(tmp_path), home, lambda e: None,
+                      lambda: False)
 
 
 def test_layers_pooling_learns_style_where_last_layer_mean_does_not(spec, tmp_path):
@@ -29,9 +32,9 @@ def test_layers_pooling_learns_style_where_last_layer_mean_does_not(spec, tmp_pa
     assert layers["test"]["accuracy"] > mean["test"]["accuracy"] + 0.15  # mean measured 0.169
 
 
-def test_ganbert_bow_on_real_text_beats_chance_and_predicts(spec, tmp_path):
+def test_ganbert_bow_on_real_text_beats_chance_and_predicts(spec, tmp_path, studio_home):
     result = run(spec, tmp_path, method="ganbert", generator="bow", fraction=0.5)
     assert result["test"]["accuracy"] > 0.25, result["test"]["accuracy"]  # measured 0.354
-    model = RunFolder(tmp_path).load_model()
+    model = RunFolder(tmp_path).load_model(studio_home)
     pred = classify(model, ["We propose a novel method for graph neural networks and evaluate it on three benchmarks."])
     assert pred[0].label in model.labels and pred[0].fake_probability is not None

@@ -171,20 +171,20 @@ def test_a_session_needs_two_named_classes(tmp_path, studio_home):
 
 # ------------------------------------------------------------ a corpus without labels, the export
 
-def test_a_corpus_without_a_label_column_is_labeled_with_the_classes_named(tmp_path):
+def test_a_corpus_without_a_label_column_is_labeled_with_the_classes_named(tmp_path, studio_home):
     path = write_jsonl(tmp_path / "texts.jsonl", [{"text": f"text number {i}"} for i in range(6)])
     with pytest.raises(DataError, match="declare them"):
-        load_texts(DataSpec(train=str(path)))
-    ds = load_texts(DataSpec(train=str(path), labels=("human", "machine")))
+        load_texts(DataSpec(train=str(path)), studio_home)
+    ds = load_texts(DataSpec(train=str(path), labels=("human", "machine")), studio_home)
     assert ds.labels == ("human", "machine") and len(ds.train) == 6 and (ds.train["label"] == MISSING).all()
 
 
-def test_the_exported_labels_load_as_a_dataset(tmp_path, small_builtin):
-    ds = load_texts(small_builtin.spec)
+def test_the_exported_labels_load_as_a_dataset(tmp_path, small_builtin, studio_home):
+    ds = load_texts(small_builtin.spec, studio_home)
     ids = ds.train["id"].astype(str).tolist()
     labels = {ids[0]: "human", ids[1]: "chatGPT", ids[5]: "human"}
     spec = export(ds, labels, ds.labels, tmp_path / "labels-x")
-    loaded = load_dataset(spec)
+    loaded = load_dataset(spec, studio_home)
     assert loaded.train["id"].tolist() == list(labels)
     assert [loaded.labels[i] for i in loaded.train["label"]] == list(labels.values())
     assert len(loaded.unlabeled) == len(ds.train) - 3 and len(loaded.test) == len(ds.test)
@@ -193,17 +193,17 @@ def test_the_exported_labels_load_as_a_dataset(tmp_path, small_builtin):
         export(ds, {ids[0]: "human"}, ds.labels, tmp_path / "one")
 
 
-def test_the_exported_labels_train(tmp_path, small_builtin):
+def test_the_exported_labels_train(tmp_path, small_builtin, studio_home):
     from core.runs.execute import train_into
     from core.runs.folder import RunFolder
     from core.train import TrainConfig, resolve
 
-    ds = load_texts(small_builtin.spec)
+    ds = load_texts(small_builtin.spec, studio_home)
     truth = dict(zip(ds.train["id"].astype(str), ds.train["label"]))
     labels = {i: ds.labels[c] for i, c in list(truth.items())[::2]}  # the synthetic corpus's style is faint
     spec = export(ds, labels, ds.labels, tmp_path / "labels-x")
-    result = train_into(resolve(TrainConfig(data=spec, method="tfidf-lr", fraction=1.0)), RunFolder(tmp_path / "run"),
-                        lambda e: None, lambda: False)
+    config = resolve(TrainConfig(data=spec, method="tfidf-lr", fraction=1.0), studio_home)
+    result = train_into(config, RunFolder(tmp_path / "run"), studio_home, lambda e: None, lambda: False)
     assert result["labels_read"] == len(labels) and result["test"]["accuracy"] > 2 / len(ds.labels)
 
 
@@ -229,7 +229,7 @@ def test_the_cli_labels_undoes_exports_and_simulates(tmp_path, studio_home, tiny
     exported = cli(*base, "--export", str(tmp_path / "out"))
     assert exported.returncode == 0, exported.stderr
     assert len(load_dataset(DataSpec(**{k: v for k, v in json.loads(exported.stdout).items() if k != "labels"},
-                                     labels=("human", "machine"))).train) == 3
+                                     labels=("human", "machine")), studio_home).train) == 3
     assert cli(*base, "--strategy", "stratified").returncode == 2  # needs --simulate
     assert "unknown strategy" in cli(*base, "--strategy", "best").stderr
     no_test = cli(*base, "--simulate")

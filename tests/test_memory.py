@@ -51,23 +51,25 @@ def test_checkpointing_keeps_the_gradients(tiny_backbone):
 
 
 @pytest.mark.parametrize("free_gib, on", [(0.001, True), (1000.0, False)])
-def test_a_run_checkpoints_only_when_its_step_would_not_fit(tiny_backbone, tmp_path, monkeypatch, free_gib, on):
+def test_a_run_checkpoints_only_when_its_step_would_not_fit(tiny_backbone, tmp_path, monkeypatch, free_gib, on,
+                                                            studio_home):
     monkeypatch.setattr(memory, "free_bytes", lambda device: free_gib * GIB)
     events: list[dict] = []
     config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="ganbert", frozen=False,
-                                 fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"))
-    result = train_into(config, RunFolder(tmp_path), events.append, lambda: False)
+                                 fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"), studio_home)
+    result = train_into(config, RunFolder(tmp_path), studio_home, events.append, lambda: False)
     assert result["gradient_checkpointing"] is on
     said = [e["message"] for e in events if e.get("type") == "status" and e["message"].startswith("memory:")]
     assert len(said) == 1 and ("gradient checkpointing on" in said[0]) is on
     assert "16 texts × 64 tokens" in said[0]
 
 
-def test_a_frozen_run_holds_no_encoder_activations(tiny_backbone, tmp_path, monkeypatch):
+def test_a_frozen_run_holds_no_encoder_activations(tiny_backbone, tmp_path, monkeypatch, studio_home):
     monkeypatch.setattr(memory, "free_bytes", lambda device: 1.0)
     config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True,
-                                 fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"))
-    assert train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)["gradient_checkpointing"] is False
+                                 fraction=0.3, steps=3, evaluations=1, max_len=64, precision="fp32"), studio_home)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
+    assert result["gradient_checkpointing"] is False
 
 
 def test_the_parameters_told_from_the_shape_are_minilms():
@@ -76,14 +78,14 @@ def test_the_parameters_told_from_the_shape_are_minilms():
 
 
 @pytest.mark.parametrize("free_gib, on", [(0.001, True), (1000.0, False)])
-def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkeypatch, free_gib, on):
+def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkeypatch, free_gib, on, studio_home):
     """The Train page's estimate before launch: a trained-encoder step that would not fit here trains at
     CHECKPOINT_SLOWDOWN the seconds; evaluation is untouched, and frozen runs and LR never checkpoint."""
     from core.runs.estimate import checkpoints, planned_rows, run_seconds
     from core.train import method_for
 
     monkeypatch.setattr(memory, "free_bytes", lambda device: free_gib * GIB)
-    trained = resolve(TrainConfig(data=DATA, method="ganbert", per_class=5, fraction=None, max_len=512))
+    trained = resolve(TrainConfig(data=DATA, method="ganbert", per_class=5, fraction=None, max_len=512), studio_home)
     assert checkpoints(trained) is on
     method = method_for(trained)
     plain, slowed = (method.seconds(trained, 30, 970, 100, 100, c) for c in (False, True))
@@ -91,9 +93,10 @@ def test_a_grids_estimate_counts_the_checkpointing_its_runs_would_turn_on(monkey
     assert run_seconds(trained, (30, 970, 100, 100)) == (slowed if on else plain)
     evaluation = (trained.evaluations * 100 + 100) / (49.0 / 4)
     assert slowed - evaluation == pytest.approx(CHECKPOINT_SLOWDOWN * (plain - evaluation))
-    for never in (trained.with_(frozen=True), resolve(TrainConfig(data=DATA, method="features-lr", max_len=512))):
+    for never in (trained.with_(frozen=True),
+                  resolve(TrainConfig(data=DATA, method="features-lr", max_len=512), studio_home)):
         assert checkpoints(never) is False
-    setfit = resolve(TrainConfig(data=DATA, method="setfit", per_class=5, fraction=None, max_len=512))
+    setfit = resolve(TrainConfig(data=DATA, method="setfit", per_class=5, fraction=None, max_len=512), studio_home)
     assert method_for(setfit).step_sequences(setfit) == 2 * setfit.batch_size  # both texts of each pair
 
 

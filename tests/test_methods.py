@@ -66,7 +66,7 @@ def test_each_spec_hands_fitting_and_loading_to_its_training_class():
         assert type(trainer).fit is not Trainer.fit and type(trainer).load is not Trainer.load
 
 
-def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone, capsys):
+def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone, capsys, studio_home):
     args = build_parser().parse_args(["train", "--train", "builtin", "--method", "toy", "--fraction", "0.5"])
     assert method_for(config_from_args(args)) is toy and config_from_args(args).params == ToyParams()
     args = build_parser().parse_args(["train", "--train", "builtin", "--method", "toy", "--toy-bias"])
@@ -75,7 +75,8 @@ def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone
     err = capsys.readouterr().err
     assert "method must be one of" in err and "toy" in err
     base = TrainConfig(backbone=str(tiny_backbone), frozen=True)
-    configs = Sweep(("toy", "ganbert"), {"generator": ("noise", "bow")}, amounts([0.5], [3]), (0, 1)).configs(base)
+    configs = Sweep(("toy", "ganbert"), {"generator": ("noise", "bow")}, amounts([0.5], [3]), (0, 1)).configs(
+        base, studio_home)
     assert sum(c.method == "toy" for c in configs) == 4  # 2 amounts × 2 seeds, no generator crossing
     assert sum(c.method == "ganbert" for c in configs) == 8
 
@@ -83,14 +84,14 @@ def test_a_registered_method_is_taken_by_the_cli_and_the_grid(toy, tiny_backbone
 def test_a_registered_method_trains_saves_loads_and_is_named(toy, tiny_backbone, tmp_path, studio_home):
     config = TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10)), method="toy",
                          backbone=str(tiny_backbone), frozen=True, epochs=2, fraction=0.5, lr=1e-2)
-    result = train_into(resolve(config), RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(resolve(config, studio_home), RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["steps"] == 4  # 2 epochs of 2 batches of 64
     predictions = RunFolder(tmp_path).predictions()  # the metrics are those of the predictions it wrote
     assert result["test"]["accuracy"] == pytest.approx((predictions["pred"] == predictions["label"]).mean())
-    model = RunFolder(tmp_path).load_model()  # the loader builds the toy's head from the table
+    model = RunFolder(tmp_path).load_model(studio_home)  # the loader builds the toy's head from the table
     assert isinstance(model.model.head, nn.Linear) and model.model.head.bias is None
     assert classify(model, ["Furthermore, solar panels reshape energy prices."])[0].fake_probability is None
-    registry = Registry()
+    registry = Registry(studio_home)
     run = registry.get(registry.create(config))
     assert method_name(run) == "Toy linear head on frozen features"
     # queued; on the tiny BERT, named for it (a backbone other than the bundled one)
@@ -107,22 +108,22 @@ def test_a_registered_method_is_offered_on_the_train_page(toy, small_builtin):
     assert not at.exception and at.toggle(key="tr_toy_bias").label == "Toy bias"  # its own setting, in its section
 
 
-def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool():
+def test_ganbert_repeats_labeled_rows_by_their_share_of_the_whole_pool(studio_home):
     """An --unlabeled file grows the pool: 10 labeled rows among 1,000 are 1%, six copies each by the authors' rule
     (the tf preset), even when the train file alone held only 20 rows."""
     labeled, unlabeled = np.arange(10), np.arange(10, 1000)
-    authors = resolve(TrainConfig.of(method="ganbert", gan_preset="tf", fraction=0.01))
+    authors = resolve(TrainConfig.of(method="ganbert", gan_preset="tf", fraction=0.01), studio_home)
     rows = METHODS["ganbert"].epoch_rows(authors, labeled, unlabeled)
     assert authors.params.batches_without_labels is None and repeats_for(0.01) == 6
     assert (np.bincount(rows)[:10] == 6).all() and len(rows) == 60 + 990
     assert METHODS["ganbert"].epoch_size(authors, 10, 990) == len(rows)
 
 
-def test_the_studio_preset_repeats_labeled_rows_until_batches_of_16_carry_labels():
+def test_the_studio_preset_repeats_labeled_rows_until_batches_of_16_carry_labels(studio_home):
     """L2R's whole pool at 20/class: the authors' 6 copies left 43% of the studio's batches of 16 without a label;
     24 copies leave about 5%, measured on shuffled epochs. The control reads the same rows; 1 turns the floor off."""
-    studio = resolve(TrainConfig(method="ganbert", fraction=0.01))
-    control = resolve(studio.with_(adversarial=False))
+    studio = resolve(TrainConfig(method="ganbert", fraction=0.01), studio_home)
+    control = resolve(studio.with_(adversarial=False), studio_home)
     assert studio.params.batches_without_labels == control.params.batches_without_labels == 0.05
     labeled, unlabeled = np.arange(100), np.arange(100, 11321)
     rng = np.random.default_rng(0)

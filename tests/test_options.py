@@ -76,7 +76,7 @@ def test_the_lifecycle_table_allows_the_documented_moves():
     (["claim", "running", "done"], "running"),
 ])
 def test_the_registry_refuses_illegal_moves(moves, refused, studio_home):
-    registry = Registry()
+    registry = Registry(studio_home)
     run_id = registry.create(TrainConfig(frozen=True))
     for move in moves:
         if move == "claim":

@@ -58,7 +58,7 @@ def test_explore_exports_the_report_core_explore_writes(small_builtin, tmp_path)
 
 
 @pytest.mark.parametrize("n, sentences", [(4, False), (8, False), (12, False), (4, True)])
-def test_explore_on_a_few_short_rows_says_what_it_cannot_draw(tmp_path, n, sentences, capsys):
+def test_explore_on_a_few_short_rows_says_what_it_cannot_draw(tmp_path, n, sentences, capsys, studio_home):
     """Issue 87: 4 to 12 rows of a word or a short sentence each had ended in sklearn's "empty vocabulary" and
     "n_components=2 must be ..." on every tab and in `core explore`."""
     from core.cli import main
@@ -68,7 +68,7 @@ def test_explore_on_a_few_short_rows_says_what_it_cannot_draw(tmp_path, n, sente
     train, test = write_jsonl(tmp_path / "train.jsonl", rows), write_jsonl(tmp_path / "test.jsonl", rows)
     assert main(["explore", str(train), "--test", str(test), "--out", str(tmp_path / "out"), "--no-cache"]) == 0
     assert (tmp_path / "out" / "report.html").exists()
-    at = open_page("pages/explore.py", load_dataset(DataSpec(train=str(train), test=str(test))))
+    at = open_page("pages/explore.py", load_dataset(DataSpec(train=str(train), test=str(test)), studio_home))
     for tab in ("Lengths", "Words", "Maps", "Train/test shift"):
         assert not open_tab(at, tab).exception, tab
 
@@ -86,8 +86,8 @@ def test_the_map_method_is_chosen_per_dataset(small_builtin):
     assert not maps.get("progress")  # UMAP's epoch bar, drawn above the status while it ran, is gone once done
 
 
-def test_explore_on_real_m4_sample(m4_dir):
-    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")))
+def test_explore_on_real_m4_sample(m4_dir, studio_home):
+    ds = load_dataset(DataSpec(train=str(m4_dir / "train.jsonl"), test=str(m4_dir / "dev.jsonl")), studio_home)
     home = open_page("pages/home.py", ds)
     assert any(m.value == "**m4-sample** — 6 classes" for m in home.markdown)
     assert "Declared but absent from every split: bloomz; no model can learn it" in [c.value for c in home.caption]
@@ -242,17 +242,17 @@ def test_a_loaded_dataset_and_its_cleaning_outlive_the_session(m4_dir):
     assert (data.text_input(key="lp_train").value, data.text_input(key="lp_test").value) == (spec.train, spec.test)
 
 
-def test_a_workspace_whose_files_are_gone_falls_back_to_the_built_in_corpus(tmp_path):
+def test_a_workspace_whose_files_are_gone_falls_back_to_the_built_in_corpus(tmp_path, studio_home):
     from core.data import CleaningConfig
     from core.runs import Registry, Workspace, remember
 
-    remember(Registry(), Workspace(DataSpec(train=str(tmp_path / "gone.jsonl")), CleaningConfig()))
+    remember(Registry(studio_home), Workspace(DataSpec(train=str(tmp_path / "gone.jsonl")), CleaningConfig()))
     at = open_page("pages/home.py")
     assert at.session_state["dataset"].synthetic
     assert "could not be loaded again" in at.warning[0].value and "gone.jsonl" in at.warning[0].value
 
 
-def test_a_file_name_is_shown_as_written_never_as_markdown_or_two_lines(tmp_path, capsys):
+def test_a_file_name_is_shown_as_written_never_as_markdown_or_two_lines(tmp_path, capsys, studio_home):
     """Issue 95 item 13: a dataset named `![x](http:\\…)` became an <img> in the sidebar on every page and on the
     Train page (Home escaped it), and a path holding a newline kept it in the run name and broke `core runs`."""
     from core.cli import main
@@ -263,7 +263,7 @@ def test_a_file_name_is_shown_as_written_never_as_markdown_or_two_lines(tmp_path
     for split in ("train", "test"):
         (folder / f"{split}.csv").write_text("text,label\n" + "".join(
             f"a {split} text number {i} of {c},{c}\n" for i in range(4) for c in ("a", "b")))
-    ds = load_dataset(DataSpec(train=str(folder / "train.csv"), test=str(folder / "test.csv")))
+    ds = load_dataset(DataSpec(train=str(folder / "train.csv"), test=str(folder / "test.csv")), studio_home)
     assert "\n" not in ds.name and ds.name.startswith("![x]")
     assert main(["train", "--train", str(folder / "train.csv"), "--test", str(folder / "test.csv"),
                  "--method", "tfidf-lr", "--per-class", "2"]) == 0  # a run named after it, on Compare and Classify

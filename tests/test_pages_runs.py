@@ -9,7 +9,7 @@ import pytest
 
 from core.compare import mcnemar
 from core.data import ColumnMapping, CorpusConfig, DataSpec, builtin_dataset, load_dataset
-from core.paths import REPO_ROOT
+from core.paths import REPO_ROOT, home_from_environment
 from core.runs import ACTIVE, Registry, cancel_all, execute_run
 from core.train import TrainConfig, resolve
 from pages.train_form import methods_key
@@ -20,26 +20,27 @@ CORPUS = CorpusConfig(train_per_class=30, test_per_class=10)
 
 @pytest.fixture(scope="module")
 def dataset():
-    return builtin_dataset(CORPUS)
+    return builtin_dataset(CORPUS, home_from_environment())
 
 
 def finished_run(tiny_backbone, dataset, **kw) -> str:
-    reg = Registry()
+    reg = Registry(home_from_environment())
     config = resolve(TrainConfig.of(**{**dict(data=dataset.spec, backbone=str(tiny_backbone), method="finetune",
-                                           frozen=True, epochs=2, fraction=0.5, batch_size=8, lr=1e-2), **kw}))
+                                           frozen=True, epochs=2, fraction=0.5, batch_size=8, lr=1e-2), **kw}),
+                     reg.home)
     run_id = reg.create(config)
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "done"
     return run_id
 
 
-def test_empty_states_say_what_to_do(dataset):
+def test_empty_states_say_what_to_do(dataset, studio_home):
     assert "Launch" in open_page("pages/train.py", dataset).info[0].value
     assert "Train page" in open_page("pages/compare.py", dataset).info[0].value
     assert "Train a model" in open_page("pages/classify.py", dataset).info[0].value
     home = open_page("pages/home.py", dataset)
     assert any("No runs yet" in c.value for c in home.caption)
-    reg = Registry()
+    reg = Registry(studio_home)
     restored = reg.create(TrainConfig(data=dataset.spec, method="tfidf-lr"))  # done, but no model kept
     reg.claim(restored)
     reg.mark_running(restored, os.getpid(), "CPU")
@@ -66,7 +67,7 @@ def test_homes_next_steps_follow_what_exists(tiny_backbone, dataset):
     assert "SetFit" in home.markdown[0].value and "TF-IDF + LR" in home.markdown[0].value
 
 
-def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
+def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset, studio_home):
     at = open_page("pages/train.py", dataset)
     at.multiselect(key=methods_key(True)).set_value(["finetune", "ganbert"])
     at.multiselect(key="tr_generators").set_value(["bow"])
@@ -89,7 +90,7 @@ def test_train_page_estimates_launches_and_monitors(tiny_backbone, dataset):
     # launch reads the queue again, so a double click that beats this rerun queues nothing either)
     assert at.button(key="tr_launch").disabled and not any("to launch" in m.value for m in at.markdown)
     assert any("Every run of this grid (2) is done or queued here already" in c.value for c in at.caption)
-    reg = Registry()
+    reg = Registry(studio_home)
     assert len(reg.list()) == 2
     wait_for(lambda: all(r.status == "done" for r in reg.list()) and len(reg.list()) == 2, timeout=180,
              what="both runs done")
@@ -141,7 +142,7 @@ def test_train_page_rejects_bad_grid_input(dataset):
     assert at.button(key="tr_launch").disabled
 
 
-def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home, dataset):
+def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home, dataset, studio_home):
     at = open_page("pages/train.py", dataset)
     picker = at.selectbox(key="tr_backbone_pick")
     assert picker.value == "" and picker.options[0] == "MiniLM (bundled)"  # "": the bundled model
@@ -154,11 +155,11 @@ def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home,
     picker.set_value("studio-test/tiny-roberta").run()
     at.button(key="tr_launch").click().run()
     assert "Queued 1 run(s)" in at.success[0].value
-    run, = Registry().list()
+    run, = Registry(studio_home).list()
     assert run.config.backbone == "studio-test/tiny-roberta" and run.config.revision is not None
 
 
-def test_attention_dropout_zero_is_a_choice_of_its_own_on_the_train_page(tiny_backbone, dataset):
+def test_attention_dropout_zero_is_a_choice_of_its_own_on_the_train_page(tiny_backbone, dataset, studio_home):
     """0 is a value of attention dropout (the fused kernel's), not a word for its default: the field had read 0 as
     'the backbone's', so the page could not launch the setting the speed bench measured. Empty is the method's
     default (the backbone's rate for adapters; 0 for fine-tuning, as settled)."""
@@ -174,16 +175,16 @@ def test_attention_dropout_zero_is_a_choice_of_its_own_on_the_train_page(tiny_ba
     field.set_value(0.0).run()
     at.button(key="tr_launch").click().run()
     assert "Queued 1 run(s)" in at.success[0].value
-    run, = Registry().list()
+    run, = Registry(studio_home).list()
     assert run.config.attention_dropout == 0.0
 
 
-def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
+def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset, studio_home):
     for seed in (0, 1):
         finished_run(tiny_backbone, dataset, seed=seed)
     finished_run(tiny_backbone, dataset, method="ganbert", generator="bow")
-    failed = Registry().create(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), frozen=True))
-    Registry().finish(failed, "failed", "RuntimeError: boom")
+    failed = Registry(studio_home).create(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), frozen=True))
+    Registry(studio_home).finish(failed, "failed", "RuntimeError: boom")
     at = open_page("pages/compare.py", dataset)
     table, groups, verdicts, diffs = at.dataframe  # the runs, the groups, the verdicts, one pair's differences
     groups, verdicts, diffs = groups.value, verdicts.value, diffs.value
@@ -213,8 +214,8 @@ def test_compare_groups_over_seeds_pairs_and_plots(tiny_backbone, dataset):
     assert list(at.dataframe[1].value.columns[-2:]) == ["accuracy_mean", "mcc_mean"]  # the others' means only
 
 
-def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
-    gan, reg = finished_run(tiny_backbone, dataset, method="ganbert"), Registry()
+def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset, studio_home):
+    gan, reg = finished_run(tiny_backbone, dataset, method="ganbert"), Registry(studio_home)
     worse = reg.create(reg.get(gan).config.with_(seed=1))  # the newest run, and the worse: not offered first
     reg.claim(worse)
     reg.mark_running(worse, os.getpid(), "CPU")
@@ -230,7 +231,7 @@ def test_classify_a_text_and_a_bad_upload(tiny_backbone, dataset):
     assert any("1 finished run(s) without a saved model" in c.value for c in at.caption)
     # another dataset offers its own choice; back on this one, the models chosen on it are chosen again
     models.set_value([worse, gan]).run()
-    other = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=5))
+    other = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=5), studio_home)
     at.session_state["dataset"] = other
     at.run()
     assert at.multiselect(key=f"cl_runs_{other.fingerprint}").value == [gan]  # the best of all, none ran on it
@@ -304,7 +305,7 @@ def test_an_upload_of_a_file_runs_read_by_path_is_read_from_that_path(dataset, s
     raw = "".join(f'{{"text": "text number {i} by writer {i % 2}", "label": {i % 2}}}\n' for i in range(20)).encode()
     path = tmp_path / "train.jsonl"
     path.write_bytes(raw)
-    Registry().create(TrainConfig(data=DataSpec(train=str(path)), method="tfidf-lr"))
+    Registry(studio_home).create(TrainConfig(data=DataSpec(train=str(path)), method="tfidf-lr"))
     at = open_page("pages/data.py", dataset)
     at.file_uploader(key="up_train").set_value(("train.jsonl", raw, "application/json")).run()
     at.button(key="up_load").click().run()
@@ -464,11 +465,11 @@ def select_rows(at, key: str, run_ids: list[str]):
     return at.run()
 
 
-def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, dataset):
-    reg = Registry()
+def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, dataset, studio_home):
+    reg = Registry(studio_home)
     done = finished_run(tiny_backbone, dataset)
     config = resolve(TrainConfig(data=dataset.spec, backbone=str(tiny_backbone), method="finetune", frozen=True,
-                                 epochs=1))
+                                 epochs=1), studio_home)
     starting, queued, untouched = (reg.create(config) for _ in range(3))
     reg.claim(starting)  # the CPU's one slot is taken, so the page's pump starts none of the queued runs
     at = select_rows(open_page("pages/train.py", dataset), "tr_table", [starting, queued, done])
@@ -498,8 +499,8 @@ def test_cancel_acts_on_the_selection_and_delete_asks_first(tiny_backbone, datas
     assert done in [r.id for r in reg.list()] and not any(c.value.startswith("Deleted ") for c in at.caption)
 
 
-def test_a_selection_stays_on_its_run_when_rows_come_and_go(tiny_backbone, dataset):
-    reg = Registry()
+def test_a_selection_stays_on_its_run_when_rows_come_and_go(tiny_backbone, dataset, studio_home):
+    reg = Registry(studio_home)
     first, second = (finished_run(tiny_backbone, dataset, seed=s) for s in (0, 1))
     at = select_rows(open_page("pages/train.py", dataset), "tr_table", [second])
     assert [h.value for h in at.subheader][-1] == reg.get(second).name
@@ -527,7 +528,8 @@ def test_classify_maps_a_files_own_columns_and_offers_a_submission(tiny_backbone
     assert any("SemEval submission" in label for label in labels) and any("CSV" in label for label in labels)
 
 
-def test_a_files_predictions_carry_its_submission_ids_and_downloads_are_named_for_the_file(tiny_backbone, dataset):
+def test_a_files_predictions_carry_its_submission_ids_and_downloads_are_named_for_the_file(tiny_backbone, dataset,
+                                                                                           studio_home):
     """Issue 95 item 7: a file without ids read three-0, three-1… in the table and the CSV but 0, 1… in its SemEval
     file, and two files' predictions from one run downloaded under one name."""
     import json
@@ -536,7 +538,7 @@ def test_a_files_predictions_carry_its_submission_ids_and_downloads_are_named_fo
     from core.train import classify_frame, download_stem, submission_jsonl
 
     run_id = finished_run(tiny_backbone, dataset)
-    model = Registry().folder(run_id).load_model()
+    model = Registry(studio_home).folder(run_id).load_model(studio_home)
     frame, labels = load_frame(b"text\nhello there\nsecond text\nthird one\n", "three.csv", require_labels=False)
     out, _ = classify_frame(model, frame, labels)
     submitted = [json.loads(line)["id"] for line in submission_jsonl(out, frame, model.labels).splitlines()]
@@ -613,7 +615,7 @@ def test_a_new_session_opens_on_the_last_train_form(dataset):
 
 
 @pytest.mark.slow
-def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dataset(dataset, tmp_path):
+def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dataset(dataset, tmp_path, studio_home):
     """Issue 78: the backbone fell back to MiniLM on a reload; and an authors' preset chosen for one dataset carried
     over into a grid on another. The backbone (and its features) is kept; on another dataset the presets go back
     to the studio's, and the page says so."""
@@ -627,7 +629,7 @@ def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dat
             and again.selectbox(key="tr_gan_preset").value == "notebook")
     assert not again.info or not any(i.value.startswith("Set for") for i in again.info)
     files = load_dataset(DataSpec(train=str(write_jsonl(tmp_path / "train.jsonl", semeval_rows(8))),
-                                  test=str(write_jsonl(tmp_path / "test.jsonl", semeval_rows(2)))))
+                                  test=str(write_jsonl(tmp_path / "test.jsonl", semeval_rows(2)))), studio_home)
     other = open_page("pages/train.py", files)
     assert other.selectbox(key="tr_backbone_pick").value == "smollm2-135m"  # a backbone is no dataset's own
     assert other.selectbox(key="tr_gan_preset").value == "studio"
@@ -638,7 +640,7 @@ def test_a_new_session_keeps_the_backbone_and_resets_what_belongs_to_another_dat
 
 def recorded_run(config: TrainConfig, test: dict) -> str:
     """A finished run that kept only its metrics, as one restored from the bench records: no curves, no files."""
-    reg = Registry()
+    reg = Registry(home_from_environment())
     run_id = reg.create(config)
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
@@ -692,9 +694,9 @@ def test_the_paired_comparison_shows_the_pair_its_box_names_after_a_filter(datas
     assert box == a
 
 
-def test_verdicts_over_two_datasets_lead_with_the_dataset(dataset):
+def test_verdicts_over_two_datasets_lead_with_the_dataset(dataset, studio_home):
     """Two rows both read "5/class": the dataset, last and off the page, was the only thing telling them apart."""
-    other = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=5))
+    other = builtin_dataset(CorpusConfig(train_per_class=20, test_per_class=5), studio_home)
     for spec in (dataset.spec, other.spec):
         for method in ("tfidf-lr", "features-lr"):
             for seed in (0, 1):
@@ -705,7 +707,7 @@ def test_verdicts_over_two_datasets_lead_with_the_dataset(dataset):
     assert len(verdicts.value) == 2 and list(verdicts.proto.column_order)[:2] == ["dataset", "amount"]
 
 
-def test_classify_shows_labels_as_plain_text(tmp_path):
+def test_classify_shows_labels_as_plain_text(tmp_path, studio_home):
     """Issue 87: a class named like a Markdown image had the browser fetch it, and 'ENTY:color' showed as 'ENTY'.
     Every label Classify writes is escaped: the metric, the drawn example's truth, the toggle and the caption."""
     from pages.markdown import plain
@@ -715,9 +717,9 @@ def test_classify_shows_labels_as_plain_text(tmp_path):
             for i in range(12) for word, label in (("apples", image), ("rivers", colon))]
     spec = DataSpec(train=str(write_jsonl(tmp_path / "train.jsonl", rows)),
                     test=str(write_jsonl(tmp_path / "test.jsonl", rows[:8])))
-    ds = load_dataset(spec)
-    reg = Registry()
-    run_id = reg.create(resolve(TrainConfig(data=spec, method="tfidf-lr", per_class=4, fraction=None)))
+    ds = load_dataset(spec, studio_home)
+    reg = Registry(studio_home)
+    run_id = reg.create(resolve(TrainConfig(data=spec, method="tfidf-lr", per_class=4, fraction=None), studio_home))
     reg.claim(run_id)
     assert execute_run(reg, run_id) == "done"
     at = open_page("pages/classify.py", ds)

@@ -15,6 +15,7 @@ import pytest
 from core import compare
 from core.cli import main
 from core.data import ColumnMapping, DataError, DataSpec, load_dataset
+from core.paths import home_from_environment
 from core.runs import Registry, RunFolder, Status
 from core.runs.estimate import planned_rows, texts_to_encode
 from core.runs.execute import execute_run, logging_into, train_into
@@ -60,31 +61,32 @@ def paper_split(tmp_path) -> Path:
 
 # ------------------------------------------------------------ 1. the unlabeled set, a first-class input
 
-def test_a_folders_unlabeled_file_is_its_unlabeled_set(paper_split):
-    ds = load_dataset(DataSpec(train=str(paper_split)))
+def test_a_folders_unlabeled_file_is_its_unlabeled_set(paper_split, studio_home):
+    ds = load_dataset(DataSpec(train=str(paper_split)), studio_home)
     assert {k: len(v) for k, v in ds.splits.items()} == {"train": 18, "test": 12, "unlabeled": 40}
     assert (ds.unlabeled["label"] == -1).all() and list(ds.class_counts().columns) == ["train", "test"]
     assert ds.unlabeled_note().startswith("Unlabeled texts: the 40 of the unlabeled set, and the train texts a run "
                                           "leaves unlabeled (18 train texts")
     other = write(paper_split.parent / "more.jsonl", [{"text": "one more question"}])
-    assert len(load_dataset(DataSpec(train=str(paper_split), unlabeled=str(other))).unlabeled) == 1  # named wins
+    named = load_dataset(DataSpec(train=str(paper_split), unlabeled=str(other)), studio_home)
+    assert len(named.unlabeled) == 1  # named wins
 
 
-def test_train_rows_without_a_label_are_refused_unless_read_as_unlabeled(tmp_path):
+def test_train_rows_without_a_label_are_refused_unless_read_as_unlabeled(tmp_path, studio_home):
     records = rows(12, ["a", "b"]) + [{"id": f"x{i}", "text": f"an unlabeled text {i}", "label": ""} for i in range(5)]
     train = write(tmp_path / "train.jsonl", records)
     with pytest.raises(DataError, match=r"5 row\(s\) have no label \(the first on line 13\); if they are unlabeled "
                                         r"texts, say so: --unlabeled-rows"):
-        load_dataset(DataSpec(train=str(train)))
-    ds = load_dataset(DataSpec(train=str(train), unlabeled_rows=True))
+        load_dataset(DataSpec(train=str(train)), studio_home)
+    ds = load_dataset(DataSpec(train=str(train), unlabeled_rows=True), studio_home)
     assert len(ds.train) == 12 and len(ds.unlabeled) == 5 and (ds.train["label"] >= 0).all()
 
 
-def test_a_split_column_may_name_unlabeled_rows(tmp_path):
+def test_a_split_column_may_name_unlabeled_rows(tmp_path, studio_home):
     frame = pd.DataFrame({"text": [f"text {i}" for i in range(10)], "label": ["a", "b"] * 3 + ["", "", "a", "b"],
                           "split": ["train"] * 6 + ["unlabeled"] * 2 + ["test"] * 2})
     frame.to_csv(tmp_path / "all.csv", index=False)
-    ds = load_dataset(DataSpec(train=str(tmp_path / "all.csv")))
+    ds = load_dataset(DataSpec(train=str(tmp_path / "all.csv")), studio_home)
     assert (len(ds.train), len(ds.unlabeled), len(ds.test)) == (6, 2, 2)
     assert ds.unlabeled["id"].tolist() == ["all-6", "all-7"]  # ids by their place in the whole file
 
@@ -113,14 +115,15 @@ METHODS = [dict(method="finetune", frozen=True), dict(method="finetune"), dict(m
 
 def paper_config(tiny_backbone, spec: DataSpec, **kw) -> TrainConfig:
     budget = {} if "steps" in kw or kw["method"] in ("tfidf-lr", "features-lr") else {"max_steps": 3}
-    return resolve(TrainConfig.of(data=spec, backbone=str(tiny_backbone), max_len=32, precision="fp32", **budget, **kw))
+    return resolve(TrainConfig.of(data=spec, backbone=str(tiny_backbone), max_len=32, precision="fp32", **budget, **kw),
+                   home_from_environment())
 
 
 @pytest.mark.parametrize("kw", METHODS, ids=lambda kw: "-".join(str(v) for v in kw.values()))
-def test_every_method_runs_without_validation_texts(kw, tiny_backbone, paper_split, tmp_path):
+def test_every_method_runs_without_validation_texts(kw, tiny_backbone, paper_split, tmp_path, studio_home):
     """`--validation none` on a labeled share: the last checkpoint is kept, no validation label is read."""
     config = paper_config(tiny_backbone, DataSpec(train=str(paper_split)), fraction=0.5, validation="none", **kw)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert result["val_rows"] == 0 and result["labels_read"] == result["labeled"] == 9
     assert result.get("selection") in ("fixed", "last") and result["test"]["n"] == 12
     assert RunFolder(tmp_path).predictions().shape[0] == 12
@@ -129,36 +132,37 @@ def test_every_method_runs_without_validation_texts(kw, tiny_backbone, paper_spl
 @pytest.mark.parametrize("kw", [m for m in METHODS if m.get("frozen") is not True
                                 and m["method"] not in ("tfidf-lr", "features-lr", "setfit")],
                          ids=lambda kw: "-".join(str(v) for v in kw.values()))
-def test_every_train_row_labeled_beside_an_unlabeled_file(kw, tiny_backbone, paper_split, tmp_path):
+def test_every_train_row_labeled_beside_an_unlabeled_file(kw, tiny_backbone, paper_split, tmp_path, studio_home):
     """The paper's setting: all train rows labeled, the unlabeled texts from their own file, validation auto (so
     none is left to draw): encoder-trained runs had crashed on the empty validation split."""
     spec = DataSpec(train=str(paper_split / "train.jsonl"), test=str(paper_split / "test.jsonl"),
                     unlabeled=str(paper_split / "unlabeled.jsonl"))
     config = paper_config(tiny_backbone, spec, fraction=1.0, **kw)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     assert (result["labeled"], result["val_rows"], result["labels_read"]) == (18, 0, 18)
     assert result["unlabeled"] == (40 if method_for(config).uses_unlabeled else 0)
 
 
 # ------------------------------------------------------------ 3. classes no labeled row shows
 
-def test_test_texts_of_classes_no_labeled_row_shows_are_scored_as_errors(tiny_backbone, paper_split, tmp_path):
-    ds = load_dataset(DataSpec(train=str(paper_split)))
+def test_test_texts_of_classes_no_labeled_row_shows_are_scored_as_errors(tiny_backbone, paper_split, tmp_path,
+                                                                         studio_home):
+    ds = load_dataset(DataSpec(train=str(paper_split)), studio_home)
     assert ds.labels == ("a:x", "b:y", "c:z", "d:w") and ds.absent == ["d:w"]
     assert ds.absent_note() == ("1 class has no labeled example in train (d:w): no model can learn it; its 3 test "
                                 "texts count as errors, so the best possible test accuracy is 0.75")
     config = paper_config(tiny_backbone, DataSpec(train=str(paper_split)), method="features-lr", fraction=1.0)
-    result = train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     confusion = np.array(result["test"]["confusion"])
     assert confusion.shape == (4, 4) and confusion[3].sum() == 3 and confusion[3, 3] == 0 and confusion[:, 3].sum() == 0
     assert result["test"]["accuracy"] <= 0.75 and result["test"]["per_class"]["d:w"]["recall"] == 0
     assert result["classes_left_out"] == ["d:w"]
     out = tmp_path / "submission.jsonl"
-    registry = Registry()
+    registry = Registry(studio_home)
     run_id = registry.create(config)
     registry.claim(run_id)
     registry.mark_running(run_id, 1, "cpu")
-    done = train_into(config, registry.folder(run_id), lambda e: None, lambda: False)
+    done = train_into(config, registry.folder(run_id), studio_home, lambda e: None, lambda: False)
     registry.finish(run_id, Status.DONE, "finished", done)
     assert main(["predict", run_id, "--file", str(paper_split / "test.jsonl"), "--out", str(out)]) == 0
     written = [json.loads(line) for line in out.read_text().splitlines()]
@@ -173,12 +177,12 @@ def test_test_texts_of_classes_no_labeled_row_shows_are_scored_as_errors(tiny_ba
 
 # ------------------------------------------------------------ GAN-BERT with no unlabeled text is said to have none
 
-def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tiny_backbone, tmp_path):
+def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tiny_backbone, tmp_path, studio_home):
     folder = tmp_path / "labeled"
     folder.mkdir()
     write(folder / "train.jsonl", rows(18, ["a", "b", "c"]))
     write(folder / "test.jsonl", rows(9, ["a", "b", "c"], seed=1))
-    ds = load_dataset(DataSpec(train=str(folder)))
+    ds = load_dataset(DataSpec(train=str(folder)), studio_home)
     g1, control = (paper_config(tiny_backbone, ds.spec, method="ganbert", fraction=1.0, seed=s, adversarial=a)
                    for s, a in ((0, True), (0, False)))
     sizes = (ds.class_sizes("train"), ds.class_sizes("val"))
@@ -193,7 +197,7 @@ def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tin
     assert unlabeled_read([g1], *sizes, 40) == "Unlabeled texts each run reads: GAN-BERT G1 (noise) 40 at 100%."
     assert grid_labels([g1], *sizes) == ("Labels each run reads, validation included: 100% (18) + no validation text "
                                          "left to draw = 18 labels.")  # not "drawn from the train pool": none is left
-    registry = Registry()
+    registry = Registry(studio_home)
     for config in (g1, g1.with_(seed=1), control, control.with_(seed=1)):
         run_id = registry.create(config)
         registry.claim(run_id)
@@ -208,11 +212,12 @@ def test_ganbert_without_unlabeled_text_is_warned_of_before_during_and_after(tin
         summary.ablations[0])
 
 
-def test_the_form_names_each_method_with_the_unlabeled_texts_and_labels_it_reads(tiny_backbone, paper_split):
+def test_the_form_names_each_method_with_the_unlabeled_texts_and_labels_it_reads(tiny_backbone, paper_split,
+                                                                                 studio_home):
     """Issue 84, item 9: with SetFit in the grid, 'Unlabeled texts each GAN-BERT run reads: 1,839 at 20/class;
     1,919 at 20/class' had counted SetFit (whose head standardizes on up to 1,000 of them) as GAN-BERT, and the
     control (which learns from none) was never told apart; the labels line repeated its counts naming no method."""
-    ds = load_dataset(DataSpec(train=str(paper_split)))
+    ds = load_dataset(DataSpec(train=str(paper_split)), studio_home)
     sizes = (ds.class_sizes("train"), ds.class_sizes("val"))
     g1, control, setfit, tfidf = (paper_config(tiny_backbone, ds.spec, method=m, fraction=None, per_class=2, **kw)
                                   for m, kw in (("ganbert", {}), ("ganbert", {"adversarial": False}), ("setfit", {}),
@@ -238,11 +243,11 @@ def test_estimates_count_the_unlabeled_set(tiny_backbone, paper_split):
 
 # ------------------------------------------------------------ 4. the paper's BERT baseline
 
-def test_the_paper_preset_is_bert_py(tiny_backbone, paper_split, monkeypatch, tmp_path):
+def test_the_paper_preset_is_bert_py(tiny_backbone, paper_split, monkeypatch, tmp_path, studio_home):
     """crux82/ganbert run_experiment.sh and bert.py: 2e-5, batch 64, 3 epochs counted as int(n / 64 x 3) steps,
     the pooled CLS, BERT's AdamW (eps 1e-6, no decay on LayerNorm and biases), the labeled rows alone."""
     config = resolve(TrainConfig.of(data=DataSpec(train=str(paper_split)), backbone=str(tiny_backbone), frozen=True,
-                                 method="finetune", finetune_preset="paper", fraction=1.0, max_len=32))
+                                 method="finetune", finetune_preset="paper", fraction=1.0, max_len=32), studio_home)
     assert (config.lr, config.batch_size, config.epochs, config.pooling, config.validation) == (
         PAPER["lr"], 64, 3, "pooled", "none")
     assert not config.frozen and config.attention_dropout is None and config.warmup == 0.1
@@ -250,16 +255,16 @@ def test_the_paper_preset_is_bert_py(tiny_backbone, paper_split, monkeypatch, tm
     assert spec.budget(config, 109)[0] == 5 and spec.budget(config, 18)[0] == 1  # int(109 / 64 x 3) = 5
     assert spec.display(config) == "BERT fine-tuning, paper preset" and spec.short(config) == "finetune-paper"
     made = recorded_optimizers(monkeypatch)
-    train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     groups = made[0].param_groups
     assert [g["weight_decay"] for g in groups] == [0.01, 0.0] and {g["eps"] for g in groups} == {1e-6}
     assert len(groups[1]["params"]) > 0  # LayerNorm weights and every bias
     studio = resolve(config.with_(finetune_preset="studio", lr=None, batch_size=None, epochs=None, pooling=None,
-                                  validation="auto", attention_dropout=None))
+                                  validation="auto", attention_dropout=None), studio_home)
     assert (studio.lr, studio.batch_size) == (1e-4, 16)  # the studio's measured defaults stay beside it
 
 
-def test_coarse_and_fine_tasks_of_one_folder_are_named_apart(paper_split):
+def test_coarse_and_fine_tasks_of_one_folder_are_named_apart(paper_split, studio_home):
     fine, coarse = DataSpec(train=str(paper_split)), DataSpec(train=str(paper_split), mapping=ColumnMapping(
         label="coarse"))
     assert (fine.short_name, coarse.short_name) == ("split", "split · coarse")
@@ -271,7 +276,7 @@ def test_coarse_and_fine_tasks_of_one_folder_are_named_apart(paper_split):
     assert upload.short_name == "small_train.csv"
     labels = [run_label(TrainConfig(data=s, method="tfidf-lr", fraction=1.0), 18) for s in (fine, coarse)]
     assert labels[0] != labels[1] and "split · coarse" in labels[1]
-    assert len(load_dataset(coarse).labels) == 4  # a, b, c from train and d from test, by their first letter
+    assert len(load_dataset(coarse, studio_home).labels) == 4  # a, b, c from train, d from test, by their first letter
 
 
 # ------------------------------------------------------------ the Data page takes the unlabeled set

@@ -85,7 +85,7 @@ def test_an_old_config_with_every_methods_settings_reads_as_its_own():
     assert config.params == LoraParams(lora_rank=4) and "generator" not in json.loads(config.to_json())
 
 
-def test_the_cli_gives_each_method_its_own_flags_values(capsys):
+def test_the_cli_gives_each_method_its_own_flags_values(capsys, studio_home):
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices
     args = sub["train"].parse_args(["--train", "builtin", "--method", "lora", "--lora-rank", "4"])
@@ -98,7 +98,7 @@ def test_the_cli_gives_each_method_its_own_flags_values(capsys):
     args = sub["sweep"].parse_args(["--train", "builtin", "--methods", "lora", "ganbert", "setfit", "tfidf-lr",
                                     "--lora-rank", "4", "--gan-preset", "tf", "--generators", "bow",
                                     "--lr-c", "5", "--per-class", "2", "--seeds", "0"])
-    configs = sweep_of(args).configs(config_from_args(args, sweep=True))
+    configs = sweep_of(args).configs(config_from_args(args, sweep=True), studio_home)
     by = {c.method: c.params for c in configs}
     sweep = sweep_of(args)  # what a sweep says of each method before it runs reads the method's own settings too
     say_settled([sweep.start(config_from_args(args, sweep=True), name) for name in ("ganbert", "lora")])
@@ -107,10 +107,10 @@ def test_the_cli_gives_each_method_its_own_flags_values(capsys):
     assert by["setfit"].lr_c == by["tfidf-lr"].lr_c == 5.0
 
 
-def test_a_sweep_crosses_a_methods_variants_from_its_own_settings():
+def test_a_sweep_crosses_a_methods_variants_from_its_own_settings(studio_home):
     sweep = Sweep(("finetune", "ganbert"), {"adversarial": (True, False)}, amounts([], [2]), (0,),
                   {"gan_preset": "notebook", "finetune_preset": "paper", "lora_rank": 2})
-    configs = sweep.configs(TrainConfig(per_class=2, fraction=None))
+    configs = sweep.configs(TrainConfig(per_class=2, fraction=None), studio_home)
     games = sorted((c.params.adversarial, c.params.gan_preset) for c in configs if c.method == "ganbert")
     assert games == [(False, "notebook"), (True, "notebook")]
     assert [c.params.finetune_preset for c in configs if c.method == "finetune"] == ["paper"]

@@ -67,7 +67,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_dir):
     """The sweep reads the real M4 sample's files, so they travel to Ray as data, not as a corpus seed."""
-    registry = Registry()
+    registry = Registry(studio_home)
     # a long run first, to cancel once it has reported an epoch
     long = cli("train", "--train", "builtin", "--backbone", str(tiny_backbone), "--method", "finetune", "--frozen",
                "--fraction", "0.5", *LONG_FLAGS,
@@ -97,7 +97,7 @@ def test_sweep_on_ray_and_a_cancel(ray_cluster, tiny_backbone, studio_home, m4_d
         assert "Ray node" in run.device
         run_dir = registry.folder(run_id).path
         assert (run_dir / RunFolder.PREDICTIONS).exists() and (run_dir / RunFolder.RESULT).exists()
-        assert len(RunFolder(run_dir).load_model().labels) >= 5  # the checkpoint came back and loads
+        assert len(RunFolder(run_dir).load_model(studio_home).labels) >= 5  # the checkpoint came back and loads
         assert "started on Ray node" in tail_log(registry, run_id)
     cancelled = registry.get(long_id)
     assert cancelled.status == "cancelled" and "cancelled by request" in cancelled.message
@@ -110,7 +110,7 @@ def handed_to_ray(run) -> bool:
 
 
 def test_pending_cancel_and_a_dead_dispatcher(ray_cluster, tiny_backbone, studio_home):
-    registry = Registry()
+    registry = Registry(studio_home)
     registry.set_setting("ray_address", ray_cluster)
     # more CPUs than the cluster has: Ray keeps it pending, and a cancel must still end it
     pending = submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 64.0, "gpu_fraction": 1.0})
@@ -136,7 +136,7 @@ def test_how_ray_endings_are_recorded(error, args, forced, status, words, tiny_b
     """Ray's own ways of ending a task (cancel before start, forced cancel, a lost worker or node)."""
     from ray import exceptions as rex
 
-    registry = Registry()
+    registry = Registry(studio_home)
     run_id = registry.create(cfg(tiny_backbone), "ray")
     registry.claim(run_id, os.getpid())
 
@@ -215,7 +215,7 @@ def test_ray_flags_are_checked(tiny_backbone, studio_home):
     out = cli("sweep", "--train", "builtin", "--backbone", str(tiny_backbone), "--backend", "ray",
               "--ray-storage", "relative/folder")
     assert out.returncode == 2 and "not a storage path or URI" in out.stderr
-    assert Registry().list() == []  # nothing was queued
+    assert Registry(studio_home).list() == []  # nothing was queued
 
 
 def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studio_home, tmp_path):
@@ -224,7 +224,7 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
 
     from core.runs.tracking.store import URI_SETTING
 
-    registry = Registry()
+    registry = Registry(studio_home)
     use_address(registry, ray_cluster)
     use_storage(registry, str(tmp_path / "shared"))  # a folder every node sees (here: one machine)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
@@ -240,7 +240,7 @@ def test_results_travel_through_a_storage_path(ray_cluster, tiny_backbone, studi
         assert (stored / rel).read_bytes() == (local / rel).read_bytes()
     assert not (local / ".incoming").exists()
     assert f"results stored at {stored}" in tail_log(registry, run_id)
-    assert method_for(RunFolder(local).load_model().config).fake_class
+    assert method_for(RunFolder(local).load_model(studio_home).config).fake_class
     client = MlflowClient(tracking_uri=uri)
 
     def logged() -> list:  # the dispatcher exports a run once it has recorded its end: a moment later
@@ -258,7 +258,7 @@ def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
     from pages.train_form import methods_key
     from tests.helpers import open_page
 
-    at = open_page("pages/train.py", builtin_dataset(CorpusConfig(train_per_class=30, test_per_class=10)))
+    at = open_page("pages/train.py", builtin_dataset(CorpusConfig(train_per_class=30, test_per_class=10), studio_home))
     at.multiselect(key=methods_key(True)).set_value(["ganbert"])
     at.multiselect(key="tr_generators").set_value(["noise"])
     at.multiselect(key="tr_fractions").set_value([0.5])
@@ -272,7 +272,7 @@ def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
     assert not at.exception and not at.error
     at.button(key="tr_launch").click().run()
     assert "Queued 1 run(s)" in at.success[0].value
-    registry = Registry()
+    registry = Registry(studio_home)
     run = registry.list()[0]
     assert run.backend == "ray" and run.resources == {"cpus": 1.0, "gpu_fraction": 0.5}
     wait_for(lambda: registry.get(run.id).status == "done", timeout=240, what="the Ray run from the page")
@@ -282,7 +282,7 @@ def test_train_page_launches_on_ray(ray_cluster, tiny_backbone, studio_home):
 
 
 def test_queued_runs_fail_clearly_when_the_cluster_is_gone(tiny_backbone, studio_home):
-    registry = Registry()
+    registry = Registry(studio_home)
     registry.set_setting("ray_address", f"127.0.0.1:{free_port()}")  # was up when queued, gone now
     run_id = submit(registry, cfg(tiny_backbone), backend="ray", resources={"cpus": 1.0, "gpu_fraction": 1.0})
     wait_for(lambda: registry.get(run_id).status == "failed", timeout=120, what="the run failed")

@@ -36,7 +36,7 @@ from tests.helpers import (
 
 
 def test_lifecycle_in_one_process(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     assert reg.get(run_id).status == "queued" and (reg.folder(run_id).path / RunFolder.CONFIG).exists()
     assert reg.claim(run_id) and not reg.claim(run_id)  # exactly one claimer
@@ -60,7 +60,7 @@ def test_lifecycle_in_one_process(tiny_backbone, studio_home):
 
 def test_a_run_is_named_with_its_labeled_count_from_its_draw_to_its_end(tiny_backbone, studio_home):
     """Issue 61: the monitor named a running run without "(25 labeled)" and added it once the run was done."""
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
@@ -78,16 +78,16 @@ def test_run_ids_are_validated(bad, studio_home):
     with pytest.raises(RunError, match="not a run id"):
         check_run_id(bad)
     with pytest.raises(RunError):
-        Registry().get(bad)
+        Registry(studio_home).get(bad)
 
 
 def test_unknown_run_id(studio_home):
     with pytest.raises(RunError, match="no run 20260101-120000-abcdef"):
-        Registry().get("20260101-120000-abcdef")
+        Registry(studio_home).get("20260101-120000-abcdef")
 
 
 def test_background_run_finishes_with_metrics_and_log(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = submit(reg, cfg(tiny_backbone))
     run = wait_for(lambda: (r := reg.get(run_id)).status in ("done", "failed") and r, what="run end")
     assert run.status == "done", tail_log(reg, run_id)
@@ -124,7 +124,7 @@ def test_a_worker_is_reaped_the_moment_it_ends(tmp_path):
 
 
 def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = submit(reg, cfg(tiny_backbone, **LONG))
     run = wait_for(lambda: (r := active_run(reg, run_id)).status == "running" and r.evaluations >= 1 and r,
                    what="first epoch")
@@ -140,7 +140,7 @@ def test_sigkill_mid_run_ends_interrupted_and_leaves_no_partial_files(tiny_backb
 
 def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, studio_home):
     """The SIGKILL above lands mid-write only by chance; here the leftovers of such a kill are set out by hand."""
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = running_on_a_dead_process(reg, cfg(tiny_backbone))
     checkpoint = reg.folder(run_id).path / RunFolder.CHECKPOINT
     checkpoint.mkdir()
@@ -160,7 +160,7 @@ def test_a_run_killed_mid_write_is_swept_of_its_temporary_files(tiny_backbone, s
 def test_a_process_stopped_by_a_cancel_before_it_could_say_so_ends_cancelled(tiny_backbone, studio_home):
     """A walk cancelled three runs at once: one was still starting, died before its handler was set, and read
     "interrupted", as if it had crashed."""
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = running_on_a_dead_process(reg, cfg(tiny_backbone))
     reg.request_cancel(run_id)
     assert jobs.reconcile(reg) == [run_id]
@@ -170,7 +170,7 @@ def test_a_process_stopped_by_a_cancel_before_it_could_say_so_ends_cancelled(tin
 
 
 def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     first = submit(reg, cfg(tiny_backbone, **LONG))
     second = submit(reg, cfg(tiny_backbone, seed=1))
@@ -187,7 +187,7 @@ def test_cancel_running_and_queued_runs(tiny_backbone, studio_home):
 
 
 def test_queue_runs_in_order_with_concurrency_one(tiny_backbone, studio_home):
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 1)
     ids = [submit(reg, cfg(tiny_backbone, seed=s)) for s in range(3)]
     assert [reg.get(i).status for i in ids[1:]] == ["queued", "queued"]
@@ -211,7 +211,7 @@ def test_a_registry_from_before_the_ray_backend_gains_its_columns(tiny_backbone,
         config = cfg(tiny_backbone)
         db.execute("INSERT INTO runs (id, created, status, config, label) VALUES (?, 1, 'done', ?, ?)",
                    ("20260101-120000-a1b2c3", config.to_json(), run_label(config)))
-    reg = Registry()
+    reg = Registry(studio_home)
     old = reg.get("20260101-120000-a1b2c3")
     assert old.backend == "local" and old.resources is None and old.config == config
     new = reg.get(reg.create(config, "ray", {"cpus": 2.0, "gpu_fraction": 1.0}))
@@ -271,8 +271,9 @@ def test_every_training_ending_is_a_value():
 def test_encoding_is_a_phase_with_its_progress_and_time_left(studio_home, monkeypatch):
     from core.runs.execute import registry_events
 
-    reg = Registry()
-    run_id = reg.create(resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)))))
+    reg = Registry(studio_home)
+    run_id = reg.create(resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))),
+                                studio_home))
     clock = iter([100.0, 130.0, 160.0, 200.0, 200.0])  # one reading per event (two for progress)
     monkeypatch.setattr("core.runs.execute.time.monotonic", lambda: next(clock))
     on_event = registry_events(reg, run_id)
@@ -298,10 +299,10 @@ def test_a_frozen_grids_estimate_uses_the_encoding_speed_measured_here(studio_ho
     from core.runs.encoding_speed import SPEEDS, encoder_key
     from core.runs.estimate import grid_seconds
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))  # as a grid gives them
-    gan = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None), studio_home)  # as a grid gives them
+    gan = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     texts = ["x" * 400] * 10  # 100 tokens each by their characters, under the max length
     assert head.max_len >= 102 and encoder_key(head) == encoder_key(gan)  # one encoder, one speed
     reg.set_setting(SPEEDS, json.dumps({encoder_key(head): 1000}))
@@ -319,9 +320,9 @@ def test_a_repeated_grid_prices_its_cached_test_split_apart_from_the_pool(studio
     from core.runs.encoding_speed import SPEEDS, encoder_key
     from core.runs.estimate import grid_seconds
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None))
+    head = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None), studio_home)
     reg.set_setting(SPEEDS, json.dumps({encoder_key(head): 1000}))
     test_texts = ["t" * 400] * 100
     texts = ["p" * 400] * 1000 + test_texts  # 102 tokens a text, as the pool's
@@ -352,7 +353,7 @@ def test_encoding_is_kept_per_encoder_in_tokens(studio_home):
     )
     from core.runs.estimate import grid_seconds
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
     minilm = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="features-lr", max_len=256,
                          precision="fp32", encoder_engine="torch")
@@ -405,7 +406,7 @@ def test_a_frozen_minilm_grid_is_told_smollm2s_gain_and_its_time_without_convert
     from core.runs.estimate import grid_seconds, roughly
 
     need_smollm2()
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
     minilm = TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="features-lr", max_len=128,
                          precision="fp32", encoder_engine="torch")
@@ -433,9 +434,9 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     from core.runs.estimate import grid_seconds, texts_to_encode
     from core.train.feature_store import feature_store, text_hashes, write_shard
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=s))
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=s), studio_home)
             for m in ("finetune", "ganbert", "features-lr") for s in range(4)]
     took = {"finetune": 20.0, "ganbert": 115.0, "features-lr": 8.0}
     for c in grid:  # the grid's first run started its worker process, 6 s from its claim
@@ -444,8 +445,8 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     actual = 6.0 + sum(took[c.method] for c in grid)  # 578 s, the features cached by the first runs
     again = [c.with_(seed=c.seed + 4) for c in grid]
     texts = [f"text {i}" for i in range(1200)]
-    store = feature_store(studio_home, grid[0].resolved_backbone(), grid[0].max_len, grid[0].resolved_pooling,
-                          grid[0].precision == "bf16", grid[0].encoder_engine)
+    store = feature_store(studio_home, grid[0].resolved_backbone(studio_home), grid[0].max_len,
+                          grid[0].resolved_pooling, grid[0].precision == "bf16", grid[0].encoder_engine)
     write_shard(store, text_hashes(texts[:600]), np.zeros((600, 4), np.float32))  # half of them encoded
     half = grid_seconds(reg, again, 1000, 100, 100, 6, texts=texts)
     write_shard(store, text_hashes(texts[600:]), np.zeros((600, 4), np.float32))
@@ -465,7 +466,7 @@ def test_a_grid_done_before_is_estimated_from_its_runs_times(studio_home):
     assert guess.guessed == 1 and "rough guess" in guess.words()
 
 
-def test_a_run_that_checkpointed_lends_its_time_without_the_slowdown(tmp_path, monkeypatch):
+def test_a_run_that_checkpointed_lends_its_time_without_the_slowdown(tmp_path, monkeypatch, studio_home):
     """A finished run's time is scaled by the method's model of both runs: one that recorded gradient
     checkpointing took longer for it, and a run that will not checkpoint is estimated without it."""
     from core.runs.estimate import RUN_OVERHEAD, STARTUP, grid_seconds
@@ -473,7 +474,7 @@ def test_a_run_that_checkpointed_lends_its_time_without_the_slowdown(tmp_path, m
 
     monkeypatch.setattr(memory, "free_bytes", lambda device: 1000 * 2 ** 30)  # the new run fits
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    ran = resolve(TrainConfig(data=data, method="finetune", per_class=5, fraction=None, max_len=512))
+    ran = resolve(TrainConfig(data=data, method="finetune", per_class=5, fraction=None, max_len=512), studio_home)
     new = ran.with_(per_class=20)  # not the same settings: scaled, not taken as they are
     estimates = {}
     for checkpointed in (True, False):
@@ -491,9 +492,10 @@ def test_a_run_that_checkpointed_lends_its_time_without_the_slowdown(tmp_path, m
 def test_a_grid_launched_again_queues_only_what_is_not_done_or_under_way(studio_home):
     from core.runs import Status, not_yet_run
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, seed=s)) for s in range(4)]
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, seed=s), studio_home)
+            for s in range(4)]
     finished(reg, grid[0], 10.0)
     reg.create(grid[1])  # queued
     cancelled = reg.create(grid[2])
@@ -508,9 +510,9 @@ def test_a_runs_time_is_read_from_its_own_clock_where_it_kept_one(studio_home):
     regime study's plan read twelve 500-step GAN-BERT runs on L2R as "under a minute"."""
     from core.runs.estimate import History, train_seconds
 
-    reg = Registry()
+    reg = Registry(studio_home)
     config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)),
-                                 frozen=True, per_class=5, fraction=None, method="ganbert"))
+                                 frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     run_id = reg.create(config)
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
@@ -524,9 +526,9 @@ def test_a_runs_time_is_read_from_its_own_clock_where_it_kept_one(studio_home):
 def test_time_left_follows_the_phase_and_the_history(studio_home):
     from core.runs.estimate import History, time_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     finished(reg, config, 120.0)
     history = History(reg.list())
     run_id = reg.create(config.with_(seed=1))
@@ -557,9 +559,9 @@ def test_a_runs_first_steps_move_its_time_left_little_from_the_estimate(studio_h
     walk's 100-s run read "3m 34s" at 2%: there its first steps ran slower."""
     from core.runs.estimate import History, time_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)),
-                                 frozen=True, per_class=5, fraction=None))
+                                 frozen=True, per_class=5, fraction=None), studio_home)
     finished(reg, config, 12.0)
     run_id = reg.create(config.with_(seed=1))
     reg.claim(run_id)
@@ -580,9 +582,9 @@ def test_a_runs_pace_is_its_time_left_after_some_minutes_whatever_its_share_of_s
     1 h 10 min over 12 minutes) where the pace said about 2.3 h more."""
     from core.runs.estimate import PACE_TRUSTED, History, time_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     config = resolve(TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)),
-                                 frozen=True, per_class=5, fraction=None))
+                                 frozen=True, per_class=5, fraction=None), studio_home)
     finished(reg, config, 72 * 60.0)
     run_id = reg.create(config.with_(seed=1))
     reg.claim(run_id)
@@ -600,9 +602,9 @@ def test_time_left_while_encoding_counts_the_training_to_come_from_the_rows_draw
     from core.runs.estimate import ROWS, History, run_estimate, time_left
     from core.runs.execute import registry_events
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     history = History(reg.list())
     run_id = reg.create(config)
     reg.claim(run_id)
@@ -623,9 +625,9 @@ def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
     """Sixth in the queue, a run showed its own 13 s as its time left."""
     from core.runs.estimate import History, times_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     finished(reg, config, 100.0)  # a run like these takes 100 s here
     running = reg.create(config.with_(seed=1))
     reg.claim(running)
@@ -662,9 +664,9 @@ def test_a_queued_runs_time_left_counts_its_wait_for_a_slot(studio_home):
 def test_the_monitor_puts_what_runs_first_and_names_runs_apart(studio_home):
     from core.compare import monitor_frame
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     done = finished(reg, config, 120.0)
     queued = reg.create(config.with_(max_len=256))
     running = reg.create(config.with_(seed=1))
@@ -694,7 +696,7 @@ def test_estimates_read_as_words():
 def test_a_busy_machine_is_said_to_make_runs_slower_than_estimated(studio_home):
     from core.runs.estimate import outside_work
 
-    registry, now = Registry(), time.time()
+    registry, now = Registry(studio_home), time.time()
     assert outside_work(registry, now, load=1.4, cores=2) is None  # a 2-core laptop with a browser open
     assert outside_work(registry, now, load=1.9, cores=2) == (
         "Other work keeps this machine busy (load 1.9 on 2 cores over the last minute): runs will take longer "
@@ -724,7 +726,7 @@ def test_a_runs_log_reads_as_sentences_not_progress_ticks():
 def test_run_details_hold_the_config_metrics_duration_and_selection(tiny_backbone, studio_home):
     from core.compare import run_details
 
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = submit(reg, cfg(tiny_backbone, steps=4, evaluations=2))  # a worker process, which writes the log
     wait_for(lambda: reg.get(run_id).status == "done", timeout=180, what="the run to finish")
     details = run_details(reg.get(run_id))
@@ -747,7 +749,7 @@ def test_a_file_with_the_bytes_of_one_runs_read_is_named_as_they_named_it(studio
     train, test = tmp_path / "mine" / "train.jsonl", tmp_path / "mine" / "dev.jsonl"
     train.write_bytes(rows)
     test.write_bytes(rows + b'{"text": "three", "label": 0}\n')
-    registry = Registry()
+    registry = Registry(studio_home)
     registry.create(TrainConfig(data=DataSpec(train=str(train), test=str(test)), method="tfidf-lr"))
     uploads = studio_home / "uploads"
     upload = DataSpec(train=str(store_upload(rows, "train.jsonl", uploads)),
@@ -784,7 +786,7 @@ def test_runs_at_once_on_a_cpu_split_its_cores(studio_home, monkeypatch):
     assert [local.threads_per_run(n) for n in (1, 2, 3, 16)] == [8, 4, 2, 1]
     started = []
     monkeypatch.setattr(local, "launch", lambda home, args, log, threads=None: started.append(threads) or 4242)
-    reg = Registry()
+    reg = Registry(studio_home)
     jobs.set_concurrency(reg, 2)
     configs = [TrainConfig(data=DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2)), seed=s)
                for s in (0, 1)]
@@ -799,7 +801,7 @@ def test_an_estimate_encodes_what_the_pool_limit_draws_and_times_the_process_sta
 
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
     gan = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert",
-                              unlabeled_limit=1000))
+                              unlabeled_limit=1000), studio_home)
     pool, split, test = 11_421, 1_242, 1_867
     one = texts_to_encode([gan], pool, split, test, 5)
     assert one == pytest.approx(25 + 1000 + 25 + test)  # its labeled rows, its 1,000 and its validation rows
@@ -811,7 +813,7 @@ def test_an_estimate_encodes_what_the_pool_limit_draws_and_times_the_process_sta
     assert texts_to_encode([gan, gan.with_(adversarial=False), head], pool, split, test, 5) == pytest.approx(one)
     assert texts_to_encode([gan.with_(unlabeled_limit=None)], pool, split, test, 5) == pytest.approx(
         pool + 25 + test)
-    reg = Registry()
+    reg = Registry(studio_home)
     small, whole = (grid_seconds(reg, [gan.with_(unlabeled_limit=n)], pool, split, test, 5).seconds
                     for n in (1000, None))
     assert whole > 2 * small
@@ -827,9 +829,9 @@ def test_a_first_grid_shows_each_queued_runs_time_left_and_the_grids_total(studi
     from core.compare import queue_words
     from core.runs.estimate import STARTUP, History, grid_seconds, roughly, times_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0))
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0), studio_home)
             for m in ("finetune", "features-lr", "tfidf-lr")]
     estimate = grid_seconds(reg, grid, 1000, None, 100, 6)
     assert sum(estimate.each.values()) == pytest.approx(estimate.seconds) and len(estimate.each) == 3
@@ -854,9 +856,9 @@ def test_the_queue_says_at_launch_what_the_form_said_when_runs_like_them_have_en
     from core.compare import queue_words
     from core.runs.estimate import History, grid_seconds, roughly, times_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0))
+    grid = [resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0), studio_home)
             for m in ("finetune", "ganbert")]
     for c in grid:  # runs like these ended here, on another store: the new grid still encodes its texts
         finished(reg, c.with_(seed=9), 20.0)
@@ -875,9 +877,9 @@ def test_each_run_of_a_grid_carries_the_encoding_of_the_texts_it_adds(studio_hom
     adds, in queue order, and the grid's total is unchanged."""
     from core.runs.estimate import grid_seconds, texts_to_encode
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    head, g1 = (resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0))
+    head, g1 = (resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method=m, seed=0), studio_home)
                 for m in ("finetune", "ganbert"))
     g2 = g1.with_(generator="bow")
     grid = [head, g1, g2]
@@ -896,9 +898,10 @@ def test_a_run_in_its_first_percent_of_encoding_reads_what_is_left_of_its_estima
     read "2 run(s) to go; their time is not known yet" a few seconds after the form's "about 36 min"."""
     from core.runs.estimate import History, time_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    run_id = reg.create(resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert")),
+    run_id = reg.create(resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"),
+                                studio_home),
                         estimate=600.0)
     reg.claim(run_id)
     reg.mark_running(run_id, os.getpid(), "CPU")
@@ -912,9 +915,9 @@ def test_a_run_in_its_first_percent_of_training_reads_its_estimate(studio_home):
     """A walk's monitor raised (0.0 * None) on a training run under 1% of its steps, with no pace yet."""
     from core.runs.estimate import History, time_left
 
-    reg = Registry()
+    reg = Registry(studio_home)
     data = DataSpec(builtin=CorpusConfig(train_per_class=5, test_per_class=2))
-    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"))
+    config = resolve(TrainConfig(data=data, frozen=True, per_class=5, fraction=None, method="ganbert"), studio_home)
     finished(reg, config, 100.0)
     run_id = reg.create(config.with_(seed=1))
     reg.claim(run_id)

@@ -52,8 +52,7 @@ def test_other_stored_runs_take_the_defaults_they_ran_at_and_a_written_rate_stay
     assert as_ran(written_today).lr == written_today.lr == 1e-4
 
 
-def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran_it(tmp_path, m4_dir, monkeypatch):
-    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "first"))
+def test_a_finished_run_is_recorded_once_and_restored_into_a_home_that_never_ran_it(tmp_path, m4_dir):
     records = tmp_path / "records.jsonl"
     config = TrainConfig(data=sample_spec(), method="tfidf-lr", fraction=None, per_class=5, seed=3)
     trained = run_once(Registry(tmp_path / "first"), config, records=records)
@@ -87,9 +86,8 @@ def test_a_cancelled_run_stops_the_bench_and_is_not_recorded(tmp_path, m4_dir, m
 
 
 def test_a_run_left_running_by_a_bench_that_died_reads_interrupted_when_a_bench_opens_the_home(
-        tmp_path, m4_dir, monkeypatch, capsys):
+        tmp_path, m4_dir, capsys):
     """A machine stopped under a bench left its run "running" at 7% in the bench's home, and nothing ended it."""
-    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
     config = TrainConfig(data=sample_spec(), method="tfidf-lr", fraction=None, per_class=5, seed=3)
     run_id = running_on_a_dead_process(Registry(tmp_path), config)
     opened = open_home(argparse.Namespace(home=str(tmp_path), precision="auto", any_precision=False))
@@ -103,17 +101,16 @@ def test_records_at_another_precision_are_counted_and_encoder_free_runs_have_non
     assert other_precisions("bf16", records) == {"fp32": 1}
 
 
-def test_a_precision_asked_of_a_method_without_an_encoder_resolves_away_so_its_runs_match_on_any_machine():
-    asked = [resolve(TrainConfig(method="tfidf-lr", precision=p)) for p in ("auto", "fp32", "bf16")]
+def test_a_precision_asked_of_a_method_without_an_encoder_resolves_away_so_its_runs_match_on_any_machine(studio_home):
+    asked = [resolve(TrainConfig(method="tfidf-lr", precision=p), studio_home) for p in ("auto", "fp32", "bf16")]
     assert {c.precision for c in asked} == {"auto"} and asked[0] == asked[1] == asked[2]
-    assert resolve(TrainConfig(method="finetune", frozen=True, precision="bf16")).precision == "bf16"
+    assert resolve(TrainConfig(method="finetune", frozen=True, precision="bf16"), studio_home).precision == "bf16"
 
 
-def test_either_precision_reuses_a_run_at_the_other_one_only_when_none_ran_at_this_one(tmp_path, monkeypatch):
-    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "home"))
+def test_either_precision_reuses_a_run_at_the_other_one_only_when_none_ran_at_this_one(tmp_path, studio_home):
     records = tmp_path / "records.jsonl"
     bf16 = TrainConfig(method="finetune", frozen=True, fraction=None, per_class=5, precision="bf16")
-    entry = {"id": "r-bf16", "device": "CPU (2 threads)", "config": json.loads(resolve(bf16).to_json()),
+    entry = {"id": "r-bf16", "device": "CPU (2 threads)", "config": json.loads(resolve(bf16, studio_home).to_json()),
              "metrics": {"test": {"accuracy": 0.5}}}
     records.write_text(json.dumps(entry) + "\n")
     fp32 = bf16.with_(precision="fp32")
@@ -121,13 +118,13 @@ def test_either_precision_reuses_a_run_at_the_other_one_only_when_none_ran_at_th
     found = run_once(Registry(tmp_path / "home"), fp32, train=False, records=records, any_precision=True)
     assert found.config.precision == "bf16" and found.metrics["test"]["accuracy"] == 0.5
 
-    twin = {**entry, "id": "r-fp32", "config": json.loads(resolve(fp32).to_json()),
+    twin = {**entry, "id": "r-fp32", "config": json.loads(resolve(fp32, studio_home).to_json()),
             "metrics": {"test": {"accuracy": 0.6}}}
     records.write_text(json.dumps(entry) + "\n" + json.dumps(twin) + "\n")
     exact = run_once(Registry(tmp_path / "other"), fp32, train=False, records=records, any_precision=True)
     assert exact.config.precision == "fp32"  # this precision first
-    assert twin_gaps(recorded(records)) == [pytest.approx(0.1)]
-    assert twin_gaps([entry]) == []
+    assert twin_gaps(recorded(records), studio_home) == [pytest.approx(0.1)]
+    assert twin_gaps([entry], studio_home) == []
 
 
 def test_every_record_names_the_classes_of_its_confusion_matrix_in_label_order():
@@ -142,21 +139,20 @@ def test_every_record_names_the_classes_of_its_confusion_matrix_in_label_order()
 
 
 def test_a_run_stored_before_attention_dropout_0_was_the_default_is_found_and_recorded_as_it_ran(tmp_path, m4_dir,
-                                                                                                   monkeypatch):
+                                                                                                   studio_home):
     """A fine-tuning run recorded with attention dropout left to the backbone (None, before 0 became the default)
     stands for the same config at MiniLM's 0.1, from the records and from a registry, and is never recorded twice;
     today's default (0) is another run."""
-    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "home"))
     records = tmp_path / "records.jsonl"
     asked = resolve(TrainConfig(data=sample_spec(), method="finetune", fraction=None, per_class=2, seed=0, steps=1,
-                                evaluations=1, max_len=32))
+                                evaluations=1, max_len=32), studio_home)
     assert asked.attention_dropout == 0.0
     registry = Registry(tmp_path / "home")
     before = registry.create(asked.with_(attention_dropout=None))  # as an earlier version stored it
     registry.claim(before)
     registry.mark_running(before, 1, "cpu")
     registry.finish(before, Status.DONE, "ran", {"test": {"accuracy": 0.5}, "seconds": 1.0})
-    bench.sample_runs.record(registry.get(before), records)  # as it was recorded then
+    bench.sample_runs.record(registry.get(before), records, registry.home)  # as it was recorded then
     found = run_once(registry, asked.with_(attention_dropout=0.1), train=False, records=records)
     assert found is not None and found.id == before and found.config.attention_dropout == 0.1
     assert run_once(registry, asked.with_(attention_dropout=0.1), train=False, records=records).id == before

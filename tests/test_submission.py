@@ -40,7 +40,8 @@ def run_id(m4_dir, tiny_backbone, capsys) -> str:
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
 
 
-def test_the_submission_file_passes_the_scorers_rules_with_the_runs_own_scores(run_id, m4_dir, tmp_path, capsys):
+def test_the_submission_file_passes_the_scorers_rules_with_the_runs_own_scores(run_id, m4_dir, tmp_path, capsys,
+                                                                               studio_home):
     out = tmp_path / "p.jsonl"
     assert main(["predict", run_id, "--file", str(m4_dir / "dev.jsonl"), "--out", str(out)]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -48,7 +49,7 @@ def test_the_submission_file_passes_the_scorers_rules_with_the_runs_own_scores(r
     assert len(out.read_text().splitlines()) == 65
     assert all(set(json.loads(line)) == {"id", "label"} for line in out.read_text().splitlines())
     accuracy, macro_f1 = score_submission(out, m4_dir / "dev.jsonl")
-    test = Registry().get(run_id).metrics["test"]
+    test = Registry(studio_home).get(run_id).metrics["test"]
     assert accuracy == pytest.approx(test["accuracy"]) and macro_f1 == pytest.approx(test["macro_f1"])
     assert summary["accuracy"] == pytest.approx(accuracy)
 
@@ -65,13 +66,13 @@ def test_the_csv_names_gold_and_predicted_apart(run_id, m4_dir, tmp_path, capsys
     assert frame["gold"].tolist() == [names[i] for i in gold["label"]]  # the gold labels, by name
 
 
-def test_without_out_the_predictions_go_to_the_runs_folder(run_id, m4_dir, tmp_path, capsys, monkeypatch):
+def test_without_out_the_predictions_go_to_the_runs_folder(run_id, m4_dir, tmp_path, capsys, monkeypatch, studio_home):
     here = tmp_path / "cwd"
     here.mkdir()
     monkeypatch.chdir(here)
     assert main(["predict", run_id, "--file", str(m4_dir / "dev.jsonl")]) == 0
     written = Path(json.loads(capsys.readouterr().out)["predictions"])
-    assert written.parent.parent == Registry().folder(run_id).path and written.name == "dev.predictions.csv"
+    assert written.parent.parent == Registry(studio_home).folder(run_id).path and written.name == "dev.predictions.csv"
     assert written.exists() and list(here.iterdir()) == []  # nothing in the current folder
     assert oct(os.stat(written).st_mode & 0o777) == "0o644"
 

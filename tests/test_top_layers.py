@@ -17,6 +17,7 @@ from safetensors import safe_open
 
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
+from core.paths import home_from_environment
 from core.train import TrainConfig, load_data, resolve
 from tests.helpers import make_tiny_llama
 
@@ -35,7 +36,8 @@ def top_k(folder: Path, method: str = "finetune", seed: int = 0, **extra) -> Tra
     """A top-K run on a tiny backbone: K=1 of the tiny BERT's 2 layers, or of the 2 the tiny Llama's cut keeps (it
     pools layer 2 of 4), in fp32 so a reload is held exactly."""
     return resolve(TrainConfig.of(data=DATA, method=method, backbone=str(folder), per_class=4, fraction=None, steps=3,
-                               seed=seed, device="cpu", precision="fp32", **{"train_layers": 1, **extra}))
+                               seed=seed, device="cpu", precision="fp32", **{"train_layers": 1, **extra}),
+                   home_from_environment())
 
 
 def trained(config: TrainConfig, folder: Path):
@@ -43,7 +45,7 @@ def trained(config: TrainConfig, folder: Path):
     from core.runs.execute import train_into
 
     run = RunFolder(folder)
-    return train_into(config, run, lambda e: None, lambda: False), run
+    return train_into(config, run, home_from_environment(), lambda e: None, lambda: False), run
 
 
 def layer_of(name: str) -> int | None:
@@ -110,12 +112,12 @@ def test_a_top_k_run_trains_its_top_layers_alone_reads_stored_states_again_and_r
     encoder_keys = [k for k in keys if k.startswith("encoder.") and not k.startswith("encoder.pooler.")]
     assert {layer_of(k) for k in encoder_keys} == {1}, "the checkpoint holds the trained layer, not the backbone's"
 
-    data = load_data(config)
+    data = load_data(config, studio_home)
     first = counted.texts
     unlabeled = 0 if method != "ganbert" or not extra.get("adversarial", True) else 4 * len(data.labels)
     assert 0 < first <= 8 * len(data.labels) + len(data.test) + unlabeled  # labeled, validation, test (and pool)
 
-    predictor = run.load_model()
+    predictor = run.load_model(studio_home)
     scored = run.predictions()
     again, _ = predictor.predict(data.test["text"].tolist())
     assert again == pytest.approx(scored[[c for c in scored.columns if c.startswith("p_")]].to_numpy(), abs=1e-5)
@@ -194,11 +196,12 @@ def test_a_top_k_run_is_named_so_on_every_page_and_the_field_greys_where_nothing
     assert "train_layers" not in idle_options(["finetune"], {}, frozen=False)
 
 
-def test_train_layers_is_settled_refused_past_the_cut_and_read_as_every_layer_from_older_runs(tiny_llama):
-    config = resolve(TrainConfig(data=DATA, method="finetune", per_class=4, fraction=None, steps=2))
+def test_train_layers_is_settled_refused_past_the_cut_and_read_as_every_layer_from_older_runs(tiny_llama, studio_home):
+    config = resolve(TrainConfig(data=DATA, method="finetune", per_class=4, fraction=None, steps=2), studio_home)
     assert config.train_layers == 0  # MiniLM: every layer, as measured (docs/methods.md)
-    assert resolve(config.with_(frozen=True, train_layers=3)).train_layers == 0  # a frozen encoder trains none
-    assert resolve(TrainConfig(data=DATA, method="features-lr", per_class=4, fraction=None)).train_layers == 0
+    assert resolve(config.with_(frozen=True, train_layers=3), studio_home).train_layers == 0  # frozen: trains none
+    lr = resolve(TrainConfig(data=DATA, method="features-lr", per_class=4, fraction=None), studio_home)
+    assert lr.train_layers == 0
     with pytest.raises(InputError, match="fewer than the 2 layers .*up to layer 2"):
         top_k(tiny_llama, train_layers=2)
     from core.backbone.packaged import SMOLLM2
@@ -218,7 +221,7 @@ def test_the_store_is_bounded_by_the_shards_read_least_recently(studio_home):
     from core.backbone import resolve_backbone
     from core.train.state_store import StateStore, hold_bound
 
-    store = StateStore.open(studio_home, resolve_backbone(None), 1, "fp32", 4)
+    store = StateStore.open(studio_home, resolve_backbone(None, home=studio_home), 1, "fp32", 4)
     rows = [torch.ones(100, 4)]  # 800 bytes of bf16 states a shard
     for n, key in enumerate((b"a" * 20, b"b" * 20, b"c" * 20)):
         store.write([key], rows)
@@ -226,11 +229,11 @@ def test_the_store_is_bounded_by_the_shards_read_least_recently(studio_home):
     assert store.read([b"a" * 20])[b"a" * 20].shape == (100, 4)  # read now: the most recent
     size = store.index[b"a" * 20].shard.stat().st_size
     hold_bound(store.folder.parent, 2 * size)
-    again = StateStore.open(studio_home, resolve_backbone(None), 1, "fp32", 4)
+    again = StateStore.open(studio_home, resolve_backbone(None, home=studio_home), 1, "fp32", 4)
     assert set(again.index) == {b"a" * 20, b"c" * 20}
     store.limit = size  # a write holds the bound at once, the shard it wrote kept
     store.write([b"d" * 20], rows)
-    assert set(StateStore.open(studio_home, resolve_backbone(None), 1, "fp32", 4).index) == {b"d" * 20}
+    assert set(StateStore.open(studio_home, resolve_backbone(None, home=None), 1, "fp32", 4).index) == {b"d" * 20}
 
 
 def test_a_damaged_shard_or_a_full_disk_computes_on_and_the_cli_says_and_clears_the_store(
@@ -295,13 +298,14 @@ def test_the_estimate_prices_a_top_k_run_by_its_layers_and_its_states_pass_by_wh
     every, top = top_k(tiny_llama, train_layers=0), top_k(tiny_llama)
     rows = (24, 0, 24, 18)
     assert run_seconds(top, rows) == pytest.approx(run_seconds(every, rows) / 2)
-    texts = load_data(top).texts()
-    before = states_seconds(Registry(), [top], 72, None, 18, 6, texts)
+    texts = load_data(top, studio_home).texts()
+    before = states_seconds(Registry(studio_home), [top], 72, None, 18, 6, texts)
     assert list(before) == [top.to_json()] and before[top.to_json()] > 0
-    assert states_seconds(Registry(), [every], 72, None, 18, 6, texts) == {}
-    assert grid_seconds(Registry(), [top], 72, None, 18, 6, texts=texts).each[top.to_json()] > before[top.to_json()]
+    assert states_seconds(Registry(studio_home), [every], 72, None, 18, 6, texts) == {}
+    grid = grid_seconds(Registry(studio_home), [top], 72, None, 18, 6, texts=texts)
+    assert grid.each[top.to_json()] > before[top.to_json()]
     trained(top, studio_home / "runs" / "first")  # its labeled, validation and test texts stored
-    assert states_seconds(Registry(), [top], 72, None, 18, 6, texts)[top.to_json()] < before[top.to_json()]
+    assert states_seconds(Registry(studio_home), [top], 72, None, 18, 6, texts)[top.to_json()] < before[top.to_json()]
 
 
 @pytest.mark.parametrize("frozen", [True, False])
@@ -319,5 +323,6 @@ def test_a_cancel_stops_a_pass_over_texts_between_its_batches(frozen, tiny_backb
         if event["type"] in ("features", "states"):
             passes.append(event["done"])
     with pytest.raises(Cancelled):
-        train(config, RunFolder(studio_home / "runs" / "stopped"), on_event, should_stop=lambda: bool(passes))
+        train(config, RunFolder(studio_home / "runs" / "stopped"), studio_home, on_event,
+              should_stop=lambda: bool(passes))
     assert passes == [0]  # asked to stop as the pass began: not one batch more

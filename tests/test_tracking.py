@@ -39,7 +39,7 @@ RUNS = {"tfidf-lr": dict(method="tfidf-lr"), "features-lr": dict(method="feature
 
 def trained(registry: Registry, backbones: dict, on: str = "bert", **settings) -> str:
     config = resolve(TrainConfig.of(data=DATA, backbone=str(backbones[on]), per_class=4, fraction=None, max_len=32,
-                                 batch_size=8, **settings))
+                                 batch_size=8, **settings), registry.home)
     run_id = registry.create(config)
     registry.claim(run_id)
     assert execute_run(registry, run_id) == Status.DONE, registry.folder(run_id).tail_log()
@@ -53,7 +53,7 @@ def exported(tiny_backbone, tmp_path_factory):
     before = os.environ.get("STUDIO_HOME")
     os.environ["STUDIO_HOME"] = str(home)
     try:
-        registry = Registry()
+        registry = Registry(home)
         backbones = {"bert": tiny_backbone, "llama": make_tiny_llama(tmp_path_factory.mktemp("llama"))}
         ids = {name: trained(registry, backbones, **settings) for name, settings in RUNS.items()}
         uri = f"sqlite:///{home / 'mlflow.db'}"
@@ -92,7 +92,7 @@ def test_every_methods_model_loads_without_the_studio_and_predicts_as_core_predi
     assert done.returncode == 0, done.stderr[-3000:]
     predicted = json.loads(done.stdout.strip().splitlines()[-1])
     for name, run_id in ids.items():
-        model = registry.folder(run_id).load_model()
+        model = registry.folder(run_id).load_model(home)
         expected = classify(model, TEXTS)
         frame = predicted[name]
         assert list(frame) == [*model.labels, "label"], name  # no fake class, a column per class, the label
@@ -164,8 +164,8 @@ def test_bad_input_says_why_exits_2_and_writes_nothing(exported, tmp_path, capsy
     registry, ids, _, home = exported
     monkeypatch.setenv("STUDIO_HOME", str(home))
     uri = f"sqlite:///{tmp_path / 'store.db'}"
-    queued = registry.create(resolve(TrainConfig(data=DATA, method="tfidf-lr")))
-    failed = registry.create(resolve(TrainConfig(data=DATA, method="tfidf-lr")))
+    queued = registry.create(resolve(TrainConfig(data=DATA, method="tfidf-lr"), home))
+    failed = registry.create(resolve(TrainConfig(data=DATA, method="tfidf-lr"), home))
     registry.claim(failed)
     registry.finish(failed, Status.FAILED, "ValueError: a bad file")
     cases = [([ids["tfidf-lr"], "20990101-000000-abcdef"], "20990101-000000-abcdef"),
@@ -207,7 +207,7 @@ def test_without_mlflow_the_export_says_how_to_install_it(exported, monkeypatch,
     assert "make setup-mlflow" in capsys.readouterr().err
 
 
-def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone, tmp_path, monkeypatch):
+def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone, tmp_path, monkeypatch, studio_home):
     """Each evaluation's points as it comes, each sent once and with no query of what the store holds (every curve
     had been sent again at each evaluation, one history query a curve)."""
     from mlflow.tracking import MlflowClient
@@ -216,9 +216,9 @@ def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone,
 
     uri = f"sqlite:///{tmp_path / 'live.db'}"
     monkeypatch.setenv("STUDIO_MLFLOW_URI", uri)
-    registry = Registry()
+    registry = Registry(studio_home)
     config = resolve(TrainConfig(data=DATA, backbone=str(tiny_backbone), method="ganbert", frozen=True, per_class=4,
-                                 fraction=None, max_len=32, batch_size=8, steps=6, evaluations=3))
+                                 fraction=None, max_len=32, batch_size=8, steps=6, evaluations=3), studio_home)
     run_id = registry.create(config)
     registry.claim(run_id)
     seen, sent, send = [], [], live.log_points
@@ -242,15 +242,15 @@ def test_a_run_logs_its_curves_as_it_trains_when_a_store_is_named(tiny_backbone,
         registry.get(run_id).metrics["test"]["accuracy"])
 
 
-def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path):
+def test_compare_exports_the_selected_runs_and_train_names_a_store(tmp_path, studio_home):
     from core.data import builtin_dataset
     from core.runs.tracking.store import URI_SETTING
     from tests.helpers import open_page
     from tests.test_pages_runs import CORPUS, select_rows
 
-    dataset = builtin_dataset(CORPUS)
-    registry = Registry()
-    run_id = registry.create(resolve(TrainConfig(data=dataset.spec, method="tfidf-lr")))
+    dataset = builtin_dataset(CORPUS, studio_home)
+    registry = Registry(studio_home)
+    run_id = registry.create(resolve(TrainConfig(data=dataset.spec, method="tfidf-lr"), studio_home))
     registry.claim(run_id)
     assert execute_run(registry, run_id) == Status.DONE
     at = select_rows(open_page("pages/compare.py", dataset), "cmp_table", [run_id])
@@ -380,17 +380,17 @@ def test_the_models_of_one_backbone_hold_it_once_on_disk(exported):
     assert all((home / "mlartifacts" / ".shared-files").iterdir())
 
 
-def test_a_home_written_before_the_numbered_migrations_exports_its_runs(home_v2, tmp_path, capsys):
+def test_a_home_written_before_the_numbered_migrations_exports_its_runs(home_v2, tmp_path, capsys, studio_home):
     """A studio home written by main before issue 97 (tests/fixtures/home-v2), migrated as it opens: every finished
     run exports, with its metrics, and its MLflow model predicts what the run predicts."""
     import mlflow
     import pandas as pd
 
-    registry = Registry()
+    registry = Registry(studio_home)
     done = [r for r in registry.list(statuses=("done",))]
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     assert len(done) == 8 and main(["export", *(r.id for r in done), "--mlflow", uri]) == 0
-    assert Registry().migrated == []  # migrated once, by the first open
+    assert Registry(studio_home).migrated == []  # migrated once, by the first open
     for run in done:
         client, found = client_and_run(uri, run.id)
         assert len(found) == 1, run.id
@@ -399,7 +399,8 @@ def test_a_home_written_before_the_numbered_migrations_exports_its_runs(home_v2,
         with tracking_at(uri):
             model = mlflow.pyfunc.load_model(f"runs:/{found[0].info.run_id}/model")
         predicted = model.predict(pd.DataFrame({"text": TEXTS}))
-        assert predicted["label"].tolist() == [p.label for p in classify(registry.folder(run.id).load_model(), TEXTS)]
+        ours = classify(registry.folder(run.id).load_model(studio_home), TEXTS)
+        assert predicted["label"].tolist() == [p.label for p in ours]
 
 
 @pytest.mark.parametrize("how", ["set_tracking_uri", "MLFLOW_TRACKING_URI"])

@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
+from core.paths import home_from_environment
 from core.runs import RunFolder
 from core.runs.execute import train_into
 from core.train import (
@@ -36,7 +37,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def config(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), epochs=4, evaluations=4, fraction=0.5, batch_size=8, lr=1e-3,
                 patience=10, collapse_evals=10, max_len=64)
-    return resolve(TrainConfig.of(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}), home_from_environment())
 
 
 def train(cfg: TrainConfig, folder: Path) -> dict:
@@ -46,8 +47,8 @@ def train(cfg: TrainConfig, folder: Path) -> dict:
 def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
     """Train into a run folder; the result, and the mean losses between evaluations as the events told them."""
     history: list[dict] = []
-    result = train_into(cfg, RunFolder(folder), lambda e: e["type"] == "evaluation" and history.append(e["losses"]),
-                        lambda: False)
+    result = train_into(cfg, RunFolder(folder), home_from_environment(),
+                        lambda e: e["type"] == "evaluation" and history.append(e["losses"]), lambda: False)
     return result, history
 
 
@@ -61,10 +62,10 @@ def fit(cfg: TrainConfig, folder: Path) -> tuple[dict, list[dict]]:
     ({"method": "ganbert", "frozen": True, "generator": "bow", "gan_preset": "seed-report", "lr": 1e-3},
      "d_supervised"),
 ])
-def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss):
+def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, loss, studio_home):
     result, history = fit(config(tiny_backbone, **kw), tmp_path)
-    steps_per_epoch = -(-len(split_pool(resolve(config(tiny_backbone, **kw)), load_data(config(tiny_backbone))
-                                        ).labeled) // 8)
+    resolved = resolve(config(tiny_backbone, **kw), studio_home)
+    steps_per_epoch = -(-len(split_pool(resolved, load_data(config(tiny_backbone), studio_home)).labeled) // 8)
     assert len(history) == 4 and result["evaluations"] == 4 and "history" not in result
     if kw["method"] != "ganbert":
         assert result["steps"] == result["budget_steps"] == 4 * steps_per_epoch
@@ -77,13 +78,13 @@ def test_each_method_trains_and_its_loss_goes_down(tiny_backbone, tmp_path, kw, 
 
 
 @pytest.mark.parametrize("kw", [{"method": "finetune"}, {"method": "adapter"}, {"method": "ganbert", "frozen": True}])
-def test_checkpoint_round_trip_gives_identical_predictions(tiny_backbone, tmp_path, kw):
+def test_checkpoint_round_trip_gives_identical_predictions(tiny_backbone, tmp_path, kw, studio_home):
     train(config(tiny_backbone, epochs=1, precision="fp32", **kw), tmp_path)  # bf16's reload: test_backbones
     saved = pd.read_parquet(tmp_path / RunFolder.PREDICTIONS)
-    model = RunFolder(tmp_path).load_model()
+    model = RunFolder(tmp_path).load_model(studio_home)
     from core.data import builtin_dataset
 
-    texts = builtin_dataset(DATA.builtin).test["text"].tolist()
+    texts = builtin_dataset(DATA.builtin, studio_home).test["text"].tolist()
     probs = np.array([[p.probabilities[c] for c in model.labels] for p in classify(model, texts)])
     expected = saved[[f"p_{c}" for c in model.labels]].to_numpy()
     np.testing.assert_allclose(probs, expected, atol=1e-4)
@@ -99,12 +100,12 @@ def test_adapter_checkpoint_holds_only_adapters_and_head(tiny_backbone, tmp_path
     assert any(k.startswith("head.") for k in keys)
 
 
-def test_adapter_setup_leaves_the_adapter_active_and_its_log_clean(tiny_backbone, caplog):
+def test_adapter_setup_leaves_the_adapter_active_and_its_log_clean(tiny_backbone, caplog, studio_home):
     """adapters' `train_adapter` warns "none are activated" while activating one (adapter-hub/adapters#815); a
     user reading the run's log took the adapter for off."""
     cfg = config(tiny_backbone, method="adapter")
     with caplog.at_level(logging.WARNING):
-        model = method_for(cfg).trainer().build_model(cfg, ("a", "b"), torch.device("cpu"))
+        model = method_for(cfg).trainer().build_model(cfg, ("a", "b"), torch.device("cpu"), studio_home)
     assert "studio" in str(model.encoder.active_adapters)
     assert not [r for r in caplog.records if "activated" in r.getMessage()]
     with caplog.at_level(logging.WARNING):  # the filter is gone once set-up is over
@@ -116,13 +117,13 @@ def test_adapter_setup_leaves_the_adapter_active_and_its_log_clean(tiny_backbone
 def encoded(cfg: TrainConfig, folder: Path) -> tuple[dict, int]:
     """Train; the result and how many texts the run encoded (its features events' total)."""
     totals: list[int] = []
-    result = train_into(cfg, RunFolder(folder), lambda e: e["type"] == "features" and totals.append(e["total"]),
-                        lambda: False)
+    result = train_into(cfg, RunFolder(folder), home_from_environment(),
+                        lambda e: e["type"] == "features" and totals.append(e["total"]), lambda: False)
     return result, totals[-1] if totals else 0
 
 
 def test_a_frozen_run_encodes_only_the_texts_it_needs_and_never_twice(tiny_backbone, tmp_path, studio_home):
-    ds = load_data(config(tiny_backbone))
+    ds = load_data(config(tiny_backbone), studio_home)
     first, n = encoded(config(tiny_backbone, method="finetune", frozen=True, per_class=5, fraction=None, epochs=1),
                        tmp_path / "a")
     # labeled, validation (as many, drawn from the pool: the data has no validation split) and test
@@ -159,9 +160,9 @@ def test_a_frozen_run_gives_the_same_result_from_a_cold_or_a_warm_feature_cache(
             .equals(pd.read_parquet(tmp_path / "warm" / RunFolder.PREDICTIONS)))
 
 
-def test_unlabeled_rows_never_carry_labels(tiny_backbone):
+def test_unlabeled_rows_never_carry_labels(tiny_backbone, studio_home):
     cfg = config(tiny_backbone, method="ganbert", frozen=False, fraction=0.1)
-    ds = load_data(cfg)
+    ds = load_data(cfg, studio_home)
     prepared = split_pool(cfg, ds)
     assert (prepared.targets[prepared.unlabeled] == -1).all()
     assert (prepared.targets[prepared.labeled] >= 0).all()
@@ -222,18 +223,18 @@ def test_config_json_round_trip(tiny_backbone):
     assert TrainConfig.from_json(cfg.to_json()) == cfg
 
 
-def test_batch_size_defaults_follow_the_mode():
+def test_batch_size_defaults_follow_the_mode(studio_home):
     def batch(**kw) -> int:
         config = TrainConfig.of(**kw)
         return method_for(config).batch_size(config)
     assert batch() == 16  # the encoder trains
     assert batch(frozen=True) == 64  # a head on the few labeled texts
-    assert resolve(TrainConfig(frozen=True, method="ganbert")).batch_size == 64  # the studio preset's, measured
-    assert resolve(TrainConfig(method="ganbert")).batch_size == 16
-    assert resolve(TrainConfig(frozen=True, method="ganbert", batch_size=8)).batch_size == 8
+    assert resolve(TrainConfig(frozen=True, method="ganbert"), studio_home).batch_size == 64  # the studio preset's
+    assert resolve(TrainConfig(method="ganbert"), studio_home).batch_size == 16
+    assert resolve(TrainConfig(frozen=True, method="ganbert", batch_size=8), studio_home).batch_size == 8
 
 
-def test_the_estimate_counts_the_budget_in_steps():
+def test_the_estimate_counts_the_budget_in_steps(studio_home):
     from core.runs.encoding_speed import FALLBACK
     from core.runs.estimate import RUN_OVERHEAD, STARTUP, grid_seconds, run_seconds
 
@@ -248,6 +249,8 @@ def test_the_estimate_counts_the_budget_in_steps():
         (20 * 64 + 10 * 1_000 + 3_000) / METHODS["finetune"].head_speed)
 
     class NoRuns:
+        home = studio_home
+
         def list(self, statuses=None):
             return []
 

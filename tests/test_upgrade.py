@@ -34,13 +34,13 @@ def expected() -> dict:
     return json.loads((FIXTURE / "expected.json").read_text())
 
 
-def test_old_runs_list_as_before(old_home, expected, capsys):
+def test_old_runs_list_as_before(old_home, expected, capsys, studio_home):
     assert main(["runs", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     for old in expected["runs"]:
         new = next(r for r in rows if r["run_id"] == old["run_id"])
         assert {k: new[k] for k in old} == old  # every old field, unchanged
-    registry = Registry()
+    registry = Registry(studio_home)
     assert all(r.rows is None for r in registry.list())  # the rows column, added in place, empty for old runs
     assert all(r.estimate is None for r in registry.list())  # so is the launch estimate's
     assert {r.kind for r in registry.list()} == {"train"} and registry.list(kind="adapt") == []  # every one trained
@@ -51,8 +51,8 @@ def test_old_runs_list_as_before(old_home, expected, capsys):
                    for e in registry.evaluations(r.id)] for r in registry.list()} == expected["epochs"]
 
 
-def test_old_runs_compare_as_before(old_home, expected):
-    registry = Registry()
+def test_old_runs_compare_as_before(old_home, expected, studio_home):
+    registry = Registry(studio_home)
     frame = runs_frame(registry.list())
     assert frame["method"].tolist() == expected["frame_methods"]
     assert frame["amount"].tolist()[:4] == ["5/class", "20%", "20%", "5/class"]
@@ -77,10 +77,10 @@ def test_old_runs_compare_as_before(old_home, expected):
             c: sum(row) for c, row in zip(per_class, matrix) if sum(row) or c in set(cells["predicted"])}
 
 
-def test_old_checkpoints_predict_as_before(old_home, expected):
-    registry = Registry()
+def test_old_checkpoints_predict_as_before(old_home, expected, studio_home):
+    registry = Registry(studio_home)
     for run_id, old in expected["predict"].items():
-        new = classify(registry.folder(run_id).load_model(), [expected["text"]])[0].to_json()
+        new = classify(registry.folder(run_id).load_model(studio_home), [expected["text"]])[0].to_json()
         assert new["label"] == old["label"], run_id
         # the old code renormalised k of k+1 float32 probabilities; today's softmax over the k real logits is
         # the same number up to that float32 rounding (1.5e-5 seen beside a large fake probability)
@@ -101,20 +101,20 @@ def test_a_run_an_older_version_queued_resolves_as_it_starts(tiny_backbone, stud
     # queued as an older version stored it: learning rate and batch left to the method, max length and
     # precision `auto`, the data path as typed
     old = TrainConfig(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, steps=2, fraction=0.5)
-    registry = Registry()
+    registry = Registry(studio_home)
     run_id = registry.create(old)
     assert registry.claim(run_id)
     assert execute_run(registry, run_id) == "done"
     stored = registry.get(run_id).config
-    assert stored == resolve(old) and (stored.lr, stored.batch_size) == (3e-3, 64)  # what it ran with
+    assert stored == resolve(old, studio_home) and (stored.lr, stored.batch_size) == (3e-3, 64)  # what it ran with
     assert TrainConfig.from_json((registry.folder(run_id).path / "config.json").read_text()) == stored
 
 
-def test_old_ganbert_runs_read_as_repeating_their_labels_by_the_authors_rule(old_home):
+def test_old_ganbert_runs_read_as_repeating_their_labels_by_the_authors_rule(old_home, studio_home):
     """A GAN-BERT run stored before the floor on batches without labels has no such setting: it ran the authors'
     int(log2(1/share)) copies, which is what its config says and what its epoch is counted by; launched today the
     same settings take the studio preset's floor."""
-    runs = [r for r in Registry().list() if r.config.method == "ganbert"]
+    runs = [r for r in Registry(studio_home).list() if r.config.method == "ganbert"]
     assert len(runs) == 2 and all(r.config.params.batches_without_labels is None for r in runs)
     for run in runs:
         method = method_for(run.config)
@@ -139,7 +139,7 @@ def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are
     assert wide["macro_f1"] == pytest.approx((2 / 3 + 1) / 2) and wide["macro_f1_classes"] == 2
     assert narrow["macro_f1"] == pytest.approx((2 / 3 + 0.8) / 2)
     assert f1_score(truth, guessed, average="macro") == pytest.approx(5 / 9)  # what was stored before
-    reg = Registry()
+    reg = Registry(studio_home)
     run_id = reg.create(cfg(tiny_backbone))
     reg.claim(run_id)
     reg.mark_running(run_id, 0, "cpu")
@@ -148,7 +148,7 @@ def test_macro_f1_averages_over_the_classes_the_test_texts_hold_and_old_runs_are
     with sqlite3.connect(reg.path) as db:  # as a studio of then stored it: its tables in its metrics
         db.execute("UPDATE runs SET metrics = ?, tables = NULL WHERE id = ?", (json.dumps(stored), run_id))
         db.execute("PRAGMA user_version = 3")  # before the migration that rescores
-    reg = Registry()
+    reg = Registry(studio_home)
     assert reg.migrated[0] == "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart"
     assert reg.get(run_id).metrics["test"]["macro_f1"] == pytest.approx(5 / 6)
     assert reg.get(run_id).summary["macro_f1"] == pytest.approx(5 / 6)
@@ -162,31 +162,32 @@ def expected_v2() -> dict:
     return json.loads((Path(__file__).parent / "fixtures" / "home-v2" / "expected.json").read_text())
 
 
-def test_a_home_of_before_the_numbered_migrations_is_migrated_once_and_says_so(home_v2, expected_v2, caplog):
+def test_a_home_of_before_the_numbered_migrations_is_migrated_once_and_says_so(home_v2, expected_v2, caplog,
+                                                                               studio_home):
     from core.runs.registry_store import MIGRATIONS, VERSION
 
     with caplog.at_level("WARNING"):
-        registry = Registry()
+        registry = Registry(studio_home)
     assert registry.migrated == [f"{m.number}: {m.says}" for m in MIGRATIONS if m.says]
     assert [r.getMessage().rsplit("migration ", 1)[1] for r in caplog.records] == registry.migrated
     with sqlite3.connect(registry.path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION
     caplog.clear()
-    assert Registry().migrated == [] and not caplog.records  # once
+    assert Registry(studio_home).migrated == [] and not caplog.records  # once
 
 
-def test_a_home_of_before_lists_compares_and_predicts_as_it_did(home_v2, expected_v2, capsys):
+def test_a_home_of_before_lists_compares_and_predicts_as_it_did(home_v2, expected_v2, capsys, studio_home):
     assert main(["runs", "--json"]) == 0
     rows = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)}
     for old in expected_v2["runs"]:
         assert {k: rows[old["run_id"]][k] for k in ("status", "method", "accuracy", "macro_f1", "mcc")} == {
             k: old[k] for k in ("status", "method", "accuracy", "macro_f1", "mcc")}, old["run_id"]
-    registry = Registry()
+    registry = Registry(studio_home)
     assert len(runs_frame(registry.list())) == len(expected_v2["frame_methods"])
     for run_id, tables in expected_v2["tables"].items():
         assert registry.tables(run_id) == tables, run_id
     for run_id, old in expected_v2["predict"].items():
-        new = classify(registry.folder(run_id).load_model(), [expected_v2["text"]])[0].to_json()
+        new = classify(registry.folder(run_id).load_model(studio_home), [expected_v2["text"]])[0].to_json()
         assert new["label"] == old["label"], run_id
         assert new["probabilities"] == pytest.approx(old["probabilities"], rel=1e-5, abs=1e-6), run_id
 
@@ -219,22 +220,45 @@ def test_a_home_at_a_number_that_changed_nothing_opens_as_it_is(studio_home):
     opens without a word (the GPU check's kept home had been refused as a newer studio's)."""
     from core.runs.registry_store import VERSION
 
-    Registry()
+    Registry(studio_home)
     with sqlite3.connect(studio_home / "studio.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 5
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 6
         db.execute("PRAGMA user_version = 2")
-    assert Registry().migrated == [
+    assert Registry(studio_home).migrated == [
         "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart",
-        "5: each run's config keeps its own method's settings, not every method's"]
+        "5: each run's config keeps its own method's settings, not every method's",
+        "6: each finished run's labels read, validation included, kept in its record"]
 
 
-def test_a_run_keeps_its_own_methods_settings_once_migrated(home_v2, expected_v2, capsys):
+def test_the_labels_a_first_registrys_runs_read_are_written_in_once_not_worked_out_at_each_read(old_home,
+                                                                                                  studio_home):
+    """The first registries kept no count of a run's validation rows: every read worked it out again from the carve
+    in its config. Migration 6 writes it, and the labels read, into the run's record, once."""
+    with sqlite3.connect(old_home / "studio.db") as db:
+        before = {i: (json.loads(c), json.loads(m)) for i, c, m in db.execute(
+            "SELECT id, config, metrics FROM runs WHERE metrics IS NOT NULL")}
+    assert before and all("val_rows" not in m and "labels_read" not in m for _, m in before.values())
+    registry = Registry(studio_home)
+    assert registry.migrated[-1].startswith("6: ")
+    with sqlite3.connect(old_home / "studio.db") as db:
+        after = {i: json.loads(m) for i, m in db.execute("SELECT id, metrics FROM runs WHERE metrics IS NOT NULL")}
+    for run_id, (config, metrics) in before.items():
+        carved = 6 * round(0.1 * config["data"]["builtin"]["train_per_class"])  # the carve:0.1 they ran with
+        assert (after[run_id]["val_rows"], after[run_id]["labels_read"]) == (carved, metrics["labeled"] + carved)
+        kept = {k: v for k, v in after[run_id].items() if k not in ("test", "val_rows", "labels_read")}
+        assert kept == {k: v for k, v in metrics.items() if k != "test"}, run_id  # its test tables: migration 4
+        run = registry.get(run_id)
+        assert (run.val_rows, run.labels_read) == (carved, metrics["labeled"] + carved)
+    assert Registry(studio_home).migrated == []
+
+
+def test_a_run_keeps_its_own_methods_settings_once_migrated(home_v2, expected_v2, capsys, studio_home):
     """A config stored before each method had its own settings held every method's (a fine-tuning run's
     `generator`); migration 5 keeps its method's, and the run reads, lists and is named as it was."""
     with sqlite3.connect(home_v2 / "studio.db") as db:
         before = {i: json.loads(c) for i, c in db.execute("SELECT id, config FROM runs WHERE kind = 'train'")}
     assert all("generator" in c and "lora_rank" in c for c in before.values())  # every method's, as written
-    registry = Registry()
+    registry = Registry(studio_home)
     with sqlite3.connect(home_v2 / "studio.db") as db:
         after = {i: json.loads(c) for i, c in db.execute("SELECT id, config FROM runs WHERE kind = 'train'")}
     params = {"finetune": {"finetune_preset"}, "ganbert": {"generator", "gan_preset", "adversarial", "noise",
@@ -258,12 +282,12 @@ def test_a_run_keeps_its_own_methods_settings_once_migrated(home_v2, expected_v2
 def test_a_registry_of_a_newer_studio_is_refused_and_left_as_it_is(studio_home):
     from core.runs.registry_store import VERSION, NewerRegistry
 
-    Registry()
+    Registry(studio_home)
     path = studio_home / "studio.db"
     with sqlite3.connect(path) as db:
         db.execute(f"PRAGMA user_version = {VERSION + 1}")
     with pytest.raises(NewerRegistry, match="newer studio"):
-        Registry()
+        Registry(studio_home)
     assert main(["runs"]) == 2
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION + 1

@@ -13,6 +13,7 @@ from core import compare
 from core.cli import main
 from core.data import Amount, CorpusConfig, DataSpec, Validation, draw_validation, labels_read
 from core.errors import InputError
+from core.paths import home_from_environment
 from core.runs import Registry, RunFolder, Status
 from core.runs.execute import train_into
 from core.train import TrainConfig, load_data, resolve, split_pool
@@ -23,7 +24,7 @@ DATA = DataSpec(builtin=CorpusConfig(train_per_class=30, test_per_class=10))
 def tiny(tiny_backbone, **kw) -> TrainConfig:
     base = dict(data=DATA, backbone=str(tiny_backbone), method="finetune", frozen=True, fraction=None, per_class=5,
                 steps=4, evaluations=2, batch_size=8, max_len=64)
-    return resolve(TrainConfig.of(**{**base, **kw}))
+    return resolve(TrainConfig.of(**{**base, **kw}), home_from_environment())
 
 
 # ------------------------------------------------------------ the rule
@@ -84,19 +85,19 @@ def test_a_label_count_from_the_sampler_to_the_record_the_runs_list_and_compare(
     (the built-in corpus has no validation split), and the same rows for every method. A reference reads its
     25 labeled rows alone, and Compare says the two did not read as many labels."""
     head = tiny(tiny_backbone)
-    data = split_pool(head, load_data(head))
+    data = split_pool(head, load_data(head, studio_home))
     assert (len(data.labeled), len(data.val), data.labels_read) == (30, 30, 60)
     lr = tiny(tiny_backbone, method="features-lr")
     assert (lr.validation, lr.selection) == ("none", "auto")  # settled: it selects nothing, so it reads none
-    assert split_pool(lr, load_data(lr)).labeled.tolist() == data.labeled.tolist()  # paired by seed
-    assert len(split_pool(lr, load_data(lr)).val) == 0
+    assert split_pool(lr, load_data(lr, studio_home)).labeled.tolist() == data.labeled.tolist()  # paired by seed
+    assert len(split_pool(lr, load_data(lr, studio_home)).val) == 0
 
-    registry = Registry()
+    registry = Registry(studio_home)
     for config in (head, lr, head.with_(seed=1), lr.with_(seed=1)):
         run_id = registry.create(config)
         registry.claim(run_id)
         registry.mark_running(run_id, 1, "cpu")
-        result = train_into(config, registry.folder(run_id), lambda e: None, lambda: False)
+        result = train_into(config, registry.folder(run_id), studio_home, lambda e: None, lambda: False)
         registry.finish(run_id, Status.DONE, "finished", result)
     runs = registry.list()
     by_method = {r.config.method: r for r in runs if r.config.seed == 0}
@@ -124,23 +125,24 @@ def test_a_label_count_from_the_sampler_to_the_record_the_runs_list_and_compare(
                for line in compare.run_notes(by_method["finetune"], registry))
 
 
-def test_standardisation_reads_only_the_labeled_rows(tiny_backbone, tmp_path):
+def test_standardisation_reads_only_the_labeled_rows(tiny_backbone, tmp_path, studio_home):
     config = tiny(tiny_backbone)
-    train_into(config, RunFolder(tmp_path), lambda e: None, lambda: False)
+    train_into(config, RunFolder(tmp_path), studio_home, lambda e: None, lambda: False)
     import torch
 
     from core.train.inputs import model_inputs
 
-    data = split_pool(config, load_data(config))
-    features = np.asarray(model_inputs(config, data, torch.device("cpu"), lambda e: None)["pool"])
-    model = RunFolder(tmp_path).load_model().model
+    data = split_pool(config, load_data(config, studio_home))
+    features = np.asarray(model_inputs(config, data, torch.device("cpu"), studio_home, lambda e: None)["pool"])
+    model = RunFolder(tmp_path).load_model(studio_home).model
     np.testing.assert_allclose(model.feature_mean.numpy(), features[data.labeled].mean(0), rtol=1e-5, atol=1e-6)
 
 
-def test_no_validation_keeps_the_last_checkpoint_and_makes_no_claim_about_learning(tiny_backbone, tmp_path):
+def test_no_validation_keeps_the_last_checkpoint_and_makes_no_claim_about_learning(tiny_backbone, tmp_path,
+                                                                                   studio_home):
     events = []
     config = tiny(tiny_backbone, validation="none", steps=25, evaluations=10)  # every 3 steps, and the 25th
-    result = train_into(config, RunFolder(tmp_path), events.append, lambda: False)
+    result = train_into(config, RunFolder(tmp_path), studio_home, events.append, lambda: False)
     assert result["selection"] == "last" and result["val_rows"] == 0 and result["labels_read"] == 30
     assert result["learned"] is None and result["val"] is None
     curves = [e for e in events if e["type"] == "evaluation"]
@@ -152,7 +154,7 @@ def test_no_validation_keeps_the_last_checkpoint_and_makes_no_claim_about_learni
 def test_a_running_run_says_the_labels_it_drew(studio_home):
     """A walk saw a SmolLM2 run on the M4 sample listed as '20/class + 20/class validation' while it trained, and
     '20/class + 28 validation (not 20/class: …) = 128 labels' once done: its drawn rows are known from its start."""
-    registry = Registry()
+    registry = Registry(studio_home)
     run_id = registry.create(TrainConfig(per_class=20, fraction=None))
     registry.claim(run_id)
     registry.mark_running(run_id, 1, "cpu")
@@ -172,7 +174,7 @@ def test_a_run_from_before_the_rule_lists_compares_and_runs_as_it_ran(tiny_backb
     old = json.loads(tiny(tiny_backbone).to_json())
     old.pop("validation")
     old["val_fraction"] = 0.1
-    registry = Registry()
+    registry = Registry(studio_home)
     run_id = registry.create(TrainConfig.from_json(json.dumps(old)))
     registry.claim(run_id)
     registry.mark_running(run_id, 1, "cpu")
@@ -180,15 +182,15 @@ def test_a_run_from_before_the_rule_lists_compares_and_runs_as_it_ran(tiny_backb
                                                       "test": {"accuracy": 0.5, "macro_f1": 0.5, "mcc": 0.4}})
     with registry._connect() as db:  # as an earlier version wrote it: no `validation` in the stored config
         db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old), run_id))
-    run = Registry().get(run_id)
+    run = Registry(studio_home).get(run_id)
     assert run.config.validation == "carve:0.1" and run.labels_read == 48
     assert run.labels_text == "5/class + 18 validation set aside by the earlier rule = 48 labels"
     assert main(["runs"]) == 0 and "18 validation set aside by the earlier rule" in capsys.readouterr().out
     assert compare.runs_frame([run])["labels read"].tolist() == [48]
 
-    again = resolve(run.config)
+    again = resolve(run.config, studio_home)
     assert again.validation == "carve:0.1"
-    ds = load_data(again)
+    ds = load_data(again, studio_home)
     assert ds.val is not None and len(ds.val) == 18 and len(ds.train) == 162  # 10% of 30 per class, set aside
     data = split_pool(again, ds)
     assert len(data.val) == 18 and data.val_source == "the validation split"
@@ -214,7 +216,7 @@ def test_the_labels_line_says_the_validation_a_run_will_get_and_when_it_cannot_r
         "20/class + 28 validation (not 20/class: some classes have fewer texts left) = 128 labels"
 
 
-def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tmp_path):
+def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tmp_path, studio_home):
     """Issue 95 item 2: a folder loaded with its dev file as the test file showed "128 train, 65 val, 65 test", and
     the check said runs draw their validation from it: checkpoints would have been chosen on the test texts."""
     import shutil
@@ -225,7 +227,7 @@ def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tm
     folder.mkdir()
     for name in ("train.jsonl", "dev.jsonl"):
         shutil.copy(m4_dir / name, folder / name)
-    ds = load_dataset(DataSpec(train=str(folder), test=str(folder / "dev.jsonl")))
+    ds = load_dataset(DataSpec(train=str(folder), test=str(folder / "dev.jsonl")), studio_home)
     assert ds.val is None and ds.val_in_test == 65 and len(ds.test) == 65
     assert ds.validation_note().startswith("The validation file's 65 text(s) that the test split holds too are set "
                                            "aside: a checkpoint chosen on them would be chosen on test texts. So no "
@@ -233,7 +235,7 @@ def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tm
                                            "train pool")
     assert ds.split_line() == ("128 train, 65 test; the validation file's 65 text(s) that the test split holds too "
                                "are set aside, so each run draws its validation texts from train")
-    apart = load_dataset(DataSpec(train=str(folder / "train.jsonl"), val=str(folder / "dev.jsonl")))
+    apart = load_dataset(DataSpec(train=str(folder / "train.jsonl"), val=str(folder / "dev.jsonl")), studio_home)
     assert apart.val_in_test == 0 and len(apart.val) == 65  # no test split: nothing to keep it from
 
     # the Data page says so in its banner and its check, after a load of the same texts with no validation file:

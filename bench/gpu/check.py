@@ -195,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     from bench.gpu.speed import measure
 
     backbone = tiny_backbone(args.work) if args.cpu else None
-    summary["speed"] = measure(device, backbone, corpus_texts(args.work / "data" / "l2r"), small=args.cpu)
+    summary["speed"] = measure(device, backbone, corpus_texts(args.work / "data" / "l2r"), args.cpu,
+                               args.work / "home")
     with (args.out / "speed.jsonl").open("a") as out:
         out.write(json.dumps({"bench": "gpu_check", "machine": summary["device"], "device": device.type,
                               "summary": summary["speed"]}, sort_keys=True) + "\n")
@@ -305,7 +306,7 @@ def timed_study(args: argparse.Namespace, records_name: str, plan: list, config_
     if not args.cpu and committed.exists() and not records.exists():
         shutil.copy2(committed, records)  # what earlier GPU sessions finished, so the file that comes back is whole
     ends = time.time() + min(seconds, remaining(args) - MARGIN)
-    registry, done, stopped = Registry(), 0, None
+    registry, done, stopped = Registry(args.work / "home"), 0, None
     timer = threading.Timer(max(0.0, ends - time.time()), cancel_all, (args.work,))
     timer.daemon = True
     timer.start()

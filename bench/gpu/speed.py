@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import resource
 import time
+from pathlib import Path
 
 import torch
 
@@ -45,7 +46,8 @@ def encoding_speed(model, ids: torch.Tensor, batch: int, device: torch.device) -
     return len(ids) / (time.perf_counter() - start)
 
 
-def training_speed(backbone: str | None, ids: torch.Tensor, batch: int, device: torch.device) -> float:
+def training_speed(backbone: str | None, ids: torch.Tensor, batch: int, device: torch.device, home: Path
+                   ) -> float:
     """Texts/s of the studio's fine-tuning step over `ids` (after one warm-up step)."""
     from core.train import METHODS, TrainConfig
     from core.train.methods.finetune import Finetune
@@ -55,7 +57,7 @@ def training_speed(backbone: str | None, ids: torch.Tensor, batch: int, device: 
     config = METHODS["finetune"].settle(config).with_(precision="bf16" if device.type == "cuda" else "fp32")
     trainer = Finetune(METHODS["finetune"])
     torch.manual_seed(0)
-    model = trainer.build_model(config, LABELS, device).train()
+    model = trainer.build_model(config, LABELS, device, home).train()
     batches = [ids[i:i + batch] for i in range(0, len(ids), batch)]
     step = trainer.start(model, config, None, len(batches) + 1)
     labels = torch.arange(len(ids), device=device) % len(LABELS)
@@ -88,9 +90,9 @@ def reset_peak(device: torch.device) -> None:
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def measure(device: torch.device, backbone: str | None, texts: list[str], small: bool) -> dict:
+def measure(device: torch.device, backbone: str | None, texts: list[str], small: bool, home: Path) -> dict:
     """Every figure at every length; `small` (the CPU dry run) takes a few batches where a GPU takes thousands
-    of texts."""
+    of texts. `home`: the check's studio home."""
     from core.backbone.encode import load_encoder, load_tokenizer
 
     tokenizer = load_tokenizer(backbone)
@@ -105,7 +107,8 @@ def measure(device: torch.device, backbone: str | None, texts: list[str], small:
         figures["encode"][str(length)] = described(rate, rate * flops, ceiling, peak_mib(device))
         del model
         reset_peak(device)
-        rate = max(training_speed(backbone, ids[:16 if small else 2048], 8 if small else 32, device) for _ in range(2))
+        rate = max(training_speed(backbone, ids[:16 if small else 2048], 8 if small else 32, device, home)
+                   for _ in range(2))
         figures["train"][str(length)] = described(rate, 3 * rate * flops, ceiling, peak_mib(device))
     return figures
 

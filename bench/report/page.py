@@ -4,13 +4,12 @@ results block."""
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
 from bench.report import top_layers
 from bench.report.groups import group_table, headline, with_headline
-from bench.report.restore import TITLES, adapted_stubs, restored
+from bench.report.restore import TITLES, restored
 from bench.report.speed import estimates_section, predict_memory_section, speed_section
 from bench.report.studies import (
     default_backbone_section,
@@ -52,8 +51,6 @@ LABELING_WORDS = ("Each strategy of `core.label` simulated from no label to 500,
 def page() -> tuple[str, str]:
     """The whole page and the README's table, from the records alone (in a scratch studio home)."""
     with tempfile.TemporaryDirectory() as home:
-        os.environ["STUDIO_HOME"] = home
-        adapted_stubs(Path(home))
         sections = [CONCLUSIONS.read_text().strip() if CONCLUSIONS.exists() else ""]
         runs_of = {}
         for name, title in TITLES.items():

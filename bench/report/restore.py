@@ -16,8 +16,10 @@ TITLES = {"m4-sample": "The M4 sample: 128 texts to train on, 65 dev texts to te
 
 def restored(name: str, registry: Registry, gpu: bool = False) -> list:
     """A corpus's recorded runs, restored into `registry`, in the order they were recorded: those that ran on a
-    CPU, or (`gpu`) those of the GPU check (`<corpus>-gpu.jsonl`) and any other that ran on a GPU."""
+    CPU, or (`gpu`) those of the GPU check (`<corpus>-gpu.jsonl`) and any other that ran on a GPU; the adapted
+    backbones they name are stubbed in its home first (`adapted_stubs`)."""
     corpus = CORPORA[name]
+    adapted_stubs(registry.home)
     files = [corpus.records.with_name(f"{corpus.records.stem}-gpu.jsonl"), corpus.records] if gpu else [corpus.records]
     return [restore(registry, entry, corpus.folder) for f in files for entry in recorded(f) if on_gpu(entry) == gpu]
 

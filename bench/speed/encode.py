@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -59,7 +58,7 @@ def texts() -> list[str]:
 
 def speed(name: str, sample: list[str], max_len: int, home: Path) -> float:
     """Texts/s of one engine on the sample at one max length ('layers' pooling, as frozen runs read it)."""
-    backbone = resolve_backbone(None)
+    backbone = resolve_backbone(None, home=None)
     start = time.perf_counter()
     if name.startswith("onnx"):
         encode_onnx(backbone, home, sample, max_len, "layers", name == "onnx-int8")
@@ -77,7 +76,7 @@ def batch_speeds(lengths: list[int], repeats: int) -> dict[str, dict[int, float]
     CPU, texts/s at each length, alternating: the token budget was measured on SmolLM2, and MiniLM reads it too."""
     from core.backbone.encode import CPU_BATCH_TOKENS
 
-    sample, backbone = texts(), resolve_backbone(None)
+    sample, backbone = texts(), resolve_backbone(None, home=None)
     model, tokenizer = load_encoder(backbone, "cpu"), load_tokenizer(backbone)
     kinds = {"32 texts": None, f"{CPU_BATCH_TOKENS:,} tokens": CPU_BATCH_TOKENS}
     best: dict[str, dict[int, float]] = {k: {} for k in kinds}
@@ -94,7 +93,7 @@ def batch_speeds(lengths: list[int], repeats: int) -> dict[str, dict[int, float]
 def speeds(lengths: list[int], repeats: int, home: Path) -> dict[str, dict[int, float]]:
     sample = texts()
     for name in ("onnx", "onnx-int8"):  # exported once, before any timing
-        usable_engine(name, resolve_backbone(None), home, torch.device("cpu"))
+        usable_engine(name, resolve_backbone(None, home=None), home, torch.device("cpu"))
     best: dict[str, dict[int, float]] = {n: {} for n in CANDIDATES}
     for max_len in lengths:
         for _ in range(repeats):  # alternating: a busy core slows all of them alike
@@ -106,8 +105,7 @@ def speeds(lengths: list[int], repeats: int, home: Path) -> dict[str, dict[int, 
 
 def accuracy(seeds: list[int], home: str) -> dict[str, dict[str, float]]:
     """Mean test accuracy of each offered engine per (corpus, method, amount), through the benches' home."""
-    os.environ["STUDIO_HOME"] = home
-    registry = Registry()
+    registry = Registry(Path(home))
     reconcile(registry)
     out: dict[str, dict[str, float]] = {}
     for corpus in (CORPORA["m4-sample"], CORPORA["l2r-dev"]):
@@ -151,7 +149,9 @@ def main() -> int:
     if args.backbone and args.int8_accuracy:
         from bench.speed.encode_causal import accuracy_corpora, int8_accuracy
 
-        found = int8_accuracy(args.backbone, accuracy_corpora(args.backbone, args.int8_accuracy), args.seeds, [5, 20])
+        home = Path(args.home)
+        found = int8_accuracy(args.backbone, accuracy_corpora(args.backbone, args.int8_accuracy, home), args.seeds,
+                              [5, 20], home)
         record_speed("encode-causal-int8", {"backbone": args.backbone, "test_texts": args.int8_accuracy, **found})
         print(json.dumps(found))
         return 0
@@ -159,7 +159,8 @@ def main() -> int:
         from bench.speed.encode_causal import measure
 
         found = measure(args.backbone, args.lengths if args.lengths != [128, 256, 512] else [128, 256],
-                        texts()[:: max(1, 600 // args.texts)][:args.texts], args.repeats, args.token_budget)
+                        texts()[:: max(1, 600 // args.texts)][:args.texts], args.repeats, args.token_budget,
+                        Path(args.home))
         record_speed("encode-causal", {"backbone": args.backbone, **found})
         print(json.dumps(found))
         return 0

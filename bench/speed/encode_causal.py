@@ -27,13 +27,14 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
 import torch
 
 from bench.speed.ceiling import forward_flops, matmul_ceiling
-from core.backbone import resolve_backbone
+from core.backbone import prepare_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer, pool
 from core.backbone.packaged import PACKAGED, convert, gguf_path
@@ -93,9 +94,9 @@ def timed(run: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
     return time.perf_counter() - start, features
 
 
-def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budget: int) -> dict:
+def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budget: int, home: Path) -> dict:
     """Every lever at every length: texts/s, GFLOP/s, ceiling share and the features' distance from today's."""
-    backbone = resolve_backbone(name)
+    backbone = prepare_backbone(name, home=home)
     layer = PACKAGED[name].layer
     tokenizer = load_tokenizer(backbone)
     bf16 = native_bf16(torch.device("cpu"))
@@ -167,7 +168,7 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
 
 
 def int8_accuracy(name: str, corpora: dict[str, tuple[list[str], np.ndarray, list[str], np.ndarray, int]],
-                  seeds: list[int], amounts: list[int]) -> dict:
+                  seeds: list[int], amounts: list[int], home: Path) -> dict:
     """What int8 linear layers cost in accuracy: features + LR (standardized, the studio's C) on the cut pass's
     features in fp32 and with int8 weights, the same labeled rows for both at each seed and amount, per corpus
     (its pool texts, their labels, its test texts, their labels, the max length). Mean accuracy of each and the
@@ -178,7 +179,7 @@ def int8_accuracy(name: str, corpora: dict[str, tuple[list[str], np.ndarray, lis
     from core.data.sampling import Amount, sample_labeled
     from core.train.methods.direct_specs import FeaturesLRSpec
 
-    backbone, layer = resolve_backbone(name), PACKAGED[name].layer
+    backbone, layer = prepare_backbone(name, home=home), PACKAGED[name].layer
     tokenizer = load_tokenizer(backbone)
     fp32 = load_encoder(backbone, upto=layer)
     int8 = torch.ao.quantization.quantize_dynamic(load_encoder(backbone, upto=layer), {torch.nn.Linear},
@@ -207,7 +208,7 @@ def int8_accuracy(name: str, corpora: dict[str, tuple[list[str], np.ndarray, lis
     return found
 
 
-def accuracy_corpora(name: str, test_texts: int) -> dict:
+def accuracy_corpora(name: str, test_texts: int, home: Path) -> dict:
     """The M4 sample (tested on its dev texts) and L2R dev (its train pool; `test_texts` of its dev split drawn by
     seed 0), each at the max length `auto` chooses for the backbone there."""
     from bench.sample_runs import CORPORA
@@ -216,10 +217,10 @@ def accuracy_corpora(name: str, test_texts: int) -> dict:
 
     out = {}
     for corpus in ("m4-sample", "l2r-dev"):
-        ds = load_dataset(CORPORA[corpus].spec())
+        ds = load_dataset(CORPORA[corpus].spec(), home)
         test = ds.test.sample(min(test_texts, len(ds.test)), random_state=0)
         out[corpus] = (ds.train["text"].tolist(), ds.train["label"].to_numpy(), test["text"].tolist(),
-                       test["label"].to_numpy(), auto_max_len(ds, resolve_backbone(name)).tokens)
+                       test["label"].to_numpy(), auto_max_len(ds, prepare_backbone(name, home=home)).tokens)
     return out
 
 

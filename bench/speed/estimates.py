@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -94,9 +93,11 @@ def kept(run: Run) -> dict:
 
 
 class Recorded:
-    """A registry as a grid's estimate read it: its finished runs and its encoding speeds."""
+    """A registry as a grid's estimate read it: its finished runs and its encoding speeds, in a studio `home` whose
+    stores it looks up."""
 
-    def __init__(self, state: dict):
+    def __init__(self, state: dict, home: Path):
+        self.home = home
         self.runs = [Run(id=f"r{i}", created=r["claimed"] or 0.0, started=r["started"], ended=r["ended"],
                          status=Status.DONE, config=TrainConfig.from_json(r["config"]), label="", pid=None,
                          device=None, heartbeat=None, progress=1.0, evaluations=0, samples_per_s=None, message=None,
@@ -111,12 +112,12 @@ class Recorded:
         return self.speeds if key == SPEEDS else default
 
 
-def replay(state: dict, texts: list[str], test_texts: list[str]) -> float:
+def replay(state: dict, texts: list[str], test_texts: list[str], home: Path) -> float:
     """The grid's estimate by today's estimator, from what it read when it ran (`state`) and the corpus' texts (a
     record from before the test split's share was kept apart read one share for both)."""
     configs = [TrainConfig.from_json(c) for c in state["configs"]]
     test_texts = test_texts if "cached_test" in state else []
-    return grid_seconds(Recorded(state), configs, *state["sizes"], texts=texts, test_texts=test_texts,
+    return grid_seconds(Recorded(state, home), configs, *state["sizes"], texts=texts, test_texts=test_texts,
                         cached=lambda config, some: state["cached_test"] if some is test_texts else state["cached"]
                         ).seconds
 
@@ -147,14 +148,13 @@ def main() -> int:
     if spec is None:
         return 2
     home = Path(args.home or tempfile.mkdtemp(prefix="studio-estimates-"))
-    os.environ["STUDIO_HOME"] = str(home)
-    registry = Registry()
-    ds = load_dataset(spec)
+    registry = Registry(home)
+    ds = load_dataset(spec, home)
     sizes = (len(ds.train), None if ds.val is None else len(ds.val), len(ds.test), len(ds.labels))
 
     def grid(seeds: list[int], per_class: int) -> list[TrainConfig]:
         return [resolve(TrainConfig.of(data=spec, frozen=True, per_class=per_class, fraction=None, seed=s,
-                                    backbone=args.backbone, features=args.features, **run))
+                                    backbone=args.backbone, features=args.features, **run), home)
                 for run in GRIDS[args.corpus] for s in seeds]
 
     shift = max(args.seeds) + 1
@@ -171,7 +171,7 @@ def main() -> int:
                  "runs": [kept(r) for r in done], "speeds": registry.setting(SPEEDS)}  # as the estimate read them
         took, runs = run_grid(registry, configs)
         ratios[name] = estimate.seconds / took
-        again = replay(json.loads(json.dumps(state)), ds.texts(), list(ds.test["text"]))  # as the record reads it
+        again = replay(json.loads(json.dumps(state)), ds.texts(), list(ds.test["text"]), home)  # as the record reads it
         if abs(again - estimate.seconds) > 0.01 * estimate.seconds:
             raise SystemExit(f"{name}: the replay gives {again:.1f} s, the estimate gave {estimate.seconds:.1f} s")
         grids[name] = {"runs": len(configs), "estimated_s": round(estimate.seconds, 1), "took_s": round(took, 1),

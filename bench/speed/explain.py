@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -28,13 +27,12 @@ def main() -> int:
     if spec is None:
         return 2
     home = Path(tempfile.mkdtemp(prefix="gan-bert-studio-explain-"))
-    os.environ["STUDIO_HOME"] = str(home)
-    registry = Registry()
+    registry = Registry(home)
     config = TrainConfig(data=spec, method="tfidf-lr", fraction=None, per_class=20)
     # records of its own: a run restored from the committed records has no checkpoint to explain with
     run = run_once(registry, config, records=home / "records.jsonl")
-    text = " ".join(load_data(run.config).test["text"].tolist())[:1000]
-    model = registry.folder(run.id).load_model()
+    text = " ".join(load_data(run.config, home).test["text"].tolist())[:1000]
+    model = registry.folder(run.id).load_model(home)
     timings = []
     for _ in range(2):
         started = time.perf_counter()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import sys
 import tempfile
@@ -52,8 +51,7 @@ def embedding_times(ds, per_split: int = 500) -> dict[str, float]:
     embed_texts(sample["text"].tolist(), max_len=128, pooling="mean")
     times = {"before: its own pass": time.perf_counter() - t0}
     with tempfile.TemporaryDirectory() as home:
-        os.environ["STUDIO_HOME"] = home  # an empty feature store
-        embed, features = view_features(ds.spec)
+        embed, features = view_features(ds.spec, Path(home))  # an empty feature store
         for name in ("after: nothing cached", "after: a run cached them"):
             t0 = time.perf_counter()
             with tempfile.TemporaryDirectory() as cache:  # the map's own result cache empty each time
@@ -87,15 +85,16 @@ def main() -> int:
     parser.add_argument("--corpus", choices=list(CORPORA), help="a real corpus instead of the built-in one")
     args = parser.parse_args()
 
+    scratch = Path(tempfile.mkdtemp(prefix="bench-explore-"))  # a studio home for the generated corpus
     t0 = time.perf_counter()
     if args.corpus:
         spec = CORPORA[args.corpus].spec()
         if spec is None:
             return 2
-        ds = load_dataset(spec)
+        ds = load_dataset(spec, scratch)
         print(f"loaded {args.corpus}: {len(ds.train):,} train texts in {time.perf_counter() - t0:.1f} s")
     else:
-        ds = builtin_dataset(CorpusConfig(args.train_per_class, args.test_per_class))
+        ds = builtin_dataset(CorpusConfig(args.train_per_class, args.test_per_class), scratch)
         print(f"generated {len(ds.train):,} train + {len(ds.test):,} test texts "
               f"in {time.perf_counter() - t0:.1f} s")
     tokenizer = load_tokenizer()

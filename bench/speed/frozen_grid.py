@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -57,7 +56,7 @@ def timed_run(config: TrainConfig, home: Path, name: str) -> tuple[float, float,
     """Wall seconds, the encoding's share of them, and the run's result."""
     clock = Clock()
     start = time.perf_counter()
-    result = train_into(resolve(config), RunFolder(home / "runs" / name), clock, lambda: False)
+    result = train_into(resolve(config, home), RunFolder(home / "runs" / name), home, clock, lambda: False)
     return time.perf_counter() - start, clock.encoding, result
 
 
@@ -66,9 +65,10 @@ def main() -> int:
     parser.add_argument("--max-len", type=int, help="tokens per text (default: auto, from the training texts)")
     args = parser.parse_args()
     data = DataSpec(builtin=CorpusConfig())
-    base = resolve(TrainConfig(data=data, frozen=True, max_len=args.max_len))  # auto's length, for every run here
+    scratch = Path(tempfile.mkdtemp(prefix="bench-frozen-grid-"))  # the corpus's cache; each timing has its own home
+    base = resolve(TrainConfig(data=data, frozen=True, max_len=args.max_len), scratch)  # auto's length, for every run
 
-    ds = load_data(base)
+    ds = load_data(base, scratch)
     texts = [t for split in ("train", "val", "test") for t in ds.splits[split]["text"].tolist()]
     start = time.perf_counter()
     embed_texts(texts, base.backbone, max_len=base.max_len, pooling=base.resolved_pooling, device="cpu")
@@ -77,7 +77,6 @@ def main() -> int:
           f"({len(texts) / encoding:.0f} texts/s)", flush=True)
 
     with tempfile.TemporaryDirectory() as home:
-        os.environ["STUDIO_HOME"] = home
         start, grid_encoding = time.perf_counter(), 0.0
         for method, generator in GRID:
             for fraction in FRACTIONS:
@@ -97,7 +96,6 @@ def main() -> int:
           flush=True)
 
     with tempfile.TemporaryDirectory() as home:
-        os.environ["STUDIO_HOME"] = home
         config = TrainConfig(data=data, method="finetune", fraction=None, per_class=10, frozen=True,
                              max_len=base.max_len)
         cold, encoded, result = timed_run(config, Path(home), "cold")

@@ -13,8 +13,8 @@ Run: OMP_NUM_THREADS=1 .venv/bin/python -m bench.speed.label_round [--labels 10 
 from __future__ import annotations
 
 import argparse
-import os
 import time
+from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
@@ -49,7 +49,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--home", default=DEFAULT_HOME)
     args = parser.parse_args()
-    os.environ["STUDIO_HOME"] = args.home
+    home = Path(args.home)
 
     from sklearn.cluster import KMeans
 
@@ -58,22 +58,21 @@ def main() -> int:
     from core.label.features import feature_config
     from core.label.model import fit
     from core.label.strategies import MISSING, QUERIES, Space, pick
-    from core.paths import studio_home
     from core.train.feature_store import cached_share, feature_store
 
-    ds = load_texts(DataSpec(train=str(DATA_ROOT / "l2r" / "train.jsonl")))
+    ds = load_texts(DataSpec(train=str(DATA_ROOT / "l2r" / "train.jsonl")), home)
     known, classes = ds.train["label"].to_numpy(), len(ds.labels)
     rows = []
     for title, backbone in BACKBONES.items():
-        config = feature_config(ds, backbone)
-        store = feature_store(studio_home(), config.resolved_backbone(), config.max_len, config.resolved_pooling,
+        config = feature_config(ds, backbone, home)
+        store = feature_store(home, config.resolved_backbone(home), config.max_len, config.resolved_pooling,
                               config.precision == "bf16", config.encoder_engine)
         if cached_share(store, ds.train["text"].tolist()) < 1:
             print(f"{title}: the L2R pool's features are not all stored; run bench.studies.active first")
             continue
         from core.label.features import features
         started = time.perf_counter()
-        space = Space.of(features(config, ds)[0])
+        space = Space.of(features(config, ds, home)[0])
         prepare = time.perf_counter() - started
         full = Space(space.x, space.x)  # TypiClust on the features themselves, for the side-by-side
         for n in args.labels:

@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from bench.sample_runs import record_speed
 from bench.speed.train import CPU, NAMES, sample, studio, studio_config
+from core.backbone import prepare_backbone
 from core.backbone.encode import load_tokenizer
 from core.train import METHODS, pad_batch
 from core.train.methods.adapter import Lora
@@ -43,25 +46,27 @@ class PeftLora(Lora):
                                            target_modules=matrices), encoder)
 
 
-def trained(method, config, texts: list[str]) -> tuple[int, torch.Tensor]:
+def trained(method, config, texts: list[str], home: Path) -> tuple[int, torch.Tensor]:
     """The parameters the method trains in the encoder, and its features for `texts` before any step."""
     torch.manual_seed(0)
-    model = method.build_model(config, NAMES, CPU).eval()
-    tok = load_tokenizer(config.resolved_backbone())
+    model = method.build_model(config, NAMES, CPU, home).eval()
+    tok = load_tokenizer(model.backbone)
     ids, mask = pad_batch(tok(texts, truncation=True, max_length=config.max_len)["input_ids"], tok.pad_token_id, CPU)
     with torch.no_grad():
         features = model.encode(ids, mask).float()
     return sum(p.numel() for p in model.encoder.parameters() if p.requires_grad), features
 
 
-def measure(backbone: str, texts, labels, max_len: int, repeats: int) -> dict:
-    config = studio_config("lora", max_len, 16, backbone=BACKBONES[backbone])
+def measure(backbone: str, texts, labels, max_len: int, repeats: int, home: Path) -> dict:
+    prepare_backbone(BACKBONES[backbone], home=home)
+    config = studio_config(home, "lora", max_len, 16, backbone=BACKBONES[backbone])
     spec = METHODS["lora"]
-    (ours, start), (theirs, their_start) = (trained(m, config, texts[:8]) for m in (Lora(spec), PeftLora(spec)))
+    (ours, start), (theirs, their_start) = (trained(m, config, texts[:8], home) for m in (Lora(spec), PeftLora(spec)))
     best = {"adapters": 0.0, "peft": 0.0}
     for _ in range(repeats):  # alternating: a busy core slows both alike
         for library, stepper in (("adapters", Lora), ("peft", PeftLora)):
-            speed, _, _ = studio(texts, labels, max_len, 16, "lora", stepper=stepper, backbone=BACKBONES[backbone])
+            speed, _, _ = studio(home, texts, labels, max_len, 16, "lora", stepper=stepper,
+                                 backbone=BACKBONES[backbone])
             best[library] = max(best[library], speed)
     found = {"max_len": max_len, "precision": config.precision, "trained_params": {"adapters": ours, "peft": theirs},
              "start_gap": float((start - their_start).abs().max() / start.abs().max()),
@@ -101,8 +106,9 @@ def main() -> int:
         print("PEFT is not installed: .venv/bin/pip install -r requirements-bench.txt", file=sys.stderr)
         return 2
     texts, labels = sample(args.samples)
+    home = Path(tempfile.mkdtemp(prefix="bench-lora-libraries-"))  # a scratch studio home: SmolLM2 converts there
     summary = {"peft": peft.__version__, "samples": args.samples,
-               **{b: measure(b, texts, np.asarray(labels), args.max_len, args.repeats) for b in args.backbones}}
+               **{b: measure(b, texts, np.asarray(labels), args.max_len, args.repeats, home) for b in args.backbones}}
     record_speed("lora-libraries", summary)
     print(json.dumps(summary))
     return 0

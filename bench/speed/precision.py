@@ -14,7 +14,6 @@ Run: .venv/bin/python -m bench.speed.precision [--speed-only]
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -33,9 +32,9 @@ from core.train import TrainConfig, resolve
 M4 = REPO_ROOT.parent / "shared" / "data" / "m4-sample"
 
 
-def speed(data: DataSpec) -> bool:
+def speed(data: DataSpec, home: Path) -> bool:
     """Texts per second in each precision, measured in alternating rounds so both see the same machine."""
-    texts = [t for frame in load_dataset(data).splits.values() for t in frame["text"]][:256]
+    texts = [t for frame in load_dataset(data, home).splits.values() for t in frame["text"]][:256]
     device = pick_device("auto")
     model, tokenizer = load_encoder(None, device), load_tokenizer(None)  # the bundled MiniLM
     encode_texts(model, tokenizer, texts[:32], 128)  # warm-up: first-call allocations and kernel choice
@@ -58,11 +57,11 @@ def main() -> int:
     parser.add_argument("--speed-only", action="store_true", help="the encoding speeds and auto's pick only")
     args = parser.parse_args()
     data = DataSpec(train=str(M4 / "train.jsonl"), test=str(M4 / "dev.jsonl"))
-    ok = speed(data)
+    with tempfile.TemporaryDirectory() as scratch:
+        ok = speed(data, Path(scratch))
     if args.speed_only:
         return 0 if ok else 1
     with tempfile.TemporaryDirectory() as home:
-        os.environ["STUDIO_HOME"] = home
         for method in ("features-lr", "finetune"):
             for per_class in (5, 20):
                 acc = {}
@@ -70,9 +69,10 @@ def main() -> int:
                     start, acc[precision] = time.perf_counter(), []
                     for seed in range(5):
                         config = resolve(TrainConfig(data=data, method=method, frozen=True, fraction=None,
-                                                     per_class=per_class, seed=seed, precision=precision))
+                                                     per_class=per_class, seed=seed, precision=precision),
+                                         Path(home))
                         folder = RunFolder(Path(home) / f"{method}-{per_class}-{precision}-{seed}")
-                        result = train_into(config, folder, lambda e: None, lambda: False)
+                        result = train_into(config, folder, Path(home), lambda e: None, lambda: False)
                         acc[precision].append(result["test"]["accuracy"])
                     print(f"{method:<12}{per_class:>3}/class {precision}: mean {np.mean(acc[precision]):.3f} "
                           f"({time.perf_counter() - start:.0f} s for 5 seeds)", flush=True)

@@ -20,19 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from bench.sample_runs import CORPORA, record_speed
 from bench.speed.train import NAMES, sample
+from core.backbone import prepare_backbone
 from core.backbone.encode import load_tokenizer
 from core.backbone.packaged import SMOLLM2
-from core.paths import studio_home
 from core.train import METHODS, TrainConfig, bucketed_batches, resolve
 from core.train.config import cut_layers
 from core.train.inputs import Representer
@@ -42,22 +42,21 @@ from core.train.state_store import clear, summaries
 CPU = torch.device("cpu")
 
 
-def config_for(backbone: str, max_len: int, batch_size: int, layers: int) -> TrainConfig:
+def config_for(backbone: str, max_len: int, batch_size: int, layers: int, home: Path) -> TrainConfig:
     return resolve(TrainConfig(method="finetune", backbone=backbone, max_len=max_len, batch_size=batch_size,
-                               device="cpu", train_layers=layers))
+                               device="cpu", train_layers=layers), home)
 
 
-def one_epoch(backbone: str, texts: list[str], labels: np.ndarray, max_len: int, batch_size: int, layers: int
-              ) -> dict:
+def one_epoch(backbone: str, texts: list[str], labels: np.ndarray, max_len: int, batch_size: int, layers: int,
+              home: Path) -> dict:
     """One model's storing pass (top K) and one epoch of fine-tuning steps over the texts, as `StepTrainer.fit`
     takes them: texts/s of each, and the store's bytes a text."""
-    config = config_for(backbone, max_len, batch_size, layers)
+    config = config_for(backbone, max_len, batch_size, layers, home)
     torch.manual_seed(0)
     method = Finetune(METHODS["finetune"])
-    model = method.build_model(config, NAMES, CPU).train()
-    ids = load_tokenizer(config.resolved_backbone())(texts, truncation=True, max_length=max_len,
-                                                     verbose=False)["input_ids"]
-    rep = Representer(model, {"pool": ids}, config, CPU)
+    model = method.build_model(config, NAMES, CPU, home).train()
+    ids = load_tokenizer(model.backbone)(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]
+    rep = Representer(model, {"pool": ids}, config, CPU, home)
     start = time.perf_counter()
     rep.prepare({"pool": np.arange(len(ids))}, lambda event: None)
     stored = time.perf_counter() - start
@@ -84,13 +83,13 @@ def one_epoch(backbone: str, texts: list[str], labels: np.ndarray, max_len: int,
 
 
 def steps(backbone: str, texts: list[str], labels: np.ndarray, max_len: int, batch_size: int, layers: list[int],
-          repeats: int) -> dict:
+          repeats: int, home: Path) -> dict:
     """Every K's epoch and store, alternating with every layer's, best of `repeats`, each from an empty store."""
     best: dict[int, dict] = {}
     for _ in range(repeats):
         for k in [0, *layers]:
-            clear(studio_home())
-            found = one_epoch(backbone, texts, labels, max_len, batch_size, k)
+            clear(home)
+            found = one_epoch(backbone, texts, labels, max_len, batch_size, k, home)
             mine = best.setdefault(k, found)
             for key, value in found.items():
                 mine[key] = min(mine[key], value) if key == "read_over_compute" else max(mine[key], value)
@@ -104,20 +103,21 @@ def steps(backbone: str, texts: list[str], labels: np.ndarray, max_len: int, bat
     return {str(k): v for k, v in best.items()}
 
 
-def runs(backbone: str, k: int) -> dict:
+def runs(backbone: str, k: int, home: Path) -> dict:
     """Whole runs with their test split on L2R dev at 20 a class, in the scratch home: every layer (seed 0), top K
     with an empty store (seed 0), top K as a second seed finds the store (seed 1); wall seconds each."""
     from core.runs import RunFolder
     from core.runs.execute import train_into
 
     spec = CORPORA["l2r-dev"].spec()
-    took, home = {}, studio_home()
+    took: dict = {}
     clear(home)
     for name, layers, seed in (("every layer", 0, 0), (f"top {k}, empty store", k, 0), (f"top {k}, second seed", k, 1)):
         config = resolve(TrainConfig(data=spec, method="finetune", backbone=backbone, per_class=20, fraction=None,
-                                     seed=seed, train_layers=layers))
+                                     seed=seed, train_layers=layers), home)
         start = time.perf_counter()
-        result = train_into(config, RunFolder(home / "runs" / name.replace(" ", "-")), lambda e: None, lambda: False)
+        result = train_into(config, RunFolder(home / "runs" / name.replace(" ", "-")), home, lambda e: None,
+                            lambda: False)
         took[name] = {"seconds": time.perf_counter() - start, "accuracy": result["test"]["accuracy"],
                       "max_len": config.max_len, "checkpointing": bool(result.get("gradient_checkpointing"))}
         print(f"{name}: {took[name]['seconds']:.0f} s, test accuracy {took[name]['accuracy']:.3f} "
@@ -145,20 +145,22 @@ def main() -> int:
     parser.add_argument("--no-runs", action="store_true", help="the steps and the store alone")
     parser.add_argument("--runs-only", action="store_true", help="the whole runs alone")
     args = parser.parse_args()
-    os.environ["STUDIO_HOME"] = tempfile.mkdtemp(prefix="bench-top-k-")  # fresh stores; SmolLM2 converted once
+    home = Path(tempfile.mkdtemp(prefix="bench-top-k-"))  # fresh stores; SmolLM2 converted once
+    prepare_backbone(args.backbone, home=home)
     texts, labels = sample(args.samples)
-    runs_, below = cut_layers(config_for(args.backbone, args.max_len, args.batch_size, 0))
+    runs_, below = cut_layers(config_for(args.backbone, args.max_len, args.batch_size, 0, home))
     print(f"{args.backbone}: {torch.get_num_threads()} thread(s), its cut runs {runs_} layers, "
           f"{args.samples} L2R texts at {args.max_len} tokens", flush=True)
     summary = {"backbone": args.backbone, "threads": torch.get_num_threads(), "max_len": args.max_len,
                "texts": len(texts)}
     if not args.runs_only:
-        summary["steps"] = steps(args.backbone, texts, labels, args.max_len, args.batch_size, args.layers, args.repeats)
+        summary["steps"] = steps(args.backbone, texts, labels, args.max_len, args.batch_size, args.layers, args.repeats,
+                                 home)
     if not args.no_runs:
-        summary["runs"] = runs(args.backbone, args.run_layers)
+        summary["runs"] = runs(args.backbone, args.run_layers, home)
     record_speed("top-layers", summary)
     print(json.dumps(summary))
-    shutil.rmtree(studio_home(), ignore_errors=True)
+    shutil.rmtree(home, ignore_errors=True)
     return 0
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +36,7 @@ import torch.nn.functional as F
 from bench.calibrate import add_flag, record
 from bench.sample_runs import CORPORA, record_speed
 from bench.speed.ceiling import matmul_ceiling, text_flops
-from core.backbone import depth
+from core.backbone import depth, prepare_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import load_tokenizer
 from core.backbone.poolings import last_layer
@@ -57,24 +58,24 @@ def sample(n: int) -> tuple[list[str], np.ndarray]:
 STEPPERS = {"finetune": Finetune, "ganbert": GanBert, "lora": Lora, "adapter": Adapter}
 
 
-def studio_config(method: str, max_len: int, batch_size: int, **kw) -> TrainConfig:
+def studio_config(home: Path, method: str, max_len: int, batch_size: int, **kw) -> TrainConfig:
     """As a launch resolves it on this machine (precision `auto` pinned), with the encoder training."""
-    return resolve(TrainConfig.of(method=method, max_len=max_len, batch_size=batch_size, device="cpu", **kw))
+    return resolve(TrainConfig.of(method=method, max_len=max_len, batch_size=batch_size, device="cpu", **kw), home)
 
 
-def studio(texts, labels, max_len, batch_size, method: str = "finetune", epochs: int = 1, compiled: str | None = None,
-           stepper=None, **settings) -> tuple[float, float, list[float]]:
+def studio(home: Path, texts, labels, max_len, batch_size, method: str = "finetune", epochs: int = 1,
+           compiled: str | None = None, stepper=None, **settings) -> tuple[float, float, list[float]]:
     """The studio's path, as `StepTrainer.fit` runs it: (texts/s over the last epoch, mean seconds per step, texts/s
     of each epoch). `compiled`: the encoder under `torch.compile`, with dynamic shapes or ("static") batches padded
     to a multiple of 64 tokens; `stepper`: another method class in the method's place (the same config); `settings`
     go into the config (attention dropout, the backbone)."""
-    config = studio_config(method, max_len, batch_size, **settings)
+    config = studio_config(home, method, max_len, batch_size, **settings)
     torch.manual_seed(0)
     trainer = (stepper or STEPPERS[method])(METHODS[method])
-    model = trainer.build_model(config, NAMES, CPU).train()
+    model = trainer.build_model(config, NAMES, CPU, home).train()
     if compiled:
         model.encoder = torch.compile(model.encoder, dynamic=compiled == "dynamic")
-    tok = load_tokenizer(config.resolved_backbone())
+    tok = load_tokenizer(model.backbone)
     ids = tok(texts, truncation=True, max_length=max_len, verbose=False)["input_ids"]
     batches = bucketed_batches(np.array([len(x) for x in ids]), batch_size, np.random.default_rng(0))
     step = trainer.start(model, config, None, len(batches) * epochs)
@@ -101,14 +102,14 @@ def padded(input_ids: torch.Tensor, mask: torch.Tensor, max_len: int, pad_id: in
     return F.pad(input_ids, (0, wanted - length), value=pad_id), F.pad(mask, (0, wanted - length), value=0)
 
 
-def levers(texts, labels, batch_size: int) -> dict:
+def levers(home: Path, texts, labels, batch_size: int) -> dict:
     """What else might make a step faster at 256 tokens, each two epochs on the same texts (texts/s per epoch)."""
     found = {}
     for name, kw in (("as shipped", {"attention_dropout": 0.1}), ("attention dropout 0", {"attention_dropout": 0.0}),
                      ("compile, dynamic shapes", {"compiled": "dynamic"}),
                      ("compile, padded to 64", {"compiled": "static"})):
         start = time.perf_counter()
-        _, _, rates = studio(texts, labels, 256, batch_size, epochs=2, **kw)
+        _, _, rates = studio(home, texts, labels, 256, batch_size, epochs=2, **kw)
         found[name] = {"texts_per_s_by_epoch": [round(r, 1) for r in rates],
                        "seconds": round(time.perf_counter() - start, 1)}
         print(f"lever {name}: {found[name]}", flush=True)
@@ -120,15 +121,15 @@ class Classifier(torch.nn.Module):
     pooling (MiniLM: the mean; a causal LM: its pooled layer's mean, read from every layer's states as a whole
     model gives them), a linear head; returns the loss."""
 
-    def __init__(self, max_len: int, batch_size: int, backbone: str | None = None):
+    def __init__(self, home: Path, max_len: int, batch_size: int, backbone: str | None = None):
         super().__init__()
-        config = studio_config("finetune", max_len, batch_size, backbone=backbone).with_(attention_dropout=None)
+        config = studio_config(home, "finetune", max_len, batch_size, backbone=backbone).with_(attention_dropout=None)
         torch.manual_seed(0)
         from core.backbone.encode import load_encoder
         from core.train.methods.neural import NeuralTrainer
 
         self.pooling = config.resolved_pooling
-        self.encoder = load_encoder(backbone, CPU).train()
+        self.encoder = load_encoder(config.resolved_backbone(home), CPU).train()
         self.head = NeuralTrainer(METHODS["finetune"]).build_head(config, len(NAMES), self.encoder.config.hidden_size,
                                               self.encoder.config.hidden_size)[0]
 
@@ -141,23 +142,23 @@ class Classifier(torch.nn.Module):
         return {"loss": F.cross_entropy(logits.float(), labels), "logits": logits}
 
 
-def trainer(texts, labels, max_len, batch_size, backbone: str | None = None) -> float:
+def trainer(home: Path, texts, labels, max_len, batch_size, backbone: str | None = None) -> float:
     """Hugging Face's Trainer, one epoch, `group_by_length`, fused AdamW at the studio's rate, bf16 where the
     studio runs bf16; texts/s from its own `train_runtime`."""
     import datasets
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
-    tok = load_tokenizer(backbone)
+    config = studio_config(home, "finetune", max_len, batch_size, backbone=backbone)
+    tok = load_tokenizer(config.resolved_backbone(home))
     encoded = tok(texts, truncation=True, max_length=max_len, verbose=False)
     data = datasets.Dataset.from_dict({"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"],
                                        "labels": [int(x) for x in labels]})
-    config = studio_config("finetune", max_len, batch_size, backbone=backbone)
     args = TrainingArguments(output_dir=str(Path("/tmp") / "bench-trainer"), per_device_train_batch_size=batch_size,
                              num_train_epochs=1, learning_rate=config.lr, group_by_length=True, use_cpu=True,
                              bf16=config.precision == "bf16", optim="adamw_torch_fused", max_grad_norm=1.0,
                              warmup_ratio=0.1, lr_scheduler_type="linear", report_to="none", save_strategy="no",
                              logging_strategy="no", disable_tqdm=True, dataloader_num_workers=0, seed=0)
-    result = Trainer(model=Classifier(max_len, batch_size, backbone), args=args, train_dataset=data,
+    result = Trainer(model=Classifier(home, max_len, batch_size, backbone), args=args, train_dataset=data,
                      data_collator=DataCollatorWithPadding(tok)).train()
     return len(texts) / result.metrics["train_runtime"]
 
@@ -173,19 +174,21 @@ def main() -> int:
     add_flag(parser)
     args = parser.parse_args()
     texts, labels = sample(args.samples)
+    home = Path(tempfile.mkdtemp(prefix="bench-train-"))  # a scratch studio home: a packaged backbone converts there
     if args.backbone:
-        return bench_backbone(args.backbone, texts, labels, args.max_len, args.batch_size, args.repeats)
+        prepare_backbone(args.backbone, home=home)
+        return bench_backbone(home, args.backbone, texts, labels, args.max_len, args.batch_size, args.repeats)
     ceiling = matmul_ceiling(CPU, 2048)
-    print(f"{torch.get_num_threads()} threads; precision {studio_config('finetune', 256, 16).precision} "
+    print(f"{torch.get_num_threads()} threads; precision {studio_config(home, 'finetune', 256, 16).precision} "
           f"(native bf16: {native_bf16(CPU)}); 2048³ bf16 matrix products at {ceiling:.0f} GFLOP/s")
     summary: dict = {"ceiling_gflops": ceiling}
     for max_len in args.max_len:
         best = {"trainer": 0.0, "finetune": 0.0, "ganbert": 0.0}
         step = {"finetune": float("inf"), "ganbert": float("inf")}
         for _ in range(args.repeats):  # alternating: a busy core slows them alike
-            best["trainer"] = max(best["trainer"], trainer(texts, labels, max_len, args.batch_size))
+            best["trainer"] = max(best["trainer"], trainer(home, texts, labels, max_len, args.batch_size))
             for method in ("finetune", "ganbert"):
-                speed, seconds, _ = studio(texts, labels, max_len, args.batch_size, method)
+                speed, seconds, _ = studio(home, texts, labels, max_len, args.batch_size, method)
                 best[method], step[method] = max(best[method], speed), min(step[method], seconds)
         ratio, gan = best["finetune"] / best["trainer"], step["ganbert"] / step["finetune"]
         gflops = {k: 3 * best[k] * text_flops(texts, max_len) / 1e9 for k in ("finetune", "trainer")}
@@ -199,7 +202,7 @@ def main() -> int:
     summary["ganbert_step_over_finetune_step"] = max(v for k, v in summary.items()
                                                      if k.startswith("ganbert_step_over_finetune_step_"))
     if args.levers:
-        summary["levers_256"] = levers(texts, labels, args.batch_size)
+        summary["levers_256"] = levers(home, texts, labels, args.batch_size)
     record_speed("train", summary)
     print(json.dumps(summary))
     if args.calibrate:
@@ -218,16 +221,16 @@ def calibration(summary: dict) -> dict[str, float]:
     return figures
 
 
-def bench_backbone(backbone: str, texts: list[str], labels: np.ndarray, lengths: list[int], batch_size: int,
-                   repeats: int) -> int:
+def bench_backbone(home: Path, backbone: str, texts: list[str], labels: np.ndarray, lengths: list[int],
+                   batch_size: int, repeats: int) -> int:
     """A backbone's trained steps (issue 83): the studio's fine-tuning (cut at the pooled layer) against the Trainer
     on the whole model as it ships; LoRA, adapters, a GAN-BERT G1 step and its control's priced against a
     fine-tuning step; and MiniLM's fine-tuning step on the same texts, the ratio the estimates weigh this backbone's
     training by (`Packaged.costs` in core/backbone/packaged.py). Alternating, best of `repeats`."""
-    dtype = (torch.float32 if studio_config("finetune", 128, 16, backbone=backbone).precision == "fp32"
+    dtype = (torch.float32 if studio_config(home, "finetune", 128, 16, backbone=backbone).precision == "fp32"
              else torch.bfloat16)
     ceiling = matmul_ceiling(CPU, 2048, dtype=dtype)
-    config = studio_config("finetune", 128, batch_size, backbone=backbone)
+    config = studio_config(home, "finetune", 128, batch_size, backbone=backbone)
     layers = last_layer(config.resolved_pooling)
     whole = depth(backbone)[0]
     print(f"{backbone}: {torch.get_num_threads()} threads, precision {config.precision} (native bf16: "
@@ -239,12 +242,12 @@ def bench_backbone(backbone: str, texts: list[str], labels: np.ndarray, lengths:
     for max_len in lengths:
         best = dict.fromkeys(("trainer", "minilm", *kinds), 0.0)
         for _ in range(repeats):  # alternating: a busy core slows them alike
-            best["trainer"] = max(best["trainer"], trainer(texts, labels, max_len, batch_size, backbone))
+            best["trainer"] = max(best["trainer"], trainer(home, texts, labels, max_len, batch_size, backbone))
             for kind, settings in kinds.items():
                 method = "ganbert" if kind == "control" else kind
-                speed, _, _ = studio(texts, labels, max_len, batch_size, method, backbone=backbone, **settings)
+                speed, _, _ = studio(home, texts, labels, max_len, batch_size, method, backbone=backbone, **settings)
                 best[kind] = max(best[kind], speed)
-            best["minilm"] = max(best["minilm"], studio(texts, labels, max_len, batch_size)[0])
+            best["minilm"] = max(best["minilm"], studio(home, texts, labels, max_len, batch_size)[0])
         # the FLOPs a step needs: the layers up to the pooled one, whatever a path runs beyond them
         flops = text_flops(texts, max_len, backbone) * (layers or whole) / whole
         gflops = {k: 3 * best[k] * flops / 1e9 for k in ("finetune", "trainer")}

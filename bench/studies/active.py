@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -78,13 +78,14 @@ def run(args: argparse.Namespace) -> None:
     plan += [(c, b, None, None) for c in args.corpora for b in args.backbones if (c, b) not in clustered
              and not any(p[:2] == (c, b) for p in plan)]  # a pair whose clusters alone are still to record
     loaded: dict[tuple[str, str], tuple] = {}
+    home = Path(args.home)
     for corpus, backbone, name, seed in plan:
         if (corpus, backbone) not in loaded:
             files = CORPORA[corpus]
-            ds = load_texts(DataSpec(train=str(DATA_ROOT / files["train"]), test=str(DATA_ROOT / files["test"])))
-            config = feature_config(ds, BACKBONES[backbone])
+            ds = load_texts(DataSpec(train=str(DATA_ROOT / files["train"]), test=str(DATA_ROOT / files["test"])), home)
+            config = feature_config(ds, BACKBONES[backbone], home)
             started = time.time()
-            pool, test = features(config, ds, lambda done, total: print(f"  features {done}/{total}", flush=True)
+            pool, test = features(config, ds, home, lambda done, total: print(f"  features {done}/{total}", flush=True)
                                   if done % 2048 == 0 else None)
             print(f"{corpus} · {backbone}: features {pool.shape} in {time.time() - started:.0f} s", flush=True)
             loaded = {(corpus, backbone): (Labeling(ds, pool, test), config)}
@@ -123,7 +124,6 @@ def main() -> int:
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
     if not args.report_only:
-        os.environ["STUDIO_HOME"] = args.home
         run(args)
     print(labeling_section(recorded(RECORDS), recorded(CLUSTERS)))
     return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -40,14 +39,13 @@ def main() -> int:
     data = DataSpec(train=str(SAMPLE / "train.jsonl"), test=str(SAMPLE / "dev.jsonl"))
     table: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as home:
-        os.environ["STUDIO_HOME"] = home
 
         def accuracy(cfg: TrainConfig) -> float:
             accs = []
             for seed in args.seeds:
                 run = cfg.with_(seed=seed)
                 folder = RunFolder(Path(home) / "runs" / f"{len(table)}-{seed}-{time.time_ns()}")
-                result = train_into(resolve(run), folder, lambda e: None, lambda: False)
+                result = train_into(resolve(run, Path(home)), folder, Path(home), lambda e: None, lambda: False)
                 accs.append(result["test"]["accuracy"])
             return statistics.mean(accs)
 

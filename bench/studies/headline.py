@@ -52,9 +52,9 @@ METHODS = {"tfidf-lr": {}, "features-lr": {"frozen": True}, "finetune": {"frozen
 def published_head(registry: Registry, run_id: str) -> float:
     """Test accuracy of SetFit's published head (LR on the body's sentence embedding) on the run's own
     tuned body and labeled rows."""
-    body = registry.folder(run_id).load_model().body
+    body = registry.folder(run_id).load_model(registry.home).body
     config = registry.get(run_id).config.with_(setfit_features="sentence")
-    ds = load_data(config)
+    ds = load_data(config, registry.home)
     data = split_pool(config, ds)
     probs, _ = SetFitPredictor(config, data.labels, body, fit_head(body, config, data)).predict(data.texts("test"))
     return float(np.mean(data.classes[probs.argmax(1)] == ds.test["label"].to_numpy()))
@@ -101,7 +101,7 @@ def main() -> int:
                     continue
                 ran[run.config.precision] += 1
                 if args.any_precision:  # one group per method, whichever precision each run ran at
-                    run = replace(run, config=run.config.with_(precision=resolve(config).precision))
+                    run = replace(run, config=run.config.with_(precision=resolve(config, registry.home).precision))
                 chosen.append(run)
                 line = f"{name:<20} {per_class:>2}/class seed {seed}: {run.status}"
                 if run.status == Status.DONE:

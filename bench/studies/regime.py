@@ -134,11 +134,11 @@ def estimated(registry, parts: list, config_of, args) -> list[tuple[float, int]]
     from core.runs.estimate import grid_seconds
     from core.train import load_data
 
-    first = resolve(config_of(parts[0][1][0]))
-    ds = load_data(first)
+    first = resolve(config_of(parts[0][1][0]), registry.home)
+    ds = load_data(first, registry.home)
     out = []
     for _, runs in parts:  # every run reads the same texts with the same backbone: one max length, found once
-        configs = [resolve(config_of(r).with_(max_len=first.max_len)) for r in runs]
+        configs = [resolve(config_of(r).with_(max_len=first.max_len), registry.home) for r in runs]
         left = [c for c in configs if finished(registry, c, any_precision=args.any_precision, corpus=corpus_of(args))
                 is None]
         out.append((grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val),
@@ -152,7 +152,7 @@ def adapted_column(registry, corpus: str, report_only: bool) -> Path | None:
     """The folder of the default adaptation to this corpus's train texts (bench/studies/tapt.py), with its weights:
     every run on it, recorded or not, is resolved against them (its tokenizer and depth). A fresh home holds only its
     record, so the adaptation is made again here, or, in a report, its column is left out."""
-    config = point_config({}, corpus)
+    config = point_config({}, registry.home, corpus)
     made = adapted(registry, config, train=not report_only)
     folder = None if made is None else made[0]
     if folder is not None and not (folder / RECORD).is_file():

@@ -27,7 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from tqdm import tqdm
 
 from bench.sample_runs import CORPORA, DEFAULT_HOME, RECORDS_DIR
-from core.backbone import resolve_backbone
+from core.backbone import prepare_backbone
 from core.backbone.device import pinned_precision
 from core.backbone.encode import load_encoder, load_tokenizer, pool
 from core.backbone.packaged import SMOLLM2
@@ -40,9 +40,10 @@ BATCH = 16
 
 
 @torch.inference_mode()
-def layer_means(texts: list[str], max_len: int, bf16: bool) -> tuple[np.ndarray, float]:
-    """Every layer's mean (texts × layers × width) in one pass, and the texts/s it ran at."""
-    backbone = resolve_backbone(SMOLLM2)
+def layer_means(texts: list[str], max_len: int, bf16: bool, home: Path) -> tuple[np.ndarray, float]:
+    """Every layer's mean (texts × layers × width) in one pass, and the texts/s it ran at (SmolLM2 converted under
+    the studio `home`)."""
+    backbone = prepare_backbone(SMOLLM2, home=home)
     model, tokenizer = load_encoder(backbone), load_tokenizer(backbone)
     layers = model.config.num_hidden_layers
     order = np.argsort([len(t) for t in texts], kind="stable")
@@ -73,7 +74,7 @@ def main() -> int:
     spec = CORPORA["l2r-dev"].spec()
     if spec is None:
         return 2
-    ds = load_dataset(spec)
+    ds = load_dataset(spec, Path(DEFAULT_HOME))
     labels = ds.train["label"].to_numpy()
     drawn = {s: np.flatnonzero(sample_labeled(labels, Amount(None, args.per_class), s)) for s in args.seeds}
     rows = np.unique(np.concatenate(list(drawn.values())))
@@ -89,7 +90,7 @@ def main() -> int:
             kept = np.load(cache)
             means, speed = kept["means"], float(kept["speed"])
         else:
-            means, speed = layer_means(texts, max_len, bf16)
+            means, speed = layer_means(texts, max_len, bf16, Path(DEFAULT_HOME))
             cache.parent.mkdir(parents=True, exist_ok=True)
             np.savez(cache, means=means, speed=speed)
         train_part, test_part = means[:len(rows)], means[len(rows):]

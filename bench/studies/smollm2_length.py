@@ -15,6 +15,8 @@ Run: .venv/bin/python -m bench.studies.smollm2_length [--corpus m4-sample] [--le
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench import figures, sample_runs
 from core.backbone.packaged import SMOLLM2
 from core.data import DataSpec
@@ -40,15 +42,15 @@ def is_study_run(run: Run) -> bool:
             and c.features == "both" and c.per_class is not None)
 
 
-def cut_shares(spec: DataSpec, lengths: tuple[int, ...]) -> dict[int, float]:
+def cut_shares(spec: DataSpec, lengths: tuple[int, ...], home: Path) -> dict[int, float]:
     """The share of the training texts each length cuts, by SmolLM2's tokenizer (a property of the data, kept in
     `CUTS` for the report, which reads records alone)."""
-    from core.backbone import resolve_backbone
+    from core.backbone import prepare_backbone
     from core.data import load_dataset
     from core.train.maxlen import train_lengths, truncated_share
 
-    ds = load_dataset(spec)
-    lengths_of = train_lengths(ds, resolve_backbone(SMOLLM2))
+    ds = load_dataset(spec, home)
+    lengths_of = train_lengths(ds, prepare_backbone(SMOLLM2, home=home))
     return {n: truncated_share(lengths_of, n) for n in lengths}
 
 
@@ -97,7 +99,7 @@ def main() -> int:
                                                  for length in args.lengths for n in args.per_class
                                                  for seed in args.seeds],
                                 lambda c: f"{c.max_len} tokens {c.per_class}/class seed {c.seed}")
-    cut = cut_shares(spec, tuple(args.lengths))
+    cut = cut_shares(spec, tuple(args.lengths), Path(args.home))
     sample_runs.keep_for_corpus(CUTS, {"corpus": sample_runs.corpus_of(args).name,
                                        "cut": {str(n): round(v, 4) for n, v in cut.items()}})
     print(table(runs, cut))

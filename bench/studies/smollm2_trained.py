@@ -101,11 +101,11 @@ def estimated(registry, parts: list, precision: str) -> None:
     print(f"The SmolLM2 study (K = {TOP}): {sum(len(r) for _, r in parts)} runs, in this order:", flush=True)
     for title, runs in parts:
         corpus = runs[0][0]
-        configs = [resolve(config_of(*r[:4], precision)) for r in runs]
+        configs = [resolve(config_of(*r[:4], precision), registry.home) for r in runs]
         left = [c for c in configs if finished(registry, c, corpus=CORPORA[corpus]) is None]
         seconds = 0.0
         if left:
-            ds = load_data(left[0])
+            ds = load_data(left[0], registry.home)
             texts = ds.texts()
             seconds = grid_seconds(registry, left, len(ds.train), None if ds.val is None else len(ds.val),
                                    len(ds.test), len(ds.labels), texts=texts, test_texts=list(ds.test["text"])).seconds

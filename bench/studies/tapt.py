@@ -32,12 +32,12 @@ POINTS = [{"epochs": 1, "lr": 1e-4}, {"epochs": 1, "lr": 3e-4}, {"epochs": 3, "l
           {"epochs": 1, "lr": 1e-4, "max_len": 256}]
 
 
-def point_config(point: dict, corpus: str = "l2r") -> AdaptConfig:
+def point_config(point: dict, home: Path, corpus: str = "l2r") -> AdaptConfig:
     """An adaptation to a corpus's train texts (L2R's by default): its spec names the train file alone, and the
     folder is named by the texts, so every bench (and the Train page) adapting to them with these settings finds the
     same backbone."""
     found = CORPORA[corpus]
-    return pinned(AdaptConfig(data=DataSpec(train=str(found.folder / found.files["train"])), **point))
+    return pinned(AdaptConfig(data=DataSpec(train=str(found.folder / found.files["train"])), **point), home)
 
 
 def recorded_adaptations() -> dict[str, dict]:
@@ -48,7 +48,7 @@ def recorded_adaptations() -> dict[str, dict]:
 
 def adapted(registry: Registry, config: AdaptConfig, train: bool) -> tuple[Path, dict] | None:
     """The adapted backbone of `config` and its record: made before (in the home, or only recorded), or made now."""
-    out = adapted_folder(config)
+    out = adapted_folder(config, registry.home)
     while not (out / RECORD).is_file() and adapting(registry, config):
         time.sleep(30)  # the same adaptation queued or running (from the Train page, say): wait for it, not twice
     if (out / RECORD).is_file():
@@ -74,13 +74,13 @@ def make(registry: Registry, config: AdaptConfig) -> dict:
         status = execute_run(registry, run_id)
     if status != Status.DONE:
         raise SystemExit(f"adaptation {run_id} ended {status}: {registry.get(run_id).message}")
-    return json.loads((adapted_folder(config) / RECORD).read_text())
+    return json.loads((adapted_folder(config, registry.home) / RECORD).read_text())
 
 
 def on_disk(registry: Registry, config: AdaptConfig) -> Path:
     """The adapted backbone's folder, made again when it is only recorded (a fresh bench home has the records, not
     the weights): for a run about to load it."""
-    out = adapted_folder(config)
+    out = adapted_folder(config, registry.home)
     if not (out / RECORD).is_file():
         print(f"the adapted backbone {out.name} is recorded but not in this home: adapting again", file=sys.stderr)
         make(registry, config)
@@ -131,7 +131,7 @@ def tapt_table(registry: Registry, seeds: list[int], train: bool) -> tuple[str, 
     base = judged(registry, None, seeds, train)
     lines, rows = [*HEAD, base_row(base)], []
     for point in POINTS:
-        made = adapted(registry, point_config(point), train)
+        made = adapted(registry, point_config(point, registry.home), train)
         if made is None:
             continue
         out, record = made

@@ -188,13 +188,13 @@ def estimated(registry, stages: list[list], precision: str, any_precision: bool 
     machine as the studio's estimator (the Train page's) puts it."""
     from core.train import load_data
 
-    ds = load_data(resolve(config_of(*stages[0][0][1][0], precision)))
+    ds = load_data(resolve(config_of(*stages[0][0][1][0], precision), registry.home), registry.home)
     sizes = (len(ds.train), None, len(ds.test), len(ds.labels))
     timed = []
     for stage in stages:
         found = []
         for title, runs in stage:
-            configs = [resolve(config_of(*r, precision)) for r in runs]
+            configs = [resolve(config_of(*r, precision), registry.home) for r in runs]
             left = [c for c in configs
                     if finished(registry, c, any_precision=any_precision, corpus=TASKS["coarse"]) is None]
             seconds = grid_seconds(registry, left, *sizes, extra=len(ds.unlabeled)).seconds if left else 0.0

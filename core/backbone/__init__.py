@@ -18,10 +18,12 @@ from core.backbone.locate import (
                                   hub_cache_dir,
                                   is_hub_id,
                                   pass_work,
+                                  prepare_backbone,
                                   resolve_backbone,
                                   width,
 )
 
 __all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",
            "attention_dropout", "backbone_label", "cached_models", "default_backbone_path", "default_train_layers",
-           "depth", "hub_cache_dir", "is_hub_id", "pass_work", "resolve_backbone", "width"]
+           "depth", "hub_cache_dir", "is_hub_id", "pass_work", "prepare_backbone",
+           "resolve_backbone", "width"]

@@ -17,7 +17,7 @@ from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer, PreTrai
 
 from core.backbone.cut import Cut, cut_after, layer_stack
 from core.backbone.device import pick_device
-from core.backbone.locate import Backbone, BackboneError, resolve_backbone
+from core.backbone.locate import Backbone, BackboneError, check_ready, resolve_backbone
 from core.backbone.packaged import CAUSAL_EXAMPLES
 from core.backbone.poolings import POOLINGS, hidden_pooling, last_layer, needs_layers, pooled_layer, reads_probabilities
 from core.backbone.probabilities import NAMES, token_statistics
@@ -34,7 +34,8 @@ def feature_size(config, pooling: str) -> int:
 
 
 def as_backbone(backbone: BackboneLike) -> Backbone:
-    return backbone if isinstance(backbone, Backbone) else resolve_backbone(backbone)
+    """A backbone whose files are there to load: a packaged one comes resolved against its home, and converted."""
+    return check_ready(backbone) if isinstance(backbone, Backbone) else resolve_backbone(backbone, home=None)
 
 
 def load_tokenizer(backbone: BackboneLike = None) -> PreTrainedTokenizerBase:

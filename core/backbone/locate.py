@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.backbone.families import ENCODER_FAMILIES, family_of
-from core.backbone.packaged import PACKAGED, Stage, converted_folder
+from core.backbone.packaged import CONVERTED_DIR, DONE, PACKAGED, Stage, converted_folder, gguf_path, is_converted
 from core.backbone.poolings import last_layer
 from core.errors import InputError
-from core.paths import studio_home
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 BUNDLED = "MiniLM (bundled)"
@@ -150,15 +149,20 @@ def download_hint(hub_id: str, revision: str | None = None) -> str:
             f"the studio download it: --allow-download in the CLI, or 'Download if missing' on the Train page")
 
 
-def resolve_backbone(spec: str | Path | None, revision: str | None = None, on_stage: Stage | None = None) -> Backbone:
-    """The bundled MiniLM (None or empty), a local model folder, or a hub id found in the local cache.
-    Never reaches the network: a hub id that is not cached is an error that says how to get it. A packaged
-    backbone is converted on first use, its stages said to `on_stage`."""
+def resolve_backbone(spec: str | Path | None, revision: str | None = None, *, home: Path | None) -> Backbone:
+    """The bundled MiniLM (None or empty), a local model folder, a hub id found in the local Hugging Face cache, or a
+    packaged backbone's folder under the studio `home` (None where the spec cannot be a packaged one). A lookup:
+    it makes nothing, and never reaches the network; a hub id that is not cached is an error that says how to get
+    it. A packaged backbone's folder is made by `prepare_backbone`, before anything reads its files."""
     if spec is None or str(spec).strip() == "":
         return Backbone(default_backbone_path(), bundled=True)
     text = str(spec).strip()
-    if text in PACKAGED:  # converted on first use (`packaged.converted_folder`)
-        return Backbone(converted_folder(text, studio_home(), on_stage), packaged=text)
+    if text in PACKAGED:
+        if home is None:
+            raise ValueError(f"{text} is converted under a studio home: resolve it with one")
+        if not is_converted(text, home):
+            gguf_path(text)  # installed, or an error that says how to install it
+        return Backbone(home / CONVERTED_DIR / text, packaged=text)
     folder = Path(text).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").exists():
@@ -168,6 +172,26 @@ def resolve_backbone(spec: str | Path | None, revision: str | None = None, on_st
         raise BackboneError(f"backbone folder not found: {folder} (give a local Hugging Face model folder, or a "
                             "hub id from the local Hugging Face cache)")
     return cached_snapshot(text, revision)
+
+
+def prepare_backbone(spec: str | Path | None, revision: str | None = None, *, home: Path,
+                     on_stage: Stage | None = None) -> Backbone:
+    """`resolve_backbone`, with a packaged backbone converted from its GGUF file under `home` first where it is not
+    yet (20 to 50 s, each stage said to `on_stage`): the one step that makes a backbone's files, taken by whoever
+    is about to read them (a run as it starts, an adaptation, the CLI, the Train page)."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        converted_folder(text, home, on_stage)
+    return resolve_backbone(spec, revision, home=home)
+
+
+def check_ready(backbone: Backbone) -> Backbone:
+    """A backbone whose files can be read: a packaged one not converted yet is refused in words, where a loader
+    would have failed on a missing file."""
+    if backbone.packaged and not (backbone.folder / DONE).is_file():
+        raise BackboneError(f"{backbone.name} is not converted into {backbone.folder} yet: it is made when a run, the "
+                            "CLI or the Train page first prepares it (core.backbone.prepare_backbone)")
+    return backbone
 
 
 def is_hub_id(spec: str | Path | None) -> bool:
@@ -276,22 +300,40 @@ def sentence_pooling(spec: str | Path | None) -> str | None:
     if text in PACKAGED:
         return None
     try:
-        folder = default_backbone_path() if not text else resolve_backbone(text).folder
-        modes = json.loads((folder / "1_Pooling" / "config.json").read_text())
-    except (InputError, OSError, ValueError):
+        folder = default_backbone_path() if not text else resolve_backbone(text, home=None).folder
+    except BackboneError:  # not there: a run's name still reads
         return None
+    path = folder / "1_Pooling" / "config.json"
+    try:
+        modes = json.loads(path.read_text())
+    except FileNotFoundError:  # not a sentence-transformers model
+        return None
+    except (OSError, ValueError) as e:
+        raise BackboneError(f"{path} cannot be read as a sentence-transformers pooling ({type(e).__name__}: {e})") \
+            from e
     if not isinstance(modes, dict):
-        return None
+        raise BackboneError(f"{path} holds no pooling config (a JSON object was expected)")
     return "mean" if modes.get("pooling_mode_mean_tokens") else "cls" if modes.get("pooling_mode_cls_token") else None
 
 
 def config_of(text: str) -> dict:
-    """The config file of a backbone spec (the bundled MiniLM when empty); {} when it cannot be read."""
+    """The config file of a backbone spec (the bundled MiniLM when empty); {} for a backbone that is not there (a
+    folder deleted, a hub id no longer cached), so a run's name and record still read. A config file that is there
+    but cannot be read is an error that says so: it had read as a backbone of no layers."""
     try:
-        folder = default_backbone_path() if not text else resolve_backbone(text).folder
-        return json.loads((folder / "config.json").read_text())
-    except (InputError, OSError, ValueError):
+        folder = default_backbone_path() if not text else resolve_backbone(text, home=None).folder
+    except BackboneError:
         return {}
+    path = folder / "config.json"
+    try:
+        config = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise BackboneError(f"{path} cannot be read as a model's config ({type(e).__name__}: {e})") from e
+    if not isinstance(config, dict):
+        raise BackboneError(f"{path} holds no model config (a JSON object was expected)")
+    return config
 
 
 def backbone_label(spec: str | None) -> str:

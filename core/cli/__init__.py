@@ -14,6 +14,7 @@ import sys
 from core.cli.adapt_options import add_adapt_args
 from core.cli.options import BUILTIN, Parser, add_backend_args, add_config_args, add_data_args
 from core.errors import InputError
+from core.paths import home_from_environment
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        args.home = home_from_environment()  # read here alone, and passed down
         # the commands (and torch, transformers) load only now: help and usage errors return at once
         module, func = args.func.split(":")
         return getattr(importlib.import_module(f"core.cli.{module}"), func)(args)

@@ -31,11 +31,12 @@ def config_of(args: argparse.Namespace) -> AdaptConfig:
 
 
 def cmd_adapt(args: argparse.Namespace) -> int:
+    asked = config_of(args)  # checked before the backbone is looked for: a causal LM is refused, not converted
     ensure_backbone(args)
-    registry = Registry()
+    registry = Registry(args.home)
     # a file with the bytes of one runs read is named as they named it; then pinned as launched (`pinned`)
-    config = pinned(as_before(registry, config_of(args)))
-    out = adapted_folder(config)
+    config = pinned(as_before(registry, asked), args.home)
+    out = adapted_folder(config, args.home)
     if (out / RECORD).is_file():  # the same adaptation made before: its backbone is there
         record = json.loads((out / RECORD).read_text())
         print(f"note: already adapted with these settings: {out}", file=sys.stderr)

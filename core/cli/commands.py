@@ -12,14 +12,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.backbone import BackboneError, is_hub_id, resolve_backbone
+from core.backbone import BackboneError, is_hub_id, prepare_backbone
 from core.backbone.download import download
 from core.backbone.encode import load_tokenizer
 from core.cli.options import UsageError, config_from_args, follow, spec_from_args, sweep_of
 from core.compare import training_notes
 from core.data import Amount, ColumnMapping, Dataset, load_dataset, load_frame, read_bytes
 from core.explore import VIEWS, ExploreOptions, write_report
-from core.paths import studio_home
 from core.runs import (
     Registry,
     as_runs_read_it,
@@ -51,12 +50,12 @@ from core.train.submission import check_format, is_subtask_b, jsonl_format, writ
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    ds = load_dataset(spec_from_args(args.path, args))
+    ds = load_dataset(spec_from_args(args.path, args), args.home)
     if note := ds.cut_note():
         print(f"note: {note}", file=sys.stderr)
-    tokenizer = load_tokenizer(args.backbone)
+    tokenizer = load_tokenizer(prepare_backbone(args.backbone, home=args.home))
     options = ExploreOptions(max_len=args.max_len, map_method=args.map)
-    cache = None if args.no_cache else studio_home() / "explore"
+    cache = None if args.no_cache else args.home / "explore"
     with tqdm(total=len(VIEWS) + 1, desc="explore", unit="step", file=sys.stderr) as bar:
         def step(name: str) -> None:
             bar.set_postfix_str(name)
@@ -84,7 +83,7 @@ def ensure_backbone(args: argparse.Namespace) -> None:
     stage said), or, opted in with --allow-download, a missing hub model is downloaded into the cache first, with a
     progress bar."""
     try:
-        resolve_backbone(args.backbone, args.revision, on_stage=lambda done, total, what: print(
+        prepare_backbone(args.backbone, args.revision, home=args.home, on_stage=lambda done, total, what: print(
             f"converting {args.backbone} from its GGUF file, once for this studio home: {what} ({done + 1} of "
             f"{total})", file=sys.stderr))
     except BackboneError:
@@ -130,11 +129,11 @@ def as_before(registry: Registry, config: TrainConfig) -> TrainConfig:
 
 def cmd_train(args: argparse.Namespace) -> int:
     ensure_backbone(args)
-    registry = Registry()
+    registry = Registry(args.home)
     chosen = as_before(registry, config_from_args(args))
     say_settled([chosen])
-    config = resolve(chosen)
-    ds = load_data(config)
+    config = resolve(chosen, args.home)
+    ds = load_data(config, args.home)
     say_capped([config.labeled], ds)  # bad data: exit 2 now, not a failed run later
     say_estimate(registry, [config], ds)
     if args.backend != "local" and not args.background:
@@ -172,13 +171,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     ensure_backbone(args)
-    registry = Registry()
+    registry = Registry(args.home)
     base = as_before(registry, config_from_args(args, sweep=True))
     sweep = sweep_of(args)
     say_settled([sweep.start(base, name) for name in args.method])
-    ds = load_data(base)
+    ds = load_data(base, args.home)
     say_capped(sweep.amounts, ds)
-    grid = sweep.configs(base)
+    grid = sweep.configs(base, args.home)
     configs = not_yet_run(registry, grid)
     if len(configs) < len(grid):
         print(f"note: {len(grid) - len(configs)} of the grid's {len(grid)} runs are done or queued here already; "
@@ -194,7 +193,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_predict(args: argparse.Namespace) -> int:
     if not args.text and not args.file:
         raise UsageError("give at least one text, or --file")
-    registry = Registry()
+    registry = Registry(args.home)
     run = registry.get(args.run_id)
     folder = registry.folder(args.run_id)
     if not folder.has_checkpoint():
@@ -205,8 +204,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.file:
         target = Path(args.out) if args.out else folder.predictions_for(Path(args.file))
         check_format(target)  # a format the studio cannot write is refused before any work
-        return predict_file(folder.load_model(), args, target)
-    model = folder.load_model()
+        return predict_file(folder.load_model(args.home), args, target)
+    model = folder.load_model(args.home)
     preds = [p.to_json() for p in classify(model, args.text)]
     if args.explain:  # integrated gradients' steps in a bar: some 36 s a text for SmolLM2 on a CPU
         with tqdm(total=len(preds) * STEPS, desc=f"explain {len(preds)} text(s)", unit="step", file=sys.stderr) as bar:

@@ -22,7 +22,7 @@ def describe(ds: Dataset) -> dict:
 
 
 def cmd_data_check(args: argparse.Namespace) -> int:
-    ds = load_dataset(spec_from_args(args.path, args))
+    ds = load_dataset(spec_from_args(args.path, args), args.home)
     info = describe(ds)
     if args.json:
         print(json.dumps(info, indent=2))
@@ -44,7 +44,7 @@ def cmd_clean_uploads(args: argparse.Namespace) -> int:
 
     if args.older_than < 0:
         raise InputError(f"--older-than must be 0 or more days, got {args.older_than:g}")
-    registry = Registry()
+    registry = Registry(args.home)
     cleaned = clean_uploads(registry, args.older_than, args.dry_run, named_files(registry.home))
     print(("would have " if args.dry_run else "") + cleaned.words())
     return 0

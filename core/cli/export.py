@@ -31,9 +31,9 @@ def chosen(registry: Registry, args: argparse.Namespace) -> list[str]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    registry = Registry()
+    registry = Registry(args.home)
     ids = chosen(registry, args)
-    uri = args.mlflow or default_uri()
+    uri = args.mlflow or default_uri(registry.home)
     runs = [registry.get(i) for i in dict.fromkeys(ids)]
     for run in runs:  # said before the bar is drawn
         exportable(run)

@@ -22,7 +22,6 @@ from core.label.rounds import Labeling, Round
 from core.label.simulate import simulate
 from core.label.simulations import keep
 from core.label.strategies import strategy
-from core.paths import studio_home
 
 SHOWN_CHARS = 2000  # of a text, in the terminal; the page shows it whole
 # control characters but line breaks and tabs: a text's own escape sequences would drive the terminal
@@ -34,10 +33,10 @@ def shown(text: str) -> str:
     return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def labeling(ds: Dataset, backbone: str | None) -> Labeling:
-    config = feature_config(ds, backbone)
+def labeling(ds: Dataset, backbone: str | None, home: Path) -> Labeling:
+    config = feature_config(ds, backbone, home)
     with tqdm(desc="features", unit="text", file=sys.stderr) as bar:
-        pool, test = features(config, ds, follow(bar), lambda message: bar.set_postfix_str(message[:60]))
+        pool, test = features(config, ds, home, follow(bar), lambda message: bar.set_postfix_str(message[:60]))
     return Labeling(ds, pool, test)
 
 
@@ -58,9 +57,9 @@ def ask(lab: Labeling, r: Round) -> str:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    home = studio_home()
+    home = args.home
     strategy(args.strategy)
-    ds = load_texts(spec_from_args(args.path, args).absolute())
+    ds = load_texts(spec_from_args(args.path, args).absolute(), home)
     if args.simulate:
         return simulated(ds, args, home)
     if strategy(args.strategy).needs_labels:
@@ -72,7 +71,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         print(json.dumps({"train": spec.train, "unlabeled": spec.unlabeled, "test": spec.test,
                           "labels": ",".join(ds.labels)}))
         return 0
-    lab = labeling(ds, args.backbone)
+    lab = labeling(ds, args.backbone, args.home)
     while True:
         r = lab.round(sessions.given(home, session, lab.id_set), args.strategy, args.seed)
         print(status(r), file=sys.stderr)
@@ -96,7 +95,7 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 def simulated(ds: Dataset, args: argparse.Namespace, home: Path) -> int:
     """The strategy simulated, printed, and kept in the home for Compare's chart."""
-    lab = labeling(ds, args.backbone)
+    lab = labeling(ds, args.backbone, args.home)
     known = ds.train["label"].to_numpy()
     with tqdm(desc=f"simulate {args.strategy}", unit="round", file=sys.stderr) as bar:
         points = simulate(lab.space, known, lab.test_x, lab.test_y, len(lab.classes), args.strategy, args.seed,

@@ -12,10 +12,10 @@ from core.runs import ACTIVE, Registry, RegistryError, RunError, cancel_all, pum
 from core.runs.queue import concurrency_problem
 
 
-def opened() -> Registry:
+def opened(args: argparse.Namespace) -> Registry:
     """The registry, its queue pumped where it can be: with the disk full the runs are still listed, and a note
     on stderr says why nothing was started; the rows that cannot be read are named there too."""
-    registry = Registry()
+    registry = Registry(args.home)
     try:
         pump(registry)
     except RegistryError as e:
@@ -28,7 +28,7 @@ def opened() -> Registry:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    registry = opened()
+    registry = opened(args)
     runs = registry.list()
     names = compare.distinct_names(runs)  # runs alike but for a setting outside their name say which
     rows = [r.summary | {"name": names[r.id]} for r in runs]
@@ -51,7 +51,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Groups over seeds with 95% intervals, paired tests between groups, and a verdict per amount."""
-    registry = opened()
+    registry = opened(args)
     runs = [r for r in registry.list() if not args.tag or set(args.tag) & set(r.config.tags)]
     summary = compare.summarize(compare.runs_frame(runs), args.metric, compare.METRICS)
     if args.json:
@@ -85,7 +85,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    registry = Registry()
+    registry = Registry(args.home)
     ended = [f"run {r.id} is already {r.status}" for r in map(registry.get, args.run_ids) if r.status not in ACTIVE]
     if ended:
         raise RunError("; ".join(ended) + "; nothing was cancelled")

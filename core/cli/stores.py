@@ -6,12 +6,11 @@ import argparse
 import json
 from dataclasses import asdict
 
-from core.paths import studio_home
 from core.train.state_store import clear, size_words, store_limit, summaries
 
 
 def cmd_states(args: argparse.Namespace) -> int:
-    home = studio_home()
+    home = args.home
     if args.clear:
         print(f"cleared the stored states: {size_words(clear(home))} freed")
         return 0

@@ -17,7 +17,7 @@ from core.data.corpus import SYNTHETIC_NAME, CorpusConfig, generate
 from core.data.labels import SEMEVAL_LABELS, infer_labels
 from core.data.readers import ROW_ID, is_semeval, label_values, normalize, read_file, require_classes
 from core.data.schema import UNLABELED, ColumnMapping, DataError, Dataset, DataSpec
-from core.paths import cache_parquet, studio_home
+from core.paths import cache_parquet
 
 VAL_NAMES = {"val", "valid", "validation", "dev"}
 SPLIT_NAMES = {"train", "test", "unlabeled"} | VAL_NAMES
@@ -107,12 +107,13 @@ def label_set(spec: DataSpec, raws: dict[str, tuple[pd.DataFrame, str]]) -> tupl
     return infer_labels(values, is_semeval(raws["train"][0], spec.mapping))
 
 
-def load_dataset(spec: DataSpec) -> Dataset:
-    """Load and validate every file of a spec. A dataset without a validation split keeps every train row in
-    train: runs draw their validation texts themselves (`core.data.sampling.draw_validation`). Train rows without
-    a label are an error, unless the spec reads them as unlabeled texts (`unlabeled_rows`)."""
+def load_dataset(spec: DataSpec, home: Path) -> Dataset:
+    """Load and validate every file of a spec (the built-in corpus: generated once, kept under the studio `home`). A
+    dataset without a validation split keeps every train row in train: runs draw their validation texts themselves
+    (`core.data.sampling.draw_validation`). Train rows without a label are an error, unless the spec reads them as
+    unlabeled texts (`unlabeled_rows`)."""
     if spec.builtin is not None:
-        return builtin_dataset(spec.builtin)
+        return builtin_dataset(spec.builtin, home)
     if spec.train is None:
         raise DataError("no training data: give a train file or directory")
     raws = _raw_splits(spec)
@@ -137,12 +138,12 @@ def load_dataset(spec: DataSpec) -> Dataset:
                    spec=spec, cut=sum(part.attrs.get("cut", 0) for part in parts.values()), val_in_test=shared)
 
 
-def load_texts(spec: DataSpec) -> Dataset:
+def load_texts(spec: DataSpec, home: Path) -> Dataset:
     """A corpus to label (`core.label`): as `load_dataset`, but its train rows need no label (a corpus may have no
     label column at all) and its classes are the declared ones, else those its splits' labels name. A test split's
     labels are required, as they are what the labels given are scored on."""
     if spec.builtin is not None:
-        return builtin_dataset(spec.builtin)
+        return builtin_dataset(spec.builtin, home)
     if spec.train is None:
         raise DataError("no texts to label: give a file or directory")
     raws = _raw_splits(spec)
@@ -175,13 +176,13 @@ def apart_from_test(val: pd.DataFrame | None, test: pd.DataFrame | None) -> tupl
     return (kept if len(kept) else None), int(inside.sum())
 
 
-def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | None = None
+def generated(config: CorpusConfig, home: Path, on_progress: Callable[[int, int], None] | None = None
               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The synthetic corpus, generated once per config and per version of the generator, then read from
     the studio home: every training run process loads its data, and generating 15,000 texts takes ~3 s."""
     source = Path(generate.__code__.co_filename).read_bytes()
     key = hashlib.sha1(json.dumps(asdict(config), sort_keys=True).encode() + source).hexdigest()[:16]
-    path = studio_home() / "corpus" / f"{key}.parquet"
+    path = home / "corpus" / f"{key}.parquet"
     if path.exists():
         both = pd.read_parquet(path)
         return tuple(both[both["_split"] == name].drop(columns="_split").reset_index(drop=True)  # type: ignore
@@ -191,10 +192,10 @@ def generated(config: CorpusConfig, on_progress: Callable[[int, int], None] | No
     return train, test
 
 
-def builtin_dataset(config: CorpusConfig = CorpusConfig(),
-                    on_progress: Callable[[int, int], None] | None = None) -> Dataset:
+def builtin_dataset(config: CorpusConfig, home: Path, on_progress: Callable[[int, int], None] | None = None
+                    ) -> Dataset:
     """The synthetic corpus as a Dataset: a train and a test split, no validation split."""
-    train, test = generated(config, on_progress)
+    train, test = generated(config, home, on_progress)
     frames = {}
     for split, raw in (("train", train), ("test", test)):
         frames[split], _ = normalize(raw.assign(_where=""), SYNTHETIC_NAME, labels=SEMEVAL_LABELS)

@@ -23,13 +23,14 @@ import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from core.backbone import resolve_backbone
 from core.backbone.packaged import PACKAGED, is_converted
 from core.backbone.token_count import tokens_per_text
 from core.calibration import measured
 from core.data import clean_texts
-from core.paths import studio_home
 from core.runs.encoding_speed import tokens_per_second
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.planned import planned_rows, texts_to_encode
@@ -72,7 +73,8 @@ def checkpoints(config: TrainConfig) -> bool:
 
     # the backbone's shape from its config file alone (0.5 ms), before any weights load; a packaged one's entry
     shape = (PretrainedConfig(**PACKAGED[config.backbone].shape) if config.backbone in PACKAGED
-             else AutoConfig.from_pretrained(str(config.resolved_backbone().folder), local_files_only=True))
+             else AutoConfig.from_pretrained(str(resolve_backbone(config.backbone, config.revision, home=None).folder),
+                                             local_files_only=True))
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))
 
 
@@ -174,36 +176,37 @@ def run_estimate(history: History, config: TrainConfig, rows: tuple[int, ...]) -
     return run_seconds(config, rows) + RUN_OVERHEAD, False
 
 
-def store_of(config: TrainConfig) -> Path | tuple:
+def store_of(config: TrainConfig, home: Path) -> Path | tuple:
     """A frozen config's feature store; for a packaged backbone not converted here yet, a key of its own (nothing of
     it can be cached, and asking for its folder would convert it: some 25 s for an estimate)."""
-    if config.backbone in PACKAGED and not is_converted(config.backbone, studio_home()):
+    if config.backbone in PACKAGED and not is_converted(config.backbone, home):
         return (config.backbone, config.max_len, config.resolved_pooling, config.precision, config.encoder_engine)
-    return feature_store(studio_home(), config.resolved_backbone(), config.max_len, config.resolved_pooling,
+    return feature_store(home, config.resolved_backbone(home), config.max_len, config.resolved_pooling,
                          config.precision == "bf16", config.encoder_engine)
 
 
-def cached_here(config: TrainConfig, texts: Sequence[str]) -> float:
+def cached_here(config: TrainConfig, texts: Sequence[str], home: Path) -> float:
     """The share of `texts` a frozen config's feature store (or the wider store of both feature sets, which holds
     either alone) has already encoded on this machine."""
-    store = store_of(config)
+    store = store_of(config, home)
     if not texts or not isinstance(store, Path):
         return 0.0
-    wider = both_store(config, studio_home(), config.precision == "bf16", config.encoder_engine)
+    wider = both_store(config, home, config.precision == "bf16", config.encoder_engine)
     cleaned = clean_texts(list(texts), config.cleaning)
     return max(cached_share(s, cleaned) for s in (store, wider) if s is not None)
 
 
 def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
                  classes: int, texts: Sequence[str] = (), extra: int = 0, test_texts: Sequence[str] = (),
-                 cached: Callable[[TrainConfig, Sequence[str]], float] = cached_here) -> Estimate:
-    """The whole grid run one after another in one worker process (its start counted once), plus the encoding
-    a frozen grid still needs (and a top-K grid's states, `states_seconds`): each text once (`texts_to_encode`), by
-    the tokens the dataset's `texts` hold, at the speed measured here for its encoder (`encoding_speed`), less the
-    share of those its feature store already holds (`cached`; a walk's grid on features a benchmark had cached read
-    "about 11 min" for 2). With the test split's texts given, its share is taken apart from the rest's: after a first
-    grid the test split is all cached and the pool mostly not, and one share for both had priced a repeated SmolLM2
-    grid on L2R at 1.58x its time."""
+                 cached: Callable[[TrainConfig, Sequence[str]], float] | None = None) -> Estimate:
+    """The whole grid run one after another in one worker process (its start counted once), plus the encoding a frozen
+    grid still needs (and a top-K grid's states, `states_seconds`): each text once (`texts_to_encode`), by the tokens
+    the dataset's `texts` hold, at the speed measured here for its encoder (`encoding_speed`), less the share of those
+    its feature store already holds (`cached`, by default `cached_here`; a walk's grid on features a benchmark had
+    cached read "about 11 min" for 2). With the test split's texts given, its share is taken apart from the rest's:
+    after a first grid the test split is all cached and the pool mostly not, and one share for both had priced a
+    repeated SmolLM2 grid on L2R at 1.58x its time."""
+    cached = cached or partial(cached_here, home=registry.home)
     history = History(registry.list(statuses=(Status.DONE,)))
     each, known = {c.to_json(): 0.0 for c in configs}, 0
     if configs:
@@ -215,7 +218,7 @@ def grid_seconds(registry: Registry, configs: list[TrainConfig], pool: int, spli
     stores: dict[Path | tuple, list[TrainConfig]] = {}
     for c in configs:
         if c.frozen:
-            stores.setdefault(store_of(c), []).append(c)
+            stores.setdefault(store_of(c, registry.home), []).append(c)
     tested = set(test_texts)
     rest = [t for t in texts if t not in tested] if tested else texts
     most = (0.0, 0.0)

@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.backbone.device import describe_device
 from core.runs.encoding_speed import remember_encoding
@@ -165,26 +166,26 @@ def train_to_end(work: Callable[[], dict]) -> Ending:
         return Ending(Status.FAILED, f"{type(e).__name__}: {e}", trace=traceback.format_exc())
 
 
-def train_into(config: TrainConfig, folder: RunFolder, on_event: Callable[[dict], None],
+def train_into(config: TrainConfig, folder: RunFolder, home: Path, on_event: Callable[[dict], None],
                should_stop: Callable[[], bool]) -> dict:
     """Train with a run folder as the outputs, and keep the result beside them."""
-    result = train(config, folder, on_event, should_stop)
+    result = train(config, folder, home, on_event, should_stop)
     folder.write_result(result)
     return result
 
 
-def adapt_into(config: AdaptConfig, folder: RunFolder, on_event: Callable[[dict], None],
+def adapt_into(config: AdaptConfig, folder: RunFolder, home: Path, on_event: Callable[[dict], None],
                should_stop: Callable[[], bool]) -> dict:
     """Adapt a backbone to a dataset's texts (`core.train.pretrain`): the backbone goes under the studio home, the
     job's result (where it is, what it cost, its masked-LM loss before and after) beside its log."""
     from core.train.pretrain import adapt  # torch: only the worker of an adaptation needs it
 
-    out = adapted_folder(config)
+    out = adapted_folder(config, home)
     if (out / RECORD).is_file():  # made meanwhile by another job of the same texts and settings: not made twice
         on_event({"type": "status", "message": f"{out.name} exists already: its backbone is used as it is"})
         record = json.loads((out / RECORD).read_text())
     else:
-        record = adapt(config, out, on_event, should_stop)
+        record = adapt(config, out, home, on_event, should_stop)
     result = {"backbone": str(out), **{k: record[k] for k in ("cpu_seconds", "seconds", "steps", "texts", "precision",
                                                                "mlm_loss_before", "mlm_loss_after")}}
     folder.write_result(result)
@@ -197,7 +198,7 @@ def config_to_train(registry: Registry, run: Run) -> TrainConfig:
     ran and `train` takes it."""
     if is_resolved(run.config):
         return run.config
-    config = resolve(run.config)
+    config = resolve(run.config, registry.home)
     registry.set_config(run.id, config)
     return config
 
@@ -273,9 +274,10 @@ def execute_run(registry: Registry, run_id: str, extra: Callable[[dict], None] =
     folder = registry.folder(run_id)
     with beating(registry, run_id, HEARTBEAT):
         if run.kind == "adapt":
-            ending = train_to_end(lambda: adapt_into(run.config, folder, on_event, stop))
+            ending = train_to_end(lambda: adapt_into(run.config, folder, registry.home, on_event, stop))
         else:
-            ending = train_to_end(lambda: train_into(config_to_train(registry, run), folder, on_event, stop))
+            ending = train_to_end(lambda: train_into(config_to_train(registry, run), folder, registry.home, on_event,
+                                                     stop))
     if ending.trace:
         log.error("%s", ending.trace)  # into the run's log
     try:

@@ -86,8 +86,9 @@ class RunFolder:
     def has_checkpoint(self) -> bool:
         return has_checkpoint(self.path / self.CHECKPOINT)
 
-    def load_model(self, device: torch.device | str = "cpu") -> Predictor:
-        return load_predictor(self.path / self.CHECKPOINT, device)
+    def load_model(self, home: Path, device: torch.device | str = "cpu") -> Predictor:
+        """The run's model, its backbone and stores under the studio `home`."""
+        return load_predictor(self.path / self.CHECKPOINT, home, device)
 
     def has_predictions(self) -> bool:
         return (self.path / self.PREDICTIONS).exists()

@@ -15,7 +15,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.paths import studio_home
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import ACTIVE, FIRST, Status, check_move
 from core.runs.processes import process_token
@@ -31,8 +30,10 @@ __all__ = ["Registry", "RegistryError", "Run", "RunError", "UnreadableRun", "che
 
 
 class Registry:
-    def __init__(self, home: Path | None = None):
-        self.home = home or studio_home()
+    def __init__(self, home: Path):
+        """The registry of the studio `home` (its entry point found it: `core.paths.home_from_environment`),
+        upgraded once, here, where an older studio wrote it."""
+        self.home = home
         self.path = self.home / "studio.db"
         self.runs_dir = self.home / "runs"
         self.read_only = False  # the disk full when it opened: finished runs are read, nothing is written

@@ -179,6 +179,45 @@ def own_settings(db: sqlite3.Connection) -> None:
                    (json.dumps({k: v for k, v in config.items() if k not in foreign}, sort_keys=True), run_id))
 
 
+BUILTIN_CLASSES = 6  # the built-in corpus's, when the first registries carved validation out of it
+
+
+def carved(config: dict) -> int | None:
+    """The validation rows a run of the first registries set aside: a share of every class of the built-in corpus
+    (`carve:F`, or before the rule was stored, `val_fraction`, 0.1 unless it says); None for a run of files, whose
+    count was never kept."""
+    rule = str(config.get("validation") or f"carve:{config.get('val_fraction', 0.1)}")
+    builtin = (config.get("data") or {}).get("builtin")
+    if not rule.startswith("carve:") or not isinstance(builtin, dict) or "train_per_class" not in builtin:
+        return None
+    try:
+        return BUILTIN_CLASSES * int(round(float(rule.removeprefix("carve:")) * builtin["train_per_class"]))
+    except (TypeError, ValueError):
+        return None
+
+
+def counted_labels(db: sqlite3.Connection) -> None:
+    """Every label a run read, validation included, written into the record of a run that ended before it was kept:
+    its validation rows as drawn, or as the first registries carved them, and its labeled ones beside them. Each
+    read of such a run had worked them out again; a row that cannot be read is left as it is."""
+    for run_id, config_text, metrics_text, rows_text in db.execute(
+            "SELECT id, config, metrics, rows FROM runs WHERE kind = 'train' AND metrics IS NOT NULL").fetchall():
+        try:
+            config, metrics, rows = json.loads(config_text), json.loads(metrics_text), json.loads(rows_text or "{}")
+        except (ValueError, TypeError):
+            continue
+        if not isinstance(config, dict) or not isinstance(metrics, dict) or not isinstance(rows, dict):
+            continue
+        counted = dict(metrics)
+        if counted.get("val_rows") is None:
+            counted["val_rows"] = rows.get("val_rows", carved(config))
+        if counted.get("labels_read") is None and counted.get("labeled") is not None \
+                and counted["val_rows"] is not None:
+            counted["labels_read"] = counted["labeled"] + counted["val_rows"]
+        if counted != metrics:
+            db.execute("UPDATE runs SET metrics = ? WHERE id = ?", (json.dumps(counted), run_id))
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -200,6 +239,7 @@ MIGRATIONS = (
     Migration(3, "", unchanged),
     Migration(4, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
     Migration(5, "each run's config keeps its own method's settings, not every method's", own_settings),
+    Migration(6, "each finished run's labels read, validation included, kept in its record", counted_labels),
 )
 VERSION = MIGRATIONS[-1].number
 

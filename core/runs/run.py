@@ -8,7 +8,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from core.data import SEMEVAL_LABELS, labels_read
+from core.data import labels_read
 from core.errors import InputError
 from core.runs.lifecycle import ACTIVE
 from core.train import TrainConfig, method_for, run_label
@@ -73,8 +73,9 @@ class Run:
 
     @property
     def labels_read(self) -> int | None:
-        """Every label the run read, validation included; for a run recorded before it was kept, or still running, its
-        labeled and validation rows (None until the run has drawn them)."""
+        """Every label the run read, validation included: recorded at its end (written into the records of runs that
+        ended before, by the registry's migration 6), or, while it runs, its labeled and validation rows as drawn
+        (None until it has drawn them)."""
         result = self.metrics or {}
         if result.get("labels_read") is not None:
             return result["labels_read"]
@@ -84,14 +85,9 @@ class Run:
 
     @property
     def val_rows(self) -> int | None:
-        """The validation rows the run read: recorded at its end, or drawn once it started. The first registries
-        kept no count: a run of the built-in corpus set aside its share of every class, which its config says; a run
-        of files, whatever they held then (None)."""
-        result, rule, data = self.metrics or {}, self.config.validating, self.config.data
-        drawn = result.get("val_rows", (self.rows or {}).get("val_rows"))
-        if drawn is not None or rule.rule != "carve" or data.builtin is None:
-            return drawn
-        return len(SEMEVAL_LABELS) * int(round(rule.value * data.builtin.train_per_class))
+        """The validation rows the run read: recorded at its end, or drawn once it started (a run of the first
+        registries had its count written in by migration 6, where its config tells it)."""
+        return (self.metrics or {}).get("val_rows", (self.rows or {}).get("val_rows"))
 
     @property
     def labels_text(self) -> str:

@@ -5,11 +5,12 @@ share of the texts the store already holds. The steps after it are the method's 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
 
 from core.backbone.packaged import PACKAGED, is_converted
 from core.backbone.token_count import tokens_per_text
 from core.data import clean_texts
-from core.paths import studio_home
 from core.runs.encoding_speed import tokens_per_second
 from core.runs.planned import texts_to_encode
 from core.runs.registry import Registry
@@ -19,16 +20,16 @@ from core.train.config import cut_layers
 SAMPLE = 500  # texts tokenized to tell the share a store holds (~0.2 s)
 
 
-def store_cached(config: TrainConfig, texts: Sequence[str]) -> float:
+def store_cached(config: TrainConfig, texts: Sequence[str], home: Path) -> float:
     """The share of up to `SAMPLE` of these texts whose states a top-K config's store holds here (their token ids as
     its runs truncate them); 0 for a packaged backbone not converted yet (asking would convert it)."""
-    if not texts or (config.backbone in PACKAGED and not is_converted(config.backbone, studio_home())):
+    if not texts or (config.backbone in PACKAGED and not is_converted(config.backbone, home)):
         return 0.0
     from core.backbone.encode import load_tokenizer  # a run still to come: listing runs must not wait for torch
     from core.train.state_store import StateStore, ids_hashes
 
-    backbone = config.resolved_backbone()
-    store = StateStore.open(studio_home(), backbone, cut_layers(config)[1], config.precision, 0)
+    backbone = config.resolved_backbone(home)
+    store = StateStore.open(home, backbone, cut_layers(config)[1], config.precision, 0)
     if not store.index:
         return 0.0
     step = max(1, len(texts) // SAMPLE)
@@ -39,11 +40,12 @@ def store_cached(config: TrainConfig, texts: Sequence[str]) -> float:
 
 def states_seconds(registry: Registry, configs: list[TrainConfig], pool: int, split: int | None, test: int,
                    classes: int, texts: Sequence[str] = (), extra: int = 0,
-                   cached: Callable[[TrainConfig, Sequence[str]], float] = store_cached) -> dict[str, float]:
+                   cached: Callable[[TrainConfig, Sequence[str]], float] | None = None) -> dict[str, float]:
     """Each top-K config's share of its grid's states pass, by its config's JSON: on each store (backbone, boundary,
     precision, max length), the texts `texts_to_encode` counts, each run adding what the ones before it did not
     store, priced at the tokens they hold over this machine's speed for the whole pass, times the share of the
     layers that run below the boundary."""
+    cached = cached or partial(store_cached, home=registry.home)
     stores: dict[tuple, list[TrainConfig]] = {}
     for c in configs:
         runs, below = cut_layers(c)

@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from core.paths import home_from_environment
 from core.runs.execute import LOG_FORMAT, execute_run
 from core.runs.lifecycle import Status
 from core.runs.local import concurrency
@@ -41,7 +42,7 @@ def write_to(log: Path) -> None:
 
 def main(argv: list[str]) -> int:
     run_id: str | None = check_run_id(argv[0])
-    registry = Registry()
+    registry = Registry(home_from_environment())  # the entry point: its launcher set STUDIO_HOME
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     status = Status.FAILED
     try:

@@ -13,9 +13,11 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 from core.backbone import resolve_backbone
 from core.backbone.locate import ADAPTED_DIR, Backbone, found_store
+from core.backbone.packaged import PACKAGED
 from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
@@ -60,6 +62,9 @@ class AdaptConfig:
             raise InputError(f"max steps must be at least 1, got {self.max_steps}")
         if not 0 < self.lr < 1 or not 0 < self.mask < 1 or not 0 <= self.warmup < 1:
             raise InputError("the learning rate and the masking rate must be in (0, 1), the warm-up share in [0, 1)")
+        if (self.backbone or "").strip() in PACKAGED:
+            raise InputError(f"{PACKAGED[self.backbone.strip()].title} is a causal LM: masked-LM adaptation takes an "
+                             "encoder (the bundled MiniLM, a BERT-like folder or hub id)")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -78,23 +83,28 @@ class AdaptConfig:
     @property
     def label(self) -> str:
         """Its name on every page: what is adapted to what, and how long."""
-        base = resolve_backbone(self.backbone, self.revision).name if self.backbone else "MiniLM (bundled)"
+        base = self.base.name if self.backbone else "MiniLM (bundled)"
         read = "" if self.splits == ("train",) else f" (+ {' and '.join(s for s in self.splits if s != 'train')} texts)"
         budget = f"{self.max_steps} steps" if self.max_steps else f"{self.epochs} epoch{'s' * (self.epochs != 1)}"
         return f"Adapt {base} to {self.data.short_name}{read} · masked LM, {budget}"
+
+    @property
+    def base(self) -> Backbone:
+        """The encoder it adapts: never a packaged backbone (refused above), so found without a studio home."""
+        return resolve_backbone(self.backbone, self.revision, home=None)
 
     @property
     def folder_name(self) -> str:
         """The adapted backbone's folder under the studio home: its base, its data's name, and a hash of its base,
         settings and the texts it reads (not of where they came from): the same adaptation asked twice, from the
         Train page or the CLI, is found, not made twice."""
-        base = resolve_backbone(self.backbone, self.revision)
+        base = self.base
         return self._named(base, base.identity)
 
     @property
     def past_folder_names(self) -> list[str]:
         """`folder_name` as earlier studios named it, by the base's `past_identities` (`found_store`)."""
-        base = resolve_backbone(self.backbone, self.revision)
+        base = self.base
         return [self._named(base, identity) for identity in base.past_identities]
 
     def _named(self, base: Backbone, identity: str) -> str:
@@ -109,10 +119,10 @@ class AdaptConfig:
         return f"{slug(stem)}-tapt-{slug(name)}-{digest}"
 
 
-def texts_for(config: AdaptConfig) -> tuple[list[str], dict[str, int]]:
+def texts_for(config: AdaptConfig, home: Path) -> tuple[list[str], dict[str, int]]:
     """The texts the adaptation reads and how many from each place: train's always, an unlabeled file's when
     the data has one, the validation and test splits' only when the config names them. Labels are never read."""
-    ds = with_cleaning(load_dataset(config.data), config.cleaning)
+    ds = with_cleaning(load_dataset(config.data, home), config.cleaning)
     frames = {"train": ds.train, "unlabeled": ds.unlabeled, "val": ds.val if "val" in config.splits else None,
               "test": ds.test if "test" in config.splits else None}
     texts = {name: frame["text"].tolist() for name, frame in frames.items() if frame is not None}
@@ -126,24 +136,22 @@ def texts_hash(texts: list[str]) -> str:
     return h.hexdigest()
 
 
-def pinned(config: AdaptConfig) -> AdaptConfig:
+def pinned(config: AdaptConfig, home: Path) -> AdaptConfig:
     """As launched: the data's paths from the root, the base's snapshot, and the SHA-1 of the texts it will read."""
     config = config.with_(data=config.data.absolute(),
-                          revision=resolve_backbone(config.backbone, config.revision).revision)
-    return config.with_(texts=texts_hash(texts_for(config)[0]))
+                          revision=config.base.revision)
+    return config.with_(texts=texts_hash(texts_for(config, home)[0]))
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
 
 
-def adapted_folder(config: AdaptConfig):
-    """Where the adapted backbone goes (`core.backbone.locate.ADAPTED_DIR` under the studio home)."""
-    from core.paths import studio_home
-
-    home = studio_home() / ADAPTED_DIR
-    return found_store(home / config.folder_name, [home / name for name in config.past_folder_names],
-                   resolve_backbone(config.backbone, config.revision))
+def adapted_folder(config: AdaptConfig, home: Path) -> Path:
+    """Where the adapted backbone goes (`core.backbone.locate.ADAPTED_DIR` under the studio `home`)."""
+    folder = home / ADAPTED_DIR
+    return found_store(folder / config.folder_name, [folder / name for name in config.past_folder_names],
+                       config.base)
 
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 
 from core.backbone import Backbone, depth, resolve_backbone
 from core.backbone.packaged import PACKAGED
@@ -169,9 +170,10 @@ class TrainConfig:
             return getattr(self.params, name)
         raise InputError(f"{self.method} has no setting {name!r}")
 
-    def resolved_backbone(self) -> Backbone:
-        """Where the backbone's files are: the bundled MiniLM, a folder, or a cached hub snapshot."""
-        return resolve_backbone(self.backbone, self.revision)
+    def resolved_backbone(self, home: Path) -> Backbone:
+        """Where the backbone's files are: the bundled MiniLM, a folder, a cached hub snapshot, or a packaged
+        backbone's folder under the studio `home` (a lookup: `prepare_backbone` makes it)."""
+        return resolve_backbone(self.backbone, self.revision, home=home)
 
     @property
     def resolved_pooling(self) -> str:

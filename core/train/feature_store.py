@@ -60,7 +60,7 @@ def both_store(config: TrainConfig, home: Path, bf16: bool, engine: str) -> Path
     when it reads either alone (`cached_features`' `wider`); None for a run that reads both."""
     if config.features == "both":
         return None
-    return feature_store(home, config.resolved_backbone(), config.max_len,
+    return feature_store(home, config.resolved_backbone(home), config.max_len,
                          config.with_(features="both").resolved_pooling, bf16, engine)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,6 @@ from core.backbone.probabilities import NAMES
 from core.backbone.token_count import tokens
 from core.data import UNLABELED, Dataset, draw_validation, load_dataset, sample_labeled, split_off, with_cleaning
 from core.errors import InputError
-from core.paths import studio_home
 from core.train.boundary_states import BoundaryStates
 from core.train.config import TrainConfig
 from core.train.feature_store import both_store, cached_features, feature_store
@@ -91,8 +91,8 @@ def positions(classes: np.ndarray, ids: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------- data
 
-def load_data(config: TrainConfig, need_test: bool = True) -> Dataset:
-    ds = with_cleaning(load_dataset(config.data), config.cleaning)
+def load_data(config: TrainConfig, home: Path, need_test: bool = True) -> Dataset:
+    ds = with_cleaning(load_dataset(config.data, home), config.cleaning)
     rule = config.validating
     if rule.rule == "carve" and ds.val is None:  # a run made before the validation rule, as it ran
         seed = config.data.builtin.seed if config.data.builtin else VAL_SEED
@@ -136,13 +136,13 @@ def split_pool(config: TrainConfig, ds: Dataset) -> Prepared:
                     val.reset_index(drop=True), where)
 
 
-def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: torch.device,
+def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: torch.device, home: Path,
                     on_event: Event = lambda event: None, loaded: torch.nn.Module | None = None
                     ) -> dict[str, np.ndarray]:
-    """Each split's frozen features as `config`'s runs read them, through its feature store: only texts no run
-    (or view) encoded before are encoded, with `features` events counting them. `loaded`: the run's own frozen
-    encoder, when one is in memory (`encoder_for`)."""
-    backbone, bf16, home = config.resolved_backbone(), use_bf16(config.precision, device), studio_home()
+    """Each split's frozen features as `config`'s runs read them, through its feature store under `home`: only
+    texts no run (or view) encoded before are encoded, with `features` events counting them. `loaded`: the run's own
+    frozen encoder, when one is in memory (`encoder_for`)."""
+    backbone, bf16 = config.resolved_backbone(home), use_bf16(config.precision, device)
     say = lambda message: on_event({"type": "status", "message": message})  # noqa: E731
     engine = usable_engine(config.encoder_engine, backbone, home, device, say)
     on_event({"type": "engine", "engine": engine})
@@ -163,13 +163,14 @@ def frozen_features(config: TrainConfig, texts: dict[str, list[str]], device: to
         {"type": "features", "done": done, "total": total, "tokens": work}))
 
 
-def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, on_event: Event) -> dict[str, object]:
+def model_inputs(config: TrainConfig, data: Prepared, device: torch.device, home: Path, on_event: Event
+                 ) -> dict[str, object]:
     """Each split's inputs: frozen features (only texts no earlier run encoded are encoded), or token ids
     when the encoder trains."""
     texts = {split: data.texts(split) for split in ("pool", "val", "test")}
     if config.frozen:
-        return frozen_features(config, texts, device, on_event)
-    tokenizer = load_tokenizer(config.resolved_backbone())
+        return frozen_features(config, texts, device, home, on_event)
+    tokenizer = load_tokenizer(config.resolved_backbone(home))
     # a split without texts (no validation: the paper's setting) has no ids; a tokenizer refuses an empty batch
     return {k: tokenizer(v, truncation=True, max_length=config.max_len, verbose=False)["input_ids"] if v else []
             for k, v in texts.items()}
@@ -204,13 +205,14 @@ class Representer:
     """Turns row indices of a split into sentence representations: frozen features, an encoder pass, or for a
     top-K run the layers above its boundary on the texts' stored states (`BoundaryStates`)."""
 
-    def __init__(self, model: StudioModel, inputs: dict[str, object], config: TrainConfig, device: torch.device):
+    def __init__(self, model: StudioModel, inputs: dict[str, object], config: TrainConfig, device: torch.device,
+                 home: Path):
         self.model, self.inputs, self.config, self.device = model, inputs, config, device
-        self.pad_id = load_tokenizer(config.resolved_backbone()).pad_token_id
+        self.pad_id = load_tokenizer(config.resolved_backbone(home)).pad_token_id
         self.bf16 = use_bf16(config.precision, device)
         self.features = {k: torch.from_numpy(np.asarray(v)) for k, v in self.inputs.items()} if config.frozen else {}
         self.states = None if config.frozen or not model.cut.boundary else BoundaryStates(
-            model.cut, StateStore.open(studio_home(), config.resolved_backbone(), model.cut.boundary,
+            model.cut, StateStore.open(home, config.resolved_backbone(home), model.cut.boundary,
                                        "bf16" if self.bf16 else "fp32", model.hidden_size),
             {k: v for k, v in inputs.items()}, device, self.bf16)
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from core.backbone import prepare_backbone
 from core.backbone.device import pick_device
 from core.train.config import TrainConfig
 from core.train.inputs import Event, load_data, split_pool
@@ -60,10 +61,11 @@ class EncodingClock:
         self.forward(event)
 
 
-def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: None,
+def train(config: TrainConfig, outputs: Outputs, home: Path, on_event: Event = lambda e: None,
           should_stop: Callable[[], bool] = lambda: False) -> dict:
     """Fit the config's method, keep its checkpoint in `outputs`, write the test predictions there, and
-    return the test metrics with what the run used. Evaluations go out as `evaluation` events.
+    return the test metrics with what the run used. Evaluations go out as `evaluation` events. The studio `home`
+    holds what runs share: a packaged backbone's converted folder, the feature and state stores.
 
     Raises Diverged (NaN/inf loss, or collapse onto one class) and Cancelled; the caller records them.
     """
@@ -84,14 +86,17 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
         if event["type"] in ("features", "states") and should_stop():  # a pass over texts stops between batches
             raise Cancelled("cancelled by request")
     on_event = note
-    # -- device and seed
+    # -- the backbone's files (a packaged one converted on its first run), device and seed
+    if method.encoder != "none":
+        prepare_backbone(config.backbone, config.revision, home=home, on_stage=lambda done, total, what: on_event(
+            {"type": "status", "message": f"preparing {config.backbone}: {what} ({done + 1} of {total})"}))
     device = pick_device(config.device)
     torch.manual_seed(config.seed)
     np.random.seed(config.seed)
     random.seed(config.seed)
 
     # -- data and the labeled rows
-    ds = load_data(config)
+    ds = load_data(config, home)
     data = split_pool(config, ds).used_by(method.uses_unlabeled)
     y_test = ds.test["label"].to_numpy()
     rows = {"labeled": int(len(data.labeled)), "unlabeled": int(len(data.unlabeled)), "val_rows": int(len(data.val)),
@@ -104,7 +109,7 @@ def train(config: TrainConfig, outputs: Outputs, on_event: Event = lambda e: Non
                                                "rows); it will never predict them"})
 
     # -- the method fits and writes its checkpoint
-    fitted = method.fit(Job(config, data, outputs.checkpoint, device, on_event, should_stop))
+    fitted = method.fit(Job(config, data, outputs.checkpoint, device, home, on_event, should_stop))
 
     # -- test metrics over the dataset's classes, and the per-text predictions
     predicted = data.classes[fitted.test_probs.argmax(1)]

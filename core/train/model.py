@@ -14,15 +14,17 @@ from transformers import PreTrainedModel
 
 from core.backbone.cut import Cut
 from core.backbone.encode import represent
+from core.backbone.locate import Backbone
 from core.backbone.poolings import reads_probabilities
 from core.train.config import TrainConfig
 
 
 class StudioModel(nn.Module):
     def __init__(self, config: TrainConfig, labels: tuple[str, ...], feature_dim: int, hidden_size: int,
-                 cut: Cut, head: nn.Module, generator: nn.Module | None = None):
+                 cut: Cut, head: nn.Module, backbone: Backbone, generator: nn.Module | None = None):
         super().__init__()
         self.config, self.labels = config, labels
+        self.backbone = backbone  # where its files were read: its tokenizer is read from there too
         self.pooling = config.resolved_pooling  # once: resolving reads the backbone's config file
         self.feature_dim, self.hidden_size = feature_dim, hidden_size
         self.encoder: PreTrainedModel = cut.model

@@ -27,7 +27,6 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
-from core.backbone import resolve_backbone
 from core.backbone.device import pick_device, use_bf16
 from core.backbone.encode import load_tokenizer
 from core.errors import InputError
@@ -43,7 +42,7 @@ PROBE = 256  # training texts the loss is measured on before and after, with one
 CURVE_POINTS = 20  # loss points over the run, for its curve
 
 
-def adapt(config: AdaptConfig, out: Path, on_event: Event = lambda e: None,
+def adapt(config: AdaptConfig, out: Path, home: Path, on_event: Event = lambda e: None,
           should_stop: Callable[[], bool] = lambda: False) -> dict:
     """Continue the backbone's masked-LM pretraining on the config's texts and save the encoder at `out` (written
     beside it, then moved into place whole). Returns the record kept with it."""
@@ -55,9 +54,9 @@ def adapt(config: AdaptConfig, out: Path, on_event: Event = lambda e: None,
     rng = np.random.default_rng(config.seed)
 
     # -- the texts, tokenized once with what whole-word masking needs
-    base = resolve_backbone(config.backbone, config.revision)
+    base = config.base
     tokenizer = load_tokenizer(base)
-    texts, counts = texts_for(config)
+    texts, counts = texts_for(config, home)
     if config.texts is not None and texts_hash(texts) != config.texts:
         raise InputError("the texts changed since this adaptation was launched (their SHA-1 named its backbone); "
                          "launch it again to adapt to them as they are now")

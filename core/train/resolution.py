@@ -1,7 +1,9 @@
 """Resolving a config as it will run. It reads the training texts (max length `auto`), the local model cache
 and the device: only what launches or trains runs imports it, not what lists or compares them."""
 
-from core.backbone import depth
+from pathlib import Path
+
+from core.backbone import depth, prepare_backbone
 from core.backbone.device import pick_device, pinned_precision
 from core.backbone.engine_choice import auto_engine
 from core.backbone.packaged import CAUSAL_EXAMPLES
@@ -13,17 +15,18 @@ from core.train.maxlen import max_length_for
 from core.train.methods import method_for
 
 
-def resolve(config: TrainConfig) -> TrainConfig:
+def resolve(config: TrainConfig, home: Path) -> TrainConfig:
     """The config as it will run, resolved once at launch (a sweep's grid, the CLI's `train`) and stored so:
     the data's paths from the root, the method's defaults and budget (`settle`), this machine's backbone
-    snapshot and precision, and max length `auto` from the training texts. Every later reader (the registry,
-    the worker, `train`) takes the stored config as it is."""
+    snapshot and precision, and max length `auto` from the training texts (read with the backbone's tokenizer, a
+    packaged one converted under the studio `home` for it). Every later reader (the registry, the worker, `train`)
+    takes the stored config as it is."""
     method = method_for(config)
     config = method.settle(config.with_(data=config.data.absolute()))
     if method.encoder == "none":  # no encoder reads tokens: the max length, precision and engine mean nothing to it
         return config.with_(max_len=None, precision="auto", encoder_engine="torch")
     check_causal(config)
-    return with_max_len(pinned(config))
+    return with_max_len(pinned(config, home), home)
 
 
 def check_causal(config: TrainConfig) -> None:
@@ -57,19 +60,20 @@ def is_resolved(config: TrainConfig) -> bool:
     return config.precision != "auto" and config.max_len is not None and config.encoder_engine != "auto"
 
 
-def with_max_len(config: TrainConfig) -> TrainConfig:
+def with_max_len(config: TrainConfig, home: Path) -> TrainConfig:
     """Max length `auto` resolved from the training texts (`core.train.maxlen`); a number stays."""
     if config.max_len is not None:
         return config
-    ds = load_data(config, need_test=False)
-    return config.with_(max_len=max_length_for(ds, config.resolved_backbone(), None).tokens)
+    ds = load_data(config, home, need_test=False)
+    backbone = prepare_backbone(config.backbone, config.revision, home=home)
+    return config.with_(max_len=max_length_for(ds, backbone, None).tokens)
 
 
-def pinned(config: TrainConfig) -> TrainConfig:
+def pinned(config: TrainConfig, home: Path) -> TrainConfig:
     """What depends on this machine, fixed at launch so every run of a sweep and every reload agree: the
     cached snapshot a hub id resolves to (an error naming how to get it when it is not cached), and the
     precision `auto` means on the run's device."""
-    revision, device = config.resolved_backbone().revision, pick_device(config.device)
+    revision, device = config.resolved_backbone(home).revision, pick_device(config.device)
     # an encoder that trains runs in torch; frozen features come from the engine `auto` names on this machine
     engine = "torch" if not config.frozen or depth(config.backbone)[1] else auto_engine(device) \
         if config.encoder_engine == "auto" else config.encoder_engine  # a causal LM is not exported to ONNX

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import product
+from pathlib import Path
 
 from core.data import Amount, labels_read
 from core.errors import InputError
@@ -59,9 +60,9 @@ class Sweep:
     seeds: tuple[int, ...]
     own: Mapping[str, object] = field(default_factory=dict)
 
-    def configs(self, base: TrainConfig) -> list[TrainConfig]:
-        """Every run of the grid, resolved once here (`resolve`). Runs that settle to the same config
-        (GAN-BERT's control under either generator) are one run."""
+    def configs(self, base: TrainConfig, home: Path) -> list[TrainConfig]:
+        """Every run of the grid, resolved once here (`resolve`) against the studio `home`. Runs that settle to the
+        same config (GAN-BERT's control under either generator) are one run."""
         if not self.methods:
             raise InputError("choose at least one method")
         unknown = [m for m in self.methods if m not in METHODS]
@@ -72,7 +73,7 @@ class Sweep:
         if not self.amounts:
             raise InputError("give at least one labeled fraction or count per class")
         if any(METHODS[m].encoder != "none" for m in self.methods):
-            base = with_max_len(base)  # resolved once for the grid: every run shares the data and backbone
+            base = with_max_len(base, home)  # resolved once for the grid: every run shares the data and backbone
         configs = []
         for name in self.methods:
             start = self.start(base, name)
@@ -82,7 +83,7 @@ class Sweep:
                     raise InputError(f"choose at least one {setting} for {METHODS[name].title}")
             values = [self.variants.get(setting, [start.value(setting)]) for setting in swept]
             for chosen in product(*values):
-                configs += [resolve(start.with_(**dict(zip(swept, chosen)), seed=int(s), **a.fields()))
+                configs += [resolve(start.with_(**dict(zip(swept, chosen)), seed=int(s), **a.fields()), home)
                             for a in self.amounts for s in self.seeds]
         return list({c.to_json(): c for c in configs}.values())
 

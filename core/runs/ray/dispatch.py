@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.environment import STUDIO
 from core.errors import InputError
-from core.paths import REPO_ROOT, replace_durably
+from core.paths import REPO_ROOT, home_from_environment, replace_durably
 from core.runs.execute import Ending, Recorder, config_to_train, ending_line
 from core.runs.lifecycle import ACTIVE, IllegalMove, Status
 from core.runs.ray.backend import CANCEL_GRACE, RayBackend, check_address, lock_file, task_options, try_lock
@@ -203,7 +203,7 @@ def dispatch(registry: Registry, poll: float = 0.5, idle_exit: float = 10.0) -> 
 
 
 def main() -> int:
-    registry = Registry()
+    registry = Registry(home_from_environment())  # the entry point: its launcher set STUDIO_HOME
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     with lock_file(registry) as lock:
         if not try_lock(lock):

@@ -75,7 +75,9 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
     import ray
 
     node = socket.gethostname()
-    os.environ.setdefault("STUDIO_HOME", str(Path(tempfile.gettempdir()) / "gan-bert-studio-ray"))
+    # the task is the node's entry point: its studio home (stores, converted backbones) is the node's own
+    home = Path(os.environ.get("STUDIO_HOME") or Path(tempfile.gettempdir()) / "gan-bert-studio-ray")
+    home.mkdir(parents=True, exist_ok=True)
     hub.push.remote(run_id, {"type": "started", "node": node, "device": describe_device()})
     last_progress = [0.0]
 
@@ -93,7 +95,7 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
         def work() -> dict:
             config = TrainConfig.from_json(config_json)
             config = config.with_(data=localize(config.data, shipped, Path(scratch) / "data"))
-            return train_into(config, folder, on_event, should_stop)
+            return train_into(config, folder, home, on_event, should_stop)
 
         ending = train_to_end(work)
         where = f" (on Ray node {node})" if ending.status == Status.FAILED else ""

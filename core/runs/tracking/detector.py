@@ -24,10 +24,13 @@ class StudioDetector(mlflow.pyfunc.PythonModel):
         from core.environment import prepare
 
         prepare()  # offline: a backbone is read from the artifact, never the hub
+        from core.paths import home_from_environment
         from core.train.checkpoint import load_predictor
 
-        # where the run read its backbone, the model's own copy now
-        self.model = load_predictor(Path(context.artifacts[CHECKPOINT]), "cpu", context.artifacts.get(BACKBONE))
+        # where the run read its backbone, the model's own copy now; a serving process is an entry point, whose
+        # studio home (for the feature store a frozen run reads) is its environment's
+        self.model = load_predictor(Path(context.artifacts[CHECKPOINT]), home_from_environment(), "cpu",
+                                    context.artifacts.get(BACKBONE))
 
     def predict(self, context, model_input, params=None) -> pd.DataFrame:
         from core.train.predict import classify

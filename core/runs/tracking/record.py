@@ -10,8 +10,8 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
+from core.backbone import backbone_label
 from core.data import DataSpec
-from core.errors import InputError
 from core.runs.known_files import digest
 from core.runs.registry import Registry
 from core.runs.run import Run
@@ -33,11 +33,8 @@ def params(run: Run) -> dict[str, str]:
     (`COUNTS`, as `result.*`); `None` as 'None', a long value cut to MLflow's limit."""
     method = method_for(run.config)
     flat = {"method_name": method.short(run.config), "amount": run.config.amount, **flat_settings(run.config)}
-    if method.encoder != "none":
-        try:
-            flat["backbone_name"] = run.config.resolved_backbone().name
-        except InputError:  # a backbone no longer where the run found it: its config still says which
-            pass
+    if method.encoder != "none":  # by name alone: a backbone no longer where the run found it is named too
+        flat["backbone_name"] = backbone_label(run.config.backbone)
     result = run.metrics or {}
     flat |= {f"result.{k}": result[k] for k in COUNTS if isinstance(result.get(k), (int, float))}
     return {key: str(value)[:PARAM_CHARS] for key, value in flat.items()}

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from core.errors import InputError
-from core.paths import REPO_ROOT, studio_home
+from core.paths import REPO_ROOT
 from core.runs.lifecycle import ACTIVE, Status
 from core.runs.registry import Registry
 from core.runs.run import Run
@@ -69,8 +69,9 @@ def where_to_look(uri: str, exported: list[Exported]) -> tuple[str | None, dict[
     return (None if served else f"mlflow ui --backend-store-uri {uri}"), links
 
 
-def default_uri() -> str:
-    return f"sqlite:///{studio_home() / DATABASE}"
+def default_uri(home: Path) -> str:
+    """The MLflow store beside the studio `home`'s registry."""
+    return f"sqlite:///{home / DATABASE}"
 
 
 def live_uri(registry: Registry) -> str | None:
@@ -214,7 +215,7 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
         log_files(client, mlflow_id, registry, run)
         model_uri = log_model(client, uri, mlflow_id, registry, run)
         with tracking_at(uri):
-            checked = check_model(model_uri, run) if model_uri else ""
+            checked = check_model(model_uri, run, registry.home) if model_uri else ""
         client.set_terminated(mlflow_id, "FINISHED", end_time=int((run.ended or time.time()) * 1000))
     except Exception as e:
         if not updated:  # a run half-written is no run
@@ -233,7 +234,7 @@ def export_run(client, uri: str, registry: Registry, run: Run) -> Exported:
 TOLERANCE = (2, 0.01)
 
 
-def check_model(model_uri: str, run: Run) -> str:
+def check_model(model_uri: str, run: Run, home: Path) -> str:
     """The exported model loaded as a user loads it, scored on the run's test texts, against the run's own test
     accuracy: a model that does not give it is no export of the run (a SmolLM2 model read another layer and scored
     0.369 where the run scored 0.800). Raises `TrackingError` then; says why where the test texts are gone."""
@@ -244,7 +245,7 @@ def check_model(model_uri: str, run: Run) -> str:
     from core.errors import InputError
 
     try:  # as the files hold them: the model cleans texts as the run did
-        ds = load_dataset(run.config.data)
+        ds = load_dataset(run.config.data, home)
     except (InputError, OSError) as e:
         return f"not checked: the run's test texts cannot be read ({one_line(e)})"
     scored = ds.test[ds.test["label"] >= 0] if ds.test is not None else ds.train.iloc[:0]
@@ -318,6 +319,7 @@ def tracking_at(uri: str) -> Iterator[None]:
 def log_model_at(client, uri: str, mlflow_id: str, registry: Registry, run: Run) -> str:
     import mlflow
 
+    from core.backbone import prepare_backbone
     from core.runs.tracking.detector import BACKBONE, CHECKPOINT, StudioDetector
     from core.train import method_for
 
@@ -329,7 +331,8 @@ def log_model_at(client, uri: str, mlflow_id: str, registry: Registry, run: Run)
         return logged[0].model_uri
     artifacts = {CHECKPOINT: str(folder.checkpoint)}
     if method_for(run.config).encoder != "none":
-        artifacts[BACKBONE] = str(run.config.resolved_backbone().folder)
+        artifacts[BACKBONE] = str(prepare_backbone(run.config.backbone, run.config.revision,
+                                                   home=registry.home).folder)
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
 

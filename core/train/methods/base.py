@@ -47,6 +47,7 @@ class Job:
     data: Prepared
     checkpoint: Path
     device: torch.device
+    home: Path  # the studio home: its stores and converted backbones
     on_event: Event = lambda e: None
     should_stop: Callable[[], bool] = lambda: False
 
@@ -188,9 +189,10 @@ class Method:
         """Train on the job's rows (the trainer's work)."""
         return self.trainer().fit(job)
 
-    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> Predictor:
-        """The checkpoint in `folder`, ready to predict (the trainer's work)."""
-        return self.trainer().load(folder, description, device)
+    def load(self, folder: Path, description: dict, home: Path, device: torch.device | str = "cpu") -> Predictor:
+        """The checkpoint in `folder`, ready to predict, its backbone and stores under the studio `home` (the
+        trainer's work)."""
+        return self.trainer().load(folder, description, home, device)
 
 
 class Trainer:
@@ -203,7 +205,7 @@ class Trainer:
     def fit(self, job: Job) -> Fitted:
         raise NotImplementedError
 
-    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> Predictor:
+    def load(self, folder: Path, description: dict, home: Path, device: torch.device | str = "cpu") -> Predictor:
         raise NotImplementedError
 
 

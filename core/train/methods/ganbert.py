@@ -158,7 +158,7 @@ def supervised_loss(real_logits: torch.Tensor, labels: torch.Tensor, label_mask:
 def bow_generator(config: TrainConfig, model: StudioModel, data: Prepared) -> BowGenerator:
     """G2 with its bags: token ids (no special tokens) of the unlabeled texts, or of the whole pool
     when every text is labeled."""
-    tokenizer = load_tokenizer(config.resolved_backbone())
+    tokenizer = load_tokenizer(model.backbone)
     source = data.unlabeled if len(data.unlabeled) else np.arange(len(data.targets))
     ids = tokenizer([data.pool_texts[i] for i in source], truncation=True, max_length=config.max_len,
                     add_special_tokens=False, verbose=False)["input_ids"]
@@ -255,7 +255,7 @@ def reaching_logits(model: StudioModel, params: list[nn.Parameter]) -> list[bool
             rep = model.encode_states(torch.zeros(1, 2, model.hidden_size, device=device),
                                       torch.ones(1, 2, dtype=torch.long, device=device))
         else:
-            tokenizer = load_tokenizer(model.config.resolved_backbone())
+            tokenizer = load_tokenizer(model.backbone)
             ids = torch.tensor([tokenizer("")["input_ids"]], device=device)  # its special tokens alone
             rep = model.encode(ids, torch.ones_like(ids))
         grads = torch.autograd.grad(model.head_logits(rep).sum(), params, allow_unused=True)

@@ -71,7 +71,7 @@ class FeaturesLR(NeuralTrainer):
 
     def fit(self, job: Job) -> Fitted:
         data = job.data
-        model = self.build_model(job.config, data.labels, job.device)
+        model = self.build_model(job.config, data.labels, job.device, job.home)
         inputs = self.inputs_for(model, job)
         job.on_event({"type": "status", "message": "fitting logistic regression on the cached features"})
         with torch.no_grad():
@@ -151,7 +151,8 @@ class TfidfLR(Trainer):
         test, _ = predictor.predict(data.texts("test"))
         return Fitted(test, None, val_record(job, val, iterations))
 
-    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> TfidfPredictor:
+    def load(self, folder: Path, description: dict, home: Path, device: torch.device | str = "cpu"
+             ) -> TfidfPredictor:
         tensors = read_tensors(folder)
         vocabulary = json.loads((folder / "vocabulary.json").read_text())
         vectorizers = {}

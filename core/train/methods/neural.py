@@ -20,7 +20,6 @@ from core.backbone.engines import encode_with, usable_engine
 from core.backbone.families import FINAL_NORMS, LAYER_KEY
 from core.backbone.poolings import last_layer, reads_probabilities
 from core.data import clean_texts
-from core.paths import studio_home
 from core.train.attribution import Attribution, GradientPath, Progress, integrated_gradients
 from core.train.checkpoint_store import read_tensors, write_checkpoint
 from core.train.config import TrainConfig
@@ -34,19 +33,19 @@ from core.train.model import StudioModel
 class NeuralPredictor:
     """A loaded `StudioModel` that predicts texts: tokenized and truncated exactly as in training."""
 
-    def __init__(self, model: StudioModel, method: NeuralTrainer):
-        self.model, self.method = model, method
+    def __init__(self, model: StudioModel, method: NeuralTrainer, home: Path):
+        self.model, self.method, self.home = model, method, home
         self.config, self.labels = model.config, model.labels
-        self.tokenizer = load_tokenizer(model.config.resolved_backbone())
+        self.tokenizer = load_tokenizer(model.backbone)
 
     @torch.inference_mode()
     def predict(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
         device = next(self.model.parameters()).device
         bf16 = use_bf16(self.config.precision, device)
         if self.config.frozen and self.config.encoder_engine not in ("torch", "auto"):  # the features it trained on
-            backbone = self.config.resolved_backbone()
-            engine = usable_engine(self.config.encoder_engine, backbone, studio_home(), device)
-            features = encode_with(engine, backbone, studio_home(), texts, self.config.max_len,
+            backbone = self.model.backbone
+            engine = usable_engine(self.config.encoder_engine, backbone, self.home, device)
+            features = encode_with(engine, backbone, self.home, texts, self.config.max_len,
                                    self.config.resolved_pooling, device, bf16)
             logits = self.model.head_logits(self.model.standardize(torch.from_numpy(features).to(device)))
         else:
@@ -80,7 +79,8 @@ class NeuralPredictor:
         def on_event(event: dict) -> None:
             if event["type"] == "features":
                 on_progress(event["done"], event["total"])
-        features = frozen_features(self.config, {"texts": cleaned}, device, on_event, self.model.cut)["texts"]
+        features = frozen_features(self.config, {"texts": cleaned}, device, self.home, on_event,
+                                   self.model.cut)["texts"]
         return StoredFeatures(self, cleaned, features)
 
     def attribute(self, text: str, label: str, steps: int, on_progress: Progress | None = None) -> Attribution:
@@ -156,7 +156,7 @@ class NeuralTrainer(Trainer):
         """Each split's inputs. Frozen features are standardized with the statistics of the labeled texts, the
         rows every frozen method reads (heads, LR and GAN-BERT alike, whatever its validation), so the methods
         compared see the same features, and no statistic comes from a row the run may not read."""
-        inputs = model_inputs(job.config, job.data, job.device, job.on_event)
+        inputs = model_inputs(job.config, job.data, job.device, job.home, job.on_event)
         if job.config.frozen:
             seen = np.asarray(inputs["pool"])[job.data.labeled]
             model.feature_mean.copy_(torch.from_numpy(seen.mean(0)))
@@ -167,13 +167,15 @@ class NeuralTrainer(Trainer):
                                                                    for c in range(len(job.data.classes))])))
         return inputs
 
-    def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device) -> StudioModel:
+    def build_model(self, config: TrainConfig, labels: tuple[str, ...], device: torch.device, home: Path
+                    ) -> StudioModel:
         """A fresh model: the local backbone's encoder (frozen, or changed by the method) and the head. The encoder
         stops at the layer its pooling reads (`cut_after`): layers above it are never built, run, trained or saved,
         a third of SmolLM2's 30 at its layer 20. A top-K run (`train_layers`) trains the top K layers of that cut
         alone, the rest frozen below its boundary (`split_at`)."""
         pooling = config.resolved_pooling
-        cut = load_cut(config.resolved_backbone(), device, reads_probabilities(pooling), last_layer(pooling))
+        backbone = config.resolved_backbone(home)
+        cut = load_cut(backbone, device, reads_probabilities(pooling), last_layer(pooling))
         encoder = cut.model
         hidden = encoder.config.hidden_size
         feature_dim = feature_size(encoder.config, pooling)
@@ -184,18 +186,20 @@ class NeuralTrainer(Trainer):
             cheap_dropout(encoder, config.attention_dropout)
         self.adapt_encoder(encoder, config, cut.depth - top if 0 < top < cut.depth else 0)
         head, generator = self.build_head(config, len(labels), feature_dim, hidden)
-        return StudioModel(config, labels, feature_dim, hidden, split_at(cut, top), head, generator).to(device)
+        return StudioModel(config, labels, feature_dim, hidden, split_at(cut, top), head, backbone, generator
+                           ).to(device)
 
     def save(self, model: StudioModel, folder: Path) -> None:
         description = {"config": json.loads(model.config.to_json()), "labels": list(model.labels),
                        "feature_dim": model.feature_dim, "hidden_size": model.hidden_size,
-                       "backbone": model.config.resolved_backbone().describe()}
+                       "backbone": model.backbone.describe()}
         write_checkpoint(folder, self.saved_state(model), description)
 
-    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> NeuralPredictor:
+    def load(self, folder: Path, description: dict, home: Path, device: torch.device | str = "cpu"
+             ) -> NeuralPredictor:
         """Rebuild the model from its description and load the weights (safetensors only)."""
         config = TrainConfig.from_json(json.dumps(description["config"]))
-        model = self.build_model(config, tuple(description["labels"]), torch.device(device))
+        model = self.build_model(config, tuple(description["labels"]), torch.device(device), home)
         state = without_cut_layers(read_tensors(folder, device), model.cut.layers)
         _, unexpected = model.load_state_dict(state, strict=False)
         if unexpected:
@@ -203,4 +207,4 @@ class NeuralTrainer(Trainer):
         not_loaded = [k for k in self.saved_state(model) if k not in state]
         if not_loaded:
             raise ValueError(f"checkpoint in {folder} lacks weights: {not_loaded[:3]}")
-        return NeuralPredictor(model.eval(), self)
+        return NeuralPredictor(model.eval(), self, home)

@@ -121,7 +121,7 @@ class SetFit(base.Trainer):
         config, data = job.config, job.data
         texts = [data.pool_texts[i] for i in data.labeled]
         targets = data.targets[data.labeled].tolist()
-        body = SentenceTransformer(str(config.resolved_backbone().folder), device=str(job.device),
+        body = SentenceTransformer(str(config.resolved_backbone(job.home).folder), device=str(job.device),
                                    local_files_only=True)
         body.max_seq_length = config.max_len
         memory = bound_memory(body[0].auto_model, self.spec.step_sequences(config), config.max_len, job.device)
@@ -162,7 +162,8 @@ class SetFit(base.Trainer):
             "gradient_checkpointing": memory.checkpointing,
             "selection_reason": "the last body: SetFit trains to its budget, with no checkpoint selection"})
 
-    def load(self, folder: Path, description: dict, device: torch.device | str = "cpu") -> SetFitPredictor:
+    def load(self, folder: Path, description: dict, home: Path, device: torch.device | str = "cpu"
+             ) -> SetFitPredictor:
         from sentence_transformers import SentenceTransformer
 
         config = TrainConfig.from_json(json.dumps(description["config"]))

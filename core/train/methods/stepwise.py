@@ -187,8 +187,8 @@ class StepTrainer(NeuralTrainer):
         config, data, device, on_event = job.config, job.data, job.device, job.on_event
         rng = np.random.default_rng(config.seed)
         # -- model and inputs
-        model = self.build_model(config, data.labels, device)
-        rep = Representer(model, self.inputs_for(model, job), config, device)
+        model = self.build_model(config, data.labels, device, job.home)
+        rep = Representer(model, self.inputs_for(model, job), config, device, job.home)
         rep.prepare({"pool": data.labeled, "val": np.arange(len(data.val)), "test": np.arange(len(data.dataset.test))},
                     on_event)
         sequences = self.spec.step_sequences(config)
