@@ -44,14 +44,13 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
 
 def trained_grid(home: Path) -> None:
     """The grid the pictures show, trained in this process into the scratch home."""
-    os.environ["STUDIO_HOME"] = str(home)
     registry = Registry(home)
     remember(registry, Workspace(DataSpec(builtin=CORPUS), CleaningConfig()))
     base = TrainConfig(data=DataSpec(builtin=CORPUS), frozen=True)
     sweep = Sweep(("finetune", "ganbert", "features-lr", "tfidf-lr"), {"generator": ("noise",),
                                                                       "adversarial": (True, False)},
                   amounts([], [5, 20]), (0, 1, 2))
-    for config in sweep.configs(base):
+    for config in sweep.configs(base, home):
         run_id = registry.create(config)
         registry.claim(run_id)
         execute_run(registry, run_id)

@@ -10,7 +10,7 @@ from core.backbone import BackboneError, adapted_backbones, adapted_name
 from core.errors import InputError
 from core.runs import ACTIVE, Registry, adapting, cancel_all, enqueue, outside_work
 from core.runs.estimate import roughly
-from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, pinned
+from core.train.adaptation import RECORD, AdaptConfig, adapt_seconds, adapted_folder, not_adaptable, pinned
 from pages.markdown import plain
 
 DEFAULTS = AdaptConfig()
@@ -28,6 +28,9 @@ def adapt_section(registry: Registry, ds, cleaning, backbone: str | None) -> Non
                    "train-pool texts, their labels unused (task-adaptive pretraining, Gururangan et al. 2020). The "
                    "result is a new backbone in the picker above, which every method can use, frozen or not. It reads "
                    "the validation or test texts only when asked, and its record says so.")
+        if (refused := not_adaptable(backbone)) is not None:  # said before any field: nothing here applies
+            st.info(plain(refused))
+            return
         c1, c2, c3, c4 = st.columns(4)
         epochs = c1.number_input("Epochs", 1, 100, DEFAULTS.epochs, key="ad_epochs", persist_state="session")
         lr = c2.number_input("Learning rate", 1e-6, 0.1, DEFAULTS.lr, format="%g", key="ad_lr", persist_state="session")

@@ -76,6 +76,7 @@ def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
     allow = column.checkbox("Download if missing", key="tr_download", persist_state="session",
                             help="Offer to fetch a hub id that is not cached into the Hugging Face cache: the only "
                                  "time the studio uses the network.")
+    converted(typed.strip(), home)  # a packaged one's name typed in: converted in sight, as when picked
     return typed.strip() or None, allow
 
 

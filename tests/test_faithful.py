@@ -62,7 +62,7 @@ def test_a_presets_pooled_reads_the_pooling_a_sentence_transformer_trained(tiny_
     an explicit `--pooling pooled` still reads the pooler."""
     import shutil
 
-    from core.backbone.locate import sentence_pooling
+    from core.backbone.facts import sentence_pooling
     from core.train.methods import method_for
 
     assert sentence_pooling(None) == "mean"  # the bundled MiniLM's 1_Pooling/config.json

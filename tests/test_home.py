@@ -13,7 +13,7 @@ import pytest
 
 from core.backbone import BackboneError, depth, prepare_backbone, resolve_backbone
 from core.backbone.encode import load_tokenizer
-from core.backbone.locate import config_of, sentence_pooling
+from core.backbone.facts import config_of, sentence_pooling
 from core.backbone.packaged import CONVERTED_DIR, DONE, SMOLLM2, STAGES
 from core.paths import REPO_ROOT
 from core.runs import Registry, RunFolder
@@ -25,7 +25,8 @@ from tests.helpers import DATA, make_tiny_llama, need_smollm2
 ENTRY_POINTS = {"app.py", "core/cli/__init__.py", "core/runs/worker.py", "core/runs/ray/dispatch.py",
                 "core/runs/ray/task.py", "core/runs/tracking/detector.py"}
 # and these name it to hand a child process its home, or (core.paths) say where it is read from
-LAUNCHERS = {"core/paths.py", "core/runs/processes.py", "bench/gpu/check.py", "bench/speed/predict_memory.py"}
+LAUNCHERS = {"core/paths.py", "core/runs/processes.py", "bench/gpu/check.py", "bench/speed/predict_memory.py",
+             "docs/screenshots.py"}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,9 @@ def tiny_llama(tmp_path_factory) -> Path:
 
 
 def python_files() -> list[Path]:
-    return [p for d in ("core", "pages", "bench") for p in (REPO_ROOT / d).rglob("*.py")] + [REPO_ROOT / "app.py"]
+    """Every module of the studio's own: the package, the pages, the benches and the docs' scripts."""
+    folders = ("core", "pages", "bench", "docs")
+    return [p for d in folders for p in (REPO_ROOT / d).rglob("*.py")] + [REPO_ROOT / "app.py"]
 
 
 def test_only_the_entry_points_read_the_home_and_nothing_writes_it_into_the_environment():
@@ -104,14 +107,24 @@ def test_looking_a_packaged_backbone_up_makes_nothing_and_preparing_it_converts_
     assert prepare_backbone(SMOLLM2, home=home) == found and len(made) == 1  # made once
 
 
-def test_a_deleted_backbone_still_names_its_runs_and_an_unreadable_config_is_said_so(tiny_backbone, tmp_path):
+def test_a_deleted_backbone_still_names_its_runs_and_an_unreadable_config_is_said_so(tiny_backbone, tmp_path,
+                                                                                    studio_home, capsys):
+    from core import compare
+    from core.cli import main
+
     folder = tmp_path / "model"
     shutil.copytree(tiny_backbone, folder)
     config = TrainConfig(method="finetune", backbone=str(folder))
     assert depth(str(folder)) == (2, False) and config_of(str(folder))["num_hidden_layers"] == 2
+    registry = Registry(studio_home)
+    registry.create(config)
     (folder / "config.json").write_text("{ not json")
     with pytest.raises(BackboneError, match="cannot be read as a model's config"):
         config_of(str(folder))
+    # said where the backbone is used; its runs are still named, listed and compared
+    assert run_label(config, 10).startswith("BERT fine-tuning · model @")
+    assert list(compare.distinct_names(registry.list()).values())[0].startswith("BERT fine-tuning · model")
+    assert main(["runs", "--json"]) == 0 and "BERT fine-tuning" in capsys.readouterr().out
     (folder / "config.json").write_text(json.dumps([1, 2]))
     with pytest.raises(BackboneError, match="holds no model config"):
         config_of(str(folder))

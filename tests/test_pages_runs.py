@@ -771,6 +771,7 @@ def test_choosing_smollm2_converts_it_once_with_each_stage_shown(dataset, tmp_pa
     assert not at.exception and said == list(packaged.STAGES)
     assert [s.label for s in at.status] == ["SmolLM2-135M converted: later choices of it are read at once"]
     assert any(c.value.startswith("Max length: auto: ") for c in at.caption)  # read from the converted folder
+    assert not at.error and any("is a causal LM: masked-LM adaptation takes an encoder" in i.value for i in at.info)
     at.selectbox(key="tr_backbone_pick").set_value("").run()
     at.selectbox(key="tr_backbone_pick").set_value(packaged.SMOLLM2).run()
     assert not at.exception and said == list(packaged.STAGES) and not at.status  # converted once

@@ -215,6 +215,29 @@ def test_a_process_token_does_not_move_with_the_clock(monkeypatch):
     assert not is_process(os.getpid(), f"{boot}:{int(ticks) + 1}")  # another start: a pid reused
 
 
+def test_migration_6_leaves_the_rows_it_cannot_read_as_they_are(studio_home):
+    """A registry row edited by hand must not stop the home from opening: migration 6 skips what it cannot count."""
+    Registry(studio_home)
+    odd = {"r1": ('{"data": "x", "validation": "carve:0.1"}', '{"labeled": 5}'),
+           "r2": ('{"data": {"builtin": {"train_per_class": 10}}, "validation": "carve:inf"}', '{"labeled": 5}'),
+           "r3": ('{"data": {"builtin": {"train_per_class": 10}}}', '{"labeled": "five"}'),
+           "r4": ('{"data": {"builtin": {"train_per_class": 10}}}', '[1, 2]'),
+           "r5": ("not json", '{"labeled": 5}'),
+           "r6": ('{"data": {"builtin": {"train_per_class": 10}}}', '{"labeled": 5}')}
+    with sqlite3.connect(studio_home / "studio.db") as db:
+        for run_id, (config, metrics) in odd.items():
+            db.execute("INSERT INTO runs (id, created, status, config, label, metrics, deleted, kind) "
+                       "VALUES (?, 0, 'done', ?, '', ?, 0, 'train')", (run_id, config, metrics))
+        db.execute("PRAGMA user_version = 5")
+    assert Registry(studio_home).migrated == [
+        "6: each finished run's labels read, validation included, kept in its record"]
+    with sqlite3.connect(studio_home / "studio.db") as db:
+        after = dict(db.execute("SELECT id, metrics FROM runs"))
+    assert {k: after[k] for k in ("r1", "r2", "r4", "r5")} == {k: odd[k][1] for k in ("r1", "r2", "r4", "r5")}
+    assert json.loads(after["r3"]) == {"labeled": "five", "val_rows": 6}  # its count, not a sum with a word
+    assert json.loads(after["r6"]) == {"labeled": 5, "val_rows": 6, "labels_read": 11}  # carve:0.1 of 10 a class
+
+
 def test_a_home_at_a_number_that_changed_nothing_opens_as_it_is(studio_home):
     """Homes were written at version 4 while 3 converted process tokens; 3 changes nothing now, and such a home
     opens without a word (the GPU check's kept home had been refused as a newer studio's)."""

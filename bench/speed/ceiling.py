@@ -5,8 +5,12 @@ hardware reached on the simplest work it does."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from core.backbone import Backbone
 
 
 def forward_flops(config, tokens: int) -> float:
@@ -18,9 +22,10 @@ def forward_flops(config, tokens: int) -> float:
     return layers * (8 * tokens * d * d + 4 * tokens * d * ff + 4 * tokens * tokens * d)
 
 
-def text_flops(texts: list[str], max_len: int, backbone: str | None = None) -> float:
+def text_flops(texts: list[str], max_len: int, backbone: Backbone | None = None) -> float:
     """A forward pass's mean FLOPs over real texts, each at its own length truncated to `max_len` (no padding
-    counted): what a bench's texts/s on them is worth in GFLOP/s."""
+    counted): what a bench's texts/s on them is worth in GFLOP/s. `backbone`: resolved (and a packaged one
+    prepared); the bundled MiniLM when None."""
     from transformers import AutoConfig
 
     from core.backbone.encode import as_backbone, load_tokenizer

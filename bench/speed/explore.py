@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -116,6 +117,7 @@ def main() -> int:
     ok = total_cold < COLD_TARGET_S and worst_warm < WARM_TARGET_S
     print(f"targets: cold total {total_cold:.1f} s < {COLD_TARGET_S:.0f} s, slowest warm view {worst_warm:.3f} s "
           f"< {WARM_TARGET_S:.0f} s: {'PASS' if ok else 'FAIL'}")
+    shutil.rmtree(scratch, ignore_errors=True)
     return 0 if ok else 1
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -109,6 +110,7 @@ def main() -> int:
                "cold_run_over_full_encoding": round(cold / encoding, 3)}
     ok = figures["grid_encoding_over_encoding"] <= 1.3 and figures["cold_run_over_full_encoding"] <= 0.35
     print(json.dumps({**figures, "goals_met": ok}))
+    shutil.rmtree(scratch, ignore_errors=True)
     return 0 if ok else 1
 
 

@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from bench.sample_runs import record_speed
+from bench.sample_runs import DEFAULT_HOME, record_speed
 from bench.speed.train import CPU, NAMES, sample, studio, studio_config
 from core.backbone import prepare_backbone
 from core.backbone.encode import load_tokenizer
@@ -106,7 +105,7 @@ def main() -> int:
         print("PEFT is not installed: .venv/bin/pip install -r requirements-bench.txt", file=sys.stderr)
         return 2
     texts, labels = sample(args.samples)
-    home = Path(tempfile.mkdtemp(prefix="bench-lora-libraries-"))  # a scratch studio home: SmolLM2 converts there
+    home = Path(DEFAULT_HOME)  # the benches' home: SmolLM2 converted there once, for every bench
     summary = {"peft": peft.__version__, "samples": args.samples,
                **{b: measure(b, texts, np.asarray(labels), args.max_len, args.repeats, home) for b in args.backbones}}
     record_speed("lora-libraries", summary)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from bench.calibrate import add_flag, record
-from bench.sample_runs import CORPORA, record_speed
+from bench.sample_runs import CORPORA, DEFAULT_HOME, record_speed
 from bench.speed.ceiling import matmul_ceiling, text_flops
 from core.backbone import depth, prepare_backbone
 from core.backbone.device import native_bf16
@@ -174,7 +173,7 @@ def main() -> int:
     add_flag(parser)
     args = parser.parse_args()
     texts, labels = sample(args.samples)
-    home = Path(tempfile.mkdtemp(prefix="bench-train-"))  # a scratch studio home: a packaged backbone converts there
+    home = Path(DEFAULT_HOME)  # the benches' home: a packaged backbone converted there once, for every bench
     if args.backbone:
         prepare_backbone(args.backbone, home=home)
         return bench_backbone(home, args.backbone, texts, labels, args.max_len, args.batch_size, args.repeats)
@@ -249,7 +248,7 @@ def bench_backbone(home: Path, backbone: str, texts: list[str], labels: np.ndarr
                 best[kind] = max(best[kind], speed)
             best["minilm"] = max(best["minilm"], studio(home, texts, labels, max_len, batch_size)[0])
         # the FLOPs a step needs: the layers up to the pooled one, whatever a path runs beyond them
-        flops = text_flops(texts, max_len, backbone) * (layers or whole) / whole
+        flops = text_flops(texts, max_len, config.resolved_backbone(home)) * (layers or whole) / whole
         gflops = {k: 3 * best[k] * flops / 1e9 for k in ("finetune", "trainer")}
         summary[f"texts_per_s_{max_len}"] = best
         summary[f"over_trainer_{max_len}"] = best["finetune"] / best["trainer"]

@@ -32,7 +32,7 @@ import pandas as pd
 
 from bench import figures
 from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, end_study, finished, open_home, run_once
-from core.backbone.locate import sentence_pooling
+from core.backbone.facts import sentence_pooling
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status

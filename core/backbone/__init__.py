@@ -1,7 +1,9 @@
 """The backbone: where a model's files are (`locate`: the bundled MiniLM, a local folder, or a hub id in the
-local Hugging Face cache), the opt-in download (`download`), the device and precision (`device`), and
-turning texts into vectors (`encode`). Importing this package imports neither torch nor transformers."""
+local Hugging Face cache), what its config file says (`facts`), the opt-in download (`download`), the device and
+precision (`device`), and turning texts into vectors (`encode`). Importing this package imports neither torch nor
+transformers."""
 
+from core.backbone.facts import attention_dropout, default_train_layers, depth, pass_work, width
 from core.backbone.locate import (
                                   BUNDLED,
                                   Backbone,
@@ -9,18 +11,13 @@ from core.backbone.locate import (
                                   CachedModel,
                                   adapted_backbones,
                                   adapted_name,
-                                  attention_dropout,
                                   backbone_label,
                                   cached_models,
                                   default_backbone_path,
-                                  default_train_layers,
-                                  depth,
                                   hub_cache_dir,
                                   is_hub_id,
-                                  pass_work,
                                   prepare_backbone,
                                   resolve_backbone,
-                                  width,
 )
 
 __all__ = ["BUNDLED", "Backbone", "BackboneError", "CachedModel", "adapted_backbones", "adapted_name",

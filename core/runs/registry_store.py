@@ -187,35 +187,45 @@ def carved(config: dict) -> int | None:
     (`carve:F`, or before the rule was stored, `val_fraction`, 0.1 unless it says); None for a run of files, whose
     count was never kept."""
     rule = str(config.get("validation") or f"carve:{config.get('val_fraction', 0.1)}")
-    builtin = (config.get("data") or {}).get("builtin")
+    data = config.get("data")
+    builtin = data.get("builtin") if isinstance(data, dict) else None
     if not rule.startswith("carve:") or not isinstance(builtin, dict) or "train_per_class" not in builtin:
         return None
     try:
         return BUILTIN_CLASSES * int(round(float(rule.removeprefix("carve:")) * builtin["train_per_class"]))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
+def counted(metrics: dict, rows: dict, config: dict) -> dict:
+    """A run's record with its validation rows and labels read where it lacks them and they can be told: as drawn,
+    or as the first registries carved them; the labeled ones beside them."""
+    out = dict(metrics)
+    val_rows = out.get("val_rows", rows.get("val_rows"))
+    val_rows = carved(config) if val_rows is None else val_rows
+    if val_rows is None or isinstance(val_rows, bool) or not isinstance(val_rows, int):
+        return out
+    out["val_rows"] = val_rows
+    labeled = out.get("labeled")
+    if out.get("labels_read") is None and isinstance(labeled, int) and not isinstance(labeled, bool):
+        out["labels_read"] = labeled + val_rows
+    return out
+
+
 def counted_labels(db: sqlite3.Connection) -> None:
-    """Every label a run read, validation included, written into the record of a run that ended before it was kept:
-    its validation rows as drawn, or as the first registries carved them, and its labeled ones beside them. Each
-    read of such a run had worked them out again; a row that cannot be read is left as it is."""
+    """Every label a run read, validation included, written into the record of a run that ended before it was kept
+    (`counted`): each read of such a run had worked them out again. A run that ended without a record (failed,
+    interrupted) keeps none, as it kept none; a row that cannot be read, or holds odd values, is left as it is, for
+    the lists to report."""
     for run_id, config_text, metrics_text, rows_text in db.execute(
             "SELECT id, config, metrics, rows FROM runs WHERE kind = 'train' AND metrics IS NOT NULL").fetchall():
         try:
             config, metrics, rows = json.loads(config_text), json.loads(metrics_text), json.loads(rows_text or "{}")
         except (ValueError, TypeError):
             continue
-        if not isinstance(config, dict) or not isinstance(metrics, dict) or not isinstance(rows, dict):
-            continue
-        counted = dict(metrics)
-        if counted.get("val_rows") is None:
-            counted["val_rows"] = rows.get("val_rows", carved(config))
-        if counted.get("labels_read") is None and counted.get("labeled") is not None \
-                and counted["val_rows"] is not None:
-            counted["labels_read"] = counted["labeled"] + counted["val_rows"]
-        if counted != metrics:
-            db.execute("UPDATE runs SET metrics = ? WHERE id = ?", (json.dumps(counted), run_id))
+        if isinstance(config, dict) and isinstance(metrics, dict) and isinstance(rows, dict) \
+                and (new := counted(metrics, rows, config)) != metrics:
+            db.execute("UPDATE runs SET metrics = ? WHERE id = ?", (json.dumps(new), run_id))
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,8 @@ class AdaptConfig:
             raise InputError(f"max steps must be at least 1, got {self.max_steps}")
         if not 0 < self.lr < 1 or not 0 < self.mask < 1 or not 0 <= self.warmup < 1:
             raise InputError("the learning rate and the masking rate must be in (0, 1), the warm-up share in [0, 1)")
-        if (self.backbone or "").strip() in PACKAGED:
-            raise InputError(f"{PACKAGED[self.backbone.strip()].title} is a causal LM: masked-LM adaptation takes an "
-                             "encoder (the bundled MiniLM, a BERT-like folder or hub id)")
+        if (refused := not_adaptable(self.backbone)) is not None:
+            raise InputError(refused)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -127,6 +126,16 @@ def texts_for(config: AdaptConfig, home: Path) -> tuple[list[str], dict[str, int
               "test": ds.test if "test" in config.splits else None}
     texts = {name: frame["text"].tolist() for name, frame in frames.items() if frame is not None}
     return [t for part in texts.values() for t in part], {name: len(part) for name, part in texts.items()}
+
+
+def not_adaptable(backbone: str | None) -> str | None:
+    """Why a backbone cannot be adapted by masked-LM pretraining (a packaged causal LM, known without converting
+    it); None for any other (an encoder, or a folder whose kind its adaptation will find)."""
+    text = (backbone or "").strip()
+    if text not in PACKAGED:
+        return None
+    return (f"{PACKAGED[text].title} is a causal LM: masked-LM adaptation takes an encoder (the bundled MiniLM, a "
+            "BERT-like folder or hub id)")
 
 
 def texts_hash(texts: list[str]) -> str:

@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.backbone import prepare_backbone
-from core.backbone.packaged import PACKAGED
 from core.backbone.poolings import hidden_pooling, pooled_layer
 from core.errors import InputError
 from core.train.config import TrainConfig
@@ -50,9 +48,9 @@ def moved(config: TrainConfig, backbone: str) -> dict:
 def load_predictor(folder: Path, home: Path, device: torch.device | str = "cpu", backbone: str | None = None
                    ) -> Predictor:
     """The run's model from its checkpoint, its backbone read from `backbone` where given (a copy of the folder the
-    run read: an exported model's), else as the run found it, a packaged one converted under the studio `home`
-    again if it is gone from there; `DamagedCheckpoint`, naming the run, where the files cannot be read (a
-    truncated model.safetensors raised SafetensorError from deep inside a predict)."""
+    run read: an exported model's), else as the run found it under the studio `home`; `DamagedCheckpoint`, naming
+    the run, where the files cannot be read (a truncated model.safetensors raised SafetensorError from deep inside a
+    predict)."""
     from safetensors import SafetensorError
 
     try:
@@ -61,10 +59,7 @@ def load_predictor(folder: Path, home: Path, device: torch.device | str = "cpu",
             ran = TrainConfig.from_json(json.dumps(description["config"]))
             description["config"] = {**description["config"], **moved(ran, backbone)}
         config = TrainConfig.from_json(json.dumps(description["config"]))
-        method = method_for(config)
-        if method.encoder != "none" and (config.backbone or "") in PACKAGED:
-            prepare_backbone(config.backbone, home=home)
-        return method.load(folder, description, home, device)
+        return method_for(config).load(folder, description, home, device)
     except InputError:  # a backbone no longer where the run found it says so itself
         raise
     except (SafetensorError, OSError, ValueError, KeyError, TypeError, RuntimeError) as e:

@@ -6,7 +6,8 @@ package imports no torch; a method's training module is imported when it first f
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from core.backbone import backbone_label, depth
+from core.backbone import backbone_label
+from core.backbone.facts import named_causal
 from core.backbone.packaged import PACKAGED
 from core.errors import InputError
 from core.train.catalog import CATALOG
@@ -85,7 +86,7 @@ def backbone_tag(config: TrainConfig) -> str:
     else:
         label = backbone_label(config.backbone)
         name = label if label != str(config.backbone) else Path(str(config.backbone)).name or str(config.backbone)
-    reads = f" {config.features}" if depth(config.backbone)[1] and config.frozen else ""
+    reads = f" {config.features}" if named_causal(config.backbone) and config.frozen else ""
     return f" · {name}{reads}" + (f", {top}" if top else "")
 
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
-from core.backbone import default_train_layers, depth
+from core.backbone import default_train_layers
+from core.backbone.facts import named_causal
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig
 
@@ -151,7 +152,7 @@ class Method:
     def titled(self, config: TrainConfig) -> str:
         """Its title, less the BERT it names on a backbone that is no BERT: a run on SmolLM2 had been called "BERT
         fine-tuning" ("Fine-tuning · SmolLM2" now; the backbone follows in the run's name)."""
-        if not (self.title.startswith("BERT ") and config.backbone and depth(config.backbone)[1]):
+        if not (self.title.startswith("BERT ") and config.backbone and named_causal(config.backbone)):
             return self.title
         bare = self.title.removeprefix("BERT ").removeprefix("+ ")
         return bare[0].upper() + bare[1:]

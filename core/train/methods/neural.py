@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
+from core.backbone import prepare_backbone
 from core.backbone.cut import split_at
 from core.backbone.device import use_bf16
 from core.backbone.encode import feature_size, load_cut, load_tokenizer
@@ -197,8 +198,10 @@ class NeuralTrainer(Trainer):
 
     def load(self, folder: Path, description: dict, home: Path, device: torch.device | str = "cpu"
              ) -> NeuralPredictor:
-        """Rebuild the model from its description and load the weights (safetensors only)."""
+        """Rebuild the model from its description and load the weights (safetensors only); a packaged backbone is
+        converted again under `home` where it is gone from there."""
         config = TrainConfig.from_json(json.dumps(description["config"]))
+        prepare_backbone(config.backbone, config.revision, home=home)
         model = self.build_model(config, tuple(description["labels"]), torch.device(device), home)
         state = without_cut_layers(read_tensors(folder, device), model.cut.layers)
         _, unexpected = model.load_state_dict(state, strict=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.backbone.locate import sentence_pooling
+from core.backbone.facts import sentence_pooling
 from core.train.config import TrainConfig
 
 

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from core.backbone import attention_dropout, pass_work
-from core.backbone.locate import measured_rate
+from core.backbone.facts import measured_rate
 from core.backbone.packaged import PACKAGED
 from core.calibration import measured
 from core.train.catalog import CATALOG

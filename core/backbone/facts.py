@@ -1,0 +1,127 @@
+"""What the studio reads of a backbone from its config file alone (no weights, no conversion of a packaged one):
+its depth and width, whether it is a causal LM, its attention dropout, a sentence-transformers pooling, and the
+figures measured on a packaged one (its top layers, its rates). A backbone that is gone reads as unknown, so its runs
+are still named; a config file that is there but cannot be read is said so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.backbone.families import family_of
+from core.backbone.locate import BackboneError, default_backbone_path, resolve_backbone
+from core.backbone.packaged import PACKAGED
+from core.backbone.poolings import last_layer
+
+
+def depth(spec: str | Path | None) -> tuple[int, bool]:
+    """A backbone's layer count and whether it is a causal LM, from its config file alone (no weights, no
+    conversion of a packaged one); (0, False) when it cannot be read, as a folder still to be given."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return PACKAGED[text].layers, True
+    config = config_of(text)
+    parts = family_of(config)
+    return (parts.depth(config), parts.causal) if parts else (int(config.get("num_hidden_layers") or 0), False)
+
+
+def named_causal(spec: str | Path | None) -> bool:
+    """Whether a backbone is a causal LM, for a run's name: a backbone whose config cannot be read names its runs as
+    an encoder's, so the lists and Compare still read; the error is said where the backbone is used (a launch, a
+    reload)."""
+    try:
+        return depth(spec)[1]
+    except BackboneError:
+        return False
+
+
+def width(spec: str | Path | None) -> int:
+    """A backbone's hidden size, read as `depth` reads its layers; 0 when it cannot be read."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return PACKAGED[text].width
+    config = config_of(text)
+    parts = family_of(config)
+    return parts.width(config) if parts else int(config.get("hidden_size") or 0)
+
+
+def pass_work(spec: str | Path | None, pooling: str) -> float:
+    """A pass's matrix work against MiniLM's (6 layers of width 384), the backbone the laptop speeds are kept for:
+    the layers it runs (up to the one a `layerN` pooling reads, `last_layer`) × width². SmolLM2's layer 20 is 7.5x
+    MiniLM. 1 for a backbone whose config cannot be read."""
+    layers, hidden = depth(spec)[0], width(spec)
+    run = min(layers, last_layer(pooling) or layers)
+    return run * hidden ** 2 / (6 * 384 ** 2) if run and hidden else 1.0
+
+
+def default_train_layers(spec: str | Path | None) -> int:
+    """The top layers a run trains on this backbone when it leaves `train_layers`: a packaged backbone's measured K
+    (`Packaged.train_layers`), else 0, every layer."""
+    text = str(spec or "").strip()
+    return PACKAGED[text].train_layers if text in PACKAGED else 0
+
+
+def measured_rate(spec: str | Path | None, method: str, train_layers: int | None) -> float | None:
+    """The learning rate a method trains a packaged backbone's top layers at where it was measured there
+    (`Packaged.rates`), for its measured K alone; None elsewhere (the method's own default holds)."""
+    text = str(spec or "").strip()
+    if text not in PACKAGED or train_layers != PACKAGED[text].train_layers:
+        return None
+    return dict(PACKAGED[text].rates).get(method)
+
+
+def attention_dropout(spec: str | Path | None) -> float:
+    """The dropout a backbone puts on attention weights when a run leaves it (MiniLM's 0.1), read as `depth` reads
+    its layers; a packaged causal LM's without converting it (SmolLM2's config: 0.0)."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return 0.0
+    config = config_of(text)
+    parts = family_of(config)
+    return parts.attention_dropout(config) if parts else 0.0
+
+
+def sentence_pooling(spec: str | Path | None) -> str | None:
+    """The pooling a sentence-transformers backbone was trained to give its sentence vector with ('mean' or 'cls',
+    from its `1_Pooling/config.json`); None for any other backbone. Such a model never trained BERT's pooler (the
+    bundled MiniLM's holds a zero bias and weights at their initial scale), so its `pooled` output is a random
+    projection of CLS: read as the authors read bert-base-cased's trained pooler, it left TREC's fine classes at
+    one class (bench/studies/trec.py)."""
+    text = str(spec or "").strip()
+    if text in PACKAGED:
+        return None
+    try:
+        folder = default_backbone_path() if not text else resolve_backbone(text, home=None).folder
+    except BackboneError:  # not there: a run's name still reads
+        return None
+    path = folder / "1_Pooling" / "config.json"
+    try:
+        modes = json.loads(path.read_text())
+    except FileNotFoundError:  # not a sentence-transformers model
+        return None
+    except (OSError, ValueError) as e:
+        raise BackboneError(f"{path} cannot be read as a sentence-transformers pooling ({type(e).__name__}: {e})") \
+            from e
+    if not isinstance(modes, dict):
+        raise BackboneError(f"{path} holds no pooling config (a JSON object was expected)")
+    return "mean" if modes.get("pooling_mode_mean_tokens") else "cls" if modes.get("pooling_mode_cls_token") else None
+
+
+def config_of(text: str) -> dict:
+    """The config file of a backbone spec (the bundled MiniLM when empty); {} for a backbone that is not there (a
+    folder deleted, a hub id no longer cached), so a run's name and record still read. A config file that is there
+    but cannot be read is an error that says so: it had read as a backbone of no layers."""
+    try:
+        folder = default_backbone_path() if not text else resolve_backbone(text, home=None).folder
+    except BackboneError:
+        return {}
+    path = folder / "config.json"
+    try:
+        config = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise BackboneError(f"{path} cannot be read as a model's config ({type(e).__name__}: {e})") from e
+    if not isinstance(config, dict):
+        raise BackboneError(f"{path} holds no model config (a JSON object was expected)")
+    return config
