@@ -16,7 +16,7 @@ from core.backbone.poolings import last_layer
 
 def depth(spec: str | Path | None) -> tuple[int, bool]:
     """A backbone's layer count and whether it is a causal LM, from its config file alone (no weights, no
-    conversion of a packaged one); (0, False) when it cannot be read, as a folder still to be given."""
+    conversion of a packaged one); (0, False) for a backbone that is gone, or a folder still to be given."""
     text = str(spec or "").strip()
     if text in PACKAGED:
         return PACKAGED[text].layers, True
@@ -36,7 +36,7 @@ def named_causal(spec: str | Path | None) -> bool:
 
 
 def width(spec: str | Path | None) -> int:
-    """A backbone's hidden size, read as `depth` reads its layers; 0 when it cannot be read."""
+    """A backbone's hidden size, read as `depth` reads its layers; 0 for a backbone that is gone."""
     text = str(spec or "").strip()
     if text in PACKAGED:
         return PACKAGED[text].width
@@ -48,7 +48,7 @@ def width(spec: str | Path | None) -> int:
 def pass_work(spec: str | Path | None, pooling: str) -> float:
     """A pass's matrix work against MiniLM's (6 layers of width 384), the backbone the laptop speeds are kept for:
     the layers it runs (up to the one a `layerN` pooling reads, `last_layer`) × width². SmolLM2's layer 20 is 7.5x
-    MiniLM. 1 for a backbone whose config cannot be read."""
+    MiniLM. 1 for a backbone that is gone."""
     layers, hidden = depth(spec)[0], width(spec)
     run = min(layers, last_layer(pooling) or layers)
     return run * hidden ** 2 / (6 * 384 ** 2) if run and hidden else 1.0

@@ -177,7 +177,7 @@ def prepare_backbone(spec: str | Path | None, revision: str | None = None, *, ho
                      on_stage: Stage | None = None) -> Backbone:
     """`resolve_backbone`, with a packaged backbone converted from its GGUF file under `home` first where it is not
     yet (20 to 50 s, each stage said to `on_stage`): the one step that makes a backbone's files, taken by whoever
-    is about to read them (a run as it starts, an adaptation, the CLI, the Train page)."""
+    is about to read them (a run as it starts, a reload, the CLI, the Train page)."""
     text = str(spec or "").strip()
     if text in PACKAGED:
         converted_folder(text, home, on_stage)
