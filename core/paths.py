@@ -12,11 +12,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def home_from_environment() -> Path:
-    """`cache/` beside the code unless `STUDIO_HOME` says otherwise, created if missing. Read by the entry points
-    alone (the CLI, the app, a worker, a bench), which pass the home down: nothing below them reads the
+def home_from_environment(default: Path = REPO_ROOT / "cache") -> Path:
+    """`default` (`cache/` beside the code) unless `STUDIO_HOME` says otherwise, created if missing. Read by the entry
+    points alone (the CLI, the app, a worker, a bench), which pass the home down: nothing below them reads the
     environment for it."""
-    home = Path(os.environ.get("STUDIO_HOME") or REPO_ROOT / "cache")
+    home = Path(os.environ.get("STUDIO_HOME") or default)
     home.mkdir(parents=True, exist_ok=True)
     return home
 

@@ -3,7 +3,6 @@ actor, and returns how it ended with the folder's files (or writes them to share
 
 from __future__ import annotations
 
-import os
 import socket
 import tempfile
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from core.backbone.device import describe_device
 from core.data import DataSpec
+from core.paths import home_from_environment
 from core.runs.execute import StopFlag, train_into, train_to_end
 from core.runs.folder import RunFolder
 from core.runs.lifecycle import Status
@@ -76,8 +76,7 @@ def execute_remote(run_id: str, config_json: str, hub, shipped: dict[str, dict],
 
     node = socket.gethostname()
     # the task is the node's entry point: its studio home (stores, converted backbones) is the node's own
-    home = Path(os.environ.get("STUDIO_HOME") or Path(tempfile.gettempdir()) / "gan-bert-studio-ray")
-    home.mkdir(parents=True, exist_ok=True)
+    home = home_from_environment(Path(tempfile.gettempdir()) / "gan-bert-studio-ray")
     hub.push.remote(run_id, {"type": "started", "node": node, "device": describe_device()})
     last_progress = [0.0]
 
