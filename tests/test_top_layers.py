@@ -212,6 +212,12 @@ def test_train_layers_is_settled_refused_past_the_cut_and_read_as_every_layer_fr
     assert (settled.train_layers, settled.lr) == (4, 3e-4)  # its measured K, and the rate measured there
     every = method_for(smollm2).settle(smollm2.with_(train_layers=0))
     assert (every.train_layers, every.lr) == (0, 1e-4)  # every layer: the method's own rate, measured on MiniLM
+    lora = TrainConfig.of("lora", backbone=SMOLLM2)
+    top, all_layers = (method_for(lora).settle(c) for c in (lora, lora.with_(train_layers=0)))
+    spec = method_for(lora)
+    assert (top.lr, spec.budget(top, 100)[0]) == (1e-3, 300)  # LoRA's rate and steps, measured on its top 4
+    assert (all_layers.lr, spec.budget(all_layers, 100)[0]) == (5e-4, 150)  # its own, everywhere else
+    assert spec.budget(top.with_(steps=20), 100)[0] == 20  # a budget the user chose holds
     stored = json.loads(config.to_json())
     del stored["train_layers"]  # a run stored before top-K runs trained every layer it had
     assert TrainConfig.from_json(json.dumps(stored)).train_layers == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from core.backbone.families import family_of
 from core.backbone.locate import BackboneError, default_backbone_path, resolve_backbone
-from core.backbone.packaged import PACKAGED
+from core.backbone.packaged import PACKAGED, Budget
 from core.backbone.poolings import last_layer
 
 
@@ -61,13 +61,13 @@ def default_train_layers(spec: str | Path | None) -> int:
     return PACKAGED[text].train_layers if text in PACKAGED else 0
 
 
-def measured_rate(spec: str | Path | None, method: str, train_layers: int | None) -> float | None:
-    """The learning rate a method trains a packaged backbone's top layers at where it was measured there
-    (`Packaged.rates`), for its measured K alone; None elsewhere (the method's own default holds)."""
+def measured_budget(spec: str | Path | None, method: str, train_layers: int | None) -> Budget | None:
+    """How a method trains a packaged backbone's top layers where that was measured there (`Packaged.budgets`), for
+    its measured K alone; None elsewhere (the method's own defaults hold)."""
     text = str(spec or "").strip()
     if text not in PACKAGED or train_layers != PACKAGED[text].train_layers:
         return None
-    return dict(PACKAGED[text].rates).get(method)
+    return next((b for b in PACKAGED[text].budgets if b.method == method), None)
 
 
 def attention_dropout(spec: str | Path | None) -> float:

