@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.backbone import (
-    BUNDLED,
+    DEFAULT_TITLE,
     BackboneError,
     adapted_backbones,
     adapted_name,
@@ -16,7 +16,7 @@ from core.backbone import (
 )
 from core.backbone.download import download
 from core.backbone.locate import check_ready
-from core.backbone.packaged import PACKAGED, installed_packaged, is_converted
+from core.backbone.packaged import DEFAULT_BACKBONE, PACKAGED, converts, installed_packaged, is_converted
 from core.data.schema import one_line
 from core.errors import InputError
 from core.train.maxlen import MaxLength, max_length_for
@@ -35,9 +35,9 @@ def truncation(_ds, spec: str, backbone: str | None, max_len: int | None, home: 
 def converted(backbone: str | None, home: Path) -> None:
     """A packaged backbone converted from its GGUF file before anything reads it, each stage shown: choosing SmolLM2
     had frozen the page under one spinner for 52 s (issue 95 item 5). Once per studio home; else nothing."""
-    if backbone not in PACKAGED or is_converted(backbone, home):
+    if not converts(backbone) or is_converted(backbone, home):
         return
-    title = PACKAGED[backbone].title.split(" (")[0]
+    title = PACKAGED[backbone].short
     with st.status(f"Converting {title} from its GGUF file, once for this studio home (20 to 50 s)…",
                    expanded=True) as status:  # its bar in sight, not in a box to open
         bar = st.progress(0.0)
@@ -54,23 +54,22 @@ def converted(backbone: str | None, home: Path) -> None:
 
 
 def backbone_picker(column, o: Option, home) -> tuple[str | None, bool]:
-    """The bundled MiniLM, the packaged SmolLM2 (a causal LM that keeps style), the backbones adapted here
+    """The backbones the studio names (MiniLM, the default; SmolLM2, a causal LM that keeps style), those adapted here
     to a dataset's texts, every encoder model in the local Hugging Face cache (with its size), or a folder or hub id
     typed in; and whether a missing hub model may be downloaded."""
     found = {m.hub_id: m.label for m in cached_models()}
     adapted = {str(folder): f"{adapted_name(record)}, {record['cpu_seconds'] / 60:.0f} CPU min"
                for folder, record in adapted_backbones(home)}
-    names = {"": BUNDLED, **installed_packaged(), **adapted, **found,
-             OTHER: "Other: a folder or hub id…"}  # "": a kept None is no choice
+    names = {**installed_packaged(), **adapted, **found, OTHER: "Other: a folder or hub id…"}
     if (kept := st.session_state.get("tr_backbone_pick")) not in (None, *names):  # removed since it was chosen
-        column.caption(f"The backbone chosen last ({kept}) is no longer here: {BUNDLED} instead.")
-        st.session_state["tr_backbone_pick"] = ""
+        column.caption(f"The backbone chosen last ({kept}) is no longer here: {DEFAULT_TITLE} instead.")
+        st.session_state["tr_backbone_pick"] = DEFAULT_BACKBONE
     choice = column.selectbox("Backbone", list(names), format_func=names.get, key="tr_backbone_pick",
                               persist_state="session",
-                              help=o.help + ". The list holds the bundled model and the cached ones.")
+                              help=o.help + ". The list holds the packaged models and the cached ones.")
     if choice != OTHER:
         converted(choice, home)
-        return choice or None, False
+        return choice, False
     typed = column.text_input("Folder or hub id", key="tr_backbone", placeholder="bert-base-cased or /path/to/model",
                               persist_state="session")
     allow = column.checkbox("Download if missing", key="tr_download", persist_state="session",

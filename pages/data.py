@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.backbone import BUNDLED
+from core.backbone import DEFAULT_TITLE
 from core.data import MAX_FILE_BYTES, CleaningConfig, CorpusConfig, DataSpec, load_dataset, store_upload
 from core.errors import InputError
 from core.explore.checks import check_loaded
@@ -100,7 +100,7 @@ with st.expander("Check of the current dataset", expanded=st.session_state.pop("
     # the Train page's figure, and cache
     cut = truncation(st.session_state.dataset, repr(spec), None, None, st.session_state.registry.home)
     (st.warning if cut.truncated > MAX_TRUNCATED else st.caption)(
-        f"Max length for {BUNDLED}, the default backbone — {cut.why}. The Train page says it "
+        f"Max length for {DEFAULT_TITLE}, the default backbone — {cut.why}. The Train page says it "
         "for the backbone you pick; Explore › Lengths counts every train text at any length.")
 
 if "pending_dataset" in st.session_state:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.backbone import BUNDLED, cached_models
+from core.backbone import cached_models
 from core.backbone.packaged import installed_packaged
 from core.data import MAX_FILE_BYTES, ColumnMapping, DataSpec, declared_labels, load_texts, store_upload
 from core.label.features import feature_config, features
@@ -52,12 +52,12 @@ def corpus(key: str, _spec: DataSpec, home: Path):
 
 
 def backbone_choice() -> str | None:
-    names = {"": BUNDLED, **installed_packaged(), **{m.hub_id: m.label for m in cached_models()}}
+    names = {**installed_packaged(), **{m.hub_id: m.label for m in cached_models()}}
     choice = st.selectbox("Features of", list(names), format_func=names.get, key="lb_backbone",
                           persist_state="session", help="The frozen features the strategy scores texts on and the "
                           "guess is made from: the same store the runs' features come from.")
     converted(choice, st.session_state.registry.home)
-    return choice or None
+    return choice
 
 
 def labeling(ds, backbone: str | None, home) -> Labeling:

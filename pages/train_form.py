@@ -5,7 +5,8 @@ import time
 
 import streamlit as st
 
-from core.backbone import BUNDLED, adapted_backbones, adapted_name
+from core.backbone import DEFAULT_TITLE, adapted_backbones, adapted_name
+from core.backbone.packaged import DEFAULT_BACKBONE
 from core.compare import backbone_advice, training_notes
 from core.data import Dataset
 from core.runs import Registry, grid_seconds, outside_work, recall_form, remember_form
@@ -68,8 +69,8 @@ def reset_for(registry: Registry, ds: Dataset) -> list[str]:
     pick = st.session_state.get("tr_backbone_pick")
     adapted = {str(folder): record for folder, record in adapted_backbones(registry.home)}
     if pick in adapted and adapted[pick].get("dataset") != ds.spec.short_name:
-        said.append(f"Backbone {adapted_name(adapted[pick])} → {BUNDLED}")
-        st.session_state["tr_backbone_pick"] = ""
+        said.append(f"Backbone {adapted_name(adapted[pick])} → {DEFAULT_TITLE}")
+        st.session_state["tr_backbone_pick"] = DEFAULT_BACKBONE
     return [f"Set for {ds.spec.short_name}: {', '.join(said)} (chosen for {st.session_state[SET_FOR]})"] if said \
         else []
 

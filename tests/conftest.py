@@ -125,13 +125,13 @@ def tiny_family(family: str, folder: Path) -> Path:
         RobertaTokenizerFast,
     )
 
-    from core.backbone import default_backbone_path
+    from core.backbone.packaged import MINILM, package_file
     from core.data import CorpusConfig, builtin_dataset
 
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     size = dict(num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=514)
-    minilm = str(default_backbone_path())
+    minilm = str(package_file(MINILM))
     if family == "roberta":
         from tokenizers import ByteLevelBPETokenizer
 

@@ -160,9 +160,9 @@ def make_tiny_gpt2(folder: Path) -> Path:
     import torch
     from transformers import DistilBertTokenizerFast, GPT2Config, GPT2LMHeadModel
 
-    from core.backbone import default_backbone_path
+    from core.backbone.packaged import MINILM, package_file
 
-    tokenizer = DistilBertTokenizerFast.from_pretrained(str(default_backbone_path()), local_files_only=True)
+    tokenizer = DistilBertTokenizerFast.from_pretrained(str(package_file(MINILM)), local_files_only=True)
     torch.manual_seed(0)
     config = GPT2Config(vocab_size=tokenizer.vocab_size, n_embd=32, n_layer=4, n_head=2, n_positions=512,
                         pad_token_id=tokenizer.pad_token_id)

@@ -12,7 +12,7 @@ import pytest
 import torch
 from conftest import HUB_FAMILIES, commit_of, place_in_hub
 
-from core.backbone import BUNDLED, BackboneError, cached_models, hub_cache_dir, resolve_backbone
+from core.backbone import DEFAULT_TITLE, BackboneError, cached_models, hub_cache_dir, resolve_backbone
 from core.backbone import device as device_module
 from core.backbone.download import chosen_files, download
 from core.backbone.encode import load_tokenizer
@@ -33,7 +33,7 @@ def test_a_hub_id_resolves_to_its_cached_snapshot_and_revision(hf_home, studio_h
     assert backbone.folder == hub_cache_dir() / "models--studio-test--tiny-roberta" / "snapshots" / commit_of("roberta")
     assert hub_cache_dir() == hf_home / "hub"
     bundled = resolve_backbone(None, home=studio_home)
-    assert bundled.name == BUNDLED and bundled.revision is None
+    assert bundled.name == DEFAULT_TITLE and bundled.revision is None
     tokenizer = load_tokenizer(backbone)  # the model's own special tokens, not BERT's
     assert tokenizer.pad_token == "<pad>" and tokenizer.pad_token_id == 1 and tokenizer.cls_token == "<s>"
 

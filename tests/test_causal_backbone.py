@@ -16,7 +16,7 @@ import torch
 
 from core.backbone import backbone_label, depth, resolve_backbone
 from core.backbone.encode import embed_texts, pool
-from core.backbone.packaged import PACKAGED, converted_folder, gguf_path
+from core.backbone.packaged import PACKAGED, converted_folder, package_file
 from core.backbone.poolings import last_layer
 from core.data import CorpusConfig, DataSpec
 from core.errors import InputError
@@ -336,7 +336,7 @@ def test_smollm2_converts_once_and_trains_offline_from_the_cli(tmp_path_factory,
     folder = converted_folder("smollm2-135m", home, on_stage=lambda *stage: stages.append(stage))
     assert stages == [(0, 3, "reading its tokenizer"), (1, 3, "de-quantizing its weights"),
                       (2, 3, "saving the model folder")]  # each said, for the pages' bar and the CLI
-    assert json.loads((folder / "converted.json").read_text())["gguf"] == gguf_path("smollm2-135m").name
+    assert json.loads((folder / "converted.json").read_text())["gguf"] == package_file("smollm2-135m").name
     stamp = (folder / "model.safetensors").stat().st_mtime
     assert resolve_backbone("smollm2-135m", home=home).folder == folder  # a lookup: nothing converted again
     assert (folder / "model.safetensors").stat().st_mtime == stamp

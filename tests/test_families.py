@@ -90,3 +90,35 @@ def test_above_the_boundary_a_gpt2_applies_no_embedding_dropout_again(tiny_gpt2,
     with torch.no_grad():
         first, second = (cut.above(states, mask).last_hidden_state for _ in range(2))
     assert torch.equal(first, second)
+
+
+def test_a_named_backbone_is_one_entry_in_the_table(tiny_gpt2, studio_home, tmp_path, monkeypatch):
+    """A backbone the studio names (as it names MiniLM and SmolLM2) is one entry in `PACKAGED`: a package holding a
+    tiny GPT-2's folder, entered under a name, reads its facts from the entry (no file), trains its entry's top
+    layers, is named by its entry in the run's title, reloads and predicts; MiniLM, the default, is such an entry."""
+    import shutil
+
+    from core.backbone import backbone_label, resolve_backbone
+    from core.backbone.packaged import DEFAULT_BACKBONE, MINILM, PACKAGED, Packaged
+    from core.train.methods import run_label
+
+    package = tmp_path / "site" / "tiny_named"
+    shutil.copytree(tiny_gpt2, package / "model")
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(package.parent))
+    monkeypatch.setitem(PACKAGED, "tiny-gpt2", Packaged("tiny_named", "Tiny GPT-2 (a test's)", "a test entry",
+                                                        "gpt2", 5, 32, 2, 30522, 0.0, None, 2, 1, "made by the test"))
+    assert depth("tiny-gpt2") == (5, True) and attention_dropout("tiny-gpt2") == 0.0  # the entry's, not the file's
+    assert resolve_backbone("tiny-gpt2", home=None).folder == package / "model"
+    monkeypatch.setitem(PACKAGED, "tiny-gpt2", Packaged("tiny_named", "Tiny GPT-2 (a test's)", "a test entry",
+                                                        "gpt2", 4, 32, 2, 30522, 0.1, None, 2, 1, "made by the test"))
+    config = resolve(TrainConfig.of(data=DATA, method="finetune", backbone="tiny-gpt2", per_class=4, fraction=None,
+                                    steps=3, device="cpu", precision="fp32"), studio_home)
+    assert (config.train_layers, config.resolved_pooling) == (1, "layer2")  # the entry's K and layer
+    assert backbone_label("tiny-gpt2") == "Tiny GPT-2 (a test's)" and "· Tiny GPT, top 1 layer" in run_label(config)
+    result, run = trained(config, studio_home / "runs" / "named")
+    assert layers_saved(run) == {1}
+    again, _ = run.load_model(studio_home).predict(load_data(config, studio_home).test["text"].tolist())
+    assert np.asarray(again) == pytest.approx(stored_probabilities(run), abs=1e-5)
+    assert DEFAULT_BACKBONE == MINILM and TrainConfig().backbone == MINILM == TrainConfig(backbone=None).backbone
+    assert resolve_backbone(None, home=None) == resolve_backbone(MINILM, home=None)

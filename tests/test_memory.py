@@ -8,8 +8,8 @@ import pytest
 import torch
 from transformers import AutoConfig
 
-from core.backbone import default_backbone_path
 from core.backbone.encode import load_encoder
+from core.backbone.packaged import MINILM, package_file
 from core.data import CorpusConfig, DataSpec
 from core.runs import RunFolder
 from core.runs.execute import train_into
@@ -23,7 +23,7 @@ GIB = 2 ** 30
 def test_the_estimate_is_the_measured_step_of_minilm():
     """bench/speed/memory.py measured 5.79 GiB above the model for 16 × 512 tokens and 0.32 GiB for 4 × 128 (fp32);
     activations grow with the batch, and attention's with the square of the length."""
-    config = AutoConfig.from_pretrained(str(default_backbone_path()), local_files_only=True)
+    config = AutoConfig.from_pretrained(str(package_file(MINILM)), local_files_only=True)
     params = 22_713_216
     assert memory.step_bytes(config, 16, 512, params) / GIB == pytest.approx(5.79, rel=0.05)
     assert memory.step_bytes(config, 4, 128, params) / GIB == pytest.approx(0.32, rel=0.15)
@@ -73,7 +73,7 @@ def test_a_frozen_run_holds_no_encoder_activations(tiny_backbone, tmp_path, monk
 
 
 def test_the_parameters_told_from_the_shape_are_minilms():
-    shape = AutoConfig.from_pretrained(str(default_backbone_path()), local_files_only=True)
+    shape = AutoConfig.from_pretrained(str(package_file(MINILM)), local_files_only=True)
     assert memory.shape_parameters(shape) == pytest.approx(22_713_216, rel=0.03)
 
 

@@ -145,7 +145,7 @@ def test_train_page_rejects_bad_grid_input(dataset):
 def test_the_backbone_picker_offers_cached_models_and_launches_with_one(hf_home, dataset, studio_home):
     at = open_page("pages/train.py", dataset)
     picker = at.selectbox(key="tr_backbone_pick")
-    assert picker.value == "" and picker.options[0] == "MiniLM (bundled)"  # "": the bundled model
+    assert picker.value == "minilm-l6" and picker.options[0] == "MiniLM (bundled): a sentence encoder, the default"
     assert [o.split(" (")[0] for o in picker.options if o.startswith("studio-test/")] == sorted(
         f"studio-test/tiny-{f}" for f in ("bert", "deberta-v2", "distilbert", "electra", "roberta"))
     assert "studio-test/tiny-roberta (roberta, " in " ".join(picker.options) and "gpt2" not in " ".join(picker.options)
@@ -772,7 +772,7 @@ def test_choosing_smollm2_converts_it_once_with_each_stage_shown(dataset, tmp_pa
     assert [s.label for s in at.status] == ["SmolLM2-135M converted: later choices of it are read at once"]
     assert any(c.value.startswith("Max length: auto: ") for c in at.caption)  # read from the converted folder
     assert not at.error and any("is a causal LM: masked-LM adaptation takes an encoder" in i.value for i in at.info)
-    at.selectbox(key="tr_backbone_pick").set_value("").run()
+    at.selectbox(key="tr_backbone_pick").set_value(packaged.MINILM).run()
     at.selectbox(key="tr_backbone_pick").set_value(packaged.SMOLLM2).run()
     assert not at.exception and said == list(packaged.STAGES) and not at.status  # converted once
 

@@ -229,8 +229,8 @@ def test_migration_6_leaves_the_rows_it_cannot_read_as_they_are(studio_home):
             db.execute("INSERT INTO runs (id, created, status, config, label, metrics, deleted, kind) "
                        "VALUES (?, 0, 'done', ?, '', ?, 0, 'train')", (run_id, config, metrics))
         db.execute("PRAGMA user_version = 5")
-    assert Registry(studio_home).migrated == [
-        "6: each finished run's labels read, validation included, kept in its record"]
+    assert Registry(studio_home).migrated[0] == (
+        "6: each finished run's labels read, validation included, kept in its record")
     with sqlite3.connect(studio_home / "studio.db") as db:
         after = dict(db.execute("SELECT id, metrics FROM runs"))
     assert {k: after[k] for k in ("r1", "r2", "r4", "r5")} == {k: odd[k][1] for k in ("r1", "r2", "r4", "r5")}
@@ -245,12 +245,48 @@ def test_a_home_at_a_number_that_changed_nothing_opens_as_it_is(studio_home):
 
     Registry(studio_home)
     with sqlite3.connect(studio_home / "studio.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 6
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 7
         db.execute("PRAGMA user_version = 2")
     assert Registry(studio_home).migrated == [
         "4: test macro-F1 rescored over the test set's classes; per-class tables kept apart",
         "5: each run's config keeps its own method's settings, not every method's",
-        "6: each finished run's labels read, validation included, kept in its record"]
+        "6: each finished run's labels read, validation included, kept in its record",
+        "7: a run that named no backbone names the one it ran: minilm-l6"]
+
+
+def test_migration_7_names_the_backbone_a_run_that_named_none_ran(studio_home):
+    """A run that named no backbone ran MiniLM: its row says so by name, once, and the encoding speed kept for it
+    is keyed by the name too; a run that named one, an adaptation, and rows that cannot be read are left as they
+    were. A run folder's config of before reads the same (`TrainConfig.from_json`)."""
+    from core.runs.encoding_speed import SPEEDS
+    from core.train import TrainConfig
+
+    Registry(studio_home)
+    rows = {"none": ('{"backbone": null, "method": "finetune"}', "train"),
+            "empty": ('{"backbone": "", "method": "finetune"}', "train"),
+            "absent": ('{"method": "finetune"}', "train"),
+            "smollm2": ('{"backbone": "smollm2-135m", "method": "finetune"}', "train"),
+            "adapt": ('{"backbone": null, "epochs": 1}', "adapt"),
+            "odd": ('[1, 2]', "train"), "broken": ("not json", "train")}
+    speeds = {"|mean|fp32|cpu|torch": 900.0, "smollm2-135m|layer20|bf16|cpu|torch": 120.0}
+    with sqlite3.connect(studio_home / "studio.db") as db:
+        for run_id, (config, kind) in rows.items():
+            db.execute("INSERT INTO runs (id, created, status, config, label, deleted, kind) "
+                       "VALUES (?, 0, 'done', ?, '', 0, ?)", (run_id, config, kind))
+        db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (SPEEDS, json.dumps(speeds)))
+        db.execute("PRAGMA user_version = 6")
+    assert Registry(studio_home).migrated == ["7: a run that named no backbone names the one it ran: minilm-l6"]
+    with sqlite3.connect(studio_home / "studio.db") as db:
+        after = {k: v for k, v in db.execute("SELECT id, config FROM runs")}
+        kept = json.loads(db.execute("SELECT value FROM settings WHERE key = ?", (SPEEDS,)).fetchone()[0])
+    for run_id in ("none", "empty", "absent"):
+        assert json.loads(after[run_id]) == {"backbone": "minilm-l6", "method": "finetune"}
+    assert {k: after[k] for k in ("smollm2", "adapt", "odd", "broken")} == {
+        k: rows[k][0] for k in ("smollm2", "adapt", "odd", "broken")}
+    assert kept == {"minilm-l6|mean|fp32|cpu|torch": 900.0, "smollm2-135m|layer20|bf16|cpu|torch": 120.0}
+    assert Registry(studio_home).migrated == []  # once
+    stored = json.loads(TrainConfig().to_json()) | {"backbone": None}
+    assert TrainConfig.from_json(json.dumps(stored)).backbone == "minilm-l6" == TrainConfig(backbone="").backbone
 
 
 def test_the_labels_a_first_registrys_runs_read_are_written_in_once_not_worked_out_at_each_read(old_home,
@@ -262,7 +298,7 @@ def test_the_labels_a_first_registrys_runs_read_are_written_in_once_not_worked_o
             "SELECT id, config, metrics FROM runs WHERE metrics IS NOT NULL")}
     assert before and all("val_rows" not in m and "labels_read" not in m for _, m in before.values())
     registry = Registry(studio_home)
-    assert registry.migrated[-1].startswith("6: ")
+    assert registry.migrated[-2].startswith("6: ")
     with sqlite3.connect(old_home / "studio.db") as db:
         after = {i: json.loads(m) for i, m in db.execute("SELECT id, metrics FROM runs WHERE metrics IS NOT NULL")}
     for run_id, (config, metrics) in before.items():

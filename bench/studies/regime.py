@@ -35,7 +35,7 @@ from bench import figures
 from bench.sample_runs import BENCH_ENGINE, DEFAULT_HOME, corpus_of, finished, open_home, run_once, sample_parser
 from bench.studies.tapt import adapted, on_disk, point_config
 from core import compare
-from core.backbone.packaged import SMOLLM2
+from core.backbone.packaged import MINILM, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status
 from core.runs.estimate import roughly
@@ -209,7 +209,7 @@ def name_of(config: TrainConfig) -> str:
 
 def column_of(config: TrainConfig) -> str:
     """A run's backbone column: base (MiniLM), adapted, or SmolLM2 with the features it read."""
-    if config.backbone is None:
+    if config.backbone == MINILM:
         return "base"
     return f"smollm2-{config.features}" if config.backbone == SMOLLM2 else "adapted"
 
@@ -218,7 +218,7 @@ def frame_of(runs: list[Run]) -> pd.DataFrame:
     """The study's table from finished runs alone (the records restored, as bench.report reads them)."""
     return pd.DataFrame([row_of(name_of(r.config), pool_of(r.config), r) | {"backbone": column_of(r.config)}
                          for r in runs if r.status == Status.DONE
-                         and not (r.config.backbone is not None and r.config.method == "tfidf-lr")])
+                         and not (r.config.backbone != MINILM and r.config.method == "tfidf-lr")])
 
 
 AUTHORS_COPIES = " (the authors' copies alone)"

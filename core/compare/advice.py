@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.backbone import depth
-from core.backbone.packaged import PACKAGED, SMOLLM2, installed_packaged
+from core.backbone.packaged import MINILM, PACKAGED, SMOLLM2, entry_of, installed_packaged
 from core.runs.estimate import Estimate, grid_seconds, roughly
 from core.runs.registry import Registry
 from core.train import TrainConfig, method_for
@@ -40,7 +40,7 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
     SmolLM2 installed: SmolLM2's hidden states' measured gain, and this grid's estimate on them beside `here`; None
     for any other grid."""
     encodes = [method_for(c).encoder != "none" for c in configs]  # TF-IDF + LR reads no backbone
-    if not any(encodes) or any(not c.frozen or c.backbone is not None for c, e in zip(configs, encodes) if e) \
+    if not any(encodes) or any(not c.frozen or c.backbone != MINILM for c, e in zip(configs, encodes) if e) \
             or SMOLLM2 not in installed_packaged():
         return None
     # at the grid's max length, so as not to convert SmolLM2 (some 25 s) to read its tokenizer for an estimate
@@ -49,7 +49,7 @@ def backbone_advice(registry: Registry, configs: Sequence[TrainConfig], here: fl
     there = grid_seconds(registry, other, pool, split, test, classes, texts, extra, test_texts).seconds
     measured = " and ".join(f"{g.difference:+.3f} on {g.corpus} ({g.per_class} labels a class, ahead on {g.ahead} of "
                             f"{g.seeds} seeds)" for g in MEASURED)
-    return (f"On {PACKAGED[SMOLLM2].title.split(' (')[0]}'s hidden states instead of MiniLM's, features + LR scored "
+    return (f"On {PACKAGED[SMOLLM2].short}'s hidden states instead of MiniLM's, features + LR scored "
             f"{measured}. This grid on SmolLM2 would take {roughly(there)} here, against {roughly(here)} on "
             "MiniLM.")
 
@@ -71,8 +71,8 @@ def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[s
 
 def backbone_name(backbone: str) -> str:
     """A backbone as the pages name it: a packaged one by its title ('SmolLM2-135M'), a folder by its name."""
-    if backbone in PACKAGED:
-        return PACKAGED[backbone].title.split(" (")[0]
+    if entry := entry_of(backbone):
+        return entry.short
     return Path(backbone).name or backbone
 
 

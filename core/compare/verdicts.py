@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.backbone import BUNDLED
 from core.backbone.locate import ADAPTED_RECORD
+from core.backbone.packaged import PACKAGED
 from core.compare.seeds import ALPHA, SIGN_TEST_UP_TO, Paired, find_pair, groups, pairs, smallest_p
 
 CONTROL_FREE = ("adversarial", "generator", "noise", "noise_dim")  # a control has no generator (its group drops
@@ -61,14 +61,14 @@ def adaptations(grouped: pd.DataFrame, found: list[Paired]) -> list[Paired]:
 
 
 def base_of(backbone: str | None) -> dict | None:
-    """The settings that name an adapted backbone's base (the bundled MiniLM is no backbone setting at all), or
+    """The settings that name an adapted backbone's base (one the studio names, such as MiniLM, by its name), or
     None when `backbone` is not one the studio adapted."""
     record = Path(backbone) / ADAPTED_RECORD if backbone else None
     if record is None or not record.is_file():
         return None
     base = json.loads(record.read_text())["base"]
-    if base["name"] == BUNDLED:
-        return {"backbone": None, "revision": None}
+    if (name := next((n for n, entry in PACKAGED.items() if entry.title == base["name"]), None)) is not None:
+        return {"backbone": name, "revision": None}
     return {"backbone": base["hub_id"] or base["folder"], "revision": base["revision"]}
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.backbone.packaged import entry_of
 from core.label.session import MAX_LINE, Session, append_line, sessions
 from core.label.simulate import Point
 from core.label.strategies import STRATEGIES
@@ -37,7 +38,9 @@ def kept(home: Path) -> pd.DataFrame:
                 entry = json.loads(raw)
                 points = [(int(n), float(a), float(f)) for n, a, f in entry["points"][:MAX_POINTS]]
                 name = STRATEGIES[entry["strategy"]].title
-                key = (session.data.short_name, entry.get("backbone") or "MiniLM", name, int(entry["seed"]))
+                backbone = entry.get("backbone")  # None: the default, as sessions named it before named backbones
+                shown = known.short if (known := entry_of(backbone)) else str(backbone)
+                key = (session.data.short_name, shown, name, int(entry["seed"]))
             except (ValueError, KeyError, TypeError):
                 continue
             rows[key] = [(*key, *point) for point in points]

@@ -28,7 +28,7 @@ FALLBACK = {"fp32": measured("frozen_encoding_fp32") * 128, "bf16": measured("fr
 
 def encoder_key(config: TrainConfig) -> str:
     """What decides a pass's speed: the backbone, what it reads, its precision, device and engine."""
-    return "|".join(str(v) for v in (config.backbone or "", config.resolved_pooling, config.precision,
+    return "|".join(str(v) for v in (config.backbone, config.resolved_pooling, config.precision,
                                       config.device, config.encoder_engine))
 
 
@@ -74,7 +74,7 @@ def tokens_per_second(registry: Registry, config: TrainConfig) -> float:
         backbone, pooling, precision, device = (key.split("|") + [""] * 5)[:4]
         if device != config.device:
             continue
-        (same if precision == config.precision else other).append(speed * work(backbone or None, pooling))
+        (same if precision == config.precision else other).append(speed * work(backbone, pooling))
     if same or other:  # as MiniLM's speed
         return statistics.median(same or other) / encoding_cost(config)
     legacy = registry.setting(LEGACY_SPEED)

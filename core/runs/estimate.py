@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 
 from core.backbone import resolve_backbone
-from core.backbone.packaged import PACKAGED, is_converted
+from core.backbone.packaged import PACKAGED, converts, is_converted
 from core.backbone.token_count import tokens_per_text
 from core.calibration import measured
 from core.data import clean_texts
@@ -71,8 +71,9 @@ def checkpoints(config: TrainConfig) -> bool:
     from core.backbone.device import pick_device
     from core.train.memory import would_checkpoint
 
-    # the backbone's shape from its config file alone (0.5 ms), before any weights load; a packaged one's entry
-    shape = (PretrainedConfig(**PACKAGED[config.backbone].shape) if config.backbone in PACKAGED
+    # the backbone's shape from its config file alone (0.5 ms), before any weights load; a GGUF one's entry (its
+    # config is there only once converted)
+    shape = (PretrainedConfig(**PACKAGED[config.backbone].shape) if converts(config.backbone)
              else AutoConfig.from_pretrained(str(resolve_backbone(config.backbone, config.revision, home=None).folder),
                                              local_files_only=True))
     return would_checkpoint(shape, sequences, config.max_len, pick_device(config.device))

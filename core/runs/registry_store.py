@@ -228,6 +228,33 @@ def counted_labels(db: sqlite3.Connection) -> None:
             db.execute("UPDATE runs SET metrics = ? WHERE id = ?", (json.dumps(new), run_id))
 
 
+DEFAULT_NAME = "minilm-l6"  # what a config that named no backbone ran, by the name the studio gives it now
+SPEEDS_KEY = "encode_tokens_per_s"  # `core.runs.encoding_speed`'s setting: {"backbone|pooling|…": tokens/s}
+
+
+def named_backbones(db: sqlite3.Connection) -> None:
+    """A training run that named no backbone ran MiniLM, and its config says so by name: a later default can no
+    longer re-read it as another backbone. The encoding speeds kept for it are keyed by that name too. A row or
+    setting that cannot be read is left as it is."""
+    for run_id, text in db.execute("SELECT id, config FROM runs WHERE kind = 'train'").fetchall():
+        try:
+            config = json.loads(text)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(config, dict) and config.get("backbone") in (None, ""):
+            db.execute("UPDATE runs SET config = ? WHERE id = ?",
+                       (json.dumps(config | {"backbone": DEFAULT_NAME}, sort_keys=True), run_id))
+    row = db.execute("SELECT value FROM settings WHERE key = ?", (SPEEDS_KEY,)).fetchone() \
+        if exists(db, "settings") else None
+    try:
+        speeds = json.loads(row[0]) if row else None
+    except (ValueError, TypeError):
+        return
+    if isinstance(speeds, dict) and any(str(k).startswith("|") for k in speeds):
+        named = {(DEFAULT_NAME + k if str(k).startswith("|") else k): v for k, v in speeds.items()}
+        db.execute("UPDATE settings SET value = ? WHERE key = ?", (json.dumps(named, sort_keys=True), SPEEDS_KEY))
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -250,6 +277,7 @@ MIGRATIONS = (
     Migration(4, "test macro-F1 rescored over the test set's classes; per-class tables kept apart", rescored),
     Migration(5, "each run's config keeps its own method's settings, not every method's", own_settings),
     Migration(6, "each finished run's labels read, validation included, kept in its record", counted_labels),
+    Migration(7, "a run that named no backbone names the one it ran: minilm-l6", named_backbones),
 )
 VERSION = MIGRATIONS[-1].number
 

@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from core.backbone import resolve_backbone
+from core.backbone.families import FAMILIES
 from core.backbone.locate import ADAPTED_DIR, Backbone, found_store
-from core.backbone.packaged import PACKAGED
+from core.backbone.packaged import MINILM, entry_of, named
 from core.data import CleaningConfig, ColumnMapping, CorpusConfig, DataSpec, load_dataset, with_cleaning
 from core.errors import InputError
 
@@ -32,7 +33,9 @@ class AdaptConfig:
 
     data: DataSpec = field(default_factory=lambda: DataSpec(builtin=CorpusConfig()))
     cleaning: CleaningConfig = field(default_factory=CleaningConfig)
-    backbone: str | None = None  # the base: a folder, a cached hub id, or the bundled MiniLM (None)
+    # the base: a folder, a cached hub id, or None for MiniLM (its name is kept as None: the hash its adapted folders
+    # are named by holds this field, and those folders are found by it)
+    backbone: str | None = None
     revision: str | None = None  # a hub id's snapshot, pinned at launch
     # the dataset's splits whose texts are read (labels never are); validation or test texts only when named,
     # and the record then says so. Any --unlabeled file is read as well.
@@ -64,6 +67,8 @@ class AdaptConfig:
             raise InputError("the learning rate and the masking rate must be in (0, 1), the warm-up share in [0, 1)")
         if (refused := not_adaptable(self.backbone)) is not None:
             raise InputError(refused)
+        if named(self.backbone) == MINILM:
+            object.__setattr__(self, "backbone", None)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -82,15 +87,15 @@ class AdaptConfig:
     @property
     def label(self) -> str:
         """Its name on every page: what is adapted to what, and how long."""
-        base = self.base.name if self.backbone else "MiniLM (bundled)"
+        base = self.base.name
         read = "" if self.splits == ("train",) else f" (+ {' and '.join(s for s in self.splits if s != 'train')} texts)"
         budget = f"{self.max_steps} steps" if self.max_steps else f"{self.epochs} epoch{'s' * (self.epochs != 1)}"
         return f"Adapt {base} to {self.data.short_name}{read} · masked LM, {budget}"
 
     @property
     def base(self) -> Backbone:
-        """The encoder it adapts: never a packaged backbone (refused above), so found without a studio home."""
-        return resolve_backbone(self.backbone, self.revision, home=None)
+        """The encoder it adapts: never a GGUF one (refused above), so found without a studio home."""
+        return resolve_backbone(self.backbone or MINILM, self.revision, home=None)
 
     @property
     def folder_name(self) -> str:
@@ -107,7 +112,7 @@ class AdaptConfig:
         return [self._named(base, identity) for identity in base.past_identities]
 
     def _named(self, base: Backbone, identity: str) -> str:
-        stem = "minilm" if base.bundled else (base.hub_id or base.folder.name)
+        stem = "minilm" if base.packaged == MINILM else (base.hub_id or base.folder.name)  # as folders were named
         what = {k: v for k, v in json.loads(self.to_json()).items() if k not in ("data", "cleaning", "splits")}
         if self.texts is None:  # not pinned: the data as named
             what |= {"data": json.loads(self.to_json())["data"], "cleaning": asdict(self.cleaning)}
@@ -129,13 +134,13 @@ def texts_for(config: AdaptConfig, home: Path) -> tuple[list[str], dict[str, int
 
 
 def not_adaptable(backbone: str | None) -> str | None:
-    """Why a backbone cannot be adapted by masked-LM pretraining (a packaged causal LM, known without converting
-    it); None for any other (an encoder, or a folder whose kind its adaptation will find)."""
-    text = (backbone or "").strip()
-    if text not in PACKAGED:
+    """Why a backbone cannot be adapted by masked-LM pretraining (a causal LM the studio names, known without
+    converting it); None for any other (an encoder, or a folder whose kind its adaptation will find)."""
+    entry = entry_of(backbone)
+    if entry is None or not FAMILIES[entry.family].causal:
         return None
-    return (f"{PACKAGED[text].title} is a causal LM: masked-LM adaptation takes an encoder (the bundled MiniLM, a "
-            "BERT-like folder or hub id)")
+    return (f"{entry.title} is a causal LM: masked-LM adaptation takes an encoder (MiniLM, a BERT-like folder or hub "
+            "id)")
 
 
 def texts_hash(texts: list[str]) -> str:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from core.backbone import Backbone, depth, resolve_backbone
-from core.backbone.packaged import PACKAGED
+from core.backbone.packaged import DEFAULT_BACKBONE, PACKAGED
 from core.backbone.poolings import PROBABILITIES, pooled_layer
 from core.data import Amount, CleaningConfig, CorpusConfig, DataSpec, Validation
 from core.errors import InputError
@@ -79,9 +79,9 @@ class TrainConfig:
                                      "curvature), or both side by side",
                            choices={"hidden": "hidden states", "probabilities": "token probabilities",
                                     "both": "hidden states and token probabilities"}, label="Features")
-    backbone: str | None = option(None, "the encoder: a local model folder, or a hub id (bert-base-cased, "
-                                        "FacebookAI/roberta-base…) from the local Hugging Face cache (default: the "
-                                        "bundled MiniLM)", label="Backbone")
+    backbone: str = option(DEFAULT_BACKBONE, "the encoder: one the studio names (" + ", ".join(PACKAGED)
+                           + "), a local model folder, or a hub id (bert-base-cased, FacebookAI/roberta-base…) from "
+                             "the local Hugging Face cache", label="Backbone")
     revision: str | None = option(None, "snapshot (commit hash) of a hub-id backbone; pinned at launch to the one the "
                                         "cache's main ref names, so every run of a sweep and every reload uses the "
                                         "same weights", label="Backbone revision")
@@ -109,7 +109,7 @@ class TrainConfig:
                                             "so a run on a deep backbone takes a fraction of the time. 0 trains "
                                             "every layer. Empty: the backbone's K, measured by "
                                             "bench/studies/defaults.py (docs/methods.md): "
-                                            + "; ".join(f"{p.title.split(' (')[0]} {p.train_layers} of the {p.layer} "
+                                            + "; ".join(f"{p.short} {p.train_layers} of the {p.layer} "
                                                         f"layers its features read (of its {p.layers})"
                                                         for p in PACKAGED.values() if p.train_layers)
                                             + "; every layer on any other backbone", low=0,
@@ -135,6 +135,8 @@ class TrainConfig:
     params: MethodParams | None = option(None, "the method's own settings (default: its defaults)")
 
     def __post_init__(self) -> None:
+        if self.backbone is None or not str(self.backbone).strip():  # no backbone named: the default, by its name
+            object.__setattr__(self, "backbone", DEFAULT_BACKBONE)
         kind = params_of(self.method)
         if self.params is None:
             object.__setattr__(self, "params", kind())

@@ -3,7 +3,7 @@ and the device: only what launches or trains runs imports it, not what lists or 
 
 from pathlib import Path
 
-from core.backbone import depth, prepare_backbone
+from core.backbone import backbone_label, depth, prepare_backbone
 from core.backbone.device import pick_device, pinned_precision
 from core.backbone.engine_choice import auto_engine
 from core.backbone.packaged import CAUSAL_EXAMPLES
@@ -38,7 +38,7 @@ def check_causal(config: TrainConfig) -> None:
     layers, causal = depth(config.backbone)
     if config.features != "hidden" and not causal:
         raise InputError(f"token-probability features need a causal LM backbone (such as {CAUSAL_EXAMPLES}); "
-                         f"{config.backbone or 'the bundled MiniLM'} is an encoder, which scores no tokens")
+                         f"{backbone_label(config.backbone)} is an encoder, which scores no tokens")
     pooled = pooled_layer(config.resolved_pooling)
     if pooled is not None and layers and not 1 <= pooled <= layers:
         raise InputError(f"pooled layer must be between 1 and {layers} for this backbone, got {pooled}")

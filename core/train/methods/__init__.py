@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.backbone import backbone_label
 from core.backbone.facts import named_causal
-from core.backbone.packaged import PACKAGED
+from core.backbone.packaged import DEFAULT_BACKBONE, PACKAGED
 from core.errors import InputError
 from core.train.catalog import CATALOG
 from core.train.config import TrainConfig, options
@@ -70,7 +70,7 @@ def run_label(config: TrainConfig, labeled: int | None = None, differs: str = ""
 
 
 def backbone_tag(config: TrainConfig) -> str:
-    """' · SmolLM2 both', ' · SmolLM2, top 4 layers': a backbone other than the bundled MiniLM, in every run's name
+    """' · SmolLM2 both', ' · SmolLM2, top 4 layers': a backbone other than the default (MiniLM), in every run's name
     whatever its method, with what a causal LM's frozen run reads of it (hidden states, token probabilities or both)
     and how many of its top layers a run trained where not every one. A grid launched on SmolLM2 had been named as
     one on MiniLM, and a top-K run as one that trained every layer. None for a method that reads no encoder (TF-IDF
@@ -79,7 +79,7 @@ def backbone_tag(config: TrainConfig) -> str:
         return ""
     k = 0 if config.frozen else config.train_layers or 0
     top = f"top {k} layer{'s' * (k != 1)}" if k else ""
-    if not config.backbone:
+    if config.backbone == DEFAULT_BACKBONE:
         return f" · {top}" if top else ""
     if config.backbone in PACKAGED:
         name = PACKAGED[config.backbone].title.split("-")[0]
