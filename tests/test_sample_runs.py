@@ -206,3 +206,18 @@ def test_the_trec_study_names_its_runs_from_their_configs():
     for name in trec.SMOLLM2_TRAINED:  # every layer of its cut, as recorded, or its top K beside them
         config = trec.config_of("coarse", "2%", 0, name, "smollm2", "fp32")
         assert trec.name_of(config) == f"{name}@smollm2" and config.train_layers == (trec.TOP if "top" in name else 0)
+
+
+def test_a_trec_run_at_a_budget_since_replaced_gives_way_to_the_runs_at_the_measured_one():
+    """SmolLM2's LoRA on its top 4 layers went from lr 5e-4 to 1e-3 (`Packaged.budgets`): the runs at 5e-4 leave the
+    study's tables, where they had been averaged with the new ones; a rate measured for no budget stays."""
+    from bench.studies import trec
+    from core.backbone.packaged import SMOLLM2
+    def settled(method: str, **settings) -> TrainConfig:
+        config = TrainConfig.of(method, **{"backbone": SMOLLM2, **settings})
+        return method_for(config).settle(config)
+
+    assert trec.superseded(settled("lora", lr=5e-4)) and not trec.superseded(settled("lora"))
+    assert not trec.superseded(settled("lora", train_layers=0, lr=5e-4))  # every layer: no budget measured there
+    assert not trec.superseded(settled("finetune")) and not trec.superseded(settled("adapter", lr=5e-4))
+    assert not trec.superseded(settled("lora", backbone="minilm-l6", lr=5e-4))

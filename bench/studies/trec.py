@@ -32,7 +32,7 @@ import pandas as pd
 
 from bench import figures
 from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, end_study, finished, open_home, run_once
-from core.backbone.facts import sentence_pooling
+from core.backbone.facts import measured_budget, sentence_pooling
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status
@@ -270,9 +270,17 @@ def row_of(run: Run) -> dict:
             "precision": c.precision}
 
 
+def superseded(config: TrainConfig) -> bool:
+    """A top-K run trained at a rate its backbone's sweep has since replaced (`Packaged.budgets`: SmolLM2's LoRA went
+    from 5e-4 and 150 steps to 1e-3 and 300): the runs at the budget measured best stand for the method."""
+    budget = measured_budget(config.backbone, config.method, config.train_layers)
+    return budget is not None and not config.frozen and config.lr != budget.lr
+
+
 def frame_of(runs: list[Run]) -> pd.DataFrame:
     """The study's rows from finished runs alone (the records restored, as bench.report reads them)."""
-    return pd.DataFrame([row_of(r) for r in runs if r.status == Status.DONE and "trec" in r.config.tags])
+    return pd.DataFrame([row_of(r) for r in runs if r.status == Status.DONE and "trec" in r.config.tags
+                         and not superseded(r.config)])
 
 
 CLOSED_FORM = ("tfidf-lr", "features-lr")  # a fit with no randomness of its own: the same rows, the same model
