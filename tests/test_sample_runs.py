@@ -218,6 +218,7 @@ def test_a_trec_run_at_a_budget_since_replaced_gives_way_to_the_runs_at_the_meas
         return method_for(config).settle(config)
 
     assert trec.superseded(settled("lora", lr=5e-4)) and not trec.superseded(settled("lora"))
+    assert trec.superseded(settled("lora").with_(steps=None))  # at 1e-3 for 150 steps, before 300 was measured
     assert not trec.superseded(settled("lora", train_layers=0, lr=5e-4))  # every layer: no budget measured there
     assert not trec.superseded(settled("finetune")) and not trec.superseded(settled("adapter", lr=5e-4))
     assert not trec.superseded(settled("lora", backbone="minilm-l6", lr=5e-4))

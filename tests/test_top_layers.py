@@ -215,9 +215,11 @@ def test_train_layers_is_settled_refused_past_the_cut_and_read_as_every_layer_fr
     lora = TrainConfig.of("lora", backbone=SMOLLM2)
     top, all_layers = (method_for(lora).settle(c) for c in (lora, lora.with_(train_layers=0)))
     spec = method_for(lora)
-    assert (top.lr, spec.budget(top, 100)[0]) == (1e-3, 300)  # LoRA's rate and steps, measured on its top 4
-    assert (all_layers.lr, spec.budget(all_layers, 100)[0]) == (5e-4, 150)  # its own, everywhere else
-    assert spec.budget(top.with_(steps=20), 100)[0] == 20  # a budget the user chose holds
+    assert (top.lr, top.steps, spec.budget(top, 100)[0]) == (1e-3, 300, 300)  # as measured on its top 4, written in
+    assert (all_layers.lr, all_layers.steps, spec.budget(all_layers, 100)[0]) == (5e-4, None, 150)  # its own
+    for chosen in ({"steps": 20}, {"epochs": 2}):  # a budget the user chose holds
+        assert spec.budget(spec.settle(lora.with_(**chosen)), 100)[0] == chosen.get("steps", 2 * 7)
+    assert spec.settle(lora.with_(max_steps=40)).steps == 40  # a cap the user set still caps it
     stored = json.loads(config.to_json())
     del stored["train_layers"]  # a run stored before top-K runs trained every layer it had
     assert TrainConfig.from_json(json.dumps(stored)).train_layers == 0

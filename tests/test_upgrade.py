@@ -274,16 +274,20 @@ def test_migration_7_names_the_backbone_a_run_that_named_none_ran(studio_home):
             db.execute("INSERT INTO runs (id, created, status, config, label, deleted, kind) "
                        "VALUES (?, 0, 'done', ?, '', 0, ?)", (run_id, config, kind))
         db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (SPEEDS, json.dumps(speeds)))
+        db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES ('train_form', ?)",
+                   (json.dumps({"tr_backbone_pick": "", "tr_seeds": "0"}),))
         db.execute("PRAGMA user_version = 6")
     assert Registry(studio_home).migrated == ["7: a run that named no backbone names the one it ran: minilm-l6"]
     with sqlite3.connect(studio_home / "studio.db") as db:
         after = {k: v for k, v in db.execute("SELECT id, config FROM runs")}
         kept = json.loads(db.execute("SELECT value FROM settings WHERE key = ?", (SPEEDS,)).fetchone()[0])
+        form = json.loads(db.execute("SELECT value FROM settings WHERE key = 'train_form'").fetchone()[0])
     for run_id in ("none", "empty", "absent"):
         assert json.loads(after[run_id]) == {"backbone": "minilm-l6", "method": "finetune"}
     assert {k: after[k] for k in ("smollm2", "adapt", "odd", "broken")} == {
         k: rows[k][0] for k in ("smollm2", "adapt", "odd", "broken")}
     assert kept == {"minilm-l6|mean|fp32|cpu|torch": 900.0, "smollm2-135m|layer20|bf16|cpu|torch": 120.0}
+    assert form == {"tr_backbone_pick": "minilm-l6", "tr_seeds": "0"}  # the Train form kept had picked the default
     assert Registry(studio_home).migrated == []  # once
     stored = json.loads(TrainConfig().to_json()) | {"backbone": None}
     assert TrainConfig.from_json(json.dumps(stored)).backbone == "minilm-l6" == TrainConfig(backbone="").backbone

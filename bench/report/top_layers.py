@@ -3,6 +3,7 @@ attention dropout), the study on L2R test and the M4 sample, and the speed of a 
 
 from __future__ import annotations
 
+import re
 import statistics
 
 from bench import figures
@@ -20,13 +21,16 @@ def sweep_section(runs: list) -> str:
     from core.train import TrainConfig, method_for
 
     found: dict[tuple, dict[int, tuple[float, float]]] = {}
+    planned: dict[tuple, str] = {}  # a run left to its method's budget: the steps that budget planned (its record)
     for r in runs:
         c = r.config
         if r.status != "done" or c.backbone != SMOLLM2 or c.frozen or "defaults" not in c.tags \
                 or c.method not in ("finetune", "lora") or c.epochs:
             continue
-        found.setdefault((c.method, c.per_class, *(getattr(c, k) for k in SWEPT)), {})[c.seed] = (
-            r.metrics["test"]["accuracy"], r.metrics.get("seconds") or 0.0)
+        key = (c.method, c.per_class, *(getattr(c, k) for k in SWEPT))
+        found.setdefault(key, {})[c.seed] = (r.metrics["test"]["accuracy"], r.metrics.get("seconds") or 0.0)
+        if c.steps is None and (budget := re.match(r"(\d+) steps", str(r.metrics.get("budget", "")))):
+            planned[key] = f"{budget.group(1)}, the method's"
     if not found:
         return ""
     lines = ["| method | labeled | top layers trained (K) | learning rate | attention dropout | steps | "
@@ -45,8 +49,9 @@ def sweep_section(runs: list) -> str:
         else:
             versus = f"{figures.difference(p.difference)} | {p.wins} / {p.losses}" if p.seeds else "– | –"
         rate = "its own (0)" if dropout is None else f"{dropout:g}"
+        budget = steps or planned.get(key, "the method's")
         lines.append(f"| {'fine-tuning' if method == 'finetune' else 'LoRA'} | {per_class}/class | "
-                     f"{'all (20)' if not k else k} | {lr:g} | {rate} | {steps or 'the default'} | "
+                     f"{'all (20)' if not k else k} | {lr:g} | {rate} | {budget} | "
                      f"{figures.mean(mean_ci([a for a, _ in mine.values()]))} | {versus} | "
                      f"{statistics.mean(s for _, s in mine.values()):,.0f} |")
     return "\n".join(lines)

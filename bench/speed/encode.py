@@ -38,7 +38,7 @@ from core.backbone import resolve_backbone
 from core.backbone.device import native_bf16
 from core.backbone.encode import encode_texts, load_encoder, load_tokenizer
 from core.backbone.engines import encode_onnx, usable_engine
-from core.backbone.packaged import PACKAGED
+from core.backbone.packaged import PACKAGED, converts
 from core.data import load_file
 from core.runs import Registry, reconcile
 from core.train import TrainConfig
@@ -132,7 +132,7 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--home", default=DEFAULT_HOME)
     parser.add_argument("--speed-only", action="store_true", help="no accuracy runs (auto is then not chosen)")
-    parser.add_argument("--backbone", choices=list(PACKAGED), default=None,
+    parser.add_argument("--backbone", choices=[n for n in PACKAGED if converts(n)], default=None,
                         help="a packaged causal LM: its levers instead (bench/speed/encode_causal.py)")
     parser.add_argument("--texts", type=int, default=96, help="with --backbone: how many of the real texts")
     parser.add_argument("--token-budget", type=int, default=4096, help="with --backbone: tokens a batch")

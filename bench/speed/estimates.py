@@ -38,11 +38,12 @@ import time
 from pathlib import Path
 
 from bench.sample_runs import CORPORA, RECORDS_DIR, cpu_name
-from core.backbone.packaged import PACKAGED
+from core.backbone.packaged import PACKAGED, converts
 from core.data import load_dataset
 from core.runs import FINISHED, Registry, Status, enqueue, grid_seconds, pump
 from core.runs.encoding_speed import SPEEDS
 from core.runs.estimate import ROWS, History, planned_rows, run_estimate, train_seconds
+from core.runs.registry_store import named_speeds
 from core.runs.run import Run
 from core.train import TrainConfig, method_for, resolve
 
@@ -103,7 +104,8 @@ class Recorded:
                          device=None, heartbeat=None, progress=1.0, evaluations=0, samples_per_s=None, message=None,
                          metrics=r["metrics"], cancel_requested=False, deleted=False, claimed=r["claimed"])
                      for i, r in enumerate(state["runs"])]
-        self.speeds = state["speeds"]
+        # as a registry of today keys them (migration 7): a grid recorded before keyed MiniLM's passes by no name
+        self.speeds = state["speeds"] and json.dumps(named_speeds(json.loads(state["speeds"])))
 
     def list(self, statuses=None) -> list[Run]:
         return self.runs
@@ -137,8 +139,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", help="a studio home to use (default: a fresh temporary one)")
     parser.add_argument("--corpus", choices=list(GRIDS), default="m4-sample")
-    parser.add_argument("--backbone", choices=list(PACKAGED), default=None, help="a packaged backbone (default: "
-                        "the bundled MiniLM)")
+    parser.add_argument("--backbone", choices=[n for n in PACKAGED if converts(n)], default=None,
+                        help="a packaged causal LM (default: MiniLM)")
     parser.add_argument("--features", choices=("hidden", "both"), default="hidden", help="what a causal backbone's "
                         "frozen runs read (default: hidden states)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])

@@ -271,10 +271,11 @@ def row_of(run: Run) -> dict:
 
 
 def superseded(config: TrainConfig) -> bool:
-    """A top-K run trained at a rate its backbone's sweep has since replaced (`Packaged.budgets`: SmolLM2's LoRA went
-    from 5e-4 and 150 steps to 1e-3 and 300): the runs at the budget measured best stand for the method."""
+    """A top-K run trained at a budget its backbone's sweep has since replaced (`Packaged.budgets`: SmolLM2's LoRA
+    went from 5e-4 and 150 steps to 1e-3 and 300): the runs at the budget measured best stand for the method."""
     budget = measured_budget(config.backbone, config.method, config.train_layers)
-    return budget is not None and not config.frozen and config.lr != budget.lr
+    return budget is not None and not config.frozen and (
+        config.lr != budget.lr or (budget.steps is not None and config.steps != budget.steps))
 
 
 def frame_of(runs: list[Run]) -> pd.DataFrame:

@@ -28,11 +28,13 @@ DONE = "converted.json"  # written last: a folder without it is a conversion cut
 
 @dataclass(frozen=True)
 class Budget:
-    """A method's measured learning rate and least steps on a backbone's top layers (`Packaged.train_layers`)."""
+    """A method's learning rate and steps as measured on a backbone's top layers (`Packaged.train_layers`)."""
 
     method: str
     lr: float
-    min_steps: int | None = None  # None: the method's own floor
+    # the steps it trains for where a run sets neither steps nor epochs, written into the run's config as the sweep's
+    # point set them; None: the method's own budget
+    steps: int | None = None
 
 
 @dataclass(frozen=True)

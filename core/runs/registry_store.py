@@ -230,12 +230,13 @@ def counted_labels(db: sqlite3.Connection) -> None:
 
 DEFAULT_NAME = "minilm-l6"  # what a config that named no backbone ran, by the name the studio gives it now
 SPEEDS_KEY = "encode_tokens_per_s"  # `core.runs.encoding_speed`'s setting: {"backbone|pooling|…": tokens/s}
+FORM_KEY, PICK = "train_form", "tr_backbone_pick"  # `core.runs.workspace`'s kept Train form, and its backbone's key
 
 
 def named_backbones(db: sqlite3.Connection) -> None:
     """A training run that named no backbone ran MiniLM, and its config says so by name: a later default can no
-    longer re-read it as another backbone. The encoding speeds kept for it are keyed by that name too. A row or
-    setting that cannot be read is left as it is."""
+    longer re-read it as another backbone. The encoding speeds kept for it are keyed by that name too, and a kept
+    Train form that had picked it ("") picks it by name. A row or setting that cannot be read is left as it is."""
     for run_id, text in db.execute("SELECT id, config FROM runs WHERE kind = 'train'").fetchall():
         try:
             config = json.loads(text)
@@ -244,15 +245,28 @@ def named_backbones(db: sqlite3.Connection) -> None:
         if isinstance(config, dict) and config.get("backbone") in (None, ""):
             db.execute("UPDATE runs SET config = ? WHERE id = ?",
                        (json.dumps(config | {"backbone": DEFAULT_NAME}, sort_keys=True), run_id))
-    row = db.execute("SELECT value FROM settings WHERE key = ?", (SPEEDS_KEY,)).fetchone() \
-        if exists(db, "settings") else None
-    try:
-        speeds = json.loads(row[0]) if row else None
-    except (ValueError, TypeError):
+    if not exists(db, "settings"):
         return
-    if isinstance(speeds, dict) and any(str(k).startswith("|") for k in speeds):
-        named = {(DEFAULT_NAME + k if str(k).startswith("|") else k): v for k, v in speeds.items()}
+    speeds, form = setting(db, SPEEDS_KEY), setting(db, FORM_KEY)
+    if isinstance(speeds, dict) and (named := named_speeds(speeds)) != speeds:
         db.execute("UPDATE settings SET value = ? WHERE key = ?", (json.dumps(named, sort_keys=True), SPEEDS_KEY))
+    if isinstance(form, dict) and form.get(PICK) == "":
+        db.execute("UPDATE settings SET value = ? WHERE key = ?",
+                   (json.dumps(form | {PICK: DEFAULT_NAME}, sort_keys=True), FORM_KEY))
+
+
+def setting(db: sqlite3.Connection, key: str) -> object:
+    """A setting's JSON value, or None where it is missing or cannot be read."""
+    row = db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    try:
+        return json.loads(row[0]) if row else None
+    except (ValueError, TypeError):
+        return None
+
+
+def named_speeds(speeds: dict) -> dict:
+    """Encoding speeds keyed as migration 7 keys them: a pass on no named backbone ("|mean|…") by MiniLM's name."""
+    return {(DEFAULT_NAME + k if str(k).startswith("|") else k): v for k, v in speeds.items()}
 
 
 @dataclass(frozen=True)

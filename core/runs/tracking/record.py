@@ -29,7 +29,7 @@ COUNTS = ("labeled", "unlabeled", "val_rows", "test_rows", "labels_read", "steps
 
 def params(run: Run) -> dict[str, str]:
     """The resolved config flattened ('data.train', 'lr', …), what the studio names the run and its backbone by
-    (the config's `backbone` is None for the bundled MiniLM), and, once it has ended, what it read and took
+    (the config's `backbone` names MiniLM "minilm-l6"), and, once it has ended, what it read and took
     (`COUNTS`, as `result.*`); `None` as 'None', a long value cut to MLflow's limit."""
     method = method_for(run.config)
     flat = {"method_name": method.short(run.config), "amount": run.config.amount, **flat_settings(run.config)}

@@ -170,7 +170,7 @@ def open_run(client, uri: str, registry: Registry, run: Run):
     started = int((run.started or run.created) * 1000)  # MLflow shows the run's own time, not the export's
     mlflow_id = (found or client.create_run(experiment_id, start_time=started, run_name=run.name)).info.run_id
     try:
-        describe(client, mlflow_id, registry, run)
+        describe(client, mlflow_id, registry, run, found.data.params if found is not None else {})
     except Exception:
         if found is None:
             client.delete_run(mlflow_id)
@@ -178,10 +178,12 @@ def open_run(client, uri: str, registry: Registry, run: Run):
     return mlflow_id, found is not None
 
 
-def describe(client, mlflow_id: str, registry: Registry, run: Run) -> None:
+def describe(client, mlflow_id: str, registry: Registry, run: Run, logged: dict[str, str]) -> None:
+    """The run's params and tags; of the params, those its MLflow run lacks (`logged`): MLflow refuses to change one,
+    and a studio upgrade can rename a value (a MiniLM run's backbone, "None" before migration 7, is "minilm-l6")."""
     from mlflow.entities import Param, RunTag
 
-    params = [Param(k, v) for k, v in record.params(run).items()]
+    params = [Param(k, v) for k, v in record.params(run).items() if k not in logged]
     for start in range(0, len(params), BATCH):
         client.log_batch(mlflow_id, params=params[start:start + BATCH])
     client.log_batch(mlflow_id, tags=[RunTag(k, v) for k, v in record.tags(run, registry).items()])

@@ -78,11 +78,16 @@ class StepSpec(Method):
     attention_dropout: ClassVar[float | None] = ATTENTION_DROPOUT
 
     def settle(self, config: TrainConfig) -> TrainConfig:
-        """The method's attention dropout written in where the user left it and the encoder trains."""
+        """The method's attention dropout written in where the user left it and the encoder trains; and the steps
+        measured for this backbone's top layers (`measured_budget`) where the user chose no budget, so the run's
+        config says the budget it ran (a run at the same rate before the steps were measured read as one at them)."""
         config = super().settle(config)
         rate = self.attention_rate(config)
         if config.attention_dropout is None and not config.frozen and rate is not None:
             config = config.with_(attention_dropout=rate)
+        measured = None if config.frozen else measured_budget(config.backbone, self.name, config.train_layers)
+        if measured and measured.steps and config.steps is None and config.epochs is None:
+            config = config.with_(steps=min(measured.steps, config.max_steps or measured.steps))
         return config
 
     def attention_rate(self, config: TrainConfig) -> float | None:
@@ -104,14 +109,6 @@ class StepSpec(Method):
             return config.lr or self.frozen_lr
         measured = measured_budget(config.backbone, self.name, config.train_layers)
         return measured.lr if measured else self.encoder_lr
-
-    def min_steps(self, config: TrainConfig) -> int:
-        """The default budget's least steps: the frozen head's, the one measured for this backbone's top layers, or
-        the method's own."""
-        if config.frozen:
-            return self.min_steps_frozen
-        measured = measured_budget(config.backbone, self.name, config.train_layers)
-        return measured.min_steps if measured and measured.min_steps else self.min_steps_trained
 
     def batch_size(self, config: TrainConfig) -> int:
         return config.batch_size or (self.frozen_batch_size if config.frozen else 16)
@@ -144,7 +141,7 @@ class StepSpec(Method):
                 return config.max_steps, (f"{config.max_steps} steps: {config.epochs} epochs of {per_epoch} step(s), "
                                           f"capped at {config.max_steps} ({config.max_steps / per_epoch:.3g} epochs)")
             return steps, f"{config.epochs} epochs of {per_epoch} step(s)"
-        floor = self.min_steps(config)
+        floor = self.min_steps_frozen if config.frozen else self.min_steps_trained
         epochs = self.default_epochs[0 if config.frozen else 1]
         steps = max(floor, epochs * per_epoch)
         return steps, (f"{steps} steps: the default, the larger of {floor} steps and {epochs} epochs of {per_epoch} "
