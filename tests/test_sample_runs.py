@@ -222,3 +222,14 @@ def test_a_trec_run_at_a_budget_since_replaced_gives_way_to_the_runs_at_the_meas
     assert not trec.superseded(settled("lora", train_layers=0, lr=5e-4))  # every layer: no budget measured there
     assert not trec.superseded(settled("finetune")) and not trec.superseded(settled("adapter", lr=5e-4))
     assert not trec.superseded(settled("lora", backbone="minilm-l6", lr=5e-4))
+
+
+def test_the_smollm2_study_runs_each_seeds_every_layer_run_last():
+    """An every-layer run took 20 times the others on the M4 sample: a study cut short in a seed keeps the comparisons
+    at the chosen K, the frozen references first."""
+    from bench.studies import smollm2_trained as study
+
+    (_, runs), = study.plan(["m4-20"], [1, 2])
+    names = [r[3] for r in runs]
+    assert names[:3] == ["features-lr", "features-lr-both", "head"] and names[8] == names[-1] == "finetune-all"
+    assert [r[2] for r in runs] == [1] * 9 + [2] * 9  # seed by seed
