@@ -48,8 +48,9 @@ def _tokenizer(backbone: Backbone) -> PreTrainedTokenizerBase:
     """Cached: loading costs ~0.1 s and a tokenizer is immutable."""
     tokenizer = AutoTokenizer.from_pretrained(str(backbone.folder), local_files_only=True)
     if tokenizer.pad_token_id is None:
-        raise BackboneError(f"{backbone.name}'s tokenizer has no pad token; the studio needs an encoder model "
-                            "(BERT, RoBERTa, DeBERTa, DistilBERT, ELECTRA…)")
+        raise BackboneError(f"{backbone.name}'s tokenizer has no pad token, which batches need: give it one and save "
+                            "it (a causal LM's: `tokenizer.pad_token = tokenizer.eos_token`, right padding, as the "
+                            "studio does for SmolLM2), or pick an encoder such as BERT or RoBERTa")
     return tokenizer
 
 
