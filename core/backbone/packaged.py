@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.backbone.families import FAMILIES
 from core.errors import InputError
 from core.paths import replace_durably
 
@@ -115,7 +116,7 @@ PACKAGED = {
                       costs=(("finetune", 6.2), ("lora", 4.5), ("adapter", 4.5), ("ganbert", 6.5))),
 }
 # the causal LMs a user can pick without a download, for messages that need one
-CAUSAL_EXAMPLES = ", ".join(name for name, entry in PACKAGED.items() if entry.gguf)
+CAUSAL_EXAMPLES = ", ".join(name for name, entry in PACKAGED.items() if FAMILIES[entry.family].causal)
 
 
 class PackagedError(InputError):
