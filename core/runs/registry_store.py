@@ -10,7 +10,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from core.errors import InputError
 from core.train.macro import macro_f1, split_tables
@@ -163,20 +163,30 @@ OWN_SETTINGS = {"finetune": ("finetune_preset",), "adapter": ("adapter_kind", "r
                 "features-lr": ("lr_c",)}
 
 
-def own_settings(db: sqlite3.Connection) -> None:
-    """A training run's config held every method's settings; it keeps its own method's. A row whose config cannot
-    be read, or names a method not in the table, is left as it is."""
-    every = {name for names in OWN_SETTINGS.values() for name in names}
+def train_configs(db: sqlite3.Connection) -> Iterator[tuple[str, dict]]:
+    """Each training run's id and stored config, for a migration to rewrite; a row whose config is no JSON object
+    is passed over, left as it is."""
     for run_id, text in db.execute("SELECT id, config FROM runs WHERE kind = 'train'").fetchall():
         try:
             config = json.loads(text)
         except (ValueError, TypeError):
             continue
-        if not isinstance(config, dict) or config.get("method") not in OWN_SETTINGS:
-            continue
-        foreign = every - set(OWN_SETTINGS[config["method"]])
-        db.execute("UPDATE runs SET config = ? WHERE id = ?",
-                   (json.dumps({k: v for k, v in config.items() if k not in foreign}, sort_keys=True), run_id))
+        if isinstance(config, dict):
+            yield run_id, config
+
+
+def put_config(db: sqlite3.Connection, run_id: str, config: dict) -> None:
+    db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(config, sort_keys=True), run_id))
+
+
+def own_settings(db: sqlite3.Connection) -> None:
+    """A training run's config held every method's settings; it keeps its own method's. A row whose config cannot
+    be read, or names a method not in the table, is left as it is."""
+    every = {name for names in OWN_SETTINGS.values() for name in names}
+    for run_id, config in train_configs(db):
+        if config.get("method") in OWN_SETTINGS:
+            foreign = every - set(OWN_SETTINGS[config["method"]])
+            put_config(db, run_id, {k: v for k, v in config.items() if k not in foreign})
 
 
 BUILTIN_CLASSES = 6  # the built-in corpus's, when the first registries carved validation out of it
@@ -237,22 +247,16 @@ def named_backbones(db: sqlite3.Connection) -> None:
     """A training run that named no backbone ran MiniLM, and its config says so by name: a later default can no
     longer re-read it as another backbone. The encoding speeds kept for it are keyed by that name too, and a kept
     Train form that had picked it ("") picks it by name. A row or setting that cannot be read is left as it is."""
-    for run_id, text in db.execute("SELECT id, config FROM runs WHERE kind = 'train'").fetchall():
-        try:
-            config = json.loads(text)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(config, dict) and config.get("backbone") in (None, ""):
-            db.execute("UPDATE runs SET config = ? WHERE id = ?",
-                       (json.dumps(config | {"backbone": DEFAULT_NAME}, sort_keys=True), run_id))
+    for run_id, config in train_configs(db):
+        if config.get("backbone") in (None, ""):
+            put_config(db, run_id, config | {"backbone": DEFAULT_NAME})
     if not exists(db, "settings"):
         return
     speeds, form = setting(db, SPEEDS_KEY), setting(db, FORM_KEY)
     if isinstance(speeds, dict) and (named := named_speeds(speeds)) != speeds:
-        db.execute("UPDATE settings SET value = ? WHERE key = ?", (json.dumps(named, sort_keys=True), SPEEDS_KEY))
+        put_setting(db, SPEEDS_KEY, named)
     if isinstance(form, dict) and form.get(PICK) == "":
-        db.execute("UPDATE settings SET value = ? WHERE key = ?",
-                   (json.dumps(form | {PICK: DEFAULT_NAME}, sort_keys=True), FORM_KEY))
+        put_setting(db, FORM_KEY, form | {PICK: DEFAULT_NAME})
 
 
 def setting(db: sqlite3.Connection, key: str) -> object:
@@ -262,6 +266,10 @@ def setting(db: sqlite3.Connection, key: str) -> object:
         return json.loads(row[0]) if row else None
     except (ValueError, TypeError):
         return None
+
+
+def put_setting(db: sqlite3.Connection, key: str, value: object) -> None:
+    db.execute("UPDATE settings SET value = ? WHERE key = ?", (json.dumps(value, sort_keys=True), key))
 
 
 def named_speeds(speeds: dict) -> dict:
