@@ -3,7 +3,6 @@ attention dropout), the study on L2R test and the M4 sample, and the speed of a 
 
 from __future__ import annotations
 
-import re
 import statistics
 
 from bench import figures
@@ -29,8 +28,8 @@ def sweep_section(runs: list) -> str:
             continue
         key = (c.method, c.per_class, *(getattr(c, k) for k in SWEPT))
         found.setdefault(key, {})[c.seed] = (r.metrics["test"]["accuracy"], r.metrics.get("seconds") or 0.0)
-        if c.steps is None and (budget := re.match(r"(\d+) steps", str(r.metrics.get("budget", "")))):
-            planned[key] = f"{budget.group(1)}, the method's"
+        if c.steps is None and r.metrics.get("budget_steps"):
+            planned[key] = f"{r.metrics['budget_steps']}, the method's"
     if not found:
         return ""
     lines = ["| method | labeled | top layers trained (K) | learning rate | attention dropout | steps | "
