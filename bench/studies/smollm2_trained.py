@@ -97,7 +97,7 @@ def plan(parts: list[str], seeds: list[int]) -> list[tuple[str, list[tuple]]]:
     return out
 
 
-def estimated(registry, parts: list, precision: str) -> None:
+def estimated(registry, parts: list, precision: str, any_precision: bool = False) -> None:
     """The plan, each part with its runs still to run and their time on this machine as the studio's estimator (the
     Train page's) puts it."""
     total = 0.0
@@ -105,7 +105,8 @@ def estimated(registry, parts: list, precision: str) -> None:
     for title, runs in parts:
         corpus = runs[0][0]
         configs = [resolve(config_of(*r[:4], precision), registry.home) for r in runs]
-        left = [c for c in configs if finished(registry, c, corpus=CORPORA[corpus]) is None]
+        left = [c for c in configs
+                if finished(registry, c, any_precision=any_precision, corpus=CORPORA[corpus]) is None]
         seconds = 0.0
         if left:
             ds = load_data(left[0], registry.home)
@@ -196,21 +197,24 @@ def main() -> int:
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto")
+    parser.add_argument("--any-precision", action="store_true",
+                        help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "
+                             "new runs train at --precision (a CPU without native bf16 runs it ~65× slower)")
     parser.add_argument("--report-only", action="store_true", help="the tables from the runs recorded or in --home")
     args = parser.parse_args()
-    args.corpus, args.any_precision = "l2r", False
+    args.corpus = "l2r"
     opened = open_home(args)
     if opened is None:
         return 2
     _, registry = opened
     parts = plan(args.parts, args.seeds)
     if not args.report_only:
-        estimated(registry, parts, args.precision)
+        estimated(registry, parts, args.precision, args.any_precision)
     runs = {corpus: [] for corpus in ("l2r", "m4-sample")}
     for _, part in parts:
         for corpus, per_class, seed, name in part:
             run = run_once(registry, config_of(corpus, per_class, seed, name, args.precision),
-                           train=not args.report_only, corpus=CORPORA[corpus])
+                           train=not args.report_only, any_precision=args.any_precision, corpus=CORPORA[corpus])
             if run is None:
                 continue
             runs[corpus].append(run)
