@@ -233,3 +233,20 @@ def test_the_smollm2_study_runs_each_seeds_every_layer_run_last():
     names = [r[3] for r in runs]
     assert names[:3] == ["features-lr", "features-lr-both", "head"] and names[8] == names[-1] == "finetune-all"
     assert [r[2] for r in runs] == [1] * 9 + [2] * 9  # seed by seed
+
+
+def test_the_smollm2_study_names_the_runs_at_another_precision():
+    """A CPU without native bf16 trains the missing runs at fp32 beside bf16 ones: the report says which."""
+    import pandas as pd
+
+    from bench.studies import smollm2_trained as study
+
+    rows = [{"corpus": "m4-sample", "per_class": 20, "name": name, "seed": seed, "accuracy": 0.8, "macro_f1": 0.8,
+             "seconds": 1.0, "labels_read": 128, "k": 4 if name == "finetune-top" else 0, "max_len": 256,
+             "precision": "fp32" if (name, seed) in {("finetune-all", 1), ("finetune-all", 2)} else "bf16"}
+            for name in ("finetune-top", "finetune-all") for seed in (0, 1, 2)]
+    frame = pd.DataFrame(rows)
+    assert study.precision_note(frame) == ("Every run at bf16 but these: fine-tuning, every layer (20), m4-sample "
+                                           "20/class, seeds 1, 2 at fp32.")
+    assert study.precision_note(frame) in study.report(frame)
+    assert study.precision_note(frame.assign(precision="bf16")) == ""

@@ -139,7 +139,8 @@ def row_of(run: Run) -> dict:
     c, m = run.config, run.metrics
     return {"corpus": "m4-sample" if "m4-sample" in (c.data.train or "") else "l2r", "per_class": c.per_class,
             "name": name_of(c), "seed": c.seed, "accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["macro_f1"],
-            "seconds": m.get("seconds"), "labels_read": run.labels_read, "k": c.train_layers, "max_len": c.max_len}
+            "seconds": m.get("seconds"), "labels_read": run.labels_read, "k": c.train_layers, "max_len": c.max_len,
+            "precision": c.precision}
 
 
 def frame_of(runs: list[Run]) -> pd.DataFrame:
@@ -181,14 +182,30 @@ def pairs(frame: pd.DataFrame) -> list[dict]:
     return out
 
 
+def precision_note(frame: pd.DataFrame) -> str:
+    """The runs at another precision than most, named: a CPU without native bf16 trains at fp32 (bf16 runs some 65
+    times slower there), and a paired row then mixes the two."""
+    counts = frame["precision"].value_counts()
+    if len(counts) < 2:
+        return ""
+    usual = counts.index[0]
+    odd = frame[frame["precision"] != usual]
+    named = "; ".join(f"{TITLES[name]}, {corpus} {per_class}/class, seed{'s' if len(g) > 1 else ''} "
+                      f"{', '.join(map(str, sorted(g['seed'])))} at {'/'.join(sorted(set(g['precision'])))}"
+                      for (corpus, per_class, name), g in odd.groupby(["corpus", "per_class", "name"]))
+    return f"Every run at {usual} but these: {named}."
+
+
 def report(frame: pd.DataFrame) -> str:
     found = pairs(frame)
     lines = ["| corpus | labels a class | comparison | difference in accuracy [95% CI] | ahead / behind | p |",
              "|---|---:|---|---:|---|---:|"]
     lines += [f"| {a['corpus']} | {a['per_class']} | {a['what']} | {figures.difference(a)} | {a['wins']} / "
               f"{a['losses']} | {a['p_value']:.3g} |" for a in found]
-    return results_table(frame) + ("\n\n**Paired by seed** (the same labeled rows; an exact sign test up to 5 seeds):"
-                                   "\n\n" + "\n".join(lines) if found else "")
+    note = precision_note(frame)
+    paired_rows = ("\n\n**Paired by seed** (the same labeled rows; an exact sign test up to 5 seeds):\n\n"
+                   + "\n".join(lines)) if found else ""
+    return results_table(frame) + (f"\n\n{note}" if note else "") + paired_rows
 
 
 def main() -> int:
