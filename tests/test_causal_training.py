@@ -139,7 +139,7 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "estimate: 1 run(s), " in err
-    assert (f"note: Fine-tuning on {tiny_llama.name} trains its layers in fp32 here, as this CPU has no native bf16"
+    assert (f"note: Fine-tuning on {tiny_llama.name} trains every layer in fp32 here, as this CPU has no native bf16"
             in err)
     assert json.loads(Registry(studio_home).list()[0].config.to_json())["backbone"] == str(tiny_llama)
 
@@ -149,6 +149,8 @@ def test_training_a_causal_lm_on_a_cpu_is_estimated_and_one_without_bf16_is_told
     estimate = grid_seconds(Registry(studio_home), configs, 48, None, 18, 6)
     notes = training_notes(configs, estimate)
     assert len(notes) == 2 and notes[1].startswith("LoRA on")  # the frozen run trains no layer
+    top = training_notes([configs[0].with_(train_layers=2)], estimate)  # K said, as the form leaves it to the backbone
+    assert top[0].startswith(f"Fine-tuning on {tiny_llama.name} trains its top 2 layers (on states the layers below")
     assert training_notes([configs[0].with_(backbone=None)], estimate) == []  # MiniLM is no causal LM
     monkeypatch.setattr(core.backbone.device, "native_bf16", lambda device: True)
     assert training_notes(configs, estimate) == []
@@ -179,3 +181,16 @@ def test_the_cli_says_each_stage_of_converting_a_packaged_backbone(tiny_llama, m
     assert [line for line in err.splitlines() if line.startswith("converting ")] == [
         f"converting {packaged.SMOLLM2} from its GGUF file, once for this studio home: {stage} ({i + 1} of 3)"
         for i, stage in enumerate(packaged.STAGES)]
+
+
+def test_the_sidebar_names_one_thread_in_the_singular(monkeypatch):
+    """A walk with OMP_NUM_THREADS=1 read 'CPU (1 threads)'."""
+    import torch
+
+    from core.backbone.device import describe_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert describe_device() == "CPU (1 thread)"
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    assert describe_device() == "CPU (2 threads)"

@@ -25,7 +25,8 @@ def describe_device() -> str:
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
         return f"GPU: {props.name} ({props.total_memory / 2**30:.0f} GiB)"
-    return f"CPU ({torch.get_num_threads()} threads)"
+    threads = torch.get_num_threads()
+    return f"CPU ({threads} thread{'s' * (threads != 1)})"
 
 
 def native_bf16(device: torch.device) -> bool:

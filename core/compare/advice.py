@@ -62,11 +62,12 @@ def training_notes(configs: Sequence[TrainConfig], estimate: Estimate) -> list[s
     for c in configs:
         if c.frozen or method_for(c).encoder == "none" or not depth(c.backbone)[1] or not fp32_cpu(c):
             continue
-        name = f"{method_for(c).display(c)} on {backbone_name(c.backbone)}"
+        k = method_for(c).settle(c).train_layers  # the backbone's K where the form left it empty (a walk found no 4)
+        layers = f"its top {k} layers (on states the layers below give once a text)" if k else "every layer"
+        name = f"{method_for(c).display(c)} on {backbone_name(c.backbone)} trains {layers}"
         slow[name] = max(slow.get(name, 0.0), estimate.each.get(c.to_json(), 0.0))
-    return [f"{name} trains its layers in fp32 here, as this CPU has no native bf16 (AVX512-BF16 or AMX): "
-            f"{roughly(seconds)} a run; a CPU with native bf16, or a GPU, trains it several times faster"
-            for name, seconds in slow.items()]
+    return [f"{name} in fp32 here, as this CPU has no native bf16 (AVX512-BF16 or AMX): {roughly(seconds)} a run; a "
+            "CPU with native bf16, or a GPU, trains it several times faster" for name, seconds in slow.items()]
 
 
 def backbone_name(backbone: str) -> str:
