@@ -243,10 +243,11 @@ def test_the_smollm2_study_names_the_runs_at_another_precision():
 
     rows = [{"corpus": "m4-sample", "per_class": 20, "name": name, "seed": seed, "accuracy": 0.8, "macro_f1": 0.8,
              "seconds": 1.0, "labels_read": 128, "k": 4 if name == "finetune-top" else 0, "max_len": 256,
-             "precision": "fp32" if (name, seed) in {("finetune-all", 1), ("finetune-all", 2)} else "bf16"}
+             "precision": "fp32" if (name, seed) in {("finetune-all", 1), ("finetune-all", 2)} else "bf16",
+             "device": "CPU (2 threads)" if name == "finetune-all" and seed else "CPU (1 thread)"}
             for name in ("finetune-top", "finetune-all") for seed in (0, 1, 2)]
     frame = pd.DataFrame(rows)
     assert study.precision_note(frame) == ("Every run at bf16 but these: fine-tuning, every layer (20), m4-sample "
-                                           "20/class, seeds 1, 2 at fp32.")
+                                           "20/class, seeds 1, 2 at fp32 on CPU (2 threads).")
     assert study.precision_note(frame) in study.report(frame)
     assert study.precision_note(frame.assign(precision="bf16")) == ""

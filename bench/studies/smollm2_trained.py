@@ -140,7 +140,7 @@ def row_of(run: Run) -> dict:
     return {"corpus": "m4-sample" if "m4-sample" in (c.data.train or "") else "l2r", "per_class": c.per_class,
             "name": name_of(c), "seed": c.seed, "accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["macro_f1"],
             "seconds": m.get("seconds"), "labels_read": run.labels_read, "k": c.train_layers, "max_len": c.max_len,
-            "precision": c.precision}
+            "precision": c.precision, "device": run.device or "a device not recorded"}
 
 
 def frame_of(runs: list[Run]) -> pd.DataFrame:
@@ -183,15 +183,17 @@ def pairs(frame: pd.DataFrame) -> list[dict]:
 
 
 def precision_note(frame: pd.DataFrame) -> str:
-    """The runs at another precision than most, named: a CPU without native bf16 trains at fp32 (bf16 runs some 65
-    times slower there), and a paired row then mixes the two."""
+    """The runs at another precision than most, named with the device they ran on: a CPU without native bf16 trains
+    at fp32 (bf16 runs some 65 times slower there), and a paired row then mixes the two, and a mean of seconds two
+    CPUs."""
     counts = frame["precision"].value_counts()
     if len(counts) < 2:
         return ""
     usual = counts.index[0]
     odd = frame[frame["precision"] != usual]
     named = "; ".join(f"{TITLES[name]}, {corpus} {per_class}/class, seed{'s' if len(g) > 1 else ''} "
-                      f"{', '.join(map(str, sorted(g['seed'])))} at {'/'.join(sorted(set(g['precision'])))}"
+                      f"{', '.join(map(str, sorted(g['seed'])))} at {'/'.join(sorted(set(g['precision'])))} on "
+                      f"{' and '.join(sorted(set(g['device'])))}"
                       for (corpus, per_class, name), g in odd.groupby(["corpus", "per_class", "name"]))
     return f"Every run at {usual} but these: {named}."
 
