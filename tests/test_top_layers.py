@@ -334,3 +334,24 @@ def test_a_cancel_stops_a_pass_over_texts_between_its_batches(frozen, tiny_backb
         train(config, RunFolder(studio_home / "runs" / "stopped"), studio_home, on_event,
               should_stop=lambda: bool(passes))
     assert passes == [0]  # asked to stop as the pass began: not one batch more
+
+
+@pytest.mark.parametrize("train_layers", [1, 0])
+def test_a_cancel_stops_an_evaluation_pass_between_its_batches(train_layers, tiny_backbone, studio_home):
+    """A SIGTERM to a bench waited out a whole validation and test pass of an every-layer SmolLM2 run (>35 s): asked
+    to stop after its last step, the run stops in that step's validation pass, before its evaluation is reported."""
+    from core.runs import RunFolder
+    from core.train.loop import train
+    from core.train.methods import Cancelled
+
+    config = top_k(tiny_backbone, train_layers=train_layers)
+    events, asked = [], []
+
+    def should_stop() -> bool:  # the steps' own checks say go on; every later one says stop
+        asked.append(any(e["type"] == "progress" and e["step"] == e["total_steps"] for e in events))
+        return asked[-1]
+    with pytest.raises(Cancelled):
+        train(config, RunFolder(studio_home / "runs" / f"stopped-{train_layers}"), studio_home, events.append,
+              should_stop=should_stop)
+    assert any(e["type"] == "progress" and e["step"] == 3 for e in events) and asked.count(True) == 1
+    assert not any(e["type"] == "evaluation" and e["step"] == 3 for e in events)  # its steps before evaluated whole

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,15 +55,18 @@ def endless_batches(rows: np.ndarray, lengths: np.ndarray, batch_size: int, rng:
 
 
 @torch.no_grad()
-def predict_split(model: StudioModel, method: StepTrainer, rep: Representer, split: str, batch_size: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Class probabilities over the model's classes and, for a method with one, the fake-class probability."""
+def predict_split(model: StudioModel, method: StepTrainer, rep: Representer, split: str, batch_size: int,
+                  should_stop: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, np.ndarray]:
+    """Class probabilities over the model's classes and, for a method with one, the fake-class probability. A stop
+    asked for lands between batches: a SIGTERM to a bench waited out a whole evaluation pass of SmolLM2 (>35 s)."""
     model.eval()
     n = len(rep.lengths(split))
     order = np.argsort(rep.lengths(split), kind="stable")
     probs = np.zeros((n, len(model.labels)), dtype=np.float32)
     fake = np.zeros(n, dtype=np.float32)
     for start in range(0, n, batch_size * 2):
+        if should_stop():
+            raise Cancelled("cancelled by request")
         idx = order[start:start + batch_size * 2]
         real, fake_part = method.probabilities(model.head_logits(rep(split, idx)))
         probs[idx] = real.cpu().numpy()
@@ -229,7 +232,7 @@ class StepTrainer(NeuralTrainer):
                           "total_steps": total_steps, "losses": tally.losses_since_last(), "val": None,
                           "val_fake_prob": None, "best": False, "samples_per_s": tally.speed})
                 continue
-            evaluation = self.evaluate(model, rep, data, batch_size, config)
+            evaluation = self.evaluate(model, rep, data, batch_size, config, job.should_stop)
             improved = selection.judge(step, evaluation, model, self, job.checkpoint)
             fake = evaluation.fake_share
             on_event({"type": "evaluation", "index": selection.evaluations, "step": step, "total_steps": total_steps,
@@ -248,7 +251,7 @@ class StepTrainer(NeuralTrainer):
 
         # -- test once, with the kept checkpoint
         selection.restore(model, self, job.checkpoint)
-        probs, fake = predict_split(model, self, rep, "test", batch_size)
+        probs, fake = predict_split(model, self, rep, "test", batch_size, job.should_stop)
         record = {"steps": step, "budget_steps": total_steps, "budget": budget, "selection": rule,
                   "selection_reason": why, "evaluations": selection.evaluations,
                   "best_val_macro_f1": selection.best_f1 if len(data.val) else None,
@@ -261,9 +264,9 @@ class StepTrainer(NeuralTrainer):
         return Fitted(probs, fake if self.spec.reports_fake(config) else None, record)
 
     def evaluate(self, model: StudioModel, rep: Representer, data: Prepared, batch_size: int,
-                 config: TrainConfig) -> Evaluation:
+                 config: TrainConfig, should_stop: Callable[[], bool] = lambda: False) -> Evaluation:
         """The validation metrics now, and how much the discriminator calls real validation texts fake."""
-        probs, fake = predict_split(model, self, rep, "val", batch_size)
+        probs, fake = predict_split(model, self, rep, "val", batch_size, should_stop)
         predicted = data.classes[probs.argmax(1)]
         val = classification_metrics(data.val_labels(), predicted, data.dataset.labels)
         fake_share = float(fake.mean()) if self.spec.reports_fake(config) and len(fake) else None
