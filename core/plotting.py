@@ -80,8 +80,12 @@ def confusion(cells: pd.DataFrame, labels: list[str], title: str, normalized: bo
     base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=labels, axis=category_axis()),
                                    y=alt.Y("true:N", sort=labels, axis=category_axis()))
     fmt = ".2f" if normalized else ".0f"
-    heat = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(scheme="blues"), legend=None),
-                                   tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
+    # white at 0 (in rgb: hcl passes through cyan), whatever the smallest count: on the blues scheme an empty cell was
+    # tinted almost as a cell of 1
+    heat = base.mark_rect(stroke="#e6e6e6").encode(
+        color=alt.Color("value:Q", scale=alt.Scale(domainMin=0, range=["#ffffff", "#08519c"], interpolate="rgb"),
+                        legend=None),
+        tooltip=["true", "predicted", alt.Tooltip("value:Q", format=fmt)])
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("value:Q", format=fmt),
         color=alt.condition(alt.datum.value > cells["value"].max() / 2, alt.value("white"), alt.value("black")))

@@ -81,6 +81,8 @@ def test_a_rendered_confusion_matrix_keeps_all_six_class_labels():
             assert layer["encoding"][channel]["axis"]["labelOverlap"] is False
             assert layer["encoding"][channel]["sort"] == labels
     assert isinstance(plotting.confusion(cells, labels, "m", False), alt.LayerChart)
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]  # an empty cell is white, apart from a cell of 1
+    assert scale["domainMin"] == 0 and scale["range"][0] == "#ffffff"
 
 
 def test_evaluation_curves_count_whole_steps_and_keep_legends_whole():
