@@ -407,6 +407,7 @@ def test_the_seed_strip_of_one_score_has_an_axis_around_it_with_short_labels():
     x = compare_charts.seed_strip(one, "accuracy").to_dict()["encoding"]["x"]
     low, high = x["scale"]["domain"]
     assert low < 0.8 < high and high - low >= 0.04 and x["axis"]["format"] == ".3~f"
+    assert x["axis"]["tickCount"] <= 6  # a walk's narrow domain had 20 labels
     mcc = compare_charts.seed_strip(one.rename(columns={"accuracy": "mcc"}).assign(mcc=-1.0), "mcc").to_dict()
     assert mcc["encoding"]["x"]["scale"]["domain"][0] == -1  # never past the metric's range
 
