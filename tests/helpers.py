@@ -200,7 +200,7 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
     from core.train.methods import stepwise
     from core.train.metrics import classification_metrics
 
-    def predict(model, method, rep, split, batch_size):
+    def predict(model, method, rep, split, batch_size, should_stop=lambda: False):
         n = len(rep.lengths(split))
         probs = np.zeros((n, len(model.labels)), dtype=np.float32)
         probs[:, index] = 1.0
@@ -208,9 +208,9 @@ def predicts_one_class(monkeypatch, index: int = 0, learned_first: int = 0, righ
 
     validations, evaluate = iter(range(10**9)), stepwise.StepTrainer.evaluate
 
-    def learned_then_one_class(self, model, rep, data, batch_size, config):
+    def learned_then_one_class(self, model, rep, data, batch_size, config, should_stop=lambda: False):
         if next(validations) >= learned_first:
-            return evaluate(self, model, rep, data, batch_size, config)
+            return evaluate(self, model, rep, data, batch_size, config, should_stop)
         truth = data.val_labels()
         predicted = truth if right else (truth + 1) % len(data.dataset.labels)
         return stepwise.Evaluation(predicted, classification_metrics(truth, predicted, data.dataset.labels), None,

@@ -235,8 +235,9 @@ def test_the_smollm2_study_runs_each_seeds_every_layer_run_last():
     assert [r[2] for r in runs] == [1] * 9 + [2] * 9  # seed by seed
 
 
-def test_the_smollm2_study_names_the_runs_at_another_precision():
-    """A CPU without native bf16 trains the missing runs at fp32 beside bf16 ones: the report says which."""
+def test_the_smollm2_study_names_the_runs_at_another_precision_or_on_another_device():
+    """A CPU without native bf16 trains the missing runs at fp32 beside bf16 ones, on another machine's threads: the
+    report says which, since a paired row then mixes precisions and a mean of seconds machines."""
     import pandas as pd
 
     from bench.studies import smollm2_trained as study
@@ -247,7 +248,8 @@ def test_the_smollm2_study_names_the_runs_at_another_precision():
              "device": "CPU (2 threads)" if name == "finetune-all" and seed else "CPU (1 thread)"}
             for name in ("finetune-top", "finetune-all") for seed in (0, 1, 2)]
     frame = pd.DataFrame(rows)
-    assert study.precision_note(frame) == ("Every run at bf16 but these: fine-tuning, every layer (20), m4-sample "
-                                           "20/class, seeds 1, 2 at fp32 on CPU (2 threads).")
-    assert study.precision_note(frame) in study.report(frame)
-    assert study.precision_note(frame.assign(precision="bf16")) == ""
+    assert study.machine_note(frame) == ("Every run at bf16 on CPU (1 thread) but these: fine-tuning, every layer "
+                                         "(20), m4-sample 20/class, seeds 1, 2 at fp32 on CPU (2 threads).")
+    assert study.machine_note(frame) in study.report(frame)
+    assert study.machine_note(frame.assign(precision="bf16")).endswith("seeds 1, 2 at bf16 on CPU (2 threads).")
+    assert study.machine_note(frame.assign(precision="bf16", device="CPU (1 thread)")) == ""

@@ -163,7 +163,7 @@ def test_a_running_run_says_the_labels_it_drew(studio_home):
     registry.set_rows(run_id, {"labeled": 100, "unlabeled": 0, "val_rows": 28, "test_rows": 65})
     run = registry.get(run_id)
     assert run.labels_read == 128 and run.labels_text == (
-        "20/class + 28 validation (all the pool had left: some classes ran short of 20/class) = 128 labels")
+        "20/class + 28 validation (20/class where a class had that many left; some had fewer) = 128 labels")
 
 
 # ------------------------------------------------------------ a home written before the rule
@@ -207,13 +207,13 @@ def test_the_labels_line_says_the_validation_a_run_will_get_and_when_it_cannot_r
     sizes = {0: 32, 1: 24, 2: 20, 3: 20, 4: 32}  # the M4 sample's train classes (no bloomz)
     names = ("human", "chatGPT", "cohere", "davinci", "bloomz")
     line = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], sizes, None, names)
-    assert "20/class + 28 validation (all the pool had left: some classes ran short of 20/class) = 128 labels" in line
+    assert "20/class + 28 validation (20/class where a class had that many left; some had fewer) = 128 labels" in line
     assert ("Validation will hold fewer than 10 texts of some classes (chatGPT 4, cohere 0, davinci 0): too few to "
             "rank checkpoints on, so this run keeps its last checkpoint.") in line
     roomy = grid_labels([TrainConfig(method="finetune", per_class=20, fraction=None)], {0: 200, 1: 200}, None)
     assert "20/class + 20/class validation = 80 labels" in roomy and "fewer than 10" not in roomy
     assert labels_read(Amount(per_class=20), Validation.parse("auto"), 100, 28) == \
-        "20/class + 28 validation (all the pool had left: some classes ran short of 20/class) = 128 labels"
+        "20/class + 28 validation (20/class where a class had that many left; some had fewer) = 128 labels"
 
 
 def test_validation_texts_the_test_split_holds_are_set_aside_and_said(m4_dir, tmp_path, studio_home):

@@ -39,7 +39,8 @@ SWEEP_WORDS = ("SmolLM2 trained with only its top K layers on stored states (doc
 STUDY_WORDS = ("Each method on SmolLM2 at its `auto` max length, the same labeled rows per seed, validating as "
                "the studio does (L2R: its dev split; the M4 sample: the train pool); the trained methods train "
                "the top K layers its sweep chose, and fine-tuning every layer too; seconds are a run's wall "
-               "seconds on one thread, but where the line below the table says otherwise.")
+               "seconds, and the line below the table names the precision and device most runs had and the runs "
+               "that had others.")
 LABELING_WORDS = ("Each strategy of `core.label` simulated from no label to 500, the corpus's own labels answering, "
                   "scored on its test texts by a logistic regression on frozen features (the features + LR "
                   "reference's, standardized over the pool), seeds 0-4. Random (unstratified) is what a user without "

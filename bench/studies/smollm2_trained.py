@@ -140,7 +140,9 @@ def row_of(run: Run) -> dict:
     return {"corpus": "m4-sample" if "m4-sample" in (c.data.train or "") else "l2r", "per_class": c.per_class,
             "name": name_of(c), "seed": c.seed, "accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["macro_f1"],
             "seconds": m.get("seconds"), "labels_read": run.labels_read, "k": c.train_layers, "max_len": c.max_len,
-            "precision": c.precision, "device": run.device or "a device not recorded"}
+            "precision": c.precision,
+            # as the sidebar says it now: records of before read "CPU (1 threads)"
+            "device": (run.device or "a device not recorded").replace("(1 threads)", "(1 thread)")}
 
 
 def frame_of(runs: list[Run]) -> pd.DataFrame:
@@ -182,19 +184,18 @@ def pairs(frame: pd.DataFrame) -> list[dict]:
     return out
 
 
-def precision_note(frame: pd.DataFrame) -> str:
-    """The runs at another precision than most, named with the device they ran on: a CPU without native bf16 trains
-    at fp32 (bf16 runs some 65 times slower there), and a paired row then mixes the two, and a mean of seconds two
-    CPUs."""
-    counts = frame["precision"].value_counts()
+def machine_note(frame: pd.DataFrame) -> str:
+    """The runs at another precision or on another device than most, named: a CPU without native bf16 trains at fp32
+    (bf16 runs some 65 times slower there), so a paired row can mix the two, and a mean of seconds two machines."""
+    ran = frame["precision"] + " on " + frame["device"]
+    counts = ran.value_counts()
     if len(counts) < 2:
         return ""
-    usual = counts.index[0]
-    odd = frame[frame["precision"] != usual]
+    usual = min(counts.index, key=lambda k: (-counts[k], k))  # the most runs; a tie by name, not by chance
+    odd = frame.assign(ran=ran)[ran != usual]
     named = "; ".join(f"{TITLES[name]}, {corpus} {per_class}/class, seed{'s' if len(g) > 1 else ''} "
-                      f"{', '.join(map(str, sorted(g['seed'])))} at {'/'.join(sorted(set(g['precision'])))} on "
-                      f"{' and '.join(sorted(set(g['device'])))}"
-                      for (corpus, per_class, name), g in odd.groupby(["corpus", "per_class", "name"]))
+                      f"{', '.join(map(str, sorted(g['seed'])))} at {how}"
+                      for (corpus, per_class, name, how), g in odd.groupby(["corpus", "per_class", "name", "ran"]))
     return f"Every run at {usual} but these: {named}."
 
 
@@ -204,7 +205,7 @@ def report(frame: pd.DataFrame) -> str:
              "|---|---:|---|---:|---|---:|"]
     lines += [f"| {a['corpus']} | {a['per_class']} | {a['what']} | {figures.difference(a)} | {a['wins']} / "
               f"{a['losses']} | {a['p_value']:.3g} |" for a in found]
-    note = precision_note(frame)
+    note = machine_note(frame)
     paired_rows = ("\n\n**Paired by seed** (the same labeled rows; an exact sign test up to 5 seeds):\n\n"
                    + "\n".join(lines)) if found else ""
     return results_table(frame) + (f"\n\n{note}" if note else "") + paired_rows

@@ -177,7 +177,7 @@ def labels_read(amount: Amount, rule: Validation, labeled: int | None = None, va
     if rule.rule == "auto":
         short = amount.per_class is not None and None not in (val_rows, labeled) and val_rows < labeled
         part = f"{amount.label} validation" if amount.per_class is not None and not short else \
-            f"{val_rows:,} validation" + (f" (all the pool had left: some classes ran short of {amount.label})"
+            f"{val_rows:,} validation" + (f" ({amount.label} where a class had that many left; some had fewer)"
                                           if short else "") \
             if val_rows is not None else "as many validation texts"
     elif rule.rule == "per_class":
