@@ -99,14 +99,19 @@ def sample_parser(doc: str, home: str) -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--per-class", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--report-only", action="store_true", help="the table from the runs in --home")
+    add_precision_options(parser)
+    return parser
+
+
+def add_precision_options(parser: argparse.ArgumentParser) -> None:
+    """--precision and --any-precision, as every bench that reuses recorded runs takes them."""
     parser.add_argument("--precision", choices=PRECISIONS, default="auto",
                         help="the encoder's precision (auto: bf16 where the CPU has it natively); a run is reused "
                         "only at the precision it ran at, unless --any-precision")
     parser.add_argument("--any-precision", action="store_true",
                         help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "
-                        "new runs train at --precision. The records' twins (one config, seed and rows at both) "
-                        "measure what this mixes in, printed first")
-    return parser
+                        "new runs train at --precision (a CPU without native bf16 runs bf16 some 65x slower). The "
+                        "records' twins (one config, seed and rows at both) measure what this mixes in, printed first")
 
 
 def corpus_of(args: argparse.Namespace) -> Corpus:

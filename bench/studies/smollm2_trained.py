@@ -28,7 +28,17 @@ import argparse
 import pandas as pd
 
 from bench import figures
-from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, at_defaults, end_study, finished, open_home, run_once
+from bench.sample_runs import (
+    BENCH_ENGINE,
+    CORPORA,
+    DEFAULT_HOME,
+    add_precision_options,
+    at_defaults,
+    end_study,
+    finished,
+    open_home,
+    run_once,
+)
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
 from core.runs import Run, Status
@@ -216,10 +226,7 @@ def main() -> int:
     parser.add_argument("--home", default=DEFAULT_HOME)
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto")
-    parser.add_argument("--any-precision", action="store_true",
-                        help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "
-                             "new runs train at --precision (a CPU without native bf16 runs it ~65× slower)")
+    add_precision_options(parser)
     parser.add_argument("--report-only", action="store_true", help="the tables from the runs recorded or in --home")
     args = parser.parse_args()
     args.corpus = "l2r"

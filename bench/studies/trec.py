@@ -31,7 +31,16 @@ import argparse
 import pandas as pd
 
 from bench import figures
-from bench.sample_runs import BENCH_ENGINE, CORPORA, DEFAULT_HOME, end_study, finished, open_home, run_once
+from bench.sample_runs import (
+    BENCH_ENGINE,
+    CORPORA,
+    DEFAULT_HOME,
+    add_precision_options,
+    end_study,
+    finished,
+    open_home,
+    run_once,
+)
 from core.backbone.facts import measured_budget, sentence_pooling
 from core.backbone.packaged import PACKAGED, SMOLLM2
 from core.compare.seeds import paired
@@ -373,10 +382,7 @@ def main() -> int:
                         default=["frozen", "trained"],
                         help="frozen: the frozen-feature and closed-form runs; trained: every trained-encoder part on "
                              f"MiniLM; or parts by name ('{SMOLLM2_PART}': {', '.join(SMOLLM2_TRAINED)} on SmolLM2)")
-    parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto")
-    parser.add_argument("--any-precision", action="store_true",
-                        help="reuse a finished run at the other precision (fp32 or bf16) when none ran at this one; "
-                             "new runs train at --precision")
+    add_precision_options(parser)
     parser.add_argument("--report-only", action="store_true", help="the tables from the runs recorded or in --home")
     args = parser.parse_args()
     return end_study(measure(args), report, pairs)
